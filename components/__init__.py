@@ -1,0 +1,1 @@
+"""Stage logic of veiltune: plain typed functions, no orchestration (never imports Prefect)."""

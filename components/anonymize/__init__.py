@@ -1,0 +1,1 @@
+"""Anonymization: detect personal information and replace it with numbered placeholders."""

@@ -1,0 +1,196 @@
+"""Anonymize whole conversations: detect in batches, widen detection with what the
+conversation itself reveals, and replace each span by its conversation-scoped placeholder."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from components.anonymize.placeholders import PlaceholderBook, entity_tokens
+from components.anonymize.spans import Span, resolve_overlaps
+from components.corpus import Conversation, Turn
+
+# Names are propagated as whole words; shorter tokens are too ambiguous ("al", "ed").
+_MIN_PROPAGATED_TOKEN = 3
+_PROPAGATED_SCORE = 0.6
+
+
+class Detector(Protocol):
+    """A detection backend: spans of personal information for each text."""
+
+    def detect(self, texts: Sequence[str], batch_size: int = ...) -> list[list[Span]]: ...
+
+
+@dataclass(frozen=True)
+class TextField:
+    """Where a text lives in a conversation: a turn's text or speaker, or a label."""
+
+    kind: str  # "text" | "speaker" | "label"
+    turn: int = -1
+    key: str = ""
+    index: int = -1
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """What anonymization did to one span; holds offsets and the placeholder, never the value."""
+
+    conversation_id: str
+    field: TextField
+    span: Span
+    placeholder: str
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "conversation_id": self.conversation_id,
+            "field": self.field.kind,
+            "turn": self.field.turn,
+            "label": self.field.key or None,
+            "start": self.span.start,
+            "end": self.span.end,
+            "entity_type": self.span.entity_type,
+            "score": round(self.span.score, 4),
+            "placeholder": self.placeholder,
+        }
+
+
+@dataclass(frozen=True)
+class ReplacementPolicy:
+    mode: str = "placeholder"  # placeholder | mask | type
+    mask_char: str = "*"
+    speaker_roles: frozenset[str] = frozenset()
+
+
+def text_fields(conversation: Conversation) -> list[tuple[TextField, str]]:
+    """Every text of a conversation that may hold personal information, in reading order."""
+    fields: list[tuple[TextField, str]] = []
+    for i, turn in enumerate(conversation.turns):
+        if turn.speaker:
+            fields.append((TextField("speaker", i), turn.speaker))
+        fields.append((TextField("text", i), turn.text))
+    for key in sorted(conversation.labels):
+        value = conversation.labels[key]
+        if isinstance(value, str):
+            fields.append((TextField("label", key=key), value))
+        elif isinstance(value, list):
+            fields.extend(
+                (TextField("label", key=key, index=j), item)
+                for j, item in enumerate(value)
+                if isinstance(item, str)
+            )
+    return fields
+
+
+def anonymize_corpus(
+    conversations: Iterable[Conversation],
+    detector: Detector,
+    policy: ReplacementPolicy,
+    batch_size: int = 64,
+) -> Iterator[tuple[Conversation, list[Replacement]]]:
+    """Anonymize a stream of conversations, detecting ``batch_size`` conversations at a time."""
+    batch: list[Conversation] = []
+    for conversation in conversations:
+        batch.append(conversation)
+        if len(batch) == batch_size:
+            yield from _anonymize_batch(batch, detector, policy)
+            batch = []
+    if batch:
+        yield from _anonymize_batch(batch, detector, policy)
+
+
+def _anonymize_batch(
+    batch: list[Conversation], detector: Detector, policy: ReplacementPolicy
+) -> Iterator[tuple[Conversation, list[Replacement]]]:
+    all_fields = [text_fields(c) for c in batch]
+    texts = [text for fields in all_fields for f, text in fields if f.kind != "speaker"]
+    detected = iter(detector.detect(texts))
+    for conversation, fields in zip(batch, all_fields, strict=True):
+        spans = [
+            _speaker_spans(text, policy) if f.kind == "speaker" else next(detected)
+            for f, text in fields
+        ]
+        spans = _propagate_names(fields, spans)
+        yield anonymize_conversation(conversation, fields, spans, policy)
+
+
+def _speaker_spans(speaker: str, policy: ReplacementPolicy) -> list[Span]:
+    """A speaker label is a person's name unless the policy lists it as a role."""
+    if speaker.strip().lower() in policy.speaker_roles or not speaker.strip():
+        return []
+    start = len(speaker) - len(speaker.lstrip())
+    return [Span(start, len(speaker.rstrip()), "PERSON_NAME", 1.0)]
+
+
+def _propagate_names(
+    fields: list[tuple[TextField, str]], spans: list[list[Span]]
+) -> list[list[Span]]:
+    """Once a conversation reveals a name, find its other mentions, whatever their case."""
+    known: set[str] = set()
+    for (_, text), found in zip(fields, spans, strict=True):
+        for span in found:
+            if span.entity_type == "PERSON_NAME":
+                known.update(entity_tokens(text[span.start : span.end]))
+    known = {t for t in known if len(t) >= _MIN_PROPAGATED_TOKEN and t.isalpha()}
+    if not known:
+        return [resolve_overlaps(found) for found in spans]
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(known))) + r")\b", re.I)
+    widened = []
+    for (_, text), found in zip(fields, spans, strict=True):
+        extra = [
+            Span(m.start(), m.end(), "PERSON_NAME", _PROPAGATED_SCORE)
+            for m in pattern.finditer(text)
+        ]
+        widened.append(resolve_overlaps(found + extra))
+    return widened
+
+
+def anonymize_conversation(
+    conversation: Conversation,
+    fields: list[tuple[TextField, str]],
+    spans: list[list[Span]],
+    policy: ReplacementPolicy,
+) -> tuple[Conversation, list[Replacement]]:
+    """Replace every span; the returned conversation carries no ground truth offsets."""
+    book = PlaceholderBook()
+    replacements: list[Replacement] = []
+    new_texts: dict[TextField, str] = {}
+    for (where, text), found in zip(fields, spans, strict=True):
+        pieces, cursor = [], 0
+        for span in found:
+            surface = text[span.start : span.end]
+            token = book.placeholder(span.entity_type, surface)
+            pieces += [text[cursor : span.start], _render(token, span, surface, policy)]
+            cursor = span.end
+            replacements.append(Replacement(conversation.id, where, span, token))
+        new_texts[where] = "".join(pieces) + text[cursor:]
+    return _rebuild(conversation, new_texts), replacements
+
+
+def _render(token: str, span: Span, surface: str, policy: ReplacementPolicy) -> str:
+    if policy.mode == "mask":
+        return policy.mask_char * len(surface)
+    if policy.mode == "type":
+        return f"[{span.entity_type}]"
+    return token
+
+
+def _rebuild(conversation: Conversation, texts: dict[TextField, str]) -> Conversation:
+    turns = tuple(
+        Turn(
+            speaker=texts.get(TextField("speaker", i), turn.speaker),
+            text=texts[TextField("text", i)],
+        )
+        for i, turn in enumerate(conversation.turns)
+    )
+    labels: dict[str, Any] = {}
+    for key, value in conversation.labels.items():
+        if isinstance(value, list):
+            labels[key] = [
+                texts.get(TextField("label", key=key, index=j), item)
+                for j, item in enumerate(value)
+            ]
+        else:
+            labels[key] = texts.get(TextField("label", key=key), value)
+    return replace(conversation, turns=turns, labels=labels, pi=())

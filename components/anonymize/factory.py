@@ -1,0 +1,67 @@
+"""Build the detector and replacement policy that params select; shape detection output."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from components.anonymize.engine import Detector, Replacement, ReplacementPolicy, text_fields
+from components.config import AnonymizeConfig
+from components.corpus import Conversation
+
+DEFAULT_SPEAKER_ROLES = frozenset(
+    {"agent", "customer", "caller", "client", "operator", "representative", "rep", "user",
+     "system", "assistant", "bot", "speaker", "unknown", "interviewer", "patient", "doctor"}
+)  # fmt: skip
+
+
+def build_detector(config: AnonymizeConfig) -> Detector:
+    """The detection backend named by ``anonymize.backend``."""
+    if config.backend == "presidio":
+        from components.anonymize.presidio_backend import PresidioDetector
+
+        return PresidioDetector(config.spacy_model, config.info_types, config.score_threshold)
+    raise AssertionError(f"unreachable: AnonymizeConfig accepted backend {config.backend!r}")
+
+
+def replacement_policy(config: AnonymizeConfig) -> ReplacementPolicy:
+    return ReplacementPolicy(config.replacement, config.mask_char, DEFAULT_SPEAKER_ROLES)
+
+
+def detection_records(
+    conversations: Sequence[Conversation], detector: Detector, batch_size: int
+) -> Iterator[dict[str, Any]]:
+    """``{"id", "spans"}`` per record: flat spans for plain text, ``turn``-tagged for turns."""
+    for start in range(0, len(conversations), batch_size):
+        batch = conversations[start : start + batch_size]
+        texts = [t.text for c in batch for t in c.turns]
+        found = iter(detector.detect(texts, batch_size=batch_size))
+        for conversation in batch:
+            spans = []
+            for i, _turn in enumerate(conversation.turns):
+                for span in next(found):
+                    record = {
+                        "start": span.start,
+                        "end": span.end,
+                        "entity_type": span.entity_type,
+                        "score": round(span.score, 4),
+                    }
+                    if not conversation.plain:
+                        record["turn"] = i
+                    spans.append(record)
+            yield {"id": conversation.id, "spans": spans}
+
+
+def anonymization_metrics(
+    conversations: Sequence[Conversation], replacements: Sequence[Replacement], seconds: float
+) -> dict[str, Any]:
+    by_type = Counter(r.span.entity_type for r in replacements)
+    n_chars = sum(len(text) for c in conversations for _, text in text_fields(c))
+    return {
+        "n_conversations": len(conversations),
+        "n_replacements": sum(by_type.values()),
+        "replacements_by_type": dict(sorted(by_type.items())),
+        "seconds": round(seconds, 3),
+        "chars_per_second": round(n_chars / seconds, 1) if seconds else 0.0,
+    }

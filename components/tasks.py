@@ -1,0 +1,64 @@
+"""Instruction examples built from anonymized conversations for the downstream tasks.
+
+Prompts are built only from anonymized text (placeholders, never raw values).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from components.corpus import Conversation
+
+TASK_PROMPTS = {
+    "summary": "Summarize this call in one or two sentences.",
+    "action_items": "List the action items agreed in this call, one per line.",
+    "purpose": "What was the purpose of this call? Answer with one label.",
+    "outcome": "What was the outcome of this call? Answer with one label.",
+}
+
+
+@dataclass(frozen=True)
+class Example:
+    """One chat exchange: the user's message and the assistant's target answer."""
+
+    conversation_id: str
+    task: str
+    prompt: str
+    target: str
+
+
+def transcript(conversation: Conversation, max_turns: int | None = None) -> str:
+    """The conversation as ``speaker: text`` lines."""
+    turns = conversation.turns[:max_turns] if max_turns else conversation.turns
+    return "\n".join(f"{t.speaker}: {t.text}" if t.speaker else t.text for t in turns)
+
+
+def task_examples(conversation: Conversation) -> list[Example]:
+    """An example per task the conversation has a label for; unlabelled text is continued."""
+    body = transcript(conversation)
+    examples = []
+    for task, instruction in TASK_PROMPTS.items():
+        target = conversation.labels.get(task)
+        if isinstance(target, list):
+            target = "\n".join(f"- {item}" for item in target)
+        if isinstance(target, str) and target:
+            examples.append(Example(conversation.id, task, f"{instruction}\n\n{body}", target))
+    if not examples:
+        head, tail = _split_for_continuation(conversation)
+        examples.append(Example(conversation.id, "continuation", head, tail))
+    return examples
+
+
+def continuation_prompt(conversation: Conversation, prompt_turns: int) -> str:
+    """A prompt asking the model to continue the first turns of a transcript."""
+    return "Continue this call transcript.\n\n" + transcript(conversation, prompt_turns)
+
+
+def _split_for_continuation(conversation: Conversation) -> tuple[str, str]:
+    if len(conversation.turns) > 1:
+        cut = max(1, len(conversation.turns) // 2)
+        rest = Conversation(conversation.id, conversation.turns[cut:])
+        return continuation_prompt(conversation, cut), transcript(rest)
+    words = conversation.turns[0].text.split()
+    cut = max(1, len(words) // 2)
+    return "Continue this text.\n\n" + " ".join(words[:cut]), " ".join(words[cut:])

@@ -1,0 +1,1 @@
+"""Prefect orchestration of the veiltune pipeline (orchestration only: no stage logic here)."""

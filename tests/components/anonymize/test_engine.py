@@ -1,0 +1,70 @@
+"""The anonymization engine on the real Presidio + spaCy detector."""
+
+from __future__ import annotations
+
+from components.anonymize.engine import ReplacementPolicy, anonymize_corpus
+from components.anonymize.factory import DEFAULT_SPEAKER_ROLES
+from components.corpus import Conversation, Turn
+
+POLICY = ReplacementPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
+
+
+def call(conv_id: str, name: str, email: str) -> Conversation:
+    return Conversation(
+        conv_id,
+        (
+            Turn("Agent", f"Thank you for calling. Who am I speaking with?"),
+            Turn(name, f"Hi, this is {name}. My email is {email}."),
+            Turn("Agent", f"Thanks {name.split()[0].lower()}, I have updated it."),
+        ),
+        context="customer_support",
+        labels={"summary": f"{name} updated the email address.", "purpose": "address_change"},
+    )
+
+
+def run(conversations: list[Conversation], detector, policy=POLICY):  # type: ignore[no-untyped-def]
+    return list(anonymize_corpus(conversations, detector, policy, batch_size=2))
+
+
+def test_placeholders_are_consistent_within_and_restart_across_conversations(detector) -> None:  # type: ignore[no-untyped-def]
+    results = run(
+        [call("c1", "Mark Kowalski", "mark.k@example.com"), call("c2", "Jane Doe", "jd@mail.org")],
+        detector,
+    )
+    (first, _), (second, _) = results
+    assert first.turns[1].speaker == "[PERSON_NAME_1]"
+    assert first.turns[1].text == "Hi, this is [PERSON_NAME_1]. My email is [EMAIL_ADDRESS_1]."
+    # the lowercase first name later in the call is the same person
+    assert first.turns[2].text == "Thanks [PERSON_NAME_1], I have updated it."
+    assert first.turns[0].speaker == "Agent"  # a role, not a name
+    assert first.labels["summary"] == "[PERSON_NAME_1] updated the email address."
+    assert first.labels["purpose"] == "address_change"
+    # numbering restarts: a different person in the next call is number 1 again
+    assert second.turns[1].speaker == "[PERSON_NAME_1]"
+    assert first.pi == () and second.pi == ()
+
+
+def test_no_raw_value_survives_and_replacements_hold_no_values(detector) -> None:  # type: ignore[no-untyped-def]
+    ((anonymized, replacements),) = run([call("c1", "Mark Kowalski", "mark.k@example.com")], detector)
+    text = repr(anonymized.to_record()).lower()
+    for value in ("kowalski", "mark", "example.com"):
+        assert value not in text
+    records = repr([r.to_record() for r in replacements]).lower()
+    assert "kowalski" not in records and "example" not in records
+    assert {r.span.entity_type for r in replacements} >= {"PERSON_NAME", "EMAIL_ADDRESS"}
+
+
+def test_mask_and_type_policies(detector) -> None:  # type: ignore[no-untyped-def]
+    conversation = [call("c1", "Mark Kowalski", "mark.k@example.com")]
+    masked = run(conversation, detector, ReplacementPolicy("mask", "#", DEFAULT_SPEAKER_ROLES))
+    assert masked[0][0].turns[1].text == "Hi, this is #############. My email is ##################."
+    typed = run(conversation, detector, ReplacementPolicy("type", "*", DEFAULT_SPEAKER_ROLES))
+    assert typed[0][0].turns[1].text == "Hi, this is [PERSON_NAME]. My email is [EMAIL_ADDRESS]."
+
+
+def test_robust_to_odd_text(detector) -> None:  # type: ignore[no-untyped-def]
+    odd = ["", "1234567890" * 5, "ÇA VA? 你好 🙂 \x00\x07", "ALL CAPS TEXT FROM JOHN SMITH"]
+    conversations = [Conversation(f"o{i}", (Turn(None, t),), plain=True) for i, t in enumerate(odd)]
+    results = run(conversations, detector)
+    assert [c.id for c, _ in results] == ["o0", "o1", "o2", "o3"]
+    assert results[0][0].turns[0].text == ""

@@ -1,0 +1,35 @@
+"""Shared fixtures: the offline environment, the spaCy/Presidio detector and the base model
+are built once per session because they are real and slow to load."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from veiltune.cli import OFFLINE_ENVIRONMENT
+
+for _key, _value in OFFLINE_ENVIRONMENT.items():
+    os.environ.setdefault(_key, _value)
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def detector():  # type: ignore[no-untyped-def]
+    from components.anonymize.factory import build_detector
+    from components.config import AnonymizeConfig
+
+    return build_detector(AnonymizeConfig())
+
+
+@pytest.fixture(scope="session")
+def base_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled SmolLM2 converted once into a plain Hugging Face folder."""
+    from components.base_model import BUNDLED_SMOLLM2, materialize_base_model
+
+    folder = tmp_path_factory.mktemp("base") / "model"
+    materialize_base_model(BUNDLED_SMOLLM2, folder)
+    return folder

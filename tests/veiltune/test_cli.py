@@ -1,0 +1,120 @@
+"""The command line: help texts, the detect/anonymize contract, and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from veiltune.cli import STAGE_HELP, build_parser, main
+
+REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
+COMMANDS = [*STAGE_HELP, "anonymize", "detect", "flow", "serve"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_subcommand_explains_itself(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args([command, "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert f"veiltune {command}" in out and len(out.splitlines()) >= 4
+
+
+def test_top_level_help_lists_every_command() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "veiltune.cli", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for command in COMMANDS:
+        assert command in out
+
+
+def write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_detect_and_anonymize_contract(tmp_path: Path) -> None:
+    records = [
+        {"id": "p1", "text": "You can reach Jane Doe at jane.doe@example.com."},
+        {"id": "t1", "turns": [{"speaker": "Agent", "text": "Hi"},
+                               {"speaker": "Bob", "text": "I'm Bob Stone, 4111 1111 1111 1111"}]},
+    ]  # fmt: skip
+    source = write_jsonl(tmp_path / "in.jsonl", records)
+    spans_out, anon_out = tmp_path / "spans.jsonl", tmp_path / "anon.jsonl"
+    assert main(["detect", "--params", str(REPO_PARAMS), "--input", str(source),
+                 "--output", str(spans_out)]) == 0  # fmt: skip
+    detected = [json.loads(line) for line in spans_out.read_text().splitlines()]
+    assert [d["id"] for d in detected] == ["p1", "t1"]
+    text = records[0]["text"]
+    assert isinstance(text, str)
+    found = {text[s["start"] : s["end"]]: s["entity_type"] for s in detected[0]["spans"]}
+    assert found["jane.doe@example.com"] == "EMAIL_ADDRESS"
+    assert found["Jane Doe"] == "PERSON_NAME"
+    assert all("turn" not in s for s in detected[0]["spans"])
+    assert {s["turn"] for s in detected[1]["spans"]} == {1}
+    assert main(["anonymize", "--params", str(REPO_PARAMS), "--input", str(source),
+                 "--output", str(anon_out)]) == 0  # fmt: skip
+    anonymized = [json.loads(line) for line in anon_out.read_text().splitlines()]
+    assert anonymized[0] == {
+        "id": "p1", "text": "You can reach [PERSON_NAME_1] at [EMAIL_ADDRESS_1].",
+    }  # fmt: skip
+    assert anonymized[1]["turns"][1] == {
+        "speaker": "[PERSON_NAME_1]", "text": "I'm [PERSON_NAME_1], [CREDIT_CARD_NUMBER_1]",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"id": "a", "text": "ok"}\n{"id": "b", "text": "x"\n', "in.jsonl:2: malformed JSON"),
+        (b'{"id": "a"}\n', "in.jsonl:1: record a has neither 'turns' nor 'text'"),
+        (b'{"id": "a", "text": "\xff\xfe"}\n', "in.jsonl:1: not valid UTF-8"),
+        (b"", "the corpus is empty"),
+    ],
+)
+def test_bad_input_exits_nonzero_with_one_message_and_no_output(
+    tmp_path: Path, body: bytes, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(body)
+    output = tmp_path / "out.jsonl"
+    code = main(["anonymize", "--params", str(REPO_PARAMS), "--input", str(source),
+                 "--output", str(output)])  # fmt: skip
+    assert code == 1
+    err = capsys.readouterr().err
+    assert f"veiltune anonymize: error: {source}" in err and message in err
+    assert not output.exists()
+    assert list(tmp_path.iterdir()) == [source]  # no temp files left behind either
+
+
+def test_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["detect", "--params", str(REPO_PARAMS), "--input", str(tmp_path / "no.jsonl"),
+                 "--output", str(tmp_path / "o.jsonl")])  # fmt: skip
+    assert code == 1 and "no.jsonl: no such file" in capsys.readouterr().err
+
+
+def test_unknown_params_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    params = tmp_path / "params.yaml"
+    params.write_text("anonymize: {backend: presidio, colour: blue}\n")
+    source = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "text": "hi"}])
+    code = main(["anonymize", "--params", str(params), "--input", str(source),
+                 "--output", str(tmp_path / "o.jsonl")])  # fmt: skip
+    assert code == 1
+    assert "unknown key 'anonymize.colour'" in capsys.readouterr().err
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_components_never_import_prefect() -> None:
+    code = (
+        "import sys, importlib, pkgutil, components\n"
+        "for m in pkgutil.walk_packages(components.__path__, 'components.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "import audits.pii_output\n"
+        "print('prefect' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

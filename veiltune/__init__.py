@@ -1,0 +1,1 @@
+"""veiltune's command line: one thin entry per DVC stage, plus detect/anonymize/flow/serve."""

@@ -1,0 +1,168 @@
+"""``veiltune``: a subcommand per pipeline stage, plus detect, anonymize, flow and serve."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from veiltune import paths
+
+# Nothing downloads at run time; Prefect and Great Expectations send no analytics.
+OFFLINE_ENVIRONMENT = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "GX_ANALYTICS_ENABLED": "false",
+    "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",
+    "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",
+}
+
+STAGE_HELP = {
+    "ingest": "Validate a user corpus, or generate the embedded one; split train/held-out.",
+    "base-model": "Turn the bundled SmolLM2 GGUF (or a named folder) into a HF model folder.",
+    "risk": "Score the residual risk of each conversation from its ground truth.",
+    "gate": "Great Expectations gate: refuse the corpus unless mean + std of risk < threshold.",
+    "train": "LoRA fine-tune the base model on the anonymized corpus.",
+    "audit": "Attack the trained model: look for known PI in what it generates.",
+    "register": "Register the adapter in MLflow; alias champion only if gate and audit passed.",
+    "export": "Write the compliance bundle (manifest with sha256 of every file, zip).",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="veiltune",
+        description="Fine-tune language models on sensitive conversations without leaking "
+        "the people in them. Each pipeline stage reads its own key of params.yaml; "
+        "`dvc repro` runs them in order.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, text in STAGE_HELP.items():
+        stage = commands.add_parser(name, help=text, description=text)
+        _add_params(stage)
+    _add_anonymize(commands)
+    _add_detect(commands)
+    _add_flow(commands)
+    _add_serve(commands)
+    return parser
+
+
+def _add_params(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--params", type=Path, default=paths.PARAMS, help="params file (default: params.yaml)"
+    )
+
+
+def _add_anonymize(commands: Any) -> None:
+    text = (
+        "Replace personal information with placeholders numbered within each conversation. "
+        "With --spans/--metrics it runs as the pipeline stage (and logs to MLflow)."
+    )
+    sub = commands.add_parser("anonymize", help=text.split(". ")[0] + ".", description=text)
+    _add_params(sub)
+    sub.add_argument("--input", type=Path, default=paths.RAW_CORPUS, help="JSONL corpus")
+    sub.add_argument("--output", type=Path, default=paths.ANON_CORPUS, help="JSONL to write")
+    sub.add_argument("--spans", type=Path, help="also write one record per replaced span")
+    sub.add_argument("--metrics", type=Path, help="also write stage metrics (stage mode)")
+
+
+def _add_detect(commands: Any) -> None:
+    text = (
+        'Detect personal information: for each {"id", "text"} record write {"id", "spans"} '
+        "with character offsets (per-turn spans, tagged with turn, for records with turns)."
+    )
+    sub = commands.add_parser("detect", help="Detect personal information spans.", description=text)
+    _add_params(sub)
+    sub.add_argument("--input", type=Path, required=True, help="JSONL records")
+    sub.add_argument("--output", type=Path, required=True, help="JSONL spans to write")
+
+
+def _add_flow(commands: Any) -> None:
+    text = "Run the Prefect pipeline flow now (each task runs one DVC stage)."
+    sub = commands.add_parser("flow", help=text, description=text)
+    _add_flow_options(sub)
+
+
+def _add_serve(commands: Any) -> None:
+    text = "Serve the pipeline flow as a Prefect deployment, to start runs from the Prefect UI."
+    sub = commands.add_parser("serve", help=text, description=text)
+    sub.add_argument("--name", default="veiltune-pipeline", help="deployment name")
+
+
+def _add_flow_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--stages", nargs="+", help="stages to run, in pipeline order (default: all)"
+    )
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override a param for this run, e.g. --set train.max_steps=5 (YAML value)",
+    )  # fmt: skip
+    parser.add_argument("--corpus", help="path of a JSONL corpus (sets ingest.corpus_path)")
+
+
+def _run_command(args: argparse.Namespace) -> Any:
+    from veiltune import stages
+
+    stage_entries: dict[str, Callable[[Path], Any]] = {
+        "ingest": stages.ingest,
+        "base-model": stages.base_model,
+        "risk": stages.risk,
+        "gate": stages.gate,
+        "train": stages.train,
+        "audit": stages.audit,
+        "register": stages.register,
+        "export": stages.export,
+    }
+    if args.command in stage_entries:
+        return stage_entries[args.command](args.params)
+    if args.command == "anonymize":
+        return stages.anonymize(args.params, args.input, args.output, args.spans, args.metrics)
+    if args.command == "detect":
+        return {"records": stages.detect(args.params, args.input, args.output)}
+    if args.command == "flow":
+        from flows.pipeline import parse_overrides, pipeline
+
+        overrides = parse_overrides(args.overrides)
+        return pipeline(stages=args.stages, overrides=overrides, corpus=args.corpus)
+    if args.command == "serve":
+        from flows.pipeline import serve
+
+        return serve(args.name)
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    for key, value in OFFLINE_ENVIRONMENT.items():
+        os.environ.setdefault(key, value)
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    from components.errors import VeiltuneError
+
+    try:
+        result = _run_command(args)
+    except VeiltuneError as exc:
+        print(f"veiltune {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"veiltune {args.command}: interrupted", file=sys.stderr)
+        return 130
+    if isinstance(result, dict):
+        print(json.dumps(result, indent=2, sort_keys=True, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
