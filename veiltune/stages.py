@@ -155,7 +155,9 @@ def gate(params_path: Path) -> dict[str, Any]:
     config: cfg.GateConfig = cfg.load_stage_config(params_path, "gate")
     with tracking.stage_run("gate", _experiment(params_path)):
         table = pd.read_csv(paths.RISK_TABLE, dtype={"conversation_id": str, "context": str})
-        result, validation = validate_risk_table(table, config.threshold)
+        splits = json.loads(paths.SPLITS.read_text(encoding="utf-8"))
+        expected_ids = [*splits["train"], *splits["heldout"]]
+        result, validation = validate_risk_table(table, config.threshold, expected_ids=expected_ids)
         write_json_atomic(paths.GATE_RESULT, validation)
         metrics = result.to_metrics()
         write_json_atomic(paths.metrics_file("gate"), metrics)

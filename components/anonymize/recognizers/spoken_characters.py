@@ -1,0 +1,114 @@
+"""Dictated characters: runs of spoken or written digits (``five five five``, ``555-01``,
+``oh`` for zero, ``for`` misheard for four) and spelled letters (``M-A-R-K``, ``G O O D``).
+
+A run of 3+ digits is an identifier whatever its format, so a repeated or mistranscribed
+phone or account number never survives; a spelled run of 2+ letters is usually a name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from presidio_analyzer import EntityRecognizer, RecognizerResult
+
+DIGIT_WORDS = frozenset(
+    {"zero", "oh", "o", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+     "double", "triple"}
+)  # fmt: skip
+# Words ASR writes for a digit only when they sit inside a digit run.
+MISHEARD_DIGITS = frozenset({"for", "to", "too", "won", "ate"})
+# Dictation glue that belongs to the item being read out (an email, a handle, an address).
+CONNECTORS = frozenset({"dash", "hyphen", "dot", "point", "underscore", "slash"})
+# An identifier with a short letter prefix (TCK-3335, w5459) is one token; "it's" is one word.
+_TOKEN = re.compile(r"(?:[A-Za-z]{1,5}-?)?\d[A-Za-z\d]*|[A-Za-z]+(?:'[A-Za-z]+)*|[-./,]")
+
+
+@dataclass
+class _Token:
+    text: str
+    start: int
+    end: int
+
+    @property
+    def kind(self) -> str:
+        low = self.text.lower()
+        if self.text.isdigit():
+            return "digits"
+        if len(self.text) == 1 and self.text.isalpha():
+            return "letter"
+        if low in DIGIT_WORDS:
+            return "digitword"
+        if low in MISHEARD_DIGITS:
+            return "maybe"
+        if low in CONNECTORS or self.text in "-./,":
+            return "glue"
+        if any(c.isdigit() for c in self.text):
+            return "digits"
+        return "other"
+
+
+class SpokenCharactersRecognizer(EntityRecognizer):  # type: ignore[misc]
+    """Finds dictated digit runs (``GENERIC_ID``) and spelled-out words (``PERSON``)."""
+
+    ENTITIES = ("GENERIC_ID", "PERSON")
+    MIN_DIGITS = 3
+    MIN_LETTERS = 2
+    DIGIT_SCORE = 0.6
+    LETTER_SCORE = 0.5
+
+    def __init__(self) -> None:
+        super().__init__(supported_entities=list(self.ENTITIES), name="SpokenCharactersRecognizer")
+
+    def load(self) -> None:  # nothing to load: a pure scanner
+        return None
+
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
+        tokens = [_Token(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        results = []
+        for run in _runs(tokens):
+            result = self._classify(run)
+            if result is not None and result.entity_type in entities:
+                results.append(result)
+        return results
+
+    def _classify(self, run: list[_Token]) -> RecognizerResult | None:
+        digits = sum(_digit_count(t) for t in run)
+        letters = sum(t.kind == "letter" for t in run)
+        mixed = letters and digits and letters + digits >= self.MIN_DIGITS  # "M-K two one"
+        if digits >= self.MIN_DIGITS or mixed:
+            return RecognizerResult("GENERIC_ID", run[0].start, run[-1].end, self.DIGIT_SCORE)
+        if letters >= self.MIN_LETTERS and digits == 0:
+            return RecognizerResult("PERSON", run[0].start, run[-1].end, self.LETTER_SCORE)
+        return None
+
+
+def _digit_count(token: _Token) -> int:
+    if token.kind == "digits":
+        return sum(c.isdigit() for c in token.text)
+    return 1 if token.kind in {"digitword", "maybe"} else 0
+
+
+def _runs(tokens: list[_Token]) -> list[list[_Token]]:
+    """Maximal runs of dictation tokens; glue and misheard digits only inside a run."""
+    runs: list[list[_Token]] = []
+    current: list[_Token] = []
+    for token in tokens:
+        kind = token.kind
+        if kind in {"digits", "digitword", "letter"} or (kind in {"glue", "maybe"} and current):
+            current.append(token)
+        else:
+            runs.append(current)
+            current = []
+    runs.append(current)
+    return [_trim(run) for run in runs if _trim(run)]
+
+
+def _trim(run: list[_Token]) -> list[_Token]:
+    """Drop glue and misheard words at the edges; a lone letter word ("I", "a") alone is no run."""
+    while run and run[-1].kind in {"glue", "maybe"}:
+        run = run[:-1]
+    while run and run[0].kind in {"glue", "maybe"}:
+        run = run[1:]
+    return run

@@ -1,0 +1,52 @@
+"""Transcript recognizers: (text, expected span, type) tables, and texts they must leave alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.anonymize.recognizers.spoken_characters import SpokenCharactersRecognizer
+from components.anonymize.recognizers.transcript_patterns import transcript_pattern_recognizers
+
+
+def found(text: str) -> set[tuple[str, str]]:
+    results = SpokenCharactersRecognizer().analyze(text, ["GENERIC_ID", "PERSON"])
+    for recognizer in transcript_pattern_recognizers():
+        results += recognizer.analyze(text, recognizer.supported_entities)
+    return {(text[r.start : r.end], r.entity_type) for r in results}
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "entity"),
+    [
+        ("call me at five five five one two three four", "five five five one two three four", "GENERIC_ID"),
+        ("it's for six nine, five six zero, six five one six", "six nine, five six zero, six five one six", "GENERIC_ID"),
+        ("my account is 4471-220", "4471-220", "GENERIC_ID"),
+        ("the ticket is TCK-333587.", "TCK-333587", "GENERIC_ID"),
+        ("it's O R D one nine one one oh five.", "O R D one nine one one oh five", "GENERIC_ID"),
+        ("that's M-K two one", "M-K two one", "GENERIC_ID"),
+        ("Sure, D-O-N-A-L-D.", "D-O-N-A-L-D", "PERSON"),
+        ("Goodwin, G O O D W I N.", "G O O D W I N", "PERSON"),
+        ("send it to mark dot kowalski at gmail dot com please", "mark dot kowalski at gmail dot com", "EMAIL_ADDRESS"),
+        ("go to www dot acme dot com slash support now", "www dot acme dot com slash support", "URL"),
+        ("ship it to 4144 elm lane apartment 26 please", "4144 elm lane apartment 26", "STREET_ADDRESS"),
+        ("we moved to 9842 Jefferson Drive.", "9842 Jefferson Drive.", "STREET_ADDRESS"),
+        ("It's thirteenth of april nineteen ninety two.", "thirteenth of april nineteen ninety two", "DATE_OF_BIRTH"),
+        ("born February 27, 1969.", "February 27, 1969", "DATE_OF_BIRTH"),
+        ("my username is michaelw60", "michaelw60", "USER_NAME"),
+    ],
+)  # fmt: skip
+def test_finds(text: str, span: str, entity: str) -> None:
+    assert (span, entity) in found(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I have 2 kids and 1 dog.",
+        "Yes, I am here. A quick question.",
+        "We spoke at ten to two about the roadmap.",
+        "one or two things to go over",
+    ],
+)
+def test_leaves_ordinary_speech_alone(text: str) -> None:
+    assert found(text) == set()

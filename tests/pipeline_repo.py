@@ -1,0 +1,76 @@
+"""A throwaway git + DVC repository holding the project's pipeline, for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+# What dvc.yaml names as code dependencies, copied so the stages' deps exist.
+PIPELINE_FILES = ("dvc.yaml", "params.yaml", "components", "audits")
+
+TINY_PARAMS: dict[str, dict[str, Any]] = {
+    "ingest": {"n_conversations": 14, "heldout_fraction": 0.2},
+    "train": {"max_steps": 2, "batch_size": 2, "max_seq_length": 160, "lora_r": 4,
+              "lora_alpha": 8},
+    "audit": {"n_prompts": 4, "max_new_tokens": 12},
+}  # fmt: skip
+
+
+def make_pipeline_repo(root: Path, base_model_dir: Path, **overrides: dict[str, Any]) -> Path:
+    """A git repo with DVC initialised, the pipeline, and tiny params (base model pre-built)."""
+    repo = root / "repo"
+    repo.mkdir(parents=True)
+    for name in PIPELINE_FILES:
+        source = REPO_ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, repo / name)
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    for stage, values in {**TINY_PARAMS, **overrides}.items():
+        params[stage].update(values)
+    params["base_model"]["source"] = str(base_model_dir)
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    for command in (
+        ["git", "init", "-q"],
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty",
+         "-m", "init"],
+        [str(BIN / "dvc"), "init", "-q"],
+        [str(BIN / "dvc"), "config", "core.analytics", "false"],
+    ):  # fmt: skip
+        subprocess.run(command, cwd=repo, check=True, env=pipeline_env())
+    return repo
+
+
+def pipeline_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "PREFECT_"))}
+    env.update(
+        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+        DVC_NO_ANALYTICS="1",
+        HF_HUB_OFFLINE="1",
+        PREFECT_SERVER_ANALYTICS_ENABLED="false",
+    )
+    env.update(extra)
+    return env
+
+
+def dvc_repro(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "dvc"), "repro", *args], cwd=repo, env=pipeline_env(),
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -1,0 +1,155 @@
+"""`dvc repro` of the whole pipeline in a temporary git repo, with real components."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.pipeline_repo import dvc_repro, make_pipeline_repo
+
+pytestmark = pytest.mark.slow
+
+STAGES = ("ingest", "base_model", "anonymize", "risk", "gate", "train", "audit", "register",
+          "export")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path) -> Path:
+    repo = make_pipeline_repo(tmp_path_factory.mktemp("e2e"), base_model_dir)
+    result = dvc_repro(repo)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return repo
+
+
+def metrics(repo: Path, stage: str) -> dict:  # type: ignore[type-arg]
+    return json.loads((repo / "metrics" / f"{stage}.json").read_text())
+
+
+def test_every_stage_wrote_its_outputs_and_metrics(repo: Path) -> None:
+    for stage in STAGES[:-1]:
+        assert (repo / "metrics" / f"{stage}.json").is_file(), stage
+    assert metrics(repo, "ingest")["n_conversations"] == 14
+    assert (repo / "models" / "base" / "config.json").is_file()
+    assert (repo / "models" / "adapter" / "adapter_config.json").is_file()
+    anonymized = (repo / "data" / "anonymized" / "corpus.jsonl").read_text().splitlines()
+    assert len(anonymized) == 14 and "[PERSON_NAME_1]" in anonymized[0]
+    risk = metrics(repo, "risk")
+    assert {"mean", "std", "p95", "max", "mu_plus_sigma", "by_context"} <= set(risk)
+    gate = metrics(repo, "gate")
+    assert gate["passed"] is True and gate["threshold"] == 5.0
+    assert gate["mu_plus_sigma"] == pytest.approx(risk["mu_plus_sigma"], abs=1e-3)
+    assert metrics(repo, "train")["steps"] == 2
+    assert "pii_leaks_by_type" in metrics(repo, "audit")["pii_output"]
+    lock = (repo / "dvc.lock").read_text()
+    for stage in STAGES:
+        assert f"  {stage}:" in lock
+
+
+def test_mlflow_holds_one_pipeline_run_with_a_child_per_stage(repo: Path) -> None:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{repo / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("veiltune")
+    runs = client.search_runs([experiment.experiment_id])
+    parents = [r for r in runs if r.data.tags.get("veiltune.kind") == "pipeline"]
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    children = {r.data.tags["veiltune.stage"]: r for r in runs if "veiltune.stage" in r.data.tags}
+    assert set(children) == set(STAGES)
+    assert all(
+        r.data.tags["mlflow.parentRunId"] == parents[0].info.run_id for r in children.values()
+    )
+    assert children["train"].data.params["train.max_steps"] == "2"
+    assert len(client.get_metric_history(children["train"].info.run_id, "loss")) == 2
+    assert "mu_plus_sigma" in children["gate"].data.metrics
+
+
+def test_registered_version_aliases_and_tags(repo: Path) -> None:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{repo / 'mlflow.db'}")
+    register = metrics(repo, "register")
+    version = client.get_model_version("veiltune-adapter", register["model_version"])
+    assert "candidate" in version.aliases
+    champion = metrics(repo, "gate")["passed"] and metrics(repo, "audit")["passed"]
+    assert ("champion" in version.aliases) == champion == register["champion"]
+    assert version.tags["gate_passed"] == "true"
+    assert {"audit_passed", "git_commit", "params_hash", "data_version"} <= set(version.tags)
+
+
+def test_export_bundle_verifies(repo: Path) -> None:
+    from components.export import verify_bundle
+
+    bundle = repo / "exports" / "bundle"
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert {"dvc.lock", "params.yaml", "risk/risk_table.csv", "gate/validation.json",
+            "metrics/register.json"} <= set(manifest["files"])  # fmt: skip
+    assert (
+        manifest["registered_model"]["model_version"] == metrics(repo, "register")["model_version"]
+    )
+    assert manifest["mlflow"]["pipeline_run_id"]
+    assert verify_bundle(bundle) == []
+    assert (repo / "exports" / "bundle.zip").is_file()
+
+
+def test_no_raw_pi_outside_the_raw_data(repo: Path) -> None:
+    from components.corpus import load_corpus
+
+    values = set()
+    for conversation in load_corpus(repo / "data" / "raw" / "corpus.jsonl"):
+        for span in conversation.pi:
+            turn = conversation.turns[span.turn]
+            text = turn.text if span.field == "text" else turn.speaker or ""
+            value = text[span.start : span.end].lower()
+            if len(value) >= 6:
+                values.add(value)
+    assert values
+    scanned = 0
+    for folder in (
+        "metrics",
+        "exports",
+        "mlartifacts",
+        "data/risk",
+        "data/gate",
+        "data/pi_inventory",
+    ):
+        for path in (repo / folder).rglob("*"):
+            if path.is_file() and path.suffix in {
+                ".json",
+                ".csv",
+                ".jsonl",
+                ".yaml",
+                ".txt",
+                ".html",
+                ".md",
+                "",
+            }:
+                content = path.read_text(errors="ignore").lower()
+                scanned += 1
+                leaked = [v for v in values if v in content]
+                assert not leaked, f"{path.relative_to(repo)} holds raw PI"
+    assert scanned >= 10
+
+
+def test_second_repro_skips_every_stage(repo: Path) -> None:
+    result = dvc_repro(repo)
+    assert result.returncode == 0, result.stderr[-2000:]
+    for stage in STAGES:
+        assert f"Stage '{stage}' didn't change, skipping" in result.stdout, stage
+    assert "Running stage" not in result.stdout
+
+
+def test_failing_gate_stops_the_pipeline_before_training(
+    tmp_path: Path, base_model_dir: Path
+) -> None:
+    # Detecting only IP addresses leaves every name in clear: the corpus must be refused.
+    repo = make_pipeline_repo(tmp_path, base_model_dir, anonymize={"info_types": ["IP_ADDRESS"]})
+    result = dvc_repro(repo, "train")
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "veiltune gate: error: gate refused the corpus" in output
+    assert "mu_plus_sigma" in output and "threshold 5" in output
+    assert metrics(repo, "gate")["passed"] is False
+    assert not (repo / "models" / "adapter").exists()
+    assert not (repo / "metrics" / "train.json").exists()
