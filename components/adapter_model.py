@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import mlflow.pyfunc
+from mlflow.pyfunc import PythonModel
 
 
 def load_adapter(base_model_dir: Path, adapter_dir: Path) -> tuple[Any, Any]:
@@ -52,7 +52,7 @@ def generate(
     return outputs
 
 
-class AdapterPyfunc(mlflow.pyfunc.PythonModel):  # type: ignore[misc]
+class AdapterPyfunc(PythonModel):
     """MLflow pyfunc: the adapter is an artifact, the base model a folder named in its config."""
 
     def load_context(self, context: Any) -> None:

@@ -78,6 +78,19 @@ def test_registered_version_aliases_and_tags(repo: Path) -> None:
     assert {"audit_passed", "git_commit", "params_hash", "data_version"} <= set(version.tags)
 
 
+def test_registered_model_loads_back_and_generates(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{repo / 'mlflow.db'}")
+    monkeypatch.chdir(repo)
+    model = mlflow.pyfunc.load_model("models:/veiltune-adapter@candidate")
+    outputs = model.predict(["Summarize this call: [PERSON_NAME_1] asked for a refund."],
+                            params={"max_new_tokens": 6})  # fmt: skip
+    assert len(outputs) == 1 and isinstance(outputs[0], str) and outputs[0].strip()
+
+
 def test_export_bundle_verifies(repo: Path) -> None:
     from components.export import verify_bundle
 
@@ -110,7 +123,14 @@ def test_no_raw_pi_outside_the_raw_data(repo: Path) -> None:
     base_files = {sha256_file(p) for p in (repo / "models" / "base").iterdir()}
     text_suffixes = {".json", ".csv", ".jsonl", ".yaml", ".txt", ".html", ".md", ".jinja", ""}
     scanned = 0
-    for folder in ("metrics", "exports", "mlartifacts", "data/risk", "data/gate", "data/pi_inventory"):
+    for folder in (
+        "metrics",
+        "exports",
+        "mlartifacts",
+        "data/risk",
+        "data/gate",
+        "data/pi_inventory",
+    ):
         for path in (repo / folder).rglob("*"):
             if not path.is_file() or path.suffix not in text_suffixes:
                 continue

@@ -100,6 +100,8 @@ def _build_analyzer(spacy_model: str) -> Any:
         ) from exc
     from components.anonymize.recognizers import transcript_recognizers
 
+    # Presidio warns once per recognizer of every other language it ships; only English runs.
+    logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
     analyzer = AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=[LANGUAGE])
     for recognizer in transcript_recognizers():
         analyzer.registry.add_recognizer(recognizer)

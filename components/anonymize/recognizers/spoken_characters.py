@@ -49,7 +49,7 @@ class _Token:
         return "other"
 
 
-class SpokenCharactersRecognizer(EntityRecognizer):  # type: ignore[misc]
+class SpokenCharactersRecognizer(EntityRecognizer):
     """Finds dictated digit runs (``GENERIC_ID``) and spelled-out words (``PERSON``)."""
 
     ENTITIES = ("GENERIC_ID", "PERSON")

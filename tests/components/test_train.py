@@ -1,0 +1,84 @@
+"""LoRA training on the real SmolLM2 base model (a few steps), and the adapter round trip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from components.adapter_model import generate, load_adapter
+from components.config import TrainConfig
+from components.corpus import Conversation, Turn
+from components.tasks import Example, task_examples
+from components.train import lora_config, tokenize_example, train_lora
+
+
+def conversations(n: int) -> list[Conversation]:
+    return [
+        Conversation(
+            f"c{i}",
+            (
+                Turn("[PERSON_NAME_1]", "Hi, I was charged twice this month."),
+                Turn("[PERSON_NAME_2]", "Sorry about that, I have refunded the second charge."),
+            ),
+            "customer_support",
+            labels={
+                "summary": "A double charge was refunded.",
+                "purpose": "billing_question",
+                "outcome": "resolved",
+                "action_items": ["Agent refunds the charge"],
+            },
+        )
+        for i in range(n)
+    ]
+
+
+def test_lora_config_from_params() -> None:
+    config = lora_config(
+        TrainConfig(lora_r=8, lora_alpha=16, lora_dropout=0.05, target_modules=["q_proj"])
+    )
+    assert (config.r, config.lora_alpha, config.lora_dropout) == (8, 16, 0.05)
+    assert set(config.target_modules) == {"q_proj"}
+    assert config.task_type == "CAUSAL_LM"
+
+
+def test_examples_per_labelled_task_and_continuation_without_labels() -> None:
+    (conversation,) = conversations(1)
+    assert [e.task for e in task_examples(conversation)] == [
+        "summary",
+        "action_items",
+        "purpose",
+        "outcome",
+    ]
+    unlabelled = Conversation("u", conversation.turns)
+    assert [e.task for e in task_examples(unlabelled)] == ["continuation"]
+
+
+def test_loss_only_on_the_answer(base_model_dir: Path) -> None:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(base_model_dir)
+    example = Example("c", "summary", "Summarize: hello there", "A greeting.")
+    tokens = tokenize_example(example, tokenizer, max_length=512)
+    answer = [
+        t for t, label in zip(tokens["input_ids"], tokens["labels"], strict=True) if label != -100
+    ]
+    assert "A greeting." in tokenizer.decode(answer)
+    assert "Summarize" not in tokenizer.decode(answer)
+    short = tokenize_example(example, tokenizer, max_length=8)
+    assert len(short["input_ids"]) == 8 and short["labels"][-1] != -100
+
+
+@pytest.mark.slow
+def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
+    config = TrainConfig(max_steps=2, batch_size=2, max_seq_length=96, lora_r=4, lora_alpha=8)
+    result = train_lora(
+        base_model_dir, conversations(4), config, tmp_path / "adapter", tmp_path / "work"
+    )
+    assert result.steps == 2 and len(result.loss_history) == 2
+    assert 0 < result.trainable_parameters < result.total_parameters / 50
+    assert (tmp_path / "adapter" / "adapter_config.json").is_file()
+    model, tokenizer = load_adapter(base_model_dir, tmp_path / "adapter")
+    assert model.peft_config["default"].r == 4
+    (text,) = generate(model, tokenizer, ["Say hello."], max_new_tokens=5)
+    assert isinstance(text, str) and text.strip()
