@@ -38,8 +38,8 @@ def ingest(params_path: Path) -> dict[str, Any]:
     from components.pi_inventory import inventory_entries, new_salt
 
     config: cfg.IngestConfig = cfg.load_stage_config(params_path, "ingest")
+    conversations = ingest_corpus(config, params_path.parent)  # validated before any write
     with tracking.stage_run("ingest", _experiment(params_path)):
-        conversations = ingest_corpus(config, params_path.parent)
         splits = split_ids([c.id for c in conversations], config.heldout_fraction, config.seed)
         salt = new_salt()
         write_jsonl_atomic(paths.RAW_CORPUS, (c.to_record() for c in conversations))

@@ -118,3 +118,29 @@ def test_components_never_import_prefect() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_ingest_of_a_bad_user_corpus_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.jsonl").write_bytes(
+        b'{"id": "a", "text": "fine"}\n{"id": "b", "turns": "no"}\n'
+    )
+    params = tmp_path / "params.yaml"
+    params.write_text("ingest: {corpus_path: mine.jsonl}\n")
+    assert main(["ingest", "--params", str(params)]) == 1
+    err = capsys.readouterr().err
+    assert "mine.jsonl:2: key 'turns' must be a non-empty list" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.jsonl", "params.yaml"]
+
+
+def test_a_bad_param_value_names_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    params = tmp_path / "params.yaml"
+    params.write_text("ingest: {n_conversations: 0}\n")
+    assert main(["ingest", "--params", str(params)]) == 1
+    assert "bad value for 'ingest.n_conversations'" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml"]
