@@ -149,6 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    for chatty in ("httpx", "httpcore"):  # a line per HTTP request to the Prefect API
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     from components.errors import VeiltuneError
 
     try:
