@@ -9,10 +9,12 @@ from itertools import pairwise
 
 import pytest
 
-from components import generate_templates as tpl
 from components.corpus import Conversation, PiSpan, conversation_from_record
 from components.errors import ParamsError
 from components.generate import ASR_NOISE_POLICY, generate_corpus
+from components.generate import templates as tpl
+from components.generate import vocabulary as vocab
+from components.generate.asr import number_words, year_words
 
 CONTEXTS = {"customer_support", "sales", "internal_meeting", "one_to_one", "voicemail"}
 PI_TYPES = {
@@ -227,8 +229,8 @@ def test_labels_are_complete_and_free_of_pi(corpus: list[Conversation]) -> None:
     for conversation in corpus:
         labels = conversation.labels
         assert set(labels) == {"summary", "action_items", "purpose", "outcome"}
-        assert labels["purpose"] in tpl.PURPOSES[conversation.context]
-        assert labels["outcome"] in tpl.OUTCOMES
+        assert labels["purpose"] in vocab.PURPOSES[conversation.context]
+        assert labels["outcome"] in vocab.OUTCOMES
         assert labels["summary"] and labels["action_items"]
         label_text = " ".join([labels["summary"], *labels["action_items"]]).lower()
         for span in conversation.pi:
@@ -259,7 +261,7 @@ def test_templates_are_well_formed() -> None:
     lines += [line for s in tpl.SCENARIOS for e in s.endings for line in e.script]
     lines += [line for scripts in tpl.BLOCKS.values() for script in scripts for line in script]
     assert {line.block for line in lines if line.block} <= set(tpl.BLOCKS)
-    assert set(tpl.CLOSING_BLOCKS.values()) <= set(tpl.BLOCKS)
+    assert set(vocab.CLOSING_BLOCKS.values()) <= set(tpl.BLOCKS)
 
 
 def test_templates_reject_personal_information_in_labels() -> None:
@@ -278,14 +280,14 @@ def test_templates_reject_personal_information_in_labels() -> None:
     ],
 )
 def test_year_words(year: int, words: str) -> None:
-    assert tpl.year_words(year) == words
+    assert year_words(year) == words
 
 
 @pytest.mark.parametrize(
     ("day", "words"), [(1, "first"), (12, "twelfth"), (22, "twenty second"), (30, "thirtieth")]
 )
 def test_ordinal_words(day: int, words: str) -> None:
-    assert tpl.number_words(day, ordinal=True) == words
+    assert number_words(day, ordinal=True) == words
 
 
 def test_three_hundred_conversations_are_fast() -> None:
