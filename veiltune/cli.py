@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_params(stage)
     _add_anonymize(commands)
     _add_detect(commands)
+    _add_evaluate_detection(commands)
     _add_flow(commands)
     _add_serve(commands)
     return parser
@@ -84,6 +85,25 @@ def _add_detect(commands: Any) -> None:
     _add_params(sub)
     sub.add_argument("--input", type=Path, required=True, help="JSONL records")
     sub.add_argument("--output", type=Path, required=True, help="JSONL spans to write")
+
+
+def _add_evaluate_detection(commands: Any) -> None:
+    text = (
+        "Score detection on labelled data: character precision/recall (label-agnostic, "
+        "neutral types excluded) and entity recall per type; logged to MLflow."
+    )
+    sub = commands.add_parser("evaluate-detection", help=text.split(":")[0] + ".", description=text)
+    _add_params(sub)
+    sub.add_argument(
+        "--dataset", required=True, choices=["embedded", "presidio_research", "wnut17", "jsonl"],
+        help="format of the labelled data",
+    )  # fmt: skip
+    sub.add_argument("--path", type=Path, help="file of labelled data (not for embedded)")
+    sub.add_argument("--limit", type=int, help="score only the first N texts")
+    sub.add_argument(
+        "--output", type=Path, default=paths.METRICS_DIR / "evaluate_detection.json",
+        help="metrics file to write",
+    )  # fmt: skip
 
 
 def _add_flow(commands: Any) -> None:
@@ -128,6 +148,10 @@ def _run_command(args: argparse.Namespace) -> Any:
         return stages.anonymize(args.params, args.input, args.output, args.spans, args.metrics)
     if args.command == "detect":
         return {"records": stages.detect(args.params, args.input, args.output)}
+    if args.command == "evaluate-detection":
+        return stages.evaluate_detection(
+            args.params, args.dataset, args.path, args.limit, args.output
+        )
     if args.command == "flow":
         from flows.pipeline import parse_overrides, pipeline
 

@@ -115,12 +115,42 @@ def _anonymize_files(
 
 def detect(params_path: Path, input_path: Path, output_path: Path) -> int:
     """Write ``{"id", "spans"}`` (or per-turn spans) for each input record, in order."""
-    from components.anonymize.factory import build_detector, detection_records
+    from components.anonymize.factory import (
+        build_detector,
+        detection_records,
+        replacement_policy,
+    )
 
     config: cfg.AnonymizeConfig = cfg.load_stage_config(params_path, "anonymize")
     conversations = load_corpus(input_path)
-    records = detection_records(conversations, build_detector(config), config.batch_size)
+    detector, policy = build_detector(config), replacement_policy(config)
+    records = detection_records(conversations, detector, policy, config.batch_size)
     return write_jsonl_atomic(output_path, records)
+
+
+def evaluate_detection(
+    params_path: Path, dataset: str, path: Path | None, limit: int | None, output: Path
+) -> dict[str, Any]:
+    """Score the anonymize stage's detector on labelled data; write and log the metrics."""
+    import mlflow
+
+    from components.anonymize.factory import build_detector, replacement_policy
+    from components.evaluation.datasets import load_labelled
+    from components.evaluation.run import evaluate_detection as run_evaluation
+
+    config: cfg.AnonymizeConfig = cfg.load_stage_config(params_path, "anonymize")
+    items = load_labelled(dataset, path, limit)
+    detector, policy = build_detector(config), replacement_policy(config)
+    metrics = {"dataset": dataset, **run_evaluation(items, detector, policy, config.batch_size)}
+    write_json_atomic(output, metrics)
+    experiment_id = tracking.configure_tracking(_experiment(params_path))
+    with mlflow.start_run(experiment_id=experiment_id, run_name=f"evaluate-detection-{dataset}"):
+        mlflow.set_tag("veiltune.kind", "evaluate-detection")
+        tracking.log_flat_params("anonymize", asdict(config))
+        mlflow.log_params({"dataset": dataset, "path": str(path), "limit": str(limit)})
+        tracking.log_numeric_metrics(metrics)
+        mlflow.log_artifact(str(output))
+    return metrics
 
 
 def risk(params_path: Path) -> dict[str, Any]:

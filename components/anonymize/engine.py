@@ -103,16 +103,28 @@ def anonymize_corpus(
 def _anonymize_batch(
     batch: list[Conversation], detector: Detector, policy: ReplacementPolicy
 ) -> Iterator[tuple[Conversation, list[Replacement]]]:
+    for conversation, (fields, spans) in zip(
+        batch, detect_batch(batch, detector, policy), strict=True
+    ):
+        yield anonymize_conversation(conversation, fields, spans, policy)
+
+
+def detect_batch(
+    batch: Sequence[Conversation], detector: Detector, policy: ReplacementPolicy
+) -> list[tuple[list[tuple[TextField, str]], list[list[Span]]]]:
+    """For each conversation its text fields and the final spans found in each field:
+    backend detection in one batch, speaker labels, then names propagated in the conversation."""
     all_fields = [text_fields(c) for c in batch]
     texts = [text for fields in all_fields for f, text in fields if f.kind != "speaker"]
     detected = iter(detector.detect(texts))
-    for conversation, fields in zip(batch, all_fields, strict=True):
+    results = []
+    for fields in all_fields:
         spans = [
             _speaker_spans(text, policy) if f.kind == "speaker" else next(detected)
             for f, text in fields
         ]
-        spans = _propagate_names(fields, spans)
-        yield anonymize_conversation(conversation, fields, spans, policy)
+        results.append((fields, _propagate_names(fields, spans)))
+    return results
 
 
 def _speaker_spans(speaker: str, policy: ReplacementPolicy) -> list[Span]:

@@ -6,7 +6,13 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from components.anonymize.engine import Detector, Replacement, ReplacementPolicy, text_fields
+from components.anonymize.engine import (
+    Detector,
+    Replacement,
+    ReplacementPolicy,
+    detect_batch,
+    text_fields,
+)
 from components.config import AnonymizeConfig
 from components.corpus import Conversation
 
@@ -30,17 +36,25 @@ def replacement_policy(config: AnonymizeConfig) -> ReplacementPolicy:
 
 
 def detection_records(
-    conversations: Sequence[Conversation], detector: Detector, batch_size: int
+    conversations: Sequence[Conversation],
+    detector: Detector,
+    policy: ReplacementPolicy,
+    batch_size: int,
 ) -> Iterator[dict[str, Any]]:
-    """``{"id", "spans"}`` per record: flat spans for plain text, ``turn``-tagged for turns."""
+    """``{"id", "spans"}`` per record: flat spans for plain text, ``turn``-tagged for turns.
+
+    The spans are exactly those anonymize replaces in the texts (names propagated too).
+    """
     for start in range(0, len(conversations), batch_size):
         batch = conversations[start : start + batch_size]
-        texts = [t.text for c in batch for t in c.turns]
-        found = iter(detector.detect(texts, batch_size=batch_size))
-        for conversation in batch:
-            spans = []
-            for i, _turn in enumerate(conversation.turns):
-                for span in next(found):
+        for conversation, (fields, spans) in zip(
+            batch, detect_batch(batch, detector, policy), strict=True
+        ):
+            records = []
+            for (where, _text), found in zip(fields, spans, strict=True):
+                if where.kind != "text":
+                    continue
+                for span in found:
                     record = {
                         "start": span.start,
                         "end": span.end,
@@ -48,9 +62,9 @@ def detection_records(
                         "score": round(span.score, 4),
                     }
                     if not conversation.plain:
-                        record["turn"] = i
-                    spans.append(record)
-            yield {"id": conversation.id, "spans": spans}
+                        record["turn"] = where.turn
+                    records.append(record)
+            yield {"id": conversation.id, "spans": records}
 
 
 def anonymization_metrics(

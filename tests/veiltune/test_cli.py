@@ -144,3 +144,25 @@ def test_a_bad_param_value_names_the_key(
     assert main(["ingest", "--params", str(params)]) == 1
     assert "bad value for 'ingest.n_conversations'" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml"]
+
+
+def test_evaluate_detection_writes_metrics_and_logs_to_mlflow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    gold = tmp_path / "gold.jsonl"
+    write_jsonl(gold, [
+        {"id": "a", "text": "Write to jane.doe@example.com today", "gold": [[9, 29, "EMAIL_ADDRESS"]]},
+        {"id": "b", "text": "Nothing personal here", "gold": []},
+    ])  # fmt: skip
+    output = tmp_path / "eval.json"
+    assert main(["evaluate-detection", "--params", str(REPO_PARAMS), "--dataset", "jsonl",
+                 "--path", str(gold), "--output", str(output)]) == 0  # fmt: skip
+    metrics = json.loads(output.read_text())
+    assert metrics["char_recall"] == 1.0 and metrics["char_precision"] == 1.0
+    assert metrics["entity_recall_by_type"]["EMAIL_ADDRESS"]["caught"] == 1
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    (run,) = client.search_runs([client.get_experiment_by_name("veiltune").experiment_id])
+    assert run.data.metrics["char_recall"] == 1.0

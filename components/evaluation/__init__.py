@@ -1,0 +1,1 @@
+"""Detection quality on labelled data: loaders for the labelled sets and the scoring."""
