@@ -6,6 +6,11 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+import spacy
+from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
+from spacy.language import Language
+from spacy.tokens import Doc
+
 from components.anonymize.spans import Span
 from components.anonymize.taxonomy import presidio_entities_for, to_dlp
 from components.errors import BackendError
@@ -78,28 +83,51 @@ class PresidioDetector:
         return spans
 
 
+# Only NER is needed from spaCy: its tagger, parser and lemmatizer would cost half the time.
+# Presidio's context enhancer reads lemmas; lowercase forms stand in for them.
+_SPACY_DISABLED = ["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter"]
+
+
+@Language.component("veiltune_lowercase_lemmas")
+def _lowercase_lemmas(doc: Doc) -> Doc:
+    for token in doc:
+        token.lemma_ = token.lower_
+    return doc
+
+
+class _NerOnlySpacyEngine(SpacyNlpEngine):
+    """Presidio's spaCy engine loading only what detection needs, and never downloading."""
+
+    def load(self) -> None:
+        pipelines: dict[str, Language] = {}
+        for model in self.models:
+            nlp = spacy.load(model["model_name"], disable=_SPACY_DISABLED)
+            nlp.add_pipe("veiltune_lowercase_lemmas", last=True)
+            pipelines[model["lang_code"]] = nlp
+        self.nlp = pipelines  # type: ignore[assignment]  # Presidio annotates it as None
+
+
 def _build_analyzer(spacy_model: str) -> Any:
     from presidio_analyzer import AnalyzerEngine
-    from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-    configuration = {
-        "nlp_engine_name": "spacy",
-        "models": [{"lang_code": LANGUAGE, "model_name": spacy_model}],
-        "ner_model_configuration": {
-            "model_to_presidio_entity_mapping": _NER_MAPPING,
-            "labels_to_ignore": _NER_IGNORED,
-            "low_confidence_score_multiplier": 0.4,
-            "low_score_entity_names": [],
-        },
-    }
+    from components.anonymize.recognizers import transcript_recognizers
+
+    ner_configuration = NerModelConfiguration(
+        model_to_presidio_entity_mapping=_NER_MAPPING,
+        labels_to_ignore=_NER_IGNORED,
+        low_confidence_score_multiplier=0.4,
+        low_score_entity_names=[],
+    )
+    nlp_engine = _NerOnlySpacyEngine(
+        models=[{"lang_code": LANGUAGE, "model_name": spacy_model}],
+        ner_model_configuration=ner_configuration,
+    )
     try:
-        nlp_engine = NlpEngineProvider(nlp_configuration=configuration).create_engine()
+        nlp_engine.load()
     except (OSError, ValueError) as exc:
         raise BackendError(
             f"cannot load spaCy model {spacy_model!r} (anonymize.spacy_model): {exc}"
         ) from exc
-    from components.anonymize.recognizers import transcript_recognizers
-
     # Presidio warns once per recognizer of every other language it ships; only English runs.
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
     analyzer = AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=[LANGUAGE])

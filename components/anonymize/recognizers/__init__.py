@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
 from components.anonymize.recognizers.spoken_characters import SpokenCharactersRecognizer
 from components.anonymize.recognizers.transcript_patterns import transcript_pattern_recognizers
 
 
 def transcript_recognizers() -> list[Any]:
     """Every transcript recognizer, ready to add to a Presidio registry."""
-    return [SpokenCharactersRecognizer(), *transcript_pattern_recognizers()]
+    return [
+        SpokenCharactersRecognizer(),
+        NameGazetteerRecognizer(),
+        *transcript_pattern_recognizers(),
+    ]

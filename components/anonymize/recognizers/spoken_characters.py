@@ -22,6 +22,7 @@ MISHEARD_DIGITS = frozenset({"for", "to", "too", "won", "ate"})
 # Dictation glue that belongs to the item being read out (an email, a handle, an address).
 CONNECTORS = frozenset({"dash", "hyphen", "dot", "point", "underscore", "slash"})
 # An identifier with a short letter prefix (TCK-3335, w5459) is one token; "it's" is one word.
+_SEPARATOR_GAP = re.compile(r"[\s,.\-/]*")
 _TOKEN = re.compile(r"(?:[A-Za-z]{1,5}-?)?\d[A-Za-z\d]*|[A-Za-z]+(?:'[A-Za-z]+)*|[-./,]")
 
 
@@ -36,8 +37,8 @@ class _Token:
         low = self.text.lower()
         if self.text.isdigit():
             return "digits"
-        if len(self.text) == 1 and self.text.isalpha():
-            return "letter"
+        if len(self.text) == 1 and self.text.isalpha() and self.text not in "ai":
+            return "letter"  # lowercase "a" and "i" are words
         if low in DIGIT_WORDS:
             return "digitword"
         if low in MISHEARD_DIGITS:
@@ -67,7 +68,7 @@ class SpokenCharactersRecognizer(EntityRecognizer):
     def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
         tokens = [_Token(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
         results = []
-        for run in _runs(tokens):
+        for run in _runs(tokens, text):
             result = self._classify(run)
             if result is not None and result.entity_type in entities:
                 results.append(result)
@@ -90,11 +91,19 @@ def _digit_count(token: _Token) -> int:
     return 1 if token.kind in {"digitword", "maybe"} else 0
 
 
-def _runs(tokens: list[_Token]) -> list[list[_Token]]:
-    """Maximal runs of dictation tokens; glue and misheard digits only inside a run."""
+def _runs(tokens: list[_Token], text: str) -> list[list[_Token]]:
+    """Maximal runs of dictation tokens; glue and misheard digits only inside a run.
+
+    Tokens join a run only when nothing but separators stands between them: "n ' t" or a
+    clock time "7 : 41" is not dictation.
+    """
     runs: list[list[_Token]] = []
     current: list[_Token] = []
     for token in tokens:
+        joined = current and _SEPARATOR_GAP.fullmatch(text[current[-1].end : token.start])
+        if current and not joined:
+            runs.append(current)
+            current = []
         kind = token.kind
         if kind in {"digits", "digitword", "letter"} or (kind in {"glue", "maybe"} and current):
             current.append(token)
@@ -102,11 +111,11 @@ def _runs(tokens: list[_Token]) -> list[list[_Token]]:
             runs.append(current)
             current = []
     runs.append(current)
-    return [_trim(run) for run in runs if _trim(run)]
+    return [trimmed for run in runs if (trimmed := _trim(run))]
 
 
 def _trim(run: list[_Token]) -> list[_Token]:
-    """Drop glue and misheard words at the edges; a lone letter word ("I", "a") alone is no run."""
+    """Drop glue and misheard words at the edges of a run."""
     while run and run[-1].kind in {"glue", "maybe"}:
         run = run[:-1]
     while run and run[0].kind in {"glue", "maybe"}:
