@@ -86,6 +86,9 @@ class AnonymizeConfig:
     replacement: str = "placeholder"  # placeholder | mask | type
     mask_char: str = "*"
     batch_size: int = 64
+    # info type -> file of words never to redact / names always to redact (one per line)
+    exclusions: dict[str, str] = field(default_factory=dict)
+    dictionaries: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _require(self.backend in {"presidio"}, "anonymize.backend", "one of: presidio")

@@ -15,7 +15,7 @@ import yaml
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 # What dvc.yaml names as code dependencies, copied so the stages' deps exist.
-PIPELINE_FILES = ("dvc.yaml", "params.yaml", "components", "audits")
+PIPELINE_FILES = ("dvc.yaml", "params.yaml", "components", "audits", "policy")
 
 TINY_PARAMS: dict[str, dict[str, Any]] = {
     "ingest": {"n_conversations": 14, "heldout_fraction": 0.2},

@@ -81,7 +81,7 @@ def anonymize(
         else contextlib.nullcontext()
     )
     with run:
-        metrics = _anonymize_files(config, input_path, output_path, spans_path)
+        metrics = _anonymize_files(config, params_path.parent, input_path, output_path, spans_path)
         if metrics_path:
             write_json_atomic(metrics_path, metrics)
             _log_stage("anonymize", config, metrics, [metrics_path])
@@ -89,21 +89,25 @@ def anonymize(
 
 
 def _anonymize_files(
-    config: cfg.AnonymizeConfig, input_path: Path, output_path: Path, spans_path: Path | None
+    config: cfg.AnonymizeConfig,
+    base_dir: Path,
+    input_path: Path,
+    output_path: Path,
+    spans_path: Path | None,
 ) -> dict[str, Any]:
     import time
 
     from components.anonymize.engine import anonymize_corpus
     from components.anonymize.factory import (
         anonymization_metrics,
+        anonymization_policy,
         build_detector,
-        replacement_policy,
     )
 
     conversations = load_corpus(input_path)
     detector = build_detector(config)
     started = time.perf_counter()
-    policy = replacement_policy(config)
+    policy = anonymization_policy(config, base_dir)
     results = list(anonymize_corpus(conversations, detector, policy, config.batch_size))
     seconds = time.perf_counter() - started
     write_jsonl_atomic(output_path, (c.to_record() for c, _ in results))
@@ -116,14 +120,14 @@ def _anonymize_files(
 def detect(params_path: Path, input_path: Path, output_path: Path) -> int:
     """Write ``{"id", "spans"}`` (or per-turn spans) for each input record, in order."""
     from components.anonymize.factory import (
+        anonymization_policy,
         build_detector,
         detection_records,
-        replacement_policy,
     )
 
     config: cfg.AnonymizeConfig = cfg.load_stage_config(params_path, "anonymize")
     conversations = load_corpus(input_path)
-    detector, policy = build_detector(config), replacement_policy(config)
+    detector, policy = build_detector(config), anonymization_policy(config, params_path.parent)
     records = detection_records(conversations, detector, policy, config.batch_size)
     return write_jsonl_atomic(output_path, records)
 
@@ -134,13 +138,13 @@ def evaluate_detection(
     """Score the anonymize stage's detector on labelled data; write and log the metrics."""
     import mlflow
 
-    from components.anonymize.factory import build_detector, replacement_policy
+    from components.anonymize.factory import anonymization_policy, build_detector
     from components.evaluation.datasets import load_labelled
     from components.evaluation.run import evaluate_detection as run_evaluation
 
     config: cfg.AnonymizeConfig = cfg.load_stage_config(params_path, "anonymize")
     items = load_labelled(dataset, path, limit)
-    detector, policy = build_detector(config), replacement_policy(config)
+    detector, policy = build_detector(config), anonymization_policy(config, params_path.parent)
     metrics = {"dataset": dataset, **run_evaluation(items, detector, policy, config.batch_size)}
     write_json_atomic(output, metrics)
     experiment_id = tracking.configure_tracking(_experiment(params_path))

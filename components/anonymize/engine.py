@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from components.anonymize.placeholders import PlaceholderBook, entity_tokens
 from components.anonymize.spans import Span, resolve_overlaps
+from components.anonymize.term_lists import TermLists
 from components.corpus import Conversation, Turn
 
 # Names are propagated as whole words; shorter tokens are too ambiguous ("al", "ed").
@@ -57,10 +58,13 @@ class Replacement:
 
 
 @dataclass(frozen=True)
-class ReplacementPolicy:
+class AnonymizationPolicy:
+    """What to find beyond the backend, what to leave, and how to replace."""
+
     mode: str = "placeholder"  # placeholder | mask | type
     mask_char: str = "*"
     speaker_roles: frozenset[str] = frozenset()
+    terms: TermLists = field(default_factory=TermLists)
 
 
 def text_fields(conversation: Conversation) -> list[tuple[TextField, str]]:
@@ -86,7 +90,7 @@ def text_fields(conversation: Conversation) -> list[tuple[TextField, str]]:
 def anonymize_corpus(
     conversations: Iterable[Conversation],
     detector: Detector,
-    policy: ReplacementPolicy,
+    policy: AnonymizationPolicy,
     batch_size: int = 64,
 ) -> Iterator[tuple[Conversation, list[Replacement]]]:
     """Anonymize a stream of conversations, detecting ``batch_size`` conversations at a time."""
@@ -101,7 +105,7 @@ def anonymize_corpus(
 
 
 def _anonymize_batch(
-    batch: list[Conversation], detector: Detector, policy: ReplacementPolicy
+    batch: list[Conversation], detector: Detector, policy: AnonymizationPolicy
 ) -> Iterator[tuple[Conversation, list[Replacement]]]:
     for conversation, (fields, spans) in zip(
         batch, detect_batch(batch, detector, policy), strict=True
@@ -110,7 +114,7 @@ def _anonymize_batch(
 
 
 def detect_batch(
-    batch: Sequence[Conversation], detector: Detector, policy: ReplacementPolicy
+    batch: Sequence[Conversation], detector: Detector, policy: AnonymizationPolicy
 ) -> list[tuple[list[tuple[TextField, str]], list[list[Span]]]]:
     """For each conversation its text fields and the final spans found in each field:
     backend detection in one batch, speaker labels, then names propagated in the conversation."""
@@ -120,14 +124,26 @@ def detect_batch(
     results = []
     for fields in all_fields:
         spans = [
-            _speaker_spans(text, policy) if f.kind == "speaker" else next(detected)
+            _speaker_spans(text, policy)
+            if f.kind == "speaker"
+            else _apply_terms(text, next(detected), policy.terms)
             for f, text in fields
         ]
-        results.append((fields, _propagate_names(fields, spans)))
+        widened = _propagate_names(fields, spans)
+        kept = [
+            [s for s in found if not policy.terms.excluded(s, text)]
+            for (_, text), found in zip(fields, widened, strict=True)
+        ]
+        results.append((fields, kept))
     return results
 
 
-def _speaker_spans(speaker: str, policy: ReplacementPolicy) -> list[Span]:
+def _apply_terms(text: str, found: list[Span], terms: TermLists) -> list[Span]:
+    """Add custom-dictionary hits and drop excluded words before names propagate."""
+    return [s for s in [*found, *terms.dictionary_spans(text)] if not terms.excluded(s, text)]
+
+
+def _speaker_spans(speaker: str, policy: AnonymizationPolicy) -> list[Span]:
     """A speaker label is a person's name unless the policy lists it as a role."""
     if speaker.strip().lower() in policy.speaker_roles or not speaker.strip():
         return []
@@ -162,7 +178,7 @@ def anonymize_conversation(
     conversation: Conversation,
     fields: list[tuple[TextField, str]],
     spans: list[list[Span]],
-    policy: ReplacementPolicy,
+    policy: AnonymizationPolicy,
 ) -> tuple[Conversation, list[Replacement]]:
     """Replace every span; the returned conversation carries no ground truth offsets."""
     book = PlaceholderBook()
@@ -180,7 +196,7 @@ def anonymize_conversation(
     return _rebuild(conversation, new_texts), replacements
 
 
-def _render(token: str, span: Span, surface: str, policy: ReplacementPolicy) -> str:
+def _render(token: str, span: Span, surface: str, policy: AnonymizationPolicy) -> str:
     if policy.mode == "mask":
         return policy.mask_char * len(surface)
     if policy.mode == "type":

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from components.anonymize.engine import (
+    AnonymizationPolicy,
     Detector,
     Replacement,
-    ReplacementPolicy,
     detect_batch,
     text_fields,
 )
+from components.anonymize.term_lists import read_term_lists
 from components.config import AnonymizeConfig
 from components.corpus import Conversation
 
@@ -31,14 +33,16 @@ def build_detector(config: AnonymizeConfig) -> Detector:
     raise AssertionError(f"unreachable: AnonymizeConfig accepted backend {config.backend!r}")
 
 
-def replacement_policy(config: AnonymizeConfig) -> ReplacementPolicy:
-    return ReplacementPolicy(config.replacement, config.mask_char, DEFAULT_SPEAKER_ROLES)
+def anonymization_policy(config: AnonymizeConfig, base_dir: Path = Path()) -> AnonymizationPolicy:
+    """The policy params describe; term-list paths are relative to ``base_dir``."""
+    terms = read_term_lists(config.exclusions, config.dictionaries, base_dir)
+    return AnonymizationPolicy(config.replacement, config.mask_char, DEFAULT_SPEAKER_ROLES, terms)
 
 
 def detection_records(
     conversations: Sequence[Conversation],
     detector: Detector,
-    policy: ReplacementPolicy,
+    policy: AnonymizationPolicy,
     batch_size: int,
 ) -> Iterator[dict[str, Any]]:
     """``{"id", "spans"}`` per record: flat spans for plain text, ``turn``-tagged for turns.

@@ -6,14 +6,14 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from components.anonymize.engine import Detector, ReplacementPolicy, detect_batch
+from components.anonymize.engine import AnonymizationPolicy, Detector, detect_batch
 from components.corpus import Conversation, Turn
 from components.evaluation.datasets import LabelledText
 from components.evaluation.scoring import DetectionScore, score_text
 
 
 def evaluate_detection(
-    items: Sequence[LabelledText], detector: Detector, policy: ReplacementPolicy, batch_size: int
+    items: Sequence[LabelledText], detector: Detector, policy: AnonymizationPolicy, batch_size: int
 ) -> dict[str, Any]:
     """Character precision/recall, entity recall per type, and throughput over ``items``."""
     score = DetectionScore()

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from components.anonymize.engine import ReplacementPolicy, anonymize_corpus
+from components.anonymize.engine import AnonymizationPolicy, anonymize_corpus
 from components.anonymize.factory import DEFAULT_SPEAKER_ROLES
 from components.corpus import Conversation, Turn
 
-POLICY = ReplacementPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
+POLICY = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
 
 
 def call(conv_id: str, name: str, email: str) -> Conversation:
@@ -58,11 +58,11 @@ def test_no_raw_value_survives_and_replacements_hold_no_values(detector) -> None
 
 def test_mask_and_type_policies(detector) -> None:  # type: ignore[no-untyped-def]
     conversation = [call("c1", "Mark Kowalski", "mark.k@example.com")]
-    masked = run(conversation, detector, ReplacementPolicy("mask", "#", DEFAULT_SPEAKER_ROLES))
+    masked = run(conversation, detector, AnonymizationPolicy("mask", "#", DEFAULT_SPEAKER_ROLES))
     assert (
         masked[0][0].turns[1].text == "Hi, this is #############. My email is ##################."
     )
-    typed = run(conversation, detector, ReplacementPolicy("type", "*", DEFAULT_SPEAKER_ROLES))
+    typed = run(conversation, detector, AnonymizationPolicy("type", "*", DEFAULT_SPEAKER_ROLES))
     assert typed[0][0].turns[1].text == "Hi, this is [PERSON_NAME]. My email is [EMAIL_ADDRESS]."
 
 
@@ -72,3 +72,38 @@ def test_robust_to_odd_text(detector) -> None:  # type: ignore[no-untyped-def]
     results = run(conversations, detector)
     assert [c.id for c, _ in results] == ["o0", "o1", "o2", "o3"]
     assert results[0][0].turns[0].text == ""
+
+
+def test_dictionaries_always_find_and_exclusions_never_redact(detector) -> None:  # type: ignore[no-untyped-def]
+    from components.anonymize.term_lists import term_lists
+
+    terms = term_lists(
+        exclusions={"PERSON_NAME": ["Jane Doe"]},
+        dictionaries={"ORGANIZATION_NAME": ["Dunder Mifflin", "Vance Refrigeration"]},
+    )
+    policy = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES, terms=terms)
+    conversation = Conversation(
+        "c1", (Turn(None, "jane doe from dunder mifflin called vance refrigeration"),), plain=True
+    )
+    ((anonymized, _),) = run([conversation], detector, policy)
+    assert anonymized.turns[0].text == (
+        "jane doe from [ORGANIZATION_NAME_1] called [ORGANIZATION_NAME_2]"
+    )
+
+
+def test_term_list_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from components.anonymize.spans import Span
+    from components.anonymize.term_lists import read_term_lists
+    from components.errors import InputError
+
+    (tmp_path / "ex.txt").write_text("# comment\nMark\n\n  Acme Corp  \n")
+    lists = read_term_lists({"PERSON_NAME": "ex.txt"}, {"PERSON_NAME": "ex.txt"}, tmp_path)
+    assert lists.excluded(Span(0, 4, "PERSON_NAME", 1.0), "MARK my words")
+    assert not lists.excluded(Span(0, 4, "LOCATION", 1.0), "MARK my words")
+    assert [(s.start, s.end) for s in lists.dictionary_spans("acme corp and Acme Corporation")] == [
+        (0, 9)
+    ]
+    with pytest.raises(InputError, match="missing.txt: no such term list"):
+        read_term_lists({"PERSON_NAME": "missing.txt"}, {}, tmp_path)
