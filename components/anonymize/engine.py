@@ -15,6 +15,8 @@ from components.corpus import Conversation, Turn
 
 # Names are propagated as whole words; shorter tokens are too ambiguous ("al", "ed").
 _MIN_PROPAGATED_TOKEN = 3
+_WORD = re.compile(r"[^\W\d_]+")
+_MIN_PROPAGATED_SURFACE = 4  # shorter items ("123") recur by chance
 _PROPAGATED_SCORE = 0.6
 
 
@@ -154,24 +156,60 @@ def _speaker_spans(speaker: str, policy: AnonymizationPolicy) -> list[Span]:
 def _propagate_names(
     fields: list[tuple[TextField, str]], spans: list[list[Span]]
 ) -> list[list[Span]]:
-    """Once a conversation reveals a name, find its other mentions, whatever their case."""
-    known: set[str] = set()
+    """Once a conversation reveals an item, find its other mentions, whatever their case.
+
+    Person names propagate word by word (a first name alone is the same person); other
+    items (a username, an email, an account number) as their whole surface.
+    """
+    names: set[str] = set()
+    items: dict[str, tuple[float, str]] = {}  # lowercase surface -> (best score, its type)
     for (_, text), found in zip(fields, spans, strict=True):
         for span in found:
+            surface = text[span.start : span.end]
             if span.entity_type == "PERSON_NAME":
-                known.update(entity_tokens(text[span.start : span.end]))
-    known = {t for t in known if len(t) >= _MIN_PROPAGATED_TOKEN and t.isalpha()}
-    if not known:
+                names.update(
+                    t
+                    for t in entity_tokens(surface)
+                    if t.isalpha() and len(t) >= _MIN_PROPAGATED_TOKEN
+                )
+            elif len(surface.strip()) >= _MIN_PROPAGATED_SURFACE:
+                key = surface.strip().lower()
+                items[key] = max(items.get(key, (0.0, "")), (span.score, span.entity_type))
+    if not names and not items:
         return [resolve_overlaps(found) for found in spans]
-    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(known))) + r")\b", re.I)
-    widened = []
-    for (_, text), found in zip(fields, spans, strict=True):
-        extra = [
-            Span(m.start(), m.end(), "PERSON_NAME", _PROPAGATED_SCORE)
-            for m in pattern.finditer(text)
-        ]
-        widened.append(resolve_overlaps(found + extra))
-    return widened
+    types = {surface: info_type for surface, (_, info_type) in items.items()}
+    return [
+        resolve_overlaps(_consensus(found, text, types) + _mentions(text, names, types))
+        for (_, text), found in zip(fields, spans, strict=True)
+    ]
+
+
+def _consensus(found: list[Span], text: str, types: dict[str, str]) -> list[Span]:
+    """Every mention of one surface takes the type of its most confident detection."""
+    return [
+        replace(s, entity_type=types.get(text[s.start : s.end].strip().lower(), s.entity_type))
+        for s in found
+    ]
+
+
+def _mentions(text: str, names: set[str], items: dict[str, str]) -> list[Span]:
+    """Whole-word occurrences of known name words and item surfaces in ``text``."""
+    found = [
+        Span(m.start(), m.end(), "PERSON_NAME", _PROPAGATED_SCORE)
+        for m in _WORD.finditer(text)
+        if m.group().lower() in names
+    ]
+    lower = text.lower()
+    for surface, info_type in items.items():
+        start = lower.find(surface)
+        while start >= 0:
+            end = start + len(surface)
+            if not (start and text[start - 1].isalnum()) and not (
+                end < len(text) and text[end].isalnum()
+            ):
+                found.append(Span(start, end, info_type, _PROPAGATED_SCORE))
+            start = lower.find(surface, start + 1)
+    return found
 
 
 def anonymize_conversation(

@@ -7,6 +7,7 @@ from typing import Any
 from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
 from components.anonymize.recognizers.spoken_characters import SpokenCharactersRecognizer
 from components.anonymize.recognizers.transcript_patterns import transcript_pattern_recognizers
+from components.anonymize.recognizers.username_hotword import UsernameHotwordRecognizer
 
 
 def transcript_recognizers() -> list[Any]:
@@ -14,5 +15,6 @@ def transcript_recognizers() -> list[Any]:
     return [
         SpokenCharactersRecognizer(),
         NameGazetteerRecognizer(),
+        UsernameHotwordRecognizer(),
         *transcript_pattern_recognizers(),
     ]

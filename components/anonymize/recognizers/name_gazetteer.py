@@ -21,7 +21,7 @@ from presidio_analyzer import EntityRecognizer, RecognizerResult
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 CUE_BEFORE = (
-    "my name is", "name's", "i'm", "i am", "this is", "it's", "hi", "hey", "hello", "thanks",
+    "my name is", "name's", "i'm", "i am", "this is", "hi", "hey", "hello", "thanks",
     "thank you", "dear", "mr", "mrs", "ms", "miss", "dr", "call me", "named", "ask for",
     "speak to", "speaking with", "talk to", "love you", "congrats", "bye",
 )  # fmt: skip
@@ -39,7 +39,7 @@ class NamePolicy:
     lowercase_max_zipf_english_name: float = 5.6  # ... unless it is a very common word
     capitalized_max_zipf: float = 5.0
     surname_max_zipf: float = 4.0
-    cue_max_zipf: float = 5.0
+    cue_max_zipf: float = 4.0
     gazetteer_score: float = 0.55
     surname_score: float = 0.5
     cue_score: float = 0.45

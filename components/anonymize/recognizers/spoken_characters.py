@@ -31,14 +31,19 @@ class _Token:
     text: str
     start: int
     end: int
+    hyphenated: bool = False  # touches a hyphen: "a" in "d-a-v-e" is a spelled letter
 
     @property
     def kind(self) -> str:
         low = self.text.lower()
         if self.text.isdigit():
             return "digits"
-        if len(self.text) == 1 and self.text.isalpha() and self.text not in "ai":
-            return "letter"  # lowercase "a" and "i" are words
+        if (
+            len(self.text) == 1
+            and self.text.isalpha()
+            and (self.hyphenated or self.text not in "ai")
+        ):
+            return "letter"  # a lone lowercase "a" or "i" is a word
         if low in DIGIT_WORDS:
             return "digitword"
         if low in MISHEARD_DIGITS:
@@ -66,7 +71,10 @@ class SpokenCharactersRecognizer(EntityRecognizer):
         return None
 
     def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
-        tokens = [_Token(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        tokens = [
+            _Token(m.group(), m.start(), m.end(), "-" in text[max(0, m.start() - 1) : m.end() + 1])
+            for m in _TOKEN.finditer(text)
+        ]
         results = []
         for run in _runs(tokens, text):
             result = self._classify(run)

@@ -86,7 +86,7 @@ PATTERNS = (
     ),
     TranscriptPattern(
         "USER_NAME", "handle with underscore or dot",
-        r"\b[a-z]+[._][a-z]+\d*\b(?!\s*(?:@|at\s))",
+        rf"\b[a-z]+[._][a-z]+\d*\b(?!\s*(?:@|at\s))(?<!\.{_TLD})",
         0.3, ("username", "user", "handle", "login"),
     ),
 )  # fmt: skip

@@ -107,3 +107,16 @@ def test_term_list_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
     ]
     with pytest.raises(InputError, match="missing.txt: no such term list"):
         read_term_lists({"PERSON_NAME": "missing.txt"}, {}, tmp_path)
+
+
+def test_an_item_found_once_is_found_everywhere_in_the_call(detector) -> None:  # type: ignore[no-untyped-def]
+    conversation = Conversation(
+        "c1",
+        (
+            Turn("Agent", "What's your username?"),
+            Turn("Customer", "It's username jthomas."),
+            Turn("Agent", "Okay, I see jthomas. JTHOMAS is locked."),
+        ),
+    )
+    ((anonymized, _),) = run([conversation], detector)
+    assert anonymized.turns[2].text == "Okay, I see [USER_NAME_1]. [USER_NAME_1] is locked."

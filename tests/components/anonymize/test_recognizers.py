@@ -50,3 +50,32 @@ def test_finds(text: str, span: str, entity: str) -> None:
 )
 def test_leaves_ordinary_speech_alone(text: str) -> None:
     assert found(text) == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "handle"),
+    [
+        ("Just their um admin account, username jthomas.", "jthomas"),
+        ("Your user ID is, uh, mkane, right?", "mkane"),
+        ("my gamertag is xXsniperXx", "xXsniperXx"),
+        ("the login name is gary.mcconnell thanks", "gary.mcconnell"),
+    ],
+)
+def test_username_after_hotword(text: str, handle: str) -> None:
+    from components.anonymize.recognizers.username_hotword import UsernameHotwordRecognizer
+
+    results = UsernameHotwordRecognizer().analyze(text, ["USER_NAME"])
+    assert [text[r.start : r.end] for r in results] == [handle]
+
+
+def test_no_username_when_the_announcement_ends_without_one() -> None:
+    from components.anonymize.recognizers.username_hotword import UsernameHotwordRecognizer
+
+    text = "What is your username? I forgot it again."
+    assert UsernameHotwordRecognizer().analyze(text, ["USER_NAME"]) == []
+
+
+def test_spelled_letters_with_a_and_i_inside() -> None:
+    assert ("h-a-r-r-i-s one eight", "GENERIC_ID") in found(
+        "for your account h-a-r-r-i-s one eight."
+    )
