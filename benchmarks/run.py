@@ -39,12 +39,14 @@ def time_it(fn: Any) -> float:
 
 
 def bench_detection(texts: list[str]) -> dict[str, float]:
+    """`veiltune detect`'s path (all recognizers, conversation-level passes) vs plain Presidio."""
     from presidio_analyzer import AnalyzerEngine
     from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-    from components.anonymize.factory import build_detector
+    from components.anonymize.factory import anonymization_policy, build_detector, detection_records
     from components.anonymize.presidio_backend import use_offline_public_suffix_list
     from components.config import AnonymizeConfig
+    from components.corpus import Conversation, Turn
 
     use_offline_public_suffix_list()
     n_chars = sum(map(len, texts))
@@ -55,11 +57,13 @@ def bench_detection(texts: list[str]) -> dict[str, float]:
         }
     ).create_engine()
     plain = AnalyzerEngine(nlp_engine=plain_nlp)
-    detector = build_detector(AnonymizeConfig())
+    config = AnonymizeConfig()
+    detector, policy = build_detector(config), anonymization_policy(config, REPO)
+    records = [Conversation(str(i), (Turn(None, t),), plain=True) for i, t in enumerate(texts)]
     plain.analyze(texts[0], language="en")  # warm both
     detector.detect(texts[:1])
     plain_s = time_it(lambda: [plain.analyze(t, language="en") for t in texts])
-    veiltune_s = time_it(lambda: detector.detect(texts))
+    veiltune_s = time_it(lambda: list(detection_records(records, detector, policy, 64)))
     return {
         "n_texts": len(texts),
         "n_chars": n_chars,
@@ -67,6 +71,51 @@ def bench_detection(texts: list[str]) -> dict[str, float]:
         "veiltune_chars_per_s": round(n_chars / veiltune_s, 1),
         "ratio": round(plain_s / veiltune_s, 3),
     }
+
+
+def bench_workers(n_conversations: int = 600) -> dict[str, float]:
+    """Anonymization throughput with 1 and 2 worker processes (model loading included)."""
+    from components.anonymize.stream import anonymize_stream
+    from components.config import AnonymizeConfig
+    from components.generate import generate_corpus
+
+    corpus = generate_corpus(n_conversations, seed=3)
+    n_chars = sum(len(t.text) for c in corpus for t in c.turns)
+    result: dict[str, float] = {"n_conversations": n_conversations, "n_chars": n_chars}
+    for workers in (1, 2):
+        config = AnonymizeConfig(workers=workers, batch_size=32)
+        stream = anonymize_stream(corpus, config, REPO, workers)  # lazy: runs inside time_it
+        seconds = time_it(lambda stream=stream: sum(1 for _ in stream))
+        result[f"workers_{workers}_chars_per_s"] = round(n_chars / seconds, 1)
+    result["speedup"] = round(result["workers_2_chars_per_s"] / result["workers_1_chars_per_s"], 3)
+    return result
+
+
+def bench_memory(sizes: tuple[int, ...] = (200, 800, 3200)) -> dict[str, float]:
+    """Peak memory of `veiltune anonymize` on corpora 4× and 16× larger: flat means streaming."""
+    import subprocess
+
+    from components.generate import generate_corpus
+
+    peaks: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            corpus = Path(tmp) / f"corpus{n}.jsonl"
+            with corpus.open("w") as handle:
+                for conversation in generate_corpus(n, seed=n):
+                    handle.write(json.dumps(conversation.to_record()) + "\n")
+            code = (
+                "import resource, sys; from veiltune.cli import main; "
+                f"main(['anonymize', '--params', {str(REPO / 'params.yaml')!r}, '--input', "
+                f"{str(corpus)!r}, '--output', {str(Path(tmp) / 'out.jsonl')!r}]); "
+                "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+            )
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            )
+            peaks[f"peak_rss_mb_{n}_conversations"] = round(int(out.stdout.split()[-1]) / 1024, 1)
+            peaks[f"corpus_mb_{n}"] = round(corpus.stat().st_size / 2**20, 2)
+    return peaks
 
 
 def bench_train_step() -> dict[str, float]:
@@ -91,7 +140,12 @@ def bench_train_step() -> dict[str, float]:
 
 
 def main() -> int:
-    results = {"detection": bench_detection(bench_texts()), "train": bench_train_step()}
+    results = {
+        "detection": bench_detection(bench_texts()),
+        "workers": bench_workers(),
+        "memory": bench_memory(),
+        "train": bench_train_step(),
+    }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))

@@ -86,6 +86,7 @@ class AnonymizeConfig:
     replacement: str = "placeholder"  # placeholder | mask | type
     mask_char: str = "*"
     batch_size: int = 64
+    workers: int = 1  # detection processes; each loads its own spaCy pipeline
     # info type -> file of words never to redact / names always to redact (one per line)
     exclusions: dict[str, str] = field(default_factory=dict)
     dictionaries: dict[str, str] = field(default_factory=dict)
@@ -101,6 +102,7 @@ class AnonymizeConfig:
         _require(len(self.mask_char) == 1, "anonymize.mask_char", "a single character")
         _require(bool(self.info_types), "anonymize.info_types", "a non-empty list")
         _require(self.batch_size >= 1, "anonymize.batch_size", "an integer >= 1")
+        _require(self.workers >= 1, "anonymize.workers", "an integer >= 1")
 
 
 @dataclass

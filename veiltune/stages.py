@@ -95,26 +95,37 @@ def _anonymize_files(
     output_path: Path,
     spans_path: Path | None,
 ) -> dict[str, Any]:
+    """Stream the corpus through the anonymizer; both outputs appear only if all succeeds."""
+    import contextlib
+    import sys
     import time
 
-    from components.anonymize.engine import anonymize_corpus
-    from components.anonymize.factory import (
-        anonymization_metrics,
-        anonymization_policy,
-        build_detector,
-    )
+    from tqdm import tqdm
 
-    conversations = load_corpus(input_path)
-    detector = build_detector(config)
+    from components.anonymize.stream import AnonymizationTally, anonymize_stream
+    from components.corpus import read_corpus
+    from components.jsonio import atomic_path
+
+    tally = AnonymizationTally()
     started = time.perf_counter()
-    policy = anonymization_policy(config, base_dir)
-    results = list(anonymize_corpus(conversations, detector, policy, config.batch_size))
-    seconds = time.perf_counter() - started
-    write_jsonl_atomic(output_path, (c.to_record() for c, _ in results))
-    replacements = [r for _, rs in results for r in rs]
-    if spans_path:
-        write_jsonl_atomic(spans_path, (r.to_record() for r in replacements))
-    return anonymization_metrics(conversations, replacements, seconds)
+    stream = anonymize_stream(read_corpus(input_path), config, base_dir, config.workers)
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(stack.enter_context(atomic_path(output_path)).open("w"))
+        spans = (
+            stack.enter_context(stack.enter_context(atomic_path(spans_path)).open("w"))
+            if spans_path
+            else None
+        )
+        progress = stack.enter_context(
+            tqdm(desc="anonymize", unit=" conversations", mininterval=2, file=sys.stderr)
+        )
+        for original, (anonymized, replacements) in stream:
+            out.write(json.dumps(anonymized.to_record(), ensure_ascii=False) + "\n")
+            if spans is not None:
+                spans.writelines(json.dumps(r.to_record()) + "\n" for r in replacements)
+            tally.add(original, replacements)
+            progress.update()
+    return tally.to_metrics(time.perf_counter() - started, config.workers)
 
 
 def detect(params_path: Path, input_path: Path, output_path: Path) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,9 +9,7 @@ from typing import Any
 from components.anonymize.engine import (
     AnonymizationPolicy,
     Detector,
-    Replacement,
     detect_batch,
-    text_fields,
 )
 from components.anonymize.term_lists import read_term_lists
 from components.config import AnonymizeConfig
@@ -69,17 +66,3 @@ def detection_records(
                         record["turn"] = where.turn
                     records.append(record)
             yield {"id": conversation.id, "spans": records}
-
-
-def anonymization_metrics(
-    conversations: Sequence[Conversation], replacements: Sequence[Replacement], seconds: float
-) -> dict[str, Any]:
-    by_type = Counter(r.span.entity_type for r in replacements)
-    n_chars = sum(len(text) for c in conversations for _, text in text_fields(c))
-    return {
-        "n_conversations": len(conversations),
-        "n_replacements": sum(by_type.values()),
-        "replacements_by_type": dict(sorted(by_type.items())),
-        "seconds": round(seconds, 3),
-        "chars_per_second": round(n_chars / seconds, 1) if seconds else 0.0,
-    }

@@ -1,0 +1,99 @@
+"""Anonymize a corpus as a stream, in one process or several, in bounded memory.
+
+Conversations are taken ``batch_size`` at a time; with ``workers > 1`` each worker process
+builds its own detector once and at most ``2 × workers`` batches are in flight, so memory
+stays flat however large the corpus. Output order is input order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from components.anonymize.engine import AnonymizationPolicy, Detector, Replacement, anonymize_corpus
+from components.config import AnonymizeConfig
+from components.corpus import Conversation
+
+Result = tuple[Conversation, list[Replacement]]
+
+
+@dataclass
+class AnonymizationTally:
+    """Running counts for the stage's metrics (no text kept)."""
+
+    n_conversations: int = 0
+    n_chars: int = 0
+    by_type: Counter[str] = field(default_factory=Counter)
+
+    def add(self, original: Conversation, replacements: list[Replacement]) -> None:
+        self.n_conversations += 1
+        self.n_chars += sum(len(t.text) + len(t.speaker or "") for t in original.turns)
+        self.by_type.update(r.span.entity_type for r in replacements)
+
+    def to_metrics(self, seconds: float, workers: int) -> dict[str, Any]:
+        return {
+            "n_conversations": self.n_conversations,
+            "n_replacements": sum(self.by_type.values()),
+            "replacements_by_type": dict(sorted(self.by_type.items())),
+            "seconds": round(seconds, 3),
+            "chars_per_second": round(self.n_chars / seconds, 1) if seconds else 0.0,
+            "workers": workers,
+        }
+
+
+def anonymize_stream(
+    conversations: Iterable[Conversation],
+    config: AnonymizeConfig,
+    base_dir: Path,
+    workers: int = 1,
+) -> Iterator[tuple[Conversation, Result]]:
+    """Yield (original, (anonymized, replacements)) in input order."""
+    if workers <= 1:
+        from components.anonymize.factory import anonymization_policy, build_detector
+
+        detector, policy = build_detector(config), anonymization_policy(config, base_dir)
+        for batch in _batches(conversations, config.batch_size):
+            yield from zip(batch, _run(batch, detector, policy), strict=True)
+        return
+    context = multiprocessing.get_context("fork")
+    with context.Pool(workers, initializer=_init_worker, initargs=(config, base_dir)) as pool:
+        pending: deque[tuple[list[Conversation], Any]] = deque()
+        for batch in _batches(conversations, config.batch_size):
+            pending.append((batch, pool.apply_async(_worker_batch, (batch,))))
+            if len(pending) >= 2 * workers:
+                done, job = pending.popleft()
+                yield from zip(done, job.get(), strict=True)
+        while pending:
+            done, job = pending.popleft()
+            yield from zip(done, job.get(), strict=True)
+
+
+def _batches(conversations: Iterable[Conversation], size: int) -> Iterator[list[Conversation]]:
+    iterator = iter(conversations)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
+
+def _run(
+    batch: list[Conversation], detector: Detector, policy: AnonymizationPolicy
+) -> list[Result]:
+    return list(anonymize_corpus(batch, detector, policy, len(batch)))
+
+
+_WORKER: dict[str, Any] = {}  # this worker process's detector and policy, built once
+
+
+def _init_worker(config: AnonymizeConfig, base_dir: Path) -> None:
+    from components.anonymize.factory import anonymization_policy, build_detector
+
+    _WORKER["detector"] = build_detector(config)
+    _WORKER["policy"] = anonymization_policy(config, base_dir)
+
+
+def _worker_batch(batch: list[Conversation]) -> list[Result]:
+    return _run(batch, _WORKER["detector"], _WORKER["policy"])
