@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import spacy
@@ -11,13 +12,16 @@ from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from components.anonymize.spans import Span
+from components.anonymize.spans import Span, resolve_overlaps
 from components.anonymize.taxonomy import presidio_entities_for, to_dlp
 from components.errors import BackendError
 
 logger = logging.getLogger(__name__)
 
 LANGUAGE = "en"
+# Presidio's context step is quadratic in a text's length: long texts go in windows.
+WINDOW_CHARS = 5_000
+WINDOW_OVERLAP = 200  # an entity cut by one window's edge is whole in the next
 
 # spaCy labels mapped to Presidio entities. Unlike Presidio's default we keep ORG:
 # the organisation a speaker belongs to identifies them.
@@ -36,6 +40,25 @@ _NER_IGNORED = [
     "CARDINAL", "EVENT", "LANGUAGE", "LAW", "MONEY", "ORDINAL", "PERCENT", "PRODUCT",
     "QUANTITY", "WORK_OF_ART",
 ]  # fmt: skip
+
+
+def _windows(text: str) -> list[tuple[int, int]]:
+    """(start, end) windows of at most WINDOW_CHARS, overlapping by WINDOW_OVERLAP, cut at
+    whitespace so no word is split."""
+    if len(text) <= WINDOW_CHARS:
+        return [(0, len(text))]
+    windows, start = [], 0
+    while start < len(text):
+        end = min(len(text), start + WINDOW_CHARS)
+        if end < len(text):
+            cut = text.rfind(" ", start + WINDOW_CHARS // 2, end)
+            end = cut if cut > start else end
+        windows.append((start, end))
+        if end == len(text):
+            break
+        next_start = text.rfind(" ", start, end - WINDOW_OVERLAP)
+        start = next_start + 1 if next_start > start else end
+    return windows
 
 
 def use_offline_public_suffix_list() -> None:
@@ -60,19 +83,29 @@ class PresidioDetector:
         self._entities = [e for e in presidio_entities_for(list(info_types)) if e in supported]
 
     def detect(self, texts: Sequence[str], batch_size: int = 64) -> list[list[Span]]:
-        """Spans of the selected info types in each text, in input order."""
+        """Spans of the selected info types in each text, in input order.
+
+        Long texts are cut into overlapping windows (Presidio's context step is quadratic
+        in a text's length); spans found in two windows are merged.
+        """
+        windows = [(i, start, end) for i, text in enumerate(texts) for start, end in _windows(text)]
+        pieces = [texts[i][start:end] for i, start, end in windows]
         nlp = self._analyzer.nlp_engine
-        results: list[list[Span]] = []
-        for text, artifacts in nlp.process_batch(list(texts), LANGUAGE, batch_size=batch_size):
+        results: list[list[Span]] = [[] for _ in texts]
+        analyzed = nlp.process_batch(pieces, LANGUAGE, batch_size=batch_size)
+        for (i, offset, _), (piece, artifacts) in zip(windows, analyzed, strict=True):
             found = self._analyzer.analyze(
-                text=text,
+                text=piece,
                 language=LANGUAGE,
                 entities=self._entities,
                 nlp_artifacts=artifacts,
                 score_threshold=self._score_threshold,
             )
-            results.append(self._to_spans(found))
-        return results
+            results[i] += [
+                replace(s, start=s.start + offset, end=s.end + offset)
+                for s in self._to_spans(found)
+            ]
+        return [resolve_overlaps(spans) if len(spans) > 1 else spans for spans in results]
 
     def _to_spans(self, found: list[Any]) -> list[Span]:
         spans = []

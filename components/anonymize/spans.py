@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 
@@ -22,11 +23,18 @@ def resolve_overlaps(spans: list[Span]) -> list[Span]:
     """Keep a non-overlapping subset, sorted by start.
 
     Longer spans win, then higher scores, then the earlier start and type name, so the
-    result does not depend on the order detectors reported them in.
+    result does not depend on the order detectors reported them in. O(n log n): kept spans
+    never overlap, so only the kept neighbours of a candidate can collide with it.
     """
     ranked = sorted(spans, key=lambda s: (-(s.end - s.start), -s.score, s.start, s.entity_type))
-    kept: list[Span] = []
+    starts: list[int] = []
+    kept: list[Span] = []  # sorted by start, parallel to ``starts``
     for span in ranked:
-        if span.end > span.start and not any(span.overlaps(k) for k in kept):
-            kept.append(span)
-    return sorted(kept)
+        if span.end <= span.start:
+            continue
+        i = bisect.bisect_left(starts, span.start)
+        if (i > 0 and kept[i - 1].end > span.start) or (i < len(kept) and kept[i].start < span.end):
+            continue
+        starts.insert(i, span.start)
+        kept.insert(i, span)
+    return kept

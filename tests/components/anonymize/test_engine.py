@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
+
+import pytest
+
 from components.anonymize.engine import AnonymizationPolicy, anonymize_corpus
 from components.anonymize.factory import DEFAULT_SPEAKER_ROLES
 from components.corpus import Conversation, Turn
@@ -120,3 +124,32 @@ def test_an_item_found_once_is_found_everywhere_in_the_call(detector) -> None:  
     )
     ((anonymized, _),) = run([conversation], detector)
     assert anonymized.turns[2].text == "Okay, I see [USER_NAME_1]. [USER_NAME_1] is locked."
+
+
+def test_windows_cover_long_texts_without_splitting_words() -> None:
+    from components.anonymize.presidio_backend import WINDOW_CHARS, _windows
+
+    text = " ".join(f"word{i}" for i in range(5000))
+    windows = _windows(text)
+    assert windows[0][0] == 0 and windows[-1][1] == len(text)
+    for (s1, e1), (s2, e2) in itertools.pairwise(windows):
+        assert s2 < e1 <= e2 and e1 - s1 <= WINDOW_CHARS  # overlapping, bounded
+        assert text[s2 - 1] == " " and (e1 == len(text) or text[e1] == " ")
+    assert _windows("short") == [(0, 5)]
+
+
+@pytest.mark.slow
+def test_a_one_megabyte_record(detector) -> None:  # type: ignore[no-untyped-def]
+    from components.generate import generate_corpus
+
+    text = " ".join(t.text for c in generate_corpus(600, 9) for t in c.turns)
+    text = (text * 3)[:1_000_000]
+    corpus = [Conversation("big", (Turn(None, text),), plain=True)]
+    ((anonymized, replacements),) = run(corpus, detector)
+    assert len(replacements) > 10_000
+    import re
+
+    assert re.findall(r"[\w.]+@[\w-]+\.\w+", text)  # the input has written emails ...
+    assert not re.findall(r"[\w.]+@[\w-]+\.\w+", anonymized.turns[0].text)  # ... none survive
+    outside_placeholders = re.sub(r"\[[A-Z_]+_\d+\]", "", anonymized.turns[0].text)
+    assert not re.findall(r"\d{3}", outside_placeholders)  # nor any run of 3+ digits
