@@ -164,7 +164,18 @@ def _build_analyzer(spacy_model: str) -> Any:
     # Presidio warns once per recognizer of every other language it ships; only English runs.
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
     analyzer = AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=[LANGUAGE])
-    for recognizer in transcript_recognizers():
+    for recognizer in [*transcript_recognizers(), *_north_american_recognizers()]:
         analyzer.registry.add_recognizer(recognizer)
     logger.info("Presidio analyzer ready with spaCy model %s", spacy_model)
     return analyzer
+
+
+def _north_american_recognizers() -> list[Any]:
+    """Presidio's US and Canada recognizers that its default English registry leaves out."""
+    from presidio_analyzer.predefined_recognizers import (
+        AbaRoutingRecognizer,
+        CaPostalCodeRecognizer,
+        CaSinRecognizer,
+    )
+
+    return [AbaRoutingRecognizer(), CaSinRecognizer(), CaPostalCodeRecognizer()]
