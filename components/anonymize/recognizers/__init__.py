@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.anonymize.recognizers.address_block import AddressBlockRecognizer
 from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
 from components.anonymize.recognizers.spoken_characters import SpokenCharactersRecognizer
 from components.anonymize.recognizers.transcript_patterns import transcript_pattern_recognizers
@@ -14,6 +15,7 @@ def transcript_recognizers() -> list[Any]:
     """Every transcript recognizer, ready to add to a Presidio registry."""
     return [
         SpokenCharactersRecognizer(),
+        AddressBlockRecognizer(),
         NameGazetteerRecognizer(),
         UsernameHotwordRecognizer(),
         *transcript_pattern_recognizers(),

@@ -22,7 +22,7 @@ MISHEARD_DIGITS = frozenset({"for", "to", "too", "won", "ate"})
 # Dictation glue that belongs to the item being read out (an email, a handle, an address).
 CONNECTORS = frozenset({"dash", "hyphen", "dot", "point", "underscore", "slash"})
 # An identifier with a short letter prefix (TCK-3335, w5459) is one token; "it's" is one word.
-_SEPARATOR_GAP = re.compile(r"[\s,.\-/]*")
+_SEPARATOR_GAP = re.compile(r"[\s,.\-/()+]*")  # "(37) 788-063" is one run
 _TOKEN = re.compile(r"(?:[A-Za-z]{1,5}-?)?\d[A-Za-z\d]*|[A-Za-z]+(?:'[A-Za-z]+)*|[-./,]")
 
 
@@ -77,17 +77,18 @@ class SpokenCharactersRecognizer(EntityRecognizer):
         ]
         results = []
         for run in _runs(tokens, text):
-            result = self._classify(run)
+            result = self._classify(run, text)
             if result is not None and result.entity_type in entities:
                 results.append(result)
         return results
 
-    def _classify(self, run: list[_Token]) -> RecognizerResult | None:
+    def _classify(self, run: list[_Token], text: str) -> RecognizerResult | None:
         digits = sum(_digit_count(t) for t in run)
         letters = sum(t.kind == "letter" for t in run)
         mixed = letters and digits and letters + digits >= self.MIN_DIGITS  # "M-K two one"
         if digits >= self.MIN_DIGITS or mixed:
-            return RecognizerResult("GENERIC_ID", run[0].start, run[-1].end, self.DIGIT_SCORE)
+            start = run[0].start - (run[0].start > 0 and text[run[0].start - 1] in "(+")
+            return RecognizerResult("GENERIC_ID", start, run[-1].end, self.DIGIT_SCORE)
         if letters >= self.MIN_LETTERS and digits == 0:
             return RecognizerResult("PERSON", run[0].start, run[-1].end, self.LETTER_SCORE)
         return None

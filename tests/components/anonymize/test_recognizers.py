@@ -79,3 +79,35 @@ def test_spelled_letters_with_a_and_i_inside() -> None:
     assert ("h-a-r-r-i-s one eight", "GENERIC_ID") in found(
         "for your account h-a-r-r-i-s one eight."
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("send it to 82 Maidstone Road\n Apt. 224\n WELLINGTON MARSH\n Armenia 03622 ok",
+         "82 Maidstone Road\n Apt. 224\n WELLINGTON MARSH\n Armenia 03622"),
+        ("a new one to 35 Hausergasse 59 Suite 106, Karlovy Vary 17, Japan 67785? I am",
+         "35 Hausergasse 59 Suite 106, Karlovy Vary 17, Japan 67785"),
+        ("mailed to 9842 Jefferson Drive. Thanks", "9842 Jefferson Drive."),
+        ("lives at 19 guipúzcoa 1268 now", "19 guipúzcoa 1268"),
+    ],
+)  # fmt: skip
+def test_address_blocks(text: str, address: str) -> None:
+    from components.anonymize.recognizers.address_block import AddressBlockRecognizer
+
+    results = AddressBlockRecognizer().analyze(text, ["STREET_ADDRESS"])
+    assert [text[r.start : r.end] for r in results] == [address]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I have 3 kids and 2 dogs.", "we sold 500 units last year", "the 10th year in vancouver"],
+)
+def test_no_address_in_counts(text: str) -> None:
+    from components.anonymize.recognizers.address_block import AddressBlockRecognizer
+
+    assert AddressBlockRecognizer().analyze(text, ["STREET_ADDRESS"]) == []
+
+
+def test_phone_in_parentheses_is_one_run() -> None:
+    assert ("(37) 788-063", "GENERIC_ID") in found("They're not answering at (37) 788-063")
