@@ -25,7 +25,9 @@ def configure_tracking(experiment: str) -> str:
     """Point MLflow at the project's store and return the experiment's id."""
     import mlflow
 
-    mlflow.set_tracking_uri(os.environ.get("MLFLOW_TRACKING_URI", DEFAULT_TRACKING_URI))
+    # An absolute path: MLflow caches stores by URI, and a relative one changes with the cwd.
+    default = f"sqlite:///{Path(DEFAULT_TRACKING_URI.removeprefix('sqlite:///')).resolve()}"
+    mlflow.set_tracking_uri(os.environ.get("MLFLOW_TRACKING_URI", default))
     found = mlflow.get_experiment_by_name(experiment)
     if found is not None:
         return str(found.experiment_id)

@@ -83,7 +83,9 @@ def test_registered_model_loads_back_and_generates(
 ) -> None:
     import mlflow
 
-    mlflow.set_tracking_uri(f"sqlite:///{repo / 'mlflow.db'}")
+    uri = f"sqlite:///{repo / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)  # set_tracking_uri sets it too: undo after
+    mlflow.set_tracking_uri(uri)
     monkeypatch.chdir(repo)
     model = mlflow.pyfunc.load_model("models:/veiltune-adapter@candidate")
     outputs = model.predict(["Summarize this call: [PERSON_NAME_1] asked for a refund."],

@@ -150,6 +150,7 @@ def test_evaluate_detection_writes_metrics_and_logs_to_mlflow(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     gold = tmp_path / "gold.jsonl"
     write_jsonl(gold, [
         {"id": "a", "text": "Write to jane.doe@example.com today", "gold": [[9, 29, "EMAIL_ADDRESS"]]},
