@@ -6,6 +6,7 @@ from typing import Any
 
 from components.anonymize.recognizers.address_block import AddressBlockRecognizer
 from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
+from components.anonymize.recognizers.organization_cues import OrganizationCueRecognizer
 from components.anonymize.recognizers.spoken_characters import SpokenCharactersRecognizer
 from components.anonymize.recognizers.transcript_patterns import transcript_pattern_recognizers
 from components.anonymize.recognizers.username_hotword import UsernameHotwordRecognizer
@@ -18,5 +19,6 @@ def transcript_recognizers() -> list[Any]:
         AddressBlockRecognizer(),
         NameGazetteerRecognizer(),
         UsernameHotwordRecognizer(),
+        OrganizationCueRecognizer(),
         *transcript_pattern_recognizers(),
     ]

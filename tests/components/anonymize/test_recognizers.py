@@ -111,3 +111,24 @@ def test_no_address_in_counts(text: str) -> None:
 
 def test_phone_in_parentheses_is_one_run() -> None:
     assert ("(37) 788-063", "GENERIC_ID") in found("They're not answering at (37) 788-063")
+
+
+@pytest.mark.parametrize(
+    ("text", "organizations"),
+    [
+        ("yeah uh thank you for calling anderson, fernandez and scott my name is sarah",
+         ["anderson, fernandez and scott"]),
+        ("five years at stevens telecom", ["stevens telecom"]),
+        ("that's still billed to morales wireless?", ["morales wireless"]),
+        ("Great, it's Alexandra Barrett with Byrd, Cox and Hernandez. Is now", ["Byrd, Cox and Hernandez"]),
+        ("Hi, this is Gina Bentley from Bond Insurance", ["Bond Insurance"]),
+        ("I am in good health and energy", []),
+        ("thank you for calling, how can I help", []),
+        ("Hi, this is Jason Mckenzie with Jerry Smith here", []),
+    ],
+)  # fmt: skip
+def test_organizations_by_cue_and_suffix(text: str, organizations: list[str]) -> None:
+    from components.anonymize.recognizers.organization_cues import OrganizationCueRecognizer
+
+    results = OrganizationCueRecognizer().analyze(text, ["ORGANIZATION"])
+    assert sorted({text[r.start : r.end] for r in results}) == sorted(organizations)
