@@ -25,6 +25,9 @@ class InventoryEntry:
     digest: str
     n_tokens: int
     n_chars: int
+    # False for a lone common word ("shelby", "smith"): a model can write it by chance, so
+    # finding it in an output proves nothing. Computed from the value at ingest; no PI.
+    specific: bool = True
 
     def to_record(self) -> dict[str, Any]:
         return asdict(self)
@@ -60,7 +63,20 @@ def inventory_entries(conversations: Iterable[Conversation], salt: str) -> Itera
                 digest=salted_digest(value, salt),
                 n_tokens=len(value.split()),
                 n_chars=len(value.replace(" ", "")),
+                specific=is_specific(value),
             )
+
+
+COMMON_WORD_ZIPF = 3.0  # wordfreq Zipf frequency from which a single word is "common"
+
+
+def is_specific(value_normalized: str) -> bool:
+    """Whether a value identifies someone on its own: several words, digits, or a rare word."""
+    from wordfreq import zipf_frequency
+
+    if " " in value_normalized or any(c.isdigit() for c in value_normalized):
+        return True
+    return bool(zipf_frequency(value_normalized, "en") < COMMON_WORD_ZIPF)
 
 
 def read_inventory(path: Path) -> list[InventoryEntry]:
@@ -70,8 +86,8 @@ def read_inventory(path: Path) -> list[InventoryEntry]:
 def find_leaks(
     text: str, entries: Iterable[InventoryEntry], salt: str, min_chars: int
 ) -> list[InventoryEntry]:
-    """Inventory entries (of at least ``min_chars`` characters) whose value occurs in ``text``."""
-    by_digest = {e.digest: e for e in entries if e.n_chars >= min_chars}
+    """Specific inventory entries (of at least ``min_chars`` characters) found in ``text``."""
+    by_digest = {e.digest: e for e in entries if e.specific and e.n_chars >= min_chars}
     if not by_digest:
         return []
     longest = max(e.n_tokens for e in by_digest.values())

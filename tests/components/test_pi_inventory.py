@@ -36,13 +36,28 @@ def test_leaks_found_by_hash_regardless_of_case_and_punctuation() -> None:
     assert find_leaks("The customer asked about a refund.", entries, SALT, 6) == []
 
 
-def test_short_values_are_ignored_below_min_chars() -> None:
+def test_values_shorter_than_min_chars_are_ignored() -> None:
     entries = list(inventory_entries([conversation()], SALT))
-    assert find_leaks("Pam called.", entries, SALT, min_chars=6) == []
-    assert [e.entity_type for e in find_leaks("Pam called.", entries, SALT, 3)] == ["PERSON_NAME"]
+    output = "write to mark.k@example.com"  # 15 letters and digits
+    assert [e.entity_type for e in find_leaks(output, entries, SALT, min_chars=15)] == [
+        "EMAIL_ADDRESS"
+    ]
+    assert find_leaks(output, entries, SALT, min_chars=16) == []
 
 
 def test_a_different_salt_does_not_match() -> None:
     entries = list(inventory_entries([conversation()], SALT))
     assert find_leaks("mark kowalski", entries, "other", 6) == []
     assert normalized("Mark  KOWALSKI!") == "mark kowalski"
+
+
+def test_a_lone_common_first_name_is_not_counted_as_a_leak() -> None:
+    text = "This is Shelby. Shelby Kowalski, yes."
+    conversation = Conversation(
+        "c2", (Turn(None, text),),
+        pi=(PiSpan(0, 8, 14, "PERSON_NAME", "p1"), PiSpan(0, 16, 31, "PERSON_NAME", "p1")),
+    )  # fmt: skip
+    entries = list(inventory_entries([conversation], SALT))
+    assert sorted(e.specific for e in entries) == [False, True]
+    assert find_leaks("Sure, Shelby.", entries, SALT, min_chars=6) == []
+    assert [e.n_tokens for e in find_leaks("shelby kowalski", entries, SALT, 6)] == [2]
