@@ -72,11 +72,11 @@ COMMON_WORD_ZIPF = 3.0  # wordfreq Zipf frequency from which a single word is "c
 
 def is_specific(value_normalized: str) -> bool:
     """Whether a value identifies someone on its own: several words, digits, or a rare word."""
-    from wordfreq import zipf_frequency
+    from components.anonymize.recognizers.lexicon import zipf
 
     if " " in value_normalized or any(c.isdigit() for c in value_normalized):
         return True
-    return bool(zipf_frequency(value_normalized, "en") < COMMON_WORD_ZIPF)
+    return zipf(value_normalized) < COMMON_WORD_ZIPF
 
 
 def read_inventory(path: Path) -> list[InventoryEntry]:

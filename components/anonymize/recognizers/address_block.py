@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from presidio_analyzer import EntityRecognizer, RecognizerResult
+from presidio_analyzer import RecognizerResult
+
+from components.anonymize.recognizers.base import ScannerRecognizer
+from components.anonymize.recognizers.lexicon import zipf
 
 _WORD = r"[^\W\d_][\w'’.-]*"
 _SUFFIX = (
@@ -43,17 +46,11 @@ _SEPARATOR = re.compile(
 _MAX_PARTS = 4
 
 
-class AddressBlockRecognizer(EntityRecognizer):
+class AddressBlockRecognizer(ScannerRecognizer):
     """Finds street addresses with their trailing parts (``STREET_ADDRESS``)."""
 
     ENTITIES = ("STREET_ADDRESS",)
     SCORE = 0.6
-
-    def __init__(self) -> None:
-        super().__init__(supported_entities=list(self.ENTITIES), name="AddressBlockRecognizer")
-
-    def load(self) -> None:
-        return None
 
     def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
         if "STREET_ADDRESS" not in entities:
@@ -87,12 +84,8 @@ def _extend(text: str, end: int) -> int:
 def _named_like_a_street(line: str) -> bool:
     """Without a street suffix, the name must be capitalised or a rare word ("3 kids and 2"
     is no address, "19 guipúzcoa 1268" is)."""
-    from wordfreq import zipf_frequency
-
     words = [w for w in line.split() if w[0].isalpha()]
-    return bool(words) and all(
-        w[0].isupper() or zipf_frequency(w.lower(), "en") < 2.5 for w in words
-    )
+    return bool(words) and all(w[0].isupper() or zipf(w.lower()) < 2.5 for w in words)
 
 
 def _looks_like_place(part: str) -> bool:

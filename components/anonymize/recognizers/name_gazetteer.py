@@ -19,6 +19,8 @@ from typing import Any
 
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 
+from components.anonymize.recognizers.lexicon import stop_words, zipf
+
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 CUE_BEFORE = (
     "my name is", "name's", "i'm", "i am", "this is", "hi", "hey", "hello", "thanks",
@@ -80,24 +82,24 @@ class NameGazetteerRecognizer(EntityRecognizer):
         """(score, whether it is a surname); score 0 when the word is not a name."""
         word = match.group()
         low = word.lower()
-        if len(low) < 2 or low in _stop_words():
+        if len(low) < 2 or low in stop_words():
             return 0.0, False
         name_freq, english_freq = first_name_frequencies().get(low, (0, 0))
-        zipf = _zipf(low)
+        frequency = zipf(low)
         before = text[max(0, match.start() - 20) : match.start()]
         p = self.policy
         capitalized = word[0].isupper() and not word.isupper()
         if capitalized and not _SENTENCE_START.search(before):
-            if name_freq and zipf < p.capitalized_max_zipf:
+            if name_freq and frequency < p.capitalized_max_zipf:
                 return p.gazetteer_score, False
-        elif (name_freq >= p.lowercase_min_name_freq and zipf < p.lowercase_max_zipf) or (
+        elif (name_freq >= p.lowercase_min_name_freq and frequency < p.lowercase_max_zipf) or (
             english_freq >= p.lowercase_min_english_name_freq
-            and zipf < p.lowercase_max_zipf_english_name
+            and frequency < p.lowercase_max_zipf_english_name
         ):
             return p.gazetteer_score, False
-        if after_name and zipf < p.surname_max_zipf:
+        if after_name and frequency < p.surname_max_zipf:
             return p.surname_score, True
-        if _CUE.search(before) and zipf < p.cue_max_zipf:
+        if _CUE.search(before) and frequency < p.cue_max_zipf:
             return p.cue_score, False
         return 0.0, False
 
@@ -118,17 +120,3 @@ def first_name_frequencies() -> dict[str, tuple[int, int]]:
             best, english = frequencies.get(name, (0, 0))
             frequencies[name] = (max(best, *values), max(english, *values[:3]))
     return frequencies
-
-
-@functools.lru_cache(maxsize=200_000)
-def _zipf(word: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return float(zipf_frequency(word, "en"))
-
-
-@functools.lru_cache(maxsize=1)
-def _stop_words() -> frozenset[str]:
-    from spacy.lang.en.stop_words import STOP_WORDS
-
-    return frozenset(STOP_WORDS)

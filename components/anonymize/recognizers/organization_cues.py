@@ -4,11 +4,13 @@ suffix ("... Telecom", "... and Sons", "... LLC"), in any case."""
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any
 
-from presidio_analyzer import EntityRecognizer, RecognizerResult
+from presidio_analyzer import RecognizerResult
+
+from components.anonymize.recognizers.base import ScannerRecognizer
+from components.anonymize.recognizers.lexicon import stop_words, zipf
 
 INTRODUCERS = (
     "thank you for calling", "thanks for calling", "thank you for contacting",
@@ -46,18 +48,12 @@ _STOP = re.compile(
 )
 
 
-class OrganizationCueRecognizer(EntityRecognizer):
+class OrganizationCueRecognizer(ScannerRecognizer):
     """Finds company names introduced by a phrase or ended by a suffix (``ORGANIZATION``)."""
 
     ENTITIES = ("ORGANIZATION",)
     SCORE = 0.55
     MAX_COMMON_ZIPF = 4.8  # the first word of a name is no everyday word ("the", "your")
-
-    def __init__(self) -> None:
-        super().__init__(supported_entities=list(self.ENTITIES), name="OrganizationCueRecognizer")
-
-    def load(self) -> None:
-        return None
 
     def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
         if "ORGANIZATION" not in entities:
@@ -81,7 +77,7 @@ class OrganizationCueRecognizer(EntityRecognizer):
 
     def _plausible(self, name: str) -> bool:
         first = name.split()[0].strip(",").lower()
-        return first not in _stop_words() and _zipf(first) < self.MAX_COMMON_ZIPF
+        return first not in stop_words() and zipf(first) < self.MAX_COMMON_ZIPF
 
 
 def _starts_with_first_name(name: str) -> bool:
@@ -102,25 +98,11 @@ def _trim_leading_words(text: str, start: int, end: int) -> int:
     words = list(re.finditer(r"\S+", text[start:end]))
     for i in range(len(words) - 1, -1, -1):
         token = words[i].group().strip(",").lower()
-        if token in _stop_words() and token not in {"and", "&"}:
+        if token in stop_words() and token not in {"and", "&"}:
             words = words[i + 1 :]
             break
     for word in words:
         token = word.group().strip(",")
-        if token[:1].isupper() or _zipf(token.lower()) < NAME_LIKE_MAX_ZIPF:
+        if token[:1].isupper() or zipf(token.lower()) < NAME_LIKE_MAX_ZIPF:
             return start + word.start()
     return end
-
-
-@functools.lru_cache(maxsize=1)
-def _stop_words() -> frozenset[str]:
-    from spacy.lang.en.stop_words import STOP_WORDS
-
-    return frozenset(STOP_WORDS)
-
-
-@functools.lru_cache(maxsize=100_000)
-def _zipf(word: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return float(zipf_frequency(word, "en"))

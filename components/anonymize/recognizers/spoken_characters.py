@@ -11,7 +11,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from presidio_analyzer import EntityRecognizer, RecognizerResult
+from presidio_analyzer import RecognizerResult
+
+from components.anonymize.recognizers.base import ScannerRecognizer
 
 DIGIT_WORDS = frozenset(
     {"zero", "oh", "o", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
@@ -55,7 +57,7 @@ class _Token:
         return "other"
 
 
-class SpokenCharactersRecognizer(EntityRecognizer):
+class SpokenCharactersRecognizer(ScannerRecognizer):
     """Finds dictated digit runs (``GENERIC_ID``) and spelled-out words (``PERSON``)."""
 
     ENTITIES = ("GENERIC_ID", "PERSON")
@@ -63,12 +65,6 @@ class SpokenCharactersRecognizer(EntityRecognizer):
     MIN_LETTERS = 2
     DIGIT_SCORE = 0.6
     LETTER_SCORE = 0.5
-
-    def __init__(self) -> None:
-        super().__init__(supported_entities=list(self.ENTITIES), name="SpokenCharactersRecognizer")
-
-    def load(self) -> None:  # nothing to load: a pure scanner
-        return None
 
     def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
         tokens = [

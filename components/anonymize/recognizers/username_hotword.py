@@ -10,7 +10,10 @@ import functools
 import re
 from typing import Any
 
-from presidio_analyzer import EntityRecognizer, RecognizerResult
+from presidio_analyzer import RecognizerResult
+
+from components.anonymize.recognizers.base import ScannerRecognizer
+from components.anonymize.recognizers.lexicon import stop_words, zipf
 
 HOTWORD = re.compile(
     r"\b(?:user[\s-]?names?|user[\s-]?ids?|log[\s-]?in(?:\s+(?:name|id))?|handle|"
@@ -21,19 +24,13 @@ _CANDIDATE = re.compile(r"(?<![\w@.])[A-Za-z0-9][A-Za-z0-9._-]{1,31}(?![\w@])")
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 
 
-class UsernameHotwordRecognizer(EntityRecognizer):
+class UsernameHotwordRecognizer(ScannerRecognizer):
     """Finds the handle that follows a username hotword (``USER_NAME``)."""
 
     ENTITIES = ("USER_NAME",)
     WINDOW = 100
     SCORE = 0.9  # an announced handle is stronger evidence than NER's guess at the word
     MAX_COMMON_ZIPF = 4.0  # a handle is not an everyday word, unless it has digits or _ .
-
-    def __init__(self) -> None:
-        super().__init__(supported_entities=list(self.ENTITIES), name="UsernameHotwordRecognizer")
-
-    def load(self) -> None:
-        return None
 
     def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
         if "USER_NAME" not in entities:
@@ -58,18 +55,9 @@ class UsernameHotwordRecognizer(EntityRecognizer):
             return False
         if any(c.isdigit() or c in "._" for c in low):
             return True
-        return _zipf(low) < self.MAX_COMMON_ZIPF
+        return zipf(low) < self.MAX_COMMON_ZIPF
 
 
 @functools.lru_cache(maxsize=1)
 def _fillers() -> frozenset[str]:
-    from spacy.lang.en.stop_words import STOP_WORDS
-
-    return frozenset(STOP_WORDS) | {"um", "uh", "okay", "yeah", "yes", "sure", "right", "it's"}
-
-
-@functools.lru_cache(maxsize=100_000)
-def _zipf(word: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return float(zipf_frequency(word, "en"))
+    return stop_words() | {"um", "uh", "okay", "yeah", "yes", "sure", "right", "it's"}
