@@ -161,25 +161,29 @@ def _propagate_names(
     Person names propagate word by word (a first name alone is the same person); other
     items (a username, an email, an account number) as their whole surface.
     """
-    names: set[str] = set()
-    items: dict[str, tuple[float, str]] = {}  # lowercase surface -> (best score, its type)
+    # Each surface takes the type of its most confident detection in the conversation.
+    best: dict[str, tuple[float, str]] = {}  # lowercase surface -> (best score, its type)
     for (_, text), found in zip(fields, spans, strict=True):
         for span in found:
-            surface = text[span.start : span.end]
-            if span.entity_type == "PERSON_NAME":
-                names.update(
-                    t
-                    for t in entity_tokens(surface)
-                    if t.isalpha() and len(t) >= _MIN_PROPAGATED_TOKEN
-                )
-            elif len(surface.strip()) >= _MIN_PROPAGATED_SURFACE:
-                key = surface.strip().lower()
-                items[key] = max(items.get(key, (0.0, "")), (span.score, span.entity_type))
+            key = text[span.start : span.end].strip().lower()
+            best[key] = max(best.get(key, (0.0, "")), (span.score, span.entity_type))
+    names = {
+        token
+        for surface, (_, info_type) in best.items()
+        if info_type == "PERSON_NAME"
+        for token in entity_tokens(surface)
+        if token.isalpha() and len(token) >= _MIN_PROPAGATED_TOKEN
+    }
+    types = {surface: info_type for surface, (_, info_type) in best.items()}
+    items = {
+        surface: info_type
+        for surface, info_type in types.items()
+        if info_type != "PERSON_NAME" and len(surface) >= _MIN_PROPAGATED_SURFACE
+    }
     if not names and not items:
         return [resolve_overlaps(found) for found in spans]
-    types = {surface: info_type for surface, (_, info_type) in items.items()}
     return [
-        resolve_overlaps(_consensus(found, text, types) + _mentions(text, names, types))
+        resolve_overlaps(_consensus(found, text, types) + _mentions(text, names, items))
         for (_, text), found in zip(fields, spans, strict=True)
     ]
 

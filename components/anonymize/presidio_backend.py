@@ -139,11 +139,15 @@ class _NerOnlySpacyEngine(SpacyNlpEngine):
             pipelines[model["lang_code"]] = nlp
         self.nlp = pipelines  # type: ignore[assignment]  # Presidio annotates it as None
 
+    def pipeline(self, lang_code: str) -> Language:
+        return self.nlp[lang_code]  # type: ignore[index]  # Presidio annotates it as None
+
 
 def _build_analyzer(spacy_model: str) -> Any:
     from presidio_analyzer import AnalyzerEngine
 
     from components.anonymize.recognizers import transcript_recognizers
+    from components.anonymize.recognizers.unfamiliar_words import lemma_vocabulary
 
     ner_configuration = NerModelConfiguration(
         model_to_presidio_entity_mapping=_NER_MAPPING,
@@ -164,7 +168,13 @@ def _build_analyzer(spacy_model: str) -> Any:
     # Presidio warns once per recognizer of every other language it ships; only English runs.
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
     analyzer = AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=[LANGUAGE])
-    for recognizer in [*transcript_recognizers(), *_north_american_recognizers()]:
+    vocabulary = lemma_vocabulary(nlp_engine.pipeline(LANGUAGE))
+    if not vocabulary:
+        logger.warning(
+            "spaCy model %s has no lemma index: words outside the dictionary are not flagged",
+            spacy_model,
+        )
+    for recognizer in [*transcript_recognizers(vocabulary), *_north_american_recognizers()]:
         analyzer.registry.add_recognizer(recognizer)
     logger.info("Presidio analyzer ready with spaCy model %s", spacy_model)
     return analyzer

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from components.errors import InputError
@@ -81,7 +81,26 @@ def load_labelled(kind: str, path: Path | None, limit: int | None = None) -> lis
         raise InputError(f"unknown dataset kind {kind!r}; one of: embedded, {', '.join(loaders)}")
     if not texts:
         raise InputError(f"{path}: no labelled texts")
+    texts = [replace(t, gold=neutral_titles(t.text, t.gold)) for t in texts]
     return texts[:limit] if limit else texts
+
+
+_TITLE = re.compile(r"(?:mr|mrs|ms|mx|miss|dr|prof|sir|madam|dame|lord|lady)\.?(?=\s|$)\s*", re.I)
+
+
+def neutral_titles(text: str, gold: tuple[GoldSpan, ...]) -> tuple[GoldSpan, ...]:
+    """Titles are left in clear on purpose: a gold span that opens with one ("Mr. Ford",
+    or a lone "Dr." that a data set labels as a person) gives the title to ``NEUTRAL``."""
+    spans: list[GoldSpan] = []
+    for span in gold:
+        title = _TITLE.match(text, span.start, span.end)
+        if span.entity_type == NEUTRAL or not title:
+            spans.append(span)
+            continue
+        spans.append(GoldSpan(span.start, title.end(), NEUTRAL))
+        if title.end() < span.end:
+            spans.append(GoldSpan(title.end(), span.end, span.entity_type))
+    return tuple(spans)
 
 
 def _presidio_research(path: Path) -> Iterator[LabelledText]:

@@ -5,6 +5,10 @@ A street line is a house number with one to five words and a street suffix or a 
 number (``82 Maidstone Road``, ``35 Hausergasse 59``, ``55 ul. Podleśna 17``). Each
 following part, after a comma or a line break, joins the address while it looks like one
 (a unit, a short capitalised place name, a postal code), so multi-line blocks are whole.
+Streets written name first also count: after a street word ("Via Capo le Case 143",
+"rue du Président Roosevelt", "ul. Królowej Jadwigi 112") or with the street word fused
+to the name ("Willem Barentszweg 177", "Grolmanstraße 25"); so do intersections ("the
+corner of Ilichova 50 and Salcido Street").
 """
 
 from __future__ import annotations
@@ -31,13 +35,37 @@ STREET_LINE = re.compile(
     rf"|{_WORD}(?:[ \t]+{_WORD}){{0,3}}[ \t]+{_NUMBER}(?!\w))",
     re.IGNORECASE,
 )
+# Street words that open the name in Romance and Slavic formats.
+_PREFIX = (
+    r"(?:via|viale|vicolo|corso|piazza|strada|rua|r\.?|rue|av\.?|avenida|calle|c/|carrer|"
+    r"camino|paseo|plaza|praça|largo|travessa|estrada|ul\.?|ulica|al\.?|aleja|bd\.?|"
+    r"chemin|quai|impasse|allée)"
+)
+# Street words written as the end of the name ("Grolmanstraße", "Barentszweg").
+_FUSED_SUFFIX = (
+    r"(?:straße|strasse|straat|weg|vej|gasse|laan|gade|gatan|vägen|veien|vegen|vegur|katu|"
+    r"tie|utca)"
+)
+_CONNECTOR = r"(?:de|da|das|do|dos|del|della|di|du|des|la|le|les|van|von|der|den|y|e)"
+_NAME_FIRST = re.compile(
+    rf"(?<![\w-])(?:{_NUMBER}[ \t]+){{0,2}}{_PREFIX}[ \t]+"
+    rf"(?:(?:{_CONNECTOR}|{_WORD})[ \t]+){{0,4}}{_WORD}(?:,?[ \t]+{_NUMBER}\.?(?!\w))?"
+    rf"|(?<![\w-])(?:(?-i:[^\W\d_a-z])[\w'’.-]*[ \t]+){{0,2}}"
+    rf"[^\W\d_]+{_FUSED_SUFFIX}[ \t]+{_NUMBER}(?!\w)",
+    re.IGNORECASE,
+)
+_CORNER = re.compile(
+    rf"(?:the[ \t]+)?corner[ \t]+of[ \t]+[^\n,.?!]{{2,60}}?[ \t]+and[ \t]+"
+    rf"(?:{_WORD}[ \t]+){{0,3}}{_SUFFIX}(?!\w)",
+    re.IGNORECASE,
+)
 _UNIT = re.compile(
     r"(?:apt|apartment|suite|ste|unit|box|p\.?\s?o\.?\s+box|floor|fl|room|#)\.?\s*[\w-]+"
     r"(?:\s+box\s+\d+)?",
     re.IGNORECASE,
 )
 _PLACE = re.compile(
-    rf"(?:{_WORD}(?:[ \t-]+{_WORD}){{0,3}})?(?:,?[ \t]+[A-Z]{{2,3}})?"
+    rf"(?:{_WORD}(?:[ \t-]+{_WORD}){{0,5}})?(?:,?[ \t]+[A-Z]{{2,3}})?"
     r"(?:[ \t]+(?=[A-Z0-9 -]*\d)[A-Z0-9]{2,5}(?:[ -][A-Z0-9]{3,4})?)?"
 )
 _SEPARATOR = re.compile(
@@ -55,7 +83,12 @@ class AddressBlockRecognizer(ScannerRecognizer):
     def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
         if "STREET_ADDRESS" not in entities:
             return []
-        results = []
+        results = [
+            RecognizerResult("STREET_ADDRESS", m.start(), _extend(text, m.end()), self.SCORE)
+            for pattern in (_CORNER, _NAME_FIRST)
+            for m in pattern.finditer(text)
+            if pattern is _CORNER or _numbered_or_named(m.group())
+        ]
         position = 0
         while match := STREET_LINE.search(text, position):
             if not (match.group("suffix") or _named_like_a_street(match.group())):
@@ -64,7 +97,22 @@ class AddressBlockRecognizer(ScannerRecognizer):
             end = _extend(text, match.end())
             results.append(RecognizerResult("STREET_ADDRESS", match.start(), end, self.SCORE))
             position = end
-        return results
+        return _outermost(results)
+
+
+def _outermost(results: list[RecognizerResult]) -> list[RecognizerResult]:
+    """Drop addresses found inside a longer one."""
+    return [
+        r
+        for r in results
+        if not any(
+            o is not r
+            and o.start <= r.start
+            and r.end <= o.end
+            and (o.end - o.start) > (r.end - r.start)
+            for o in results
+        )
+    ]
 
 
 def _extend(text: str, end: int) -> int:
@@ -88,11 +136,30 @@ def _named_like_a_street(line: str) -> bool:
     return bool(words) and all(w[0].isupper() or zipf(w.lower()) < 2.5 for w in words)
 
 
+def _numbered_or_named(street: str) -> bool:
+    """A street written name first has a capitalised or rare name: "via Roma 5" and "rue du
+    Président Roosevelt" are streets, "via email 2 times" is not."""
+    words = [w for w in street.split() if w[0].isalpha()][1:]  # the words after the prefix
+    words = [w for w in words if w.lower() not in _CONNECTORS]
+    return bool(words) and all(w[0].isupper() or zipf(w.lower()) < 3.0 for w in words)
+
+
+_CONNECTORS = frozenset(_CONNECTOR[3:-1].split("|"))
+
+
 def _looks_like_place(part: str) -> bool:
-    """A place name is short and capitalised (or has digits, like a postal code)."""
+    """A place name is short, its words capitalised or rare ("sisimiut", "Oued Esseder",
+    "Democratic Republic of the Congo"); a postal code has digits."""
     words = part.split()
     if not words or len(words) > 6:
         return False
     if any(c.isdigit() for c in part):
         return True
-    return all(w[0].isupper() for w in words if w[0].isalpha())
+    return all(
+        w[0].isupper() or w.lower() in _PLACE_JOINERS or zipf(w.lower()) < 3.0
+        for w in words
+        if w[0].isalpha()
+    )
+
+
+_PLACE_JOINERS = frozenset({"of", "the", "and", "de", "del", "da", "do", "di", "nad", "sur"})

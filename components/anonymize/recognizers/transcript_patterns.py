@@ -63,6 +63,22 @@ PATTERNS = (
         0.6, ("address", "live", "ship", "mail", "street", "moving"),
     ),
     TranscriptPattern(
+        "STREET_ADDRESS", "apartment or suite",
+        r"\b(?:apt|apartment|suite|ste|unit)\.?\s*#?\d{1,5}[a-z]?\b",
+        0.5,
+    ),
+    TranscriptPattern(
+        "STREET_ADDRESS", "post office box",
+        r"\bp\.?\s?o\.?\s+box\s+\d{1,6}\b",
+        0.6,
+    ),
+    TranscriptPattern(
+        "STREET_ADDRESS", "US military address",
+        r"\b(?:(?:psc|unit|cmr)\s+\d{3,5},?\s+box\s+\d{3,5}|(?:uss|usns|usnv)\s+[a-z]+)"
+        r"[\s,]+(?:apo|fpo|dpo)\s+(?:aa|ae|ap)\s+\d{5}\b",
+        0.7,
+    ),
+    TranscriptPattern(
         "DATE_OF_BIRTH", "month-name date with year",
         rf"\b(?:{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?"
         rf"\s+(?:of\s+)?{_MONTH},?\s+\d{{4}})\b",

