@@ -20,6 +20,7 @@ from presidio_analyzer import RecognizerResult
 
 from components.anonymize.recognizers.base import ScannerRecognizer
 from components.anonymize.recognizers.lexicon import zipf
+from components.anonymize.recognizers.place_gazetteer import place_names
 
 _WORD = r"[^\W\d_][\w'’.-]*"
 _SUFFIX = (
@@ -122,11 +123,27 @@ def _extend(text: str, end: int) -> int:
         if not separator:
             break
         start = separator.end()
-        part = _UNIT.match(text, start) or _PLACE.match(text, start)
-        if not part or part.end() == start or not _looks_like_place(part.group()):
+        unit = _UNIT.match(text, start)
+        part_end = unit.end() if unit else _place_end(text, start)
+        if part_end == start:
             break
-        end = part.end()
+        end = part_end
     return end
+
+
+def _place_end(text: str, start: int) -> int:
+    """End of the longest run of words at ``start`` that looks like a place ("Boise" in
+    "Boise. Is that right?"); ``start`` when none does."""
+    match = _PLACE.match(text, start)
+    if not match:
+        return start
+    part = match.group()
+    while part:
+        if _looks_like_place(part):
+            return start + len(part.rstrip(". "))
+        cut = max(part.rfind(" "), part.rfind("\t"))
+        part = part[:cut] if cut > 0 else ""
+    return start
 
 
 def _named_like_a_street(line: str) -> bool:
@@ -154,6 +171,8 @@ def _looks_like_place(part: str) -> bool:
     if not words or len(words) > 6:
         return False
     if any(c.isdigit() for c in part):
+        return True
+    if part.strip(" .").lower() in place_names():
         return True
     return all(
         w[0].isupper() or w.lower() in _PLACE_JOINERS or zipf(w.lower()) < 3.0

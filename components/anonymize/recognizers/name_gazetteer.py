@@ -6,7 +6,8 @@ and weighs how strongly it is a name against how common it is as an English word
 (wordfreq's Zipf frequency): ``amy``, ``hubert`` and ``john`` are names, ``will``, ``may``
 and ``hope`` are words unless the context says otherwise. Context cues ("my name is",
 "hey", "thanks") mark the next word as a name even outside the gazetteer, and a rare word
-right after a name is taken as its surname ("amy schumer").
+right after a name is taken as its surname ("amy schumer"), and so is one of the 1,000
+most common US surnames, however common a word it is ("jane bell", "todd little").
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class NamePolicy:
     lowercase_max_zipf_english_name: float = 5.6  # ... unless it is a very common word
     capitalized_max_zipf: float = 5.0
     surname_max_zipf: float = 4.0
+    common_surname_max_zipf: float = 5.6  # "bell", "smith", "little" after a first name
     cue_max_zipf: float = 4.0
     gazetteer_score: float = 0.55
     surname_score: float = 0.5
@@ -97,11 +99,22 @@ class NameGazetteerRecognizer(EntityRecognizer):
             and frequency < p.lowercase_max_zipf_english_name
         ):
             return p.gazetteer_score, False
-        if after_name and frequency < p.surname_max_zipf:
+        if after_name and (
+            frequency < p.surname_max_zipf
+            or (low in common_surnames() and frequency < p.common_surname_max_zipf)
+        ):
             return p.surname_score, True
         if _CUE.search(before) and frequency < p.cue_max_zipf:
             return p.cue_score, False
         return 0.0, False
+
+
+@functools.lru_cache(maxsize=1)
+def common_surnames() -> frozenset[str]:
+    """The 1,000 most common US surnames (the Census list, as Faker ships it)."""
+    from faker.providers.person.en_US import Provider as UsPeople
+
+    return frozenset(name.lower() for name in UsPeople.last_names)
 
 
 @functools.lru_cache(maxsize=1)

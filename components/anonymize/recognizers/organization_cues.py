@@ -1,6 +1,8 @@
 """Organisation names as calls mention them: after the phrases that introduce a company
 ("thank you for calling ...", "calling from ...", "over at ..."), and before a corporate
-suffix ("... Telecom", "... and Sons", "... LLC"), in any case."""
+suffix ("... Telecom", "... and Sons", "... LLC"), in any case; and firms named after their
+partners ("Stevens, Palmer and Williams", "Rodriguez-Jones") when every name is a common
+surname."""
 
 from __future__ import annotations
 
@@ -11,6 +13,10 @@ from presidio_analyzer import RecognizerResult
 
 from components.anonymize.recognizers.base import ScannerRecognizer
 from components.anonymize.recognizers.lexicon import stop_words, zipf
+from components.anonymize.recognizers.name_gazetteer import (
+    common_surnames,
+    first_name_frequencies,
+)
 
 INTRODUCERS = (
     "thank you for calling", "thanks for calling", "thank you for contacting",
@@ -36,6 +42,10 @@ _BEFORE_SUFFIX = re.compile(
     rf"(?P<name>{_NAME_WORD}(?:[\s,-]+(?:and\s+)?{_NAME_WORD}){{0,2}}\s+"
     r"(?:" + "|".join(re.escape(s) for s in SUFFIXES) + r")\.?)(?!\w)",
     re.IGNORECASE,
+)
+# Firms named after their partners: "Stevens, Palmer and Williams", "Rodriguez-Jones".
+_SURNAME_FIRM = re.compile(
+    r"(?<![\w-])(?:[^\W\d_]+,\s+[^\W\d_]+,?\s+(?:and|&)\s+[^\W\d_]+|[^\W\d_]+-[^\W\d_]+)(?![\w-])"
 )
 # "with", "from", "at" introduce a company only when it is written capitalised.
 _CAPITALISED_AFTER = re.compile(
@@ -65,6 +75,13 @@ class OrganizationCueRecognizer(ScannerRecognizer):
                 name = _STOP.sub("", text[start:end]).rstrip(" ,.-")
                 if name and self._plausible(name) and not _starts_with_first_name(name):
                     results.append(self._result(start, start + len(name)))
+        for match in _SURNAME_FIRM.finditer(text):
+            if all(
+                w.lower() in common_surnames()
+                for w in re.findall(r"[^\W\d_]+", match.group())
+                if w.lower() != "and"
+            ):
+                results.append(self._result(match.start(), match.end()))
         for match in _BEFORE_SUFFIX.finditer(text):
             start, end = match.span("name")
             start = _trim_leading_words(text, start, end)
@@ -82,13 +99,12 @@ class OrganizationCueRecognizer(ScannerRecognizer):
 
 def _starts_with_first_name(name: str) -> bool:
     """ "with Jerry Smith" is a person, not a company."""
-    from components.anonymize.recognizers.name_gazetteer import first_name_frequencies
-
     _, english = first_name_frequencies().get(name.split()[0].strip(",").lower(), (0, 0))
     return english >= FIRST_NAME_MIN_ENGLISH_FREQ
 
 
 FIRST_NAME_MIN_ENGLISH_FREQ = 3
+SURNAME_MAX_ZIPF = 5.0  # "wells telecom" is a company, "good health" no
 NAME_LIKE_MAX_ZIPF = 3.4  # surnames are rare words; "billed", "help", "the" are not
 
 
@@ -103,6 +119,10 @@ def _trim_leading_words(text: str, start: int, end: int) -> int:
             break
     for word in words:
         token = word.group().strip(",")
-        if token[:1].isupper() or zipf(token.lower()) < NAME_LIKE_MAX_ZIPF:
+        if (
+            token[:1].isupper()
+            or zipf(token.lower()) < NAME_LIKE_MAX_ZIPF
+            or (token.lower() in common_surnames() and zipf(token.lower()) < SURNAME_MAX_ZIPF)
+        ):
             return start + word.start()
     return end

@@ -26,10 +26,13 @@ _ORDINAL_WORD = (
     r"twenty[\s-](?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|thirtieth|"
     r"thirty[\s-]first)"
 )
+_YEAR_WORD = (
+    r"(?:hundred|oh|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|"
+    r"nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|one|two|three|four|five|"
+    r"six|seven|eight|nine|thousand|and)"
+)
 _SPOKEN_YEAR = (
-    r"(?:nineteen|twenty)(?:[\s-]+(?:hundred|oh|ten|eleven|twelve|thirteen|fourteen|fifteen|"
-    r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
-    r"ninety|one|two|three|four|five|six|seven|eight|nine|thousand|and))+"
+    rf"(?:(?:nineteen|twenty)(?:[\s-]+{_YEAR_WORD})+|two[\s-]+thousand(?:[\s-]+{_YEAR_WORD})*)"
 )
 _DOMAIN_WORD = r"[a-z0-9][a-z0-9-]*"
 _TLD = r"(?:com|org|net|io|co|us|ca|edu|gov|info|biz|uk)"

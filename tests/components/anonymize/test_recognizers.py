@@ -32,6 +32,7 @@ def found(text: str) -> set[tuple[str, str]]:
         ("we moved to 9842 Jefferson Drive.", "9842 Jefferson Drive.", "STREET_ADDRESS"),
         ("It's thirteenth of april nineteen ninety two.", "thirteenth of april nineteen ninety two", "DATE_OF_BIRTH"),
         ("born February 27, 1969.", "February 27, 1969", "DATE_OF_BIRTH"),
+        ("thirteenth of february two thousand two", "thirteenth of february two thousand two", "DATE_OF_BIRTH"),
         ("my username is michaelw60", "michaelw60", "USER_NAME"),
         ("it's in Apt. 434 upstairs", "Apt. 434", "STREET_ADDRESS"),
         ("send it to P.O. Box 194 please", "P.O. Box 194", "STREET_ADDRESS"),
@@ -141,6 +142,10 @@ def test_phone_in_parentheses_is_one_run() -> None:
         ("I am in good health and energy", []),
         ("thank you for calling, how can I help", []),
         ("Hi, this is Jason Mckenzie with Jerry Smith here", []),
+        ("we switched to stevens, palmer and williams last year", ["stevens, palmer and williams"]),
+        ("the rodriguez-jones account", ["rodriguez-jones"]),
+        ("our vendor is chambers software", ["chambers software"]),
+        ("a well-known, long-term and user-friendly plan", []),
     ],
 )  # fmt: skip
 def test_organizations_by_cue_and_suffix(text: str, organizations: list[str]) -> None:
