@@ -44,11 +44,14 @@ class PlaceGazetteerRecognizer(ScannerRecognizer):
     def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
         if "LOCATION" not in entities:
             return []
-        names = place_names()
+        names, first_words = place_names(), place_first_words()
         words = list(_WORD.finditer(text))
         results = []
         i = 0
         while i < len(words):
+            if words[i].group().lower() not in first_words:
+                i += 1
+                continue
             for n in range(min(MAX_WORDS, len(words) - i), 0, -1):
                 start, end = words[i].start(), words[i + n - 1].end()
                 candidate = text[start:end]
@@ -88,3 +91,9 @@ def place_names() -> frozenset[str]:
     names |= set(CANADIAN_PROVINCES)
     names |= {c["name"] for c in geonames.get_cities().values()}
     return frozenset(n.lower() for n in names if len(n) >= 3 and len(n.split()) <= MAX_WORDS)
+
+
+@functools.lru_cache(maxsize=1)
+def place_first_words() -> frozenset[str]:
+    """The first word of every place name: most words start none, and are skipped at once."""
+    return frozenset(match.group() for name in place_names() if (match := _WORD.match(name)))
