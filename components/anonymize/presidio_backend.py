@@ -12,6 +12,7 @@ from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
 from components.anonymize.spans import Span, resolve_overlaps
 from components.anonymize.taxonomy import presidio_entities_for, to_dlp
 from components.errors import BackendError
@@ -79,6 +80,11 @@ class PresidioDetector:
         self._info_types = set(info_types)
         self._score_threshold = score_threshold
         self._analyzer = _build_analyzer(spacy_model)
+        self._names = next(
+            r.completer
+            for r in self._analyzer.registry.recognizers
+            if isinstance(r, NameGazetteerRecognizer)
+        )
         supported = set(self._analyzer.get_supported_entities(LANGUAGE))
         self._entities = [e for e in presidio_entities_for(list(info_types)) if e in supported]
 
@@ -105,7 +111,10 @@ class PresidioDetector:
                 replace(s, start=s.start + offset, end=s.end + offset)
                 for s in self._to_spans(found)
             ]
-        return [resolve_overlaps(spans) if len(spans) > 1 else spans for spans in results]
+        return [
+            self._names.complete(text, resolve_overlaps(spans)) if spans else spans
+            for text, spans in zip(texts, results, strict=True)
+        ]
 
     def _to_spans(self, found: list[Any]) -> list[Span]:
         spans = []

@@ -6,6 +6,7 @@ from collections.abc import Set
 from typing import Any
 
 from components.anonymize.recognizers.address_block import AddressBlockRecognizer
+from components.anonymize.recognizers.lexicon import Dictionary
 from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
 from components.anonymize.recognizers.organization_cues import OrganizationCueRecognizer
 from components.anonymize.recognizers.place_gazetteer import PlaceGazetteerRecognizer
@@ -18,11 +19,12 @@ from components.anonymize.recognizers.username_hotword import UsernameHotwordRec
 def transcript_recognizers(vocabulary: Set[str]) -> list[Any]:
     """Every transcript recognizer, ready to add to a Presidio registry. ``vocabulary`` is
     the English dictionary that tells unfamiliar words; empty leaves that recognizer out."""
-    unfamiliar = [UnfamiliarWordRecognizer(vocabulary)] if vocabulary else []
+    dictionary = Dictionary(vocabulary)
+    unfamiliar = [UnfamiliarWordRecognizer(dictionary)] if dictionary else []
     return [
         SpokenCharactersRecognizer(),
         AddressBlockRecognizer(),
-        NameGazetteerRecognizer(),
+        NameGazetteerRecognizer(dictionary=dictionary),
         UsernameHotwordRecognizer(),
         OrganizationCueRecognizer(),
         PlaceGazetteerRecognizer(),

@@ -3,6 +3,16 @@
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Set
+
+# What comes before a sentence's first word: capitals there say nothing about names.
+SENTENCE_START = re.compile(r"(?:^|[.!?:\n]\s*|[\"“(]\s*)$")
+
+
+def title_case(word: str) -> bool:
+    """ "Holmes", not "holmes", "HOLMES" or "McDonald"."""
+    return word[:1].isupper() and word[1:].islower()
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -19,3 +29,28 @@ def stop_words() -> frozenset[str]:
     from spacy.lang.en.stop_words import STOP_WORDS
 
     return frozenset(STOP_WORDS)
+
+
+_INFLECTIONS = (
+    ("'s", ""), ("’s", ""), ("s", ""), ("es", ""), ("ies", "y"), ("ed", ""), ("ed", "e"),
+    ("ing", ""), ("ing", "e"), ("ly", ""), ("er", ""), ("est", ""), ("ness", ""), ("ful", ""),
+)  # fmt: skip
+
+
+class Dictionary:
+    """An English dictionary (a set of lemmas) that also knows simple inflections."""
+
+    def __init__(self, lemmas: Set[str]) -> None:
+        self._lemmas = lemmas
+
+    def __bool__(self) -> bool:
+        return bool(self._lemmas)
+
+    def knows(self, low: str) -> bool:
+        """True when lowercase ``low`` or its stem ("parties" → "party") is a lemma."""
+        if low in self._lemmas:
+            return True
+        return any(
+            low.endswith(suffix) and low[: -len(suffix)] + stem in self._lemmas
+            for suffix, stem in _INFLECTIONS
+        )

@@ -17,13 +17,12 @@ from typing import Any
 from presidio_analyzer import RecognizerResult
 
 from components.anonymize.recognizers.base import ScannerRecognizer
-from components.anonymize.recognizers.lexicon import zipf
+from components.anonymize.recognizers.lexicon import SENTENCE_START, zipf
 
 LOWERCASE_MAX_ZIPF = 4.2  # "tampa" (3.4) and "baltimore" (4.0) are places, "split" (4.7) not
 CAPITALIZED_MAX_ZIPF = 5.5  # mid-sentence "Nice" (5.6) is still the word
 MAX_WORDS = 6
 _WORD = re.compile(r"[^\W\d_]+(?:['’.-][^\W\d_]+)*")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:\n]\s*|[\"“(]\s*)$")
 CANADIAN_PROVINCES = (
     "Alberta", "British Columbia", "Manitoba", "New Brunswick", "Newfoundland and Labrador",
     "Nova Scotia", "Ontario", "Prince Edward Island", "Quebec", "Saskatchewan",
@@ -70,7 +69,7 @@ class PlaceGazetteerRecognizer(ScannerRecognizer):
         frequency = zipf(name.lower())
         if name.islower():
             return frequency < LOWERCASE_MAX_ZIPF
-        if _SENTENCE_START.search(text[max(0, start - 3) : start]):
+        if SENTENCE_START.search(text[max(0, start - 3) : start]):
             return frequency < LOWERCASE_MAX_ZIPF
         return frequency < CAPITALIZED_MAX_ZIPF
 

@@ -1,35 +1,41 @@
-"""Words that are no English word: the proper nouns every other recognizer misses.
+"""Words shaped like proper nouns: the names every other recognizer misses.
 
 A name the gazetteers do not know ("hangwani", "Berločnik", "Paraparaumu", "Ikerasassuaq")
 and a company or place spaCy's small model misses, in any case, share one trait: they are
 not in an English dictionary and rare in English text. This recognizer flags such words,
 the unigram form of the surprisal signal zero-shot text sanitization uses: a word a
-language model finds improbable is probably an identifier.
+language model finds improbable is probably an identifier. It also flags the two shapes
+that mark a proper noun in chat text even when it is a dictionary word: a rare word
+written in title case inside a sentence ("the items for Leto", "a Tanner video") and a
+coined word with an inner capital ("iDubbbz", "LiberalLunatics").
 
 The dictionary is the spaCy pipeline's lemma index (WordNet's ~83,000 lemmas, with simple
-inflections); rarity is wordfreq's Zipf frequency. Laughter, elongations ("sooooo") and
-words shorter than three letters are never flagged. Adjacent flagged words form one span;
-after a place preposition ("in", "from") the span is a ``LOCATION``, else a ``PERSON``.
+inflections); rarity is wordfreq's Zipf frequency. Laughter, elongations ("sooooo", but
+not a title-case "Jonyeee" inside a sentence) and words shorter than three letters are
+never flagged. Adjacent flagged words form one span; after a place preposition ("in",
+"from") the span is a ``LOCATION``, else a ``PERSON``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Set
 from typing import Any
 
 from presidio_analyzer import RecognizerResult
 
 from components.anonymize.recognizers.base import ScannerRecognizer
-from components.anonymize.recognizers.lexicon import stop_words, zipf
+from components.anonymize.recognizers.lexicon import (
+    SENTENCE_START,
+    Dictionary,
+    stop_words,
+    title_case,
+    zipf,
+)
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
-_INFLECTIONS = (
-    ("'s", ""), ("’s", ""), ("s", ""), ("es", ""), ("ies", "y"), ("ed", ""), ("ed", "e"),
-    ("ing", ""), ("ing", "e"), ("ly", ""), ("er", ""), ("est", ""), ("ness", ""), ("ful", ""),
-)  # fmt: skip
 _LAUGHTER = re.compile(r"^(?:[aeiouy]*[hk]+[aeiouy]+|l+o+l+|x+o+)+h?$")
 _ELONGATED = re.compile(r"(.)\1\1")
+_INNER_CAPITAL = re.compile(r"^[^\W\d_]*[a-z][A-Z]")
 _PLACE_BEFORE = re.compile(
     r"(?:^|\W)(?:in|from|near|visit|visiting|city of|town of|village of)[\s,]*$", re.I
 )
@@ -41,45 +47,44 @@ class UnfamiliarWordRecognizer(ScannerRecognizer):
     ENTITIES = ("PERSON", "LOCATION")
     SCORE = 0.4
     MAX_ZIPF = 3.0  # rarer than "detour" (3.0); "bruno" (3.4) and "elba" (2.6) are names
+    TITLE_CASE_MAX_ZIPF = 4.0  # "Leto" (3.1), "Tanner" (3.6) inside a sentence
     MIN_LENGTH = 3
 
-    def __init__(self, vocabulary: Set[str]) -> None:
+    def __init__(self, dictionary: Dictionary) -> None:
         super().__init__()
-        self._vocabulary = vocabulary
+        self._dictionary = dictionary
 
     def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
         if "PERSON" not in entities:
             return []
         results: list[RecognizerResult] = []
         for match in _WORD.finditer(text):
-            if not self.unfamiliar(match.group()):
+            before = text[max(0, match.start() - 20) : match.start()]
+            if not self.unfamiliar(match.group(), SENTENCE_START.search(before) is None):
                 continue
             last = results[-1] if results else None
             if last and not text[last.end : match.start()].strip():
                 last.end = match.end()  # "Cite Bain Maure" is one place
                 continue
-            before = text[max(0, match.start() - 20) : match.start()]
             entity = "LOCATION" if _PLACE_BEFORE.search(before) else "PERSON"
             if entity in entities:
                 results.append(RecognizerResult(entity, match.start(), match.end(), self.SCORE))
         return results
 
-    def unfamiliar(self, word: str) -> bool:
-        """True when ``word`` is rare in English and in no form in the dictionary."""
+    def unfamiliar(self, word: str, inside_sentence: bool = False) -> bool:
+        """True when ``word`` looks like a proper noun: rare in English and in no form in
+        the dictionary, or (``inside_sentence``) rare and in title case, or coined."""
         low = word.lower()
-        if len(low) < self.MIN_LENGTH or low in stop_words() or zipf(low) >= self.MAX_ZIPF:
+        if len(low) < self.MIN_LENGTH or low in stop_words():
             return False
-        if _ELONGATED.search(low) or _LAUGHTER.match(low):
-            return False
-        return not self._known(low)
-
-    def _known(self, low: str) -> bool:
-        if low in self._vocabulary:
+        if _INNER_CAPITAL.match(word):
             return True
-        return any(
-            low.endswith(suffix) and low[: -len(suffix)] + stem in self._vocabulary
-            for suffix, stem in _INFLECTIONS
-        )
+        frequency = zipf(low)
+        if inside_sentence and title_case(word) and frequency < self.TITLE_CASE_MAX_ZIPF:
+            return True
+        if frequency >= self.MAX_ZIPF or _ELONGATED.search(low) or _LAUGHTER.match(low):
+            return False
+        return not self._dictionary.knows(low)
 
 
 def lemma_vocabulary(nlp: Any) -> frozenset[str]:

