@@ -9,7 +9,8 @@ Importing this module registers, for the Pandas execution engine:
 
 - metric ``column.population_standard_deviation``;
 - metric ``column.mean_plus_std`` (built from ``column.mean`` and the one above);
-- expectation ``expect_column_mean_plus_std_to_be_less_than``.
+- expectation ``expect_column_mean_plus_std_to_be_less_than``, with a prescriptive renderer so
+  that Data Docs state the rule (μ+σ, population σ, threshold, row condition) in words.
 """
 
 from __future__ import annotations
@@ -18,19 +19,42 @@ import math
 from typing import Any, ClassVar
 
 import pandas as pd
+from great_expectations.core import ExpectationValidationResult
 from great_expectations.execution_engine import ExecutionEngine, PandasExecutionEngine
 from great_expectations.expectations.expectation import ColumnAggregateExpectation
+from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
 from great_expectations.expectations.metrics.column_aggregate_metric_provider import (
     ColumnAggregateMetricProvider,
     column_aggregate_value,
 )
 from great_expectations.expectations.metrics.metric_provider import metric_value
+from great_expectations.expectations.row_conditions import (
+    ComparisonCondition,
+    PassThroughCondition,
+    deserialize_row_condition,
+)
+from great_expectations.render import LegacyRendererType, RenderedStringTemplateContent
+from great_expectations.render.renderer.renderer import renderer
 from great_expectations.util import convert_pandas_series_decimal_to_float_dtype
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 MEAN_METRIC = "column.mean"
 POPULATION_STD_METRIC = "column.population_standard_deviation"
 MEAN_PLUS_STD_METRIC = "column.mean_plus_std"
+RULE_TEMPLATE = (
+    "$column μ+σ (mean plus population standard deviation, ddof=0) "
+    "must be strictly less than $threshold."
+)
+
+
+def describe_row_condition(row_condition: Any) -> str:
+    """A row condition as one readable line; a compared string value is shown quoted."""
+    condition = deserialize_row_condition(row_condition)
+    if isinstance(condition, ComparisonCondition):
+        return f"{condition.column.name} {condition.operator} {condition.parameter!r}"
+    if isinstance(condition, PassThroughCondition):
+        return condition.pass_through_filter
+    return str(condition)
 
 
 def _finite_or_none(value: Any) -> float | None:
@@ -124,3 +148,31 @@ class ExpectColumnMeanPlusStdToBeLessThan(ColumnAggregateExpectation):
                 },
             },
         }
+
+    @classmethod
+    @renderer(renderer_type=LegacyRendererType.PRESCRIPTIVE)
+    def _prescriptive_renderer(
+        cls,
+        configuration: ExpectationConfiguration | None = None,
+        result: ExpectationValidationResult | None = None,
+        runtime_configuration: dict[str, Any] | None = None,
+    ) -> list[RenderedStringTemplateContent]:
+        """The rule in words for Data Docs; either argument may be absent, as GX dispatches."""
+        if configuration is None and result is not None:
+            configuration = result.expectation_config
+        kwargs: dict[str, Any] = dict(configuration.kwargs) if configuration is not None else {}
+        include_column = (runtime_configuration or {}).get("include_column_name") is not False
+        template = RULE_TEMPLATE if include_column else RULE_TEMPLATE.removeprefix("$column ")
+        params: dict[str, Any] = {
+            "column": kwargs.get("column"),
+            "threshold": kwargs.get("threshold"),
+        }
+        if kwargs.get("row_condition") is not None:
+            params["row_condition"] = describe_row_condition(kwargs["row_condition"])
+            template = "If $row_condition, then " + template
+        return [
+            RenderedStringTemplateContent(
+                content_block_type="string_template",
+                string_template={"template": template, "params": params},
+            )
+        ]

@@ -11,8 +11,8 @@ from tests.pipeline_repo import dvc_repro, make_pipeline_repo
 
 pytestmark = pytest.mark.slow
 
-STAGES = ("ingest", "base_model", "anonymize", "risk", "gate", "train", "audit", "register",
-          "export")  # fmt: skip
+STAGES = ("ingest", "base_model", "anonymize", "risk", "review", "gate", "train", "audit",
+          "register", "export")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +45,21 @@ def test_every_stage_wrote_its_outputs_and_metrics(repo: Path) -> None:
     lock = (repo / "dvc.lock").read_text()
     for stage in STAGES:
         assert f"  {stage}:" in lock
+
+
+def test_risk_review_and_gate_outputs(repo: Path) -> None:
+    risk = metrics(repo, "risk")
+    assert risk["source"] == "ground_truth"  # the embedded corpus carries labelled PI
+    assert {"precision", "recall", "score_pearson_r"} <= set(risk["estimator_agreement"])
+    assert risk["estimate"]["count"] == risk["count"] == 14
+    for name in ("report.md", "report.html", "histogram.png", "estimate_table.csv",
+                 "residual_items.jsonl"):  # fmt: skip
+        assert (repo / "data" / "risk" / name).is_file(), name
+    assert "**total**" in (repo / "data" / "risk" / "report.md").read_text()
+    sample = (repo / "data" / "review" / "review_sample.jsonl").read_text().splitlines()
+    assert len(sample) == metrics(repo, "review")["sampled"] == 14  # size 40 > corpus
+    assert "MISSED_" in (repo / "data" / "review" / "review.html").read_text()
+    assert (repo / "data" / "gate" / "data_docs" / "index.html").is_file()
 
 
 def test_mlflow_holds_one_pipeline_run_with_a_child_per_stage(repo: Path) -> None:

@@ -28,7 +28,7 @@ OFFLINE_ENVIRONMENT = {
 STAGE_HELP = {
     "ingest": "Validate a user corpus, or generate the embedded one; split train/held-out.",
     "base-model": "Turn the bundled SmolLM2 GGUF (or a named folder) into a HF model folder.",
-    "risk": "Score the residual risk of each conversation from its ground truth.",
+    "risk": "Score the residual risk of each conversation (ground truth and automatic scan).",
     "gate": "Great Expectations gate: refuse the corpus unless mean + std of risk < threshold.",
     "train": "LoRA fine-tune the base model on the anonymized corpus.",
     "audit": "Attack the trained model: look for known PI in what it generates.",
@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_anonymize(commands)
     _add_detect(commands)
     _add_evaluate_detection(commands)
+    _add_review(commands)
     _add_flow(commands)
     _add_serve(commands)
     return parser
@@ -106,6 +107,27 @@ def _add_evaluate_detection(commands: Any) -> None:
     )  # fmt: skip
 
 
+def _add_review(commands: Any) -> None:
+    text = (
+        "The human review loop: export a stratified sample of anonymized conversations for "
+        "reviewers, then import their (missed text)[MISSED_TYPE] annotations and score them."
+    )
+    sub = commands.add_parser("review", help=text.split(":")[0] + ".", description=text)
+    actions = sub.add_subparsers(dest="action", required=True, metavar="ACTION")
+    export = actions.add_parser(
+        "export", help="write review_sample.jsonl (to annotate) and review.html (to read)"
+    )
+    _add_params(export)
+    export.add_argument("--output", type=Path, default=paths.REVIEW_DIR, help="folder to write")
+    imported = actions.add_parser("import", help="score annotations next to the automatic estimate")
+    _add_params(imported)
+    imported.add_argument("--input", type=Path, required=True, help="annotated review JSONL")
+    imported.add_argument(
+        "--output", type=Path, default=paths.REVIEW_DIR / "annotated_risk.json",
+        help="report to write",
+    )  # fmt: skip
+
+
 def _add_flow(commands: Any) -> None:
     text = "Run the Prefect pipeline flow now (each task runs one DVC stage)."
     sub = commands.add_parser("flow", help=text, description=text)
@@ -152,6 +174,10 @@ def _run_command(args: argparse.Namespace) -> Any:
         return stages.evaluate_detection(
             args.params, args.dataset, args.path, args.limit, args.output
         )
+    if args.command == "review" and args.action == "export":
+        return stages.review_export(args.params, args.output)
+    if args.command == "review":
+        return stages.review_import(args.params, args.input, args.output)
     if args.command == "flow":
         from flows.pipeline import parse_overrides, pipeline
 

@@ -13,7 +13,12 @@ from components import config as cfg
 from components import lineage, tracking
 from components.corpus import Conversation, load_corpus
 from components.errors import GateFailed, InputError
-from components.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
+from components.jsonio import (
+    atomic_path,
+    write_json_atomic,
+    write_jsonl_atomic,
+    write_text_atomic,
+)
 from veiltune import paths
 
 logger = logging.getLogger(__name__)
@@ -55,7 +60,6 @@ def ingest(params_path: Path) -> dict[str, Any]:
 
 def base_model(params_path: Path) -> dict[str, Any]:
     from components.base_model import materialize_base_model
-    from components.jsonio import atomic_path
 
     config: cfg.BaseModelConfig = cfg.load_stage_config(params_path, "base_model")
     with tracking.stage_run("base_model", _experiment(params_path)):
@@ -104,7 +108,6 @@ def _anonymize_files(
 
     from components.anonymize.stream import AnonymizationTally, anonymize_stream
     from components.corpus import read_corpus
-    from components.jsonio import atomic_path
 
     tally = AnonymizationTally()
     started = time.perf_counter()
@@ -169,30 +172,190 @@ def evaluate_detection(
 
 
 def risk(params_path: Path) -> dict[str, Any]:
+    """Score what survived in every conversation: ground truth where the corpus is labelled,
+    the automatic second-opinion scan always; the gate reads ``risk.source``'s table."""
     import pandas as pd
 
     from components.jsonio import iter_jsonl
-    from components.risk import RISK_COLUMNS, residual_items, risk_row, summarize_risk
+    from components.residual_scan import Agreement, estimate_items, suspected_leaks
+    from components.risk import (
+        RISK_COLUMNS,
+        RiskPolicy,
+        leaked_fragments,
+        residual_items,
+        risk_row,
+        summarize_risk,
+    )
 
     config: cfg.RiskConfig = cfg.load_stage_config(params_path, "risk")
+    threshold = cfg.load_stage_config(params_path, "gate").threshold
+    policy = RiskPolicy(config.scores, config.default_score)
     with tracking.stage_run("risk", _experiment(params_path)):
+        salt = paths.SALT.read_text(encoding="utf-8").strip()
         by_conversation: dict[str, list[dict[str, Any]]] = {}
         for _, record in iter_jsonl(paths.ANON_SPANS):
             by_conversation.setdefault(record["conversation_id"], []).append(record)
-        rows = []
-        for conversation in load_corpus(paths.RAW_CORPUS):
+        raw = load_corpus(paths.RAW_CORPUS)
+        anonymized = {c.id: c for c in load_corpus(paths.ANON_CORPUS)}
+        labelled = any(c.pi for c in raw)
+        source = _risk_source(config.source, labelled)
+        truth_rows, estimate_rows, items, agreement = [], [], [], Agreement()
+        for conversation in raw:
             replaced = by_conversation.get(conversation.id, [])
-            items = residual_items(conversation, replaced, config.scores, config.default_score)
-            rows.append(risk_row(conversation, items))
-        table = pd.DataFrame(rows, columns=RISK_COLUMNS)
-        write_text_atomic(paths.RISK_TABLE, table.to_csv(index=False))
-        metrics = summarize_risk(table)
-        write_json_atomic(paths.metrics_file("risk"), metrics)
-        _log_stage("risk", config, metrics, [paths.metrics_file("risk"), paths.RISK_TABLE])
+            clear = anonymized.get(conversation.id)
+            if clear is None:
+                raise InputError(f"{paths.ANON_CORPUS}: conversation {conversation.id} missing")
+            estimated = estimate_items(clear, policy, salt)
+            estimate_rows.append(risk_row(conversation, estimated))
+            items += estimated
+            if labelled:
+                truth = residual_items(conversation, replaced, policy)
+                truth_rows.append(risk_row(conversation, truth))
+                items += truth
+                agreement.add(leaked_fragments(conversation, replaced), suspected_leaks(clear))
+        estimate_table = pd.DataFrame(estimate_rows, columns=RISK_COLUMNS)
+        truth_table = pd.DataFrame(truth_rows, columns=RISK_COLUMNS)
+        table = truth_table if source == "ground_truth" else estimate_table
+        metrics: dict[str, Any] = {**summarize_risk(table), "source": source}
+        metrics["estimate"] = summarize_risk(estimate_table)
+        if labelled:
+            metrics["estimator_agreement"] = {
+                **agreement.to_metrics(),
+                **_score_agreement(truth_table, estimate_table),
+            }
+        artifacts = _write_risk_outputs(table, estimate_table, items, metrics, threshold)
+        _log_stage("risk", config, metrics, artifacts)
     return metrics
 
 
+def _risk_source(wanted: str, labelled: bool) -> str:
+    if wanted == "ground_truth" and not labelled:
+        raise InputError(
+            f"{paths.RAW_CORPUS}: risk.source is ground_truth but no conversation carries "
+            "labelled PI ('pi'); use risk.source: auto or estimate"
+        )
+    if wanted == "auto":
+        return "ground_truth" if labelled else "estimate"
+    return wanted
+
+
+def _score_agreement(truth: Any, estimate: Any) -> dict[str, float]:
+    """Conversation-level agreement of the estimated scores with the true ones."""
+    merged = truth.merge(estimate, on="conversation_id", suffixes=("_truth", "_estimate"))
+    a, b = merged["score_truth"], merged["score_estimate"]
+    flagged_truth, flagged_estimate = a > 0, b > 0
+    both = int((flagged_truth & flagged_estimate).sum())
+    correlation = float(a.corr(b)) if a.std() > 0 and b.std() > 0 else float("nan")
+    return {
+        "score_pearson_r": round(correlation, 4) if correlation == correlation else 0.0,
+        "conversation_precision": round(both / max(1, int(flagged_estimate.sum())), 4),
+        "conversation_recall": round(both / max(1, int(flagged_truth.sum())), 4),
+    }
+
+
+def _write_risk_outputs(
+    table: Any, estimate_table: Any, items: list[Any], metrics: dict[str, Any], threshold: float
+) -> list[Path]:
+    from components.risk_report import risk_histogram_png, risk_report_html, risk_table_markdown
+
+    png = risk_histogram_png(
+        [int(v) for v in table["score"]], threshold, metrics["mean"], metrics["std"]
+    )
+    markdown = risk_table_markdown(metrics, threshold)
+    html = risk_report_html(metrics, threshold, png, title=f"Residual risk ({metrics['source']})")
+    write_text_atomic(paths.RISK_TABLE, table.to_csv(index=False))
+    write_text_atomic(paths.RISK_ESTIMATE_TABLE, estimate_table.to_csv(index=False))
+    write_jsonl_atomic(paths.RISK_ITEMS, [item.to_record() for item in items])
+    write_text_atomic(paths.RISK_REPORT_MD, markdown)
+    write_text_atomic(paths.RISK_REPORT_HTML, html)
+    with atomic_path(paths.RISK_HISTOGRAM) as tmp:
+        tmp.write_bytes(png)
+    write_json_atomic(paths.metrics_file("risk"), metrics)
+    return [
+        paths.metrics_file("risk"), paths.RISK_TABLE, paths.RISK_ESTIMATE_TABLE, paths.RISK_ITEMS,
+        paths.RISK_REPORT_MD, paths.RISK_REPORT_HTML, paths.RISK_HISTOGRAM,
+    ]  # fmt: skip
+
+
+def review_export(params_path: Path, output_dir: Path = paths.REVIEW_DIR) -> dict[str, Any]:
+    """Write the stratified review sample (JSONL to annotate, HTML to read). The sample is
+    anonymized text that may hold what the anonymizer missed: it stays a DVC output and
+    is never logged to MLflow; only its counts are."""
+    import pandas as pd
+
+    config: cfg.RiskConfig = cfg.load_stage_config(params_path, "risk")
+    threshold = cfg.load_stage_config(params_path, "gate").threshold
+    with tracking.stage_run("review", _experiment(params_path)):
+        table = pd.read_csv(paths.RISK_TABLE, dtype={"conversation_id": str, "context": str})
+        metrics = _write_review_sample(
+            load_corpus(paths.ANON_CORPUS), table, config, threshold, output_dir
+        )
+        write_json_atomic(paths.metrics_file("review"), metrics)
+        tracking.log_numeric_metrics({"sampled": metrics["sampled"]})
+    return metrics
+
+
+def _write_review_sample(
+    conversations: list[Conversation],
+    table: Any,
+    config: cfg.RiskConfig,
+    threshold: float,
+    output_dir: Path,
+) -> dict[str, Any]:
+    from components.review import review_sample
+    from components.risk_report import review_page_html
+
+    scores = dict(zip(table["conversation_id"], table["score"].astype(int), strict=True))
+    records = review_sample(
+        conversations, scores, config.review_sample_size, threshold, config.review_seed
+    )
+    write_jsonl_atomic(output_dir / "review_sample.jsonl", records)
+    write_text_atomic(output_dir / "review.html", review_page_html(records))
+    bands: dict[str, int] = {}
+    for record in records:
+        bands[record["risk_band"]] = bands.get(record["risk_band"], 0) + 1
+    contexts: dict[str, int] = {}
+    for record in records:
+        contexts[record["context"]] = contexts.get(record["context"], 0) + 1
+    return {"sampled": len(records), "by_band": bands, "by_context": contexts}
+
+
+def review_import(params_path: Path, input_path: Path, output: Path) -> dict[str, Any]:
+    """Score reviewers' annotations; report them next to the automatic estimate."""
+    import pandas as pd
+
+    from components.residual_scan import estimate_items
+    from components.review import annotated_summary, read_annotations
+    from components.risk import RiskPolicy, summarize_scores
+
+    config: cfg.RiskConfig = cfg.load_stage_config(params_path, "risk")
+    policy = RiskPolicy(config.scores, config.default_score)
+    salt = paths.SALT.read_text(encoding="utf-8").strip() if paths.SALT.is_file() else ""
+    reviewed = read_annotations(input_path, policy, salt)
+    estimated = {r.conversation.id: estimate_items(r.conversation, policy, salt) for r in reviewed}
+    rows = annotated_summary(reviewed, estimated)
+    frame = pd.DataFrame(rows)
+    report = {
+        "conversations": len(rows),
+        "annotated": summarize_scores(frame["annotated_score"]),
+        "estimated": summarize_scores(frame["estimated_score"]),
+        "annotated_items_by_type": _count_types(i for r in reviewed for i in r.items),
+        "rows": rows,
+    }
+    write_json_atomic(output, report)
+    return {k: v for k, v in report.items() if k != "rows"} | {"output": str(output)}
+
+
+def _count_types(items: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in items:
+        key = f"{item.entity_type}{'_PARTIAL' if item.status == 'partial' else ''}"
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def gate(params_path: Path) -> dict[str, Any]:
+    import mlflow
     import pandas as pd
 
     from components.gate import validate_risk_table
@@ -202,11 +365,19 @@ def gate(params_path: Path) -> dict[str, Any]:
         table = pd.read_csv(paths.RISK_TABLE, dtype={"conversation_id": str, "context": str})
         splits = json.loads(paths.SPLITS.read_text(encoding="utf-8"))
         expected_ids = [*splits["train"], *splits["heldout"]]
-        result, validation = validate_risk_table(table, config.threshold, expected_ids=expected_ids)
+        result, validation = validate_risk_table(
+            table,
+            config.threshold,
+            known_contexts=config.known_contexts,
+            expected_ids=expected_ids,
+            per_context=config.per_context,
+            data_docs_dir=paths.GATE_DATA_DOCS,
+        )
         write_json_atomic(paths.GATE_RESULT, validation)
         metrics = result.to_metrics()
         write_json_atomic(paths.metrics_file("gate"), metrics)
         _log_stage("gate", config, metrics, [paths.metrics_file("gate"), paths.GATE_RESULT])
+        mlflow.log_artifacts(str(paths.GATE_DATA_DOCS), artifact_path="data_docs")
     if not result.passed:
         raise GateFailed(f"gate refused the corpus: {result.failure_message()}")
     return metrics
@@ -229,7 +400,6 @@ def _split(conversations: list[Conversation], split: str) -> list[Conversation]:
 def train(params_path: Path) -> dict[str, Any]:
     import mlflow
 
-    from components.jsonio import atomic_path
     from components.train import train_lora
 
     config: cfg.TrainConfig = cfg.load_stage_config(params_path, "train")
@@ -315,11 +485,14 @@ def export(params_path: Path) -> dict[str, Any]:
         "params.yaml": params_path,
         "dvc.lock": paths.DVC_LOCK,
         "risk/risk_table.csv": paths.RISK_TABLE,
+        "risk/report.md": paths.RISK_REPORT_MD,
+        "risk/report.html": paths.RISK_REPORT_HTML,
+        "risk/histogram.png": paths.RISK_HISTOGRAM,
         "gate/validation.json": paths.GATE_RESULT,
         **{
             f"metrics/{stage}.json": paths.metrics_file(stage)
-            for stage in ("ingest", "base_model", "anonymize", "risk", "gate", "train", "audit",
-                          "register")
+            for stage in ("ingest", "base_model", "anonymize", "risk", "review", "gate", "train",
+                          "audit", "register")
         },
     }  # fmt: skip
     experiment = _experiment(params_path)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from components.errors import InputError
 from components.jsonio import iter_jsonl
+from components.risk import base_info_type
 
 NEUTRAL = "NEUTRAL"
 
@@ -181,7 +182,7 @@ def _embedded(n_conversations: int) -> Iterator[LabelledText]:
     for conversation in generate_corpus(n_conversations, seed=2024):
         for i, turn in enumerate(conversation.turns):
             gold = tuple(
-                GoldSpan(s.start, s.end, s.entity_type)
+                GoldSpan(s.start, s.end, base_info_type(s.entity_type))
                 for s in conversation.pi
                 if s.turn == i and s.field == "text"
             )

@@ -72,7 +72,8 @@ class Cast:
             owner = ""
         elif owner in vocab.ORG_ROLES and not attr:
             org_name, _, key = self.org(owner)
-            return Item("ORGANIZATION_NAME", key, "text", org_name)
+            # Every organization here employs a speaker: the method's _SPEAKER variant.
+            return Item("ORGANIZATION_NAME_SPEAKER", key, "text", org_name)
         elif attr in ("", "first", "last"):
             first, last, key = self.person(owner)
             written = {"": f"{first} {last}", "first": first, "last": last}[attr]

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
+import socket
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -288,3 +291,200 @@ def test_logs_only_aggregates(caplog: pytest.LogCaptureFixture) -> None:
     assert "failed" in text
     for value in [*ids, "conv-charlie-0001", "ctx-private-zulu"]:
         assert value not in text
+
+
+def context_table(scores_by_context: dict[str, list[int]]) -> pd.DataFrame:
+    """A risk table with the given scores in each context, ids c0, c1, ... in order."""
+    contexts = [context for context, scores in scores_by_context.items() for _ in scores]
+    scores = [score for values in scores_by_context.values() for score in values]
+    return risk_table(scores, contexts=contexts)
+
+
+def test_per_context_gate_passes_when_every_context_is_below_threshold() -> None:
+    by_context = {"sales": [1, 2, 4], "chat": [0, 1, 1, 3], "email": [2]}
+
+    result, validation = validate_risk_table(context_table(by_context), THRESHOLD, per_context=True)
+
+    assert result.passed, result.failure_message()
+    assert validation["success"] is True
+    assert result.context_failures == {}
+    assert result.by_context is not None
+    assert list(result.by_context) == ["chat", "email", "sales"]
+    for context, scores in by_context.items():
+        assert result.by_context[context] == pytest.approx(population_mu_plus_sigma(scores))
+    gated = [entry for entry in result.expectations if entry["context"] is not None]
+    assert {entry["context"] for entry in gated} == set(by_context)
+    assert {entry["expectation"] for entry in gated} == {MEAN_PLUS_STD_TYPE}
+    metrics = result.to_metrics()
+    assert metrics["by_context"] == pytest.approx(result.by_context)
+    json.dumps(metrics, allow_nan=False)
+
+
+def test_per_context_gate_fails_naming_the_context_above_threshold_though_corpus_is_below() -> None:
+    table = context_table({"chat": [0] * 8, "sales": [5, 6]})
+    corpus_result, _ = validate_risk_table(table, THRESHOLD)
+    assert corpus_result.passed, "the corpus-wide μ+σ alone lets this table through"
+    assert corpus_result.mu_plus_sigma < THRESHOLD
+    assert corpus_result.by_context is None
+    assert "by_context" not in corpus_result.to_metrics()
+
+    result, validation = validate_risk_table(table, THRESHOLD, per_context=True)
+
+    assert not result.passed
+    assert validation["success"] is False
+    assert result.mu_plus_sigma == pytest.approx(corpus_result.mu_plus_sigma)
+    assert result.context_failures == {"sales": pytest.approx(6.0)}
+    assert result.by_context == {"chat": 0.0, "sales": pytest.approx(6.0)}
+    assert failed_types(result) == {MEAN_PLUS_STD_TYPE}
+    message = result.failure_message()
+    assert "context sales: mu_plus_sigma = 6.0000 is not < threshold 5" in message
+    assert "context chat" not in message
+    assert result.to_metrics()["by_context"] == {"chat": 0.0, "sales": 6.0}
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["it's", 'say "hi"', "a' or '1'=='1", "back\\slash", "`tick` @x #y", "é ü 中", ""],
+    ids=[
+        "apostrophe",
+        "double-quotes",
+        "injection",
+        "backslash",
+        "backtick-at-hash",
+        "unicode",
+        "empty",
+    ],
+)
+def test_per_context_gate_handles_context_names_with_quotes_and_odd_characters(
+    name: str,
+) -> None:
+    table = context_table({"chat": [0] * 10, name: [6, 7]})
+
+    result, _ = validate_risk_table(table, THRESHOLD, per_context=True)
+
+    # A name that leaked into the query as code would select other rows (or none, or raise).
+    assert result.context_failures == {name: pytest.approx(7.0)}
+    assert result.by_context == {name: pytest.approx(7.0), "chat": 0.0}
+    assert failed_types(result) == {MEAN_PLUS_STD_TYPE}
+    shown = name if name and name.isprintable() else repr(name)
+    assert f"context {shown}: mu_plus_sigma = 7.0000 is not < threshold 5" in (
+        result.failure_message()
+    )
+
+
+@pytest.mark.parametrize(
+    ("contexts", "expected_failure"),
+    [
+        pytest.param(["chat", None, "chat"], "expect_column_values_to_not_be_null", id="null"),
+        pytest.param(["chat", 3, "chat"], "expect_column_values_to_be_of_type", id="not-a-string"),
+    ],
+)
+def test_per_context_gate_refuses_contexts_that_are_not_strings(
+    contexts: list[Any], expected_failure: str
+) -> None:
+    table = risk_table([1, 2, 0])
+    table["context"] = pd.Series(contexts, dtype=object)
+
+    result, _ = validate_risk_table(table, THRESHOLD, per_context=True)
+
+    assert not result.passed
+    assert expected_failure in failed_types(result)
+    assert expected_failure in result.failure_message()
+    assert list(result.by_context or {}) == ["chat"]
+    # Without the per-context gate the context column is not the gate's business.
+    assert validate_risk_table(table, THRESHOLD)[0].passed
+
+
+def test_per_context_gate_logs_no_context_name(caplog: pytest.LogCaptureFixture) -> None:
+    table = context_table({"ctx-private-zulu": [6, 7], "chat": [0] * 10})
+
+    with caplog.at_level(logging.DEBUG, logger="components.gate"):
+        result, _ = validate_risk_table(table, THRESHOLD, per_context=True)
+
+    assert result.context_failures
+    text = "\n".join(r.getMessage() for r in caplog.records if r.name == "components.gate")
+    assert "1/2 contexts failed" in text
+    assert "ctx-private-zulu" not in text
+
+
+def validation_pages(site: Path) -> list[Path]:
+    return sorted((site / "validations").rglob("*.html"))
+
+
+def page_status(html: str) -> str:
+    """The overall status a Data Docs validation page shows ("Succeeded" or "Failed")."""
+    match = re.search(r"Status:</span>\s*<i[^>]*></i>\s*(\w+)", html)
+    assert match, "no status on the validation page"
+    return match.group(1)
+
+
+def test_data_docs_hold_index_and_validation_page_stating_mu_plus_sigma(tmp_path: Path) -> None:
+    site = tmp_path / "reports" / "gate_docs"
+    table = context_table({"sales": [1, 2], "chat": [0, 1]})
+
+    result, validation = validate_risk_table(table, THRESHOLD, per_context=True, data_docs_dir=site)
+
+    assert result.passed, result.failure_message()
+    assert result.data_docs_index == str(site / "index.html")
+    assert (site / "index.html").is_file()
+    (page,) = validation_pages(site)
+    html = page.read_text(encoding="utf-8")
+    rule = "μ+σ (mean plus population standard deviation, ddof=0) must be strictly less than 5"
+    assert rule in html
+    assert f"If context == 'sales', then {rule}" in html
+    assert page_status(html) == "Succeeded"
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert page.relative_to(site).as_posix() in index
+    assert validation["success"] is True
+    # Only the site itself lands next to it: the temporary build directory is gone.
+    assert [p.name for p in site.parent.iterdir()] == ["gate_docs"]
+
+
+def test_failing_validation_still_writes_data_docs(tmp_path: Path) -> None:
+    site = tmp_path / "docs"
+
+    result, validation = validate_risk_table(risk_table([1, 2, 6]), THRESHOLD, data_docs_dir=site)
+
+    assert not result.passed
+    assert validation["success"] is False
+    assert result.data_docs_index == str(site / "index.html")
+    (page,) = validation_pages(site)
+    html = page.read_text(encoding="utf-8")
+    assert page_status(html) == "Failed"
+    assert "must be strictly less than 5" in html
+    assert f"{population_mu_plus_sigma([1, 2, 6]):.4f}" in html  # observed ≈5.160246899
+
+
+def test_data_docs_replace_the_previous_site(tmp_path: Path) -> None:
+    site = tmp_path / "docs"
+    site.mkdir()
+    (site / "stale.html").write_text("old", encoding="utf-8")
+
+    validate_risk_table(risk_table([1, 2, 6]), THRESHOLD, data_docs_dir=site)
+    (first,) = validation_pages(site)
+    assert page_status(first.read_text(encoding="utf-8")) == "Failed"
+    result, _ = validate_risk_table(risk_table([1, 2]), THRESHOLD, data_docs_dir=site)
+
+    assert result.passed
+    assert not (site / "stale.html").exists()
+    (page,) = validation_pages(site)
+    assert page_status(page.read_text(encoding="utf-8")) == "Succeeded"
+    assert [p.name for p in tmp_path.iterdir()] == ["docs"]
+
+
+def test_data_docs_are_written_without_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"the gate opened a network connection to {args[1:]}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+
+    result, _ = validate_risk_table(
+        risk_table([1, 2]), THRESHOLD, per_context=True, data_docs_dir=tmp_path / "docs"
+    )
+
+    assert result.passed, result.failure_message()
+    assert result.data_docs_index is not None
+    assert Path(result.data_docs_index).is_file()

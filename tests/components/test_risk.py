@@ -88,3 +88,55 @@ def test_summary_statistics() -> None:
     assert summary["max"] == 10.0
     assert summary["by_context"]["sales"]["mean"] == 1.0
     assert summary["by_context"]["voicemail"]["count"] == 2
+
+
+def test_policy_scores_speaker_owned_organizations_and_falls_back_to_the_base_type() -> None:
+    from components.risk import RiskPolicy
+
+    policy = RiskPolicy({"ORGANIZATION_NAME": 0, "ORGANIZATION_NAME_SPEAKER": 2}, 3)
+    assert policy.score("ORGANIZATION_NAME", "full") == 0  # a topic of conversation
+    assert policy.score("ORGANIZATION_NAME_SPEAKER", "full") == 2
+    assert policy.score("ORGANIZATION_NAME_SPEAKER", "partial") == 1  # floor(2 / 2)
+    assert RiskPolicy({"PRODUCT_NAME": 1}, 3).score("PRODUCT_NAME_SPEAKER", "full") == 1
+    assert RiskPolicy({}, 3).score("ANYTHING_NEW", "full") == 3
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("Mark", "M-A-R-K", True),
+        ("Mark", "marc", True),  # one letter apart and alike in sound
+        ("Mark", "Mary", False),
+        ("Jon Smith", "jon  smith", True),
+        ("555 0199", "555-0199", True),
+        ("5550199", "5550198", False),  # numbers are never "alike in sound"
+    ],
+)
+def test_spelling_variants_of_one_entity(a: str, b: str, same: bool) -> None:
+    from components.risk import same_entity
+
+    entity_type = "PHONE_NUMBER" if a[0].isdigit() else "PERSON_NAME"
+    assert same_entity(a, b, entity_type) is same
+
+
+def test_variants_merge_into_one_item_at_the_worst_status() -> None:
+    from components.risk import merge_variants
+
+    found = [
+        ("Mark", "PERSON_NAME", "partial"),
+        ("M-A-R-K", "PERSON_NAME", "full"),
+        ("Marc", "PERSON_NAME", "partial"),
+        ("Mark", "ORGANIZATION_NAME", "full"),  # another type: another item
+    ]
+    assert merge_variants(found) == [
+        ("Mark", "PERSON_NAME", "full"),
+        ("Mark", "ORGANIZATION_NAME", "full"),
+    ]
+
+
+def test_soundex_codes() -> None:
+    from components.risk import soundex
+
+    assert soundex("Robert") == soundex("Rupert") == "R163"
+    assert soundex("Tymczak") == "T522"
+    assert soundex("") == ""

@@ -167,3 +167,43 @@ def test_evaluate_detection_writes_metrics_and_logs_to_mlflow(
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
     (run,) = client.search_runs([client.get_experiment_by_name("veiltune").experiment_id])
     assert run.data.metrics["char_recall"] == 1.0
+
+
+def test_review_import_scores_annotations_next_to_the_estimate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no salt file here: digests are unsalted but still no text
+    annotated = write_jsonl(tmp_path / "annotated.jsonl", [
+        {"id": "c1", "context": "sales", "turns": [
+            {"speaker": "[PERSON_NAME_1]",
+             "text": "hi it's [PERSON_NAME_2] (Halpert)[MISSED_PERSON_NAME_PARTIAL] from "
+                     "(Dunder Mifflin)[MISSED_ORGANIZATION_NAME_SPEAKER]"}]},
+        {"id": "c2", "context": "sales", "turns": [{"speaker": "A", "text": "nothing missed"}]},
+    ])  # fmt: skip
+    output = tmp_path / "report.json"
+    code = main(["review", "import", "--params", str(REPO_PARAMS), "--input", str(annotated),
+                 "--output", str(output)])  # fmt: skip
+    assert code == 0
+    report = json.loads(output.read_text())
+    rows = {row["conversation_id"]: row for row in report["rows"]}
+    assert rows["c1"]["annotated_score"] == 3 + 2 and rows["c2"]["annotated_score"] == 0
+    assert rows["c1"]["estimated_score"] >= 3  # the scan sees "Halpert" beside a placeholder
+    assert report["annotated_items_by_type"] == {
+        "ORGANIZATION_NAME_SPEAKER": 1, "PERSON_NAME_PARTIAL": 1,
+    }  # fmt: skip
+    assert "Halpert" not in output.read_text() and "Mifflin" not in output.read_text()
+
+
+def test_review_import_refuses_malformed_annotations_by_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    annotated = write_jsonl(tmp_path / "annotated.jsonl", [
+        {"id": "c1", "text": "fine (Pam)[MISSED_PERSON_NAME]"},
+        {"id": "c2", "text": "bad (Pam)[MISSED_PERSONNAME]"},
+    ])  # fmt: skip
+    output = tmp_path / "report.json"
+    code = main(["review", "import", "--params", str(REPO_PARAMS), "--input", str(annotated),
+                 "--output", str(output)])  # fmt: skip
+    assert code == 1
+    assert f"{annotated}:2: turns[0].text: tag [MISSED_PERSONNAME]" in capsys.readouterr().err
+    assert not output.exists()

@@ -19,7 +19,7 @@ from components.generate.asr import number_words, year_words
 CONTEXTS = {"customer_support", "sales", "internal_meeting", "one_to_one", "voicemail"}
 PI_TYPES = {
     "PERSON_NAME",
-    "ORGANIZATION_NAME",
+    "ORGANIZATION_NAME_SPEAKER",  # every organization here employs a speaker
     "EMAIL_ADDRESS",
     "PHONE_NUMBER",
     "STREET_ADDRESS",
@@ -35,7 +35,13 @@ PI_TYPES = {
 DIGIT_WORD = r"(?:zero|oh|one|two|three|four|for|five|six|seven|eight|nine|double)"
 SPOKEN_DIGITS = re.compile(rf"\b{DIGIT_WORD}(?:,? {DIGIT_WORD}){{3,}}\b")
 SPELLED = re.compile(r"\b[A-Za-z](?:-[A-Za-z0-9]){2,}\b")
-NAME_LIKE = {"PERSON_NAME", "ORGANIZATION_NAME", "LOCATION", "STREET_ADDRESS", "DATE_OF_BIRTH"}
+NAME_LIKE = {
+    "PERSON_NAME",
+    "ORGANIZATION_NAME_SPEAKER",
+    "LOCATION",
+    "STREET_ADDRESS",
+    "DATE_OF_BIRTH",
+}
 
 
 @pytest.fixture(scope="module")
