@@ -46,7 +46,8 @@ anonymized. Look for personal information that survived, and wrap each missed va
     (missed text)[MISSED_<INFO_TYPE>]
 
 where <INFO_TYPE> is the info type the value should have been replaced as (PERSON_NAME,
-ORGANIZATION_NAME, PRODUCT_NAME, PHONE_NUMBER, EMAIL_ADDRESS, ...). Optional suffixes:
+ORGANIZATION_NAME, PRODUCT_NAME, PHONE_NUMBER, EMAIL_ADDRESS, ...). Optional suffixes,
+_SPEAKER before _PARTIAL when both apply:
 
   _PARTIAL  only part of the value survived, e.g. a surname next to a placeholder:
             [PERSON_NAME_1] (Green)[MISSED_PERSON_NAME_PARTIAL]
@@ -58,6 +59,7 @@ Examples
     (Dunder Mifflin)[MISSED_ORGANIZATION_NAME_SPEAKER]
     (Green)[MISSED_PERSON_NAME_PARTIAL]
     (555 0199)[MISSED_PHONE_NUMBER]
+    (Dunder)[MISSED_ORGANIZATION_NAME_SPEAKER_PARTIAL]
 """
 
 _REPORT_CSS = """\
