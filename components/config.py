@@ -182,9 +182,12 @@ class TrainConfig:
         default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"]
     )
     seed: int = 13
+    packing: bool = True  # several short examples per sequence, attention kept within each
+    save_steps: int = 10  # checkpoint every N steps; a re-run resumes from the last one
 
     def __post_init__(self) -> None:
         _require(self.max_steps >= 1, "train.max_steps", "an integer >= 1")
+        _require(self.save_steps >= 1, "train.save_steps", "an integer >= 1")
         _require(self.learning_rate > 0, "train.learning_rate", "a number > 0")
         _require(self.batch_size >= 1, "train.batch_size", "an integer >= 1")
         _require(

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from components.config import TrainConfig
 from components.corpus import Conversation
+from components.errors import InputError, ParamsError
+from components.packing import PackedCollator, pack_examples, padding_share
 from components.tasks import Example, task_examples
 
 logger = logging.getLogger(__name__)
@@ -24,6 +29,16 @@ class TrainResult:
     total_parameters: int
     runtime_s: float
     loss_history: list[tuple[int, float]]
+    n_sequences: int = 0  # training rows: examples, or packed rows of several
+    padding_share: float = 0.0
+    resumed_from_step: int = 0
+    tokens_per_step: float = 0.0  # non-padding tokens in a mean optimizer step
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Non-padding tokens trained on per second (the dataset's mean batch)."""
+        trained = self.steps - self.resumed_from_step
+        return self.tokens_per_step * trained / self.runtime_s if self.runtime_s else 0.0
 
     def to_metrics(self) -> dict[str, float]:
         return {
@@ -33,6 +48,10 @@ class TrainResult:
             "trainable_parameters": self.trainable_parameters,
             "total_parameters": self.total_parameters,
             "runtime_s": round(self.runtime_s, 2),
+            "n_sequences": self.n_sequences,
+            "padding_share": self.padding_share,
+            "resumed_from_step": self.resumed_from_step,
+            "tokens_per_second": round(self.tokens_per_second, 1),
         }
 
 
@@ -79,8 +98,14 @@ def train_lora(
     config: TrainConfig,
     output_dir: Path,
     work_dir: Path,
+    callbacks: Sequence[Any] = (),
 ) -> TrainResult:
-    """Fine-tune a LoRA adapter on the conversations' task examples; save it to output_dir."""
+    """Fine-tune a LoRA adapter on the conversations' task examples; save it to output_dir.
+
+    Checkpoints go to ``work_dir`` every ``config.save_steps`` steps. A run that finds a
+    checkpoint there made from the same config and examples resumes from it (a killed
+    stage picks up where it stopped); a checkpoint from anything else is discarded.
+    """
     import torch
     from peft import get_peft_model
     from transformers import (
@@ -97,10 +122,23 @@ def train_lora(
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     examples = [e for c in conversations for e in task_examples(c)]
-    dataset = [tokenize_example(e, tokenizer, config.max_seq_length) for e in examples]
+    if not examples:
+        raise InputError("train: the training split yields no examples")
+    tokenized = [tokenize_example(e, tokenizer, config.max_seq_length) for e in examples]
     model = AutoModelForCausalLM.from_pretrained(base_model_dir, dtype=torch.float32)
+    # No KV cache in training: with one, transformers skips the block-diagonal mask that
+    # keeps packed examples apart.
+    model.config.use_cache = False
+    check_target_modules(model, config.target_modules)
     model = get_peft_model(model, lora_config(config))
     trainable, total = model.get_nb_trainable_parameters()
+    if config.packing:
+        dataset: list[dict[str, list[int]]] = pack_examples(tokenized, config.max_seq_length)
+        collator: Any = PackedCollator(int(tokenizer.pad_token_id))
+    else:
+        dataset = tokenized
+        collator = DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=-100)
+    resume = resumable_checkpoint(work_dir, _fingerprint(config, tokenized))
     args = TrainingArguments(
         output_dir=str(work_dir),
         max_steps=config.max_steps,
@@ -109,18 +147,24 @@ def train_lora(
         learning_rate=config.learning_rate,
         seed=config.seed,
         logging_steps=1,
-        save_strategy="no",
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        save_total_limit=2,
         report_to="none",
         disable_tqdm=True,
         dataloader_num_workers=0,
+        remove_unused_columns=False,
     )
     trainer = Trainer(
         model=model,
         args=args,
         train_dataset=dataset,
-        data_collator=DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=-100),
+        data_collator=collator,
+        callbacks=list(callbacks),
     )
-    output = trainer.train()
+    if resume:
+        logger.info("resuming training from %s", resume)
+    output = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     model.save_pretrained(output_dir)
     tokenizer.save_pretrained(output_dir)
     history = [(int(h["step"]), float(h["loss"])) for h in trainer.state.log_history if "loss" in h]
@@ -132,4 +176,58 @@ def train_lora(
         total_parameters=int(total),
         runtime_s=float(output.metrics.get("train_runtime", 0.0)),
         loss_history=history,
+        n_sequences=len(dataset),
+        padding_share=round(padding_share(dataset, config.batch_size, config.seed), 4),
+        resumed_from_step=_checkpoint_step(resume) if resume else 0,
+        tokens_per_step=sum(len(row["input_ids"]) for row in dataset)
+        / len(dataset)
+        * config.batch_size
+        * config.gradient_accumulation_steps,
     )
+
+
+def check_target_modules(model: Any, target_modules: Sequence[str]) -> None:
+    """Refuse LoRA target modules the model does not have, before any training."""
+    names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+    missing = [m for m in target_modules if m not in names]
+    if missing:
+        import torch
+
+        linear = sorted(
+            {
+                n.rsplit(".", 1)[-1]
+                for n, m in model.named_modules()
+                if isinstance(m, torch.nn.Linear)
+            }
+        )
+        raise ParamsError(
+            f"params: train.target_modules {missing} are not modules of the base model; "
+            f"its linear layers are {linear}"
+        )
+
+
+def resumable_checkpoint(work_dir: Path, fingerprint: str) -> Path | None:
+    """The newest checkpoint in ``work_dir`` if it was made for ``fingerprint``; otherwise
+    the work dir is cleared for a fresh run and None is returned."""
+    stamp = work_dir / "fingerprint"
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == fingerprint:
+        checkpoints = sorted(work_dir.glob("checkpoint-*"), key=_checkpoint_step)
+        complete = [c for c in checkpoints if (c / "trainer_state.json").is_file()]
+        return complete[-1] if complete else None
+    if work_dir.exists():
+        shutil.rmtree(work_dir)
+    work_dir.mkdir(parents=True)
+    stamp.write_text(fingerprint, encoding="utf-8")
+    return None
+
+
+def _checkpoint_step(path: Path) -> int:
+    return int(path.name.rsplit("-", 1)[-1])
+
+
+def _fingerprint(config: TrainConfig, tokenized: Sequence[dict[str, list[int]]]) -> str:
+    digest = hashlib.sha256(json.dumps(asdict(config), sort_keys=True).encode())
+    for example in tokenized:
+        digest.update(json.dumps(example["input_ids"]).encode())
+        digest.update(json.dumps(example["labels"]).encode())
+    return digest.hexdigest()

@@ -82,3 +82,41 @@ def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
     assert model.peft_config["default"].r == 4
     (text,) = generate(model, tokenizer, ["Say hello."], max_new_tokens=5)
     assert isinstance(text, str) and text.strip()
+
+
+def test_unknown_target_module_is_refused_before_training(
+    tmp_path: Path, base_model_dir: Path
+) -> None:
+    from components.errors import ParamsError
+
+    config = TrainConfig(max_steps=1, target_modules=["q_proj", "query_key_value"])
+    with pytest.raises(ParamsError, match=r"train.target_modules \['query_key_value'\].*q_proj"):
+        train_lora(base_model_dir, conversations(2), config, tmp_path / "a", tmp_path / "w")
+    assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.slow
+def test_killed_training_resumes_from_its_last_checkpoint(
+    tmp_path: Path, base_model_dir: Path
+) -> None:
+    from transformers import TrainerCallback
+
+    class Kill(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            if state.global_step == 3:
+                raise KeyboardInterrupt("killed")
+
+    config = TrainConfig(max_steps=4, batch_size=1, max_seq_length=64, lora_r=4, lora_alpha=8,
+                         save_steps=2)  # fmt: skip
+    work = tmp_path / "work"
+    with pytest.raises(KeyboardInterrupt):
+        train_lora(base_model_dir, conversations(4), config, tmp_path / "a", work, [Kill()])
+    assert (work / "checkpoint-2").is_dir() and not (work / "checkpoint-4").exists()
+    result = train_lora(base_model_dir, conversations(4), config, tmp_path / "a", work)
+    assert result.resumed_from_step == 2 and result.steps == 4
+    assert [step for step, _ in result.loss_history] == [1, 2, 3, 4]
+    assert (tmp_path / "a" / "adapter_config.json").is_file()
+    # Another config is another run: its stale checkpoints are not resumed.
+    other = TrainConfig(**{**config.__dict__, "learning_rate": 1e-4, "max_steps": 1})
+    fresh = train_lora(base_model_dir, conversations(4), other, tmp_path / "b", work)
+    assert fresh.resumed_from_step == 0 and fresh.steps == 1
