@@ -184,6 +184,10 @@ class TrainConfig:
     seed: int = 13
     packing: bool = True  # several short examples per sequence, attention kept within each
     save_steps: int = 10  # checkpoint every N steps; a re-run resumes from the last one
+    # A DeepSpeed config (infra/deepspeed/zero2.json, zero3.json, zero3_offload.json) or
+    # null for plain PyTorch. The same entry point runs under the `deepspeed` launcher on
+    # GPUs and nodes, and on CPU (gloo) as a single process.
+    deepspeed: str | None = None
 
     def __post_init__(self) -> None:
         _require(self.max_steps >= 1, "train.max_steps", "an integer >= 1")

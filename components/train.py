@@ -33,6 +33,7 @@ class TrainResult:
     padding_share: float = 0.0
     resumed_from_step: int = 0
     tokens_per_step: float = 0.0  # non-padding tokens in a mean optimizer step
+    engine: str = "torch"  # or "deepspeed-zero<stage>"
 
     @property
     def tokens_per_second(self) -> float:
@@ -40,7 +41,7 @@ class TrainResult:
         trained = self.steps - self.resumed_from_step
         return self.tokens_per_step * trained / self.runtime_s if self.runtime_s else 0.0
 
-    def to_metrics(self) -> dict[str, float]:
+    def to_metrics(self) -> dict[str, float | str]:
         return {
             "n_examples": self.n_examples,
             "steps": self.steps,
@@ -52,6 +53,7 @@ class TrainResult:
             "padding_share": self.padding_share,
             "resumed_from_step": self.resumed_from_step,
             "tokens_per_second": round(self.tokens_per_second, 1),
+            "engine": self.engine,
         }
 
 
@@ -117,6 +119,10 @@ def train_lora(
         set_seed,
     )
 
+    # Everything that can be checked is checked before any compute is spent.
+    deepspeed = deepspeed_config(config.deepspeed) if config.deepspeed else None
+    if not (base_model_dir / "config.json").is_file():
+        raise InputError(f"{base_model_dir}: not a Hugging Face model folder (no config.json)")
     set_seed(config.seed)
     tokenizer = AutoTokenizer.from_pretrained(base_model_dir)
     if tokenizer.pad_token is None:
@@ -139,6 +145,8 @@ def train_lora(
         dataset = tokenized
         collator = DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=-100)
     resume = resumable_checkpoint(work_dir, _fingerprint(config, tokenized))
+    if deepspeed is not None:
+        ensure_distributed_environment()
     args = TrainingArguments(
         output_dir=str(work_dir),
         max_steps=config.max_steps,
@@ -154,6 +162,10 @@ def train_lora(
         disable_tqdm=True,
         dataloader_num_workers=0,
         remove_unused_columns=False,
+        deepspeed=deepspeed,
+        # DeepSpeed (or a launcher's world) on CPU talks over gloo; a plain run is no world.
+        ddp_backend="gloo" if _distributed(deepspeed) and not torch.cuda.is_available() else None,
+        bf16=_bf16_supported(torch),
     )
     trainer = Trainer(
         model=model,
@@ -165,7 +177,8 @@ def train_lora(
     if resume:
         logger.info("resuming training from %s", resume)
     output = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
-    model.save_pretrained(output_dir)
+    # The Trainer gathers ZeRO-3 partitioned weights before saving; the model alone cannot.
+    trainer.save_model(str(output_dir))
     tokenizer.save_pretrained(output_dir)
     history = [(int(h["step"]), float(h["loss"])) for h in trainer.state.log_history if "loss" in h]
     return TrainResult(
@@ -183,7 +196,62 @@ def train_lora(
         / len(dataset)
         * config.batch_size
         * config.gradient_accumulation_steps,
+        engine=_engine_name(trainer),
     )
+
+
+def deepspeed_config(path: str) -> dict[str, Any]:
+    """A DeepSpeed config read and checked before any compute is spent.
+
+    Raises:
+        ParamsError: the file is missing, not JSON, or has no ``zero_optimization.stage``.
+    """
+    where = Path(path)
+    try:
+        config = json.loads(where.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ParamsError(f"params: train.deepspeed: no such file {where}") from exc
+    except json.JSONDecodeError as exc:
+        raise ParamsError(f"params: train.deepspeed: {where} is not JSON: {exc}") from exc
+    stage = config.get("zero_optimization", {}).get("stage") if isinstance(config, dict) else None
+    if stage not in (0, 1, 2, 3):
+        raise ParamsError(f"params: train.deepspeed: {where} has no zero_optimization.stage 0-3")
+    return dict(config)
+
+
+def ensure_distributed_environment() -> None:
+    """Single-process defaults for what the ``deepspeed`` launcher sets (rank, world size,
+    master address and port), so one CPU or GPU runs the same code as a cluster."""
+    import os
+    import socket
+
+    if all(key in os.environ for key in ("RANK", "WORLD_SIZE", "LOCAL_RANK")):
+        return
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    for key, value in {
+        "RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0",
+        "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+    }.items():  # fmt: skip
+        os.environ.setdefault(key, value)
+
+
+def _distributed(deepspeed: dict[str, Any] | None) -> bool:
+    import os
+
+    return deepspeed is not None or int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def _engine_name(trainer: Any) -> str:
+    """``deepspeed-zero<stage>`` when the model trained wrapped in a DeepSpeed engine."""
+    wrapped = getattr(trainer, "model_wrapped", None)
+    stage = getattr(wrapped, "zero_optimization_stage", None)
+    return f"deepspeed-zero{stage()}" if callable(stage) else "torch"
+
+
+def _bf16_supported(torch: Any) -> bool:
+    return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
 
 
 def check_target_modules(model: Any, target_modules: Sequence[str]) -> None:

@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
         "`dvc repro` runs them in order.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    # The `deepspeed` launcher passes --local_rank to every process it starts; the rank
+    # also arrives in LOCAL_RANK, which is what training reads.
+    parser.add_argument("--local_rank", "--local-rank", type=int, help=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, text in STAGE_HELP.items():
         stage = commands.add_parser(name, help=text, description=text)

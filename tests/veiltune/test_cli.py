@@ -207,3 +207,8 @@ def test_review_import_refuses_malformed_annotations_by_line(
     assert code == 1
     assert f"{annotated}:2: turns[0].text: tag [MISSED_PERSONNAME]" in capsys.readouterr().err
     assert not output.exists()
+
+
+def test_the_deepspeed_launchers_local_rank_argument_is_accepted() -> None:
+    args = build_parser().parse_args(["--local_rank=0", "train", "--params", "p.yaml"])
+    assert args.command == "train" and args.local_rank == 0
