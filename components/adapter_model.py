@@ -25,6 +25,20 @@ def load_adapter(base_model_dir: Path, adapter_dir: Path) -> tuple[Any, Any]:
     return model, tokenizer
 
 
+def load_base(base_model_dir: Path) -> tuple[Any, Any]:
+    """The base model alone (zero-shot baseline), in eval mode, and its tokenizer."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(base_model_dir)
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(base_model_dir, dtype=torch.float32)
+    model.eval()
+    return model, tokenizer
+
+
 def generate(
     model: Any, tokenizer: Any, prompts: Sequence[str], max_new_tokens: int, batch_size: int = 8
 ) -> list[str]:

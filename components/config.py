@@ -44,6 +44,7 @@ DEFAULT_INFO_TYPES = [
 ]
 
 RISK_SOURCES = ("auto", "ground_truth", "estimate")
+TRAIN_CORPORA = ("anonymized", "raw", "masked")
 
 # The method's residual-risk scores (0–5) for one missed item of each info type. An
 # organization or product scores as a topic of conversation; its ``_SPEAKER`` variant, one
@@ -188,10 +189,14 @@ class TrainConfig:
     # null for plain PyTorch. The same entry point runs under the `deepspeed` launcher on
     # GPUs and nodes, and on CPU (gloo) as a single process.
     deepspeed: str | None = None
+    # What the adapter learns from: the anonymized corpus (the product), or, as baselines
+    # for the utility report, the raw corpus (the "oracle") or placeholders as a bare [MASK].
+    corpus: str = "anonymized"
 
     def __post_init__(self) -> None:
         _require(self.max_steps >= 1, "train.max_steps", "an integer >= 1")
         _require(self.save_steps >= 1, "train.save_steps", "an integer >= 1")
+        _require(self.corpus in TRAIN_CORPORA, "train.corpus", " | ".join(TRAIN_CORPORA))
         _require(self.learning_rate > 0, "train.learning_rate", "a number > 0")
         _require(self.batch_size >= 1, "train.batch_size", "an integer >= 1")
         _require(
@@ -203,6 +208,19 @@ class TrainConfig:
         _require(self.lora_r >= 1, "train.lora_r", "an integer >= 1")
         _require(0.0 <= self.lora_dropout < 1.0, "train.lora_dropout", "0 <= x < 1")
         _require(bool(self.target_modules), "train.target_modules", "a non-empty list")
+
+
+@dataclass
+class EvaluateConfig:
+    max_conversations: int = 30  # held-out conversations scored (all tasks of each)
+    max_new_tokens: int = 48
+    max_prompt_tokens: int = 512
+    include_base: bool = True  # also score the base model zero-shot, for the report
+
+    def __post_init__(self) -> None:
+        _require(self.max_conversations >= 1, "evaluate.max_conversations", "an integer >= 1")
+        _require(self.max_new_tokens >= 1, "evaluate.max_new_tokens", "an integer >= 1")
+        _require(self.max_prompt_tokens >= 16, "evaluate.max_prompt_tokens", "an integer >= 16")
 
 
 @dataclass
@@ -241,6 +259,7 @@ STAGE_CONFIGS: dict[str, type] = {
     "risk": RiskConfig,
     "gate": GateConfig,
     "train": TrainConfig,
+    "evaluate": EvaluateConfig,
     "audit": AuditConfig,
     "register": RegisterConfig,
     "export": ExportConfig,

@@ -5,7 +5,8 @@ Prompts are built only from anonymized text (placeholders, never raw values).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 from components.corpus import Conversation
 
@@ -15,6 +16,28 @@ TASK_PROMPTS = {
     "purpose": "What was the purpose of this call? Answer with one label.",
     "outcome": "What was the outcome of this call? Answer with one label.",
 }
+
+
+_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z0-9_]*_\d+\]")
+MASK = "[MASK]"
+
+
+def mask_placeholders(conversation: Conversation) -> Conversation:
+    """The anonymized conversation with every placeholder a bare ``[MASK]``: the baseline
+    that keeps neither the type nor the identity of what was removed."""
+    turns = tuple(
+        replace(
+            turn,
+            speaker=_PLACEHOLDER.sub(MASK, turn.speaker) if turn.speaker else turn.speaker,
+            text=_PLACEHOLDER.sub(MASK, turn.text),
+        )
+        for turn in conversation.turns
+    )
+    labels = {
+        key: _PLACEHOLDER.sub(MASK, value) if isinstance(value, str) else value
+        for key, value in conversation.labels.items()
+    }
+    return replace(conversation, turns=turns, labels=labels)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from components import tracking
 from components.errors import ParamsError, VeiltuneError
 
 STAGES = (
-    "ingest", "base_model", "anonymize", "risk", "review", "gate", "train", "audit", "register",
-    "export",
+    "ingest", "base_model", "anonymize", "risk", "review", "gate", "train", "evaluate", "audit",
+    "register", "export",
 )  # fmt: skip
 _OUTPUT_TAIL_LINES = 25
 

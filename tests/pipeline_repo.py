@@ -21,6 +21,7 @@ TINY_PARAMS: dict[str, dict[str, Any]] = {
     "ingest": {"n_conversations": 14, "heldout_fraction": 0.2},
     "train": {"max_steps": 2, "batch_size": 2, "max_seq_length": 160, "lora_r": 4,
               "lora_alpha": 8},
+    "evaluate": {"max_conversations": 2, "max_new_tokens": 8, "max_prompt_tokens": 128},
     "audit": {"n_prompts": 4, "max_new_tokens": 12},
 }  # fmt: skip
 

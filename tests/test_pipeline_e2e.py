@@ -11,8 +11,8 @@ from tests.pipeline_repo import dvc_repro, make_pipeline_repo
 
 pytestmark = pytest.mark.slow
 
-STAGES = ("ingest", "base_model", "anonymize", "risk", "review", "gate", "train", "audit",
-          "register", "export")  # fmt: skip
+STAGES = ("ingest", "base_model", "anonymize", "risk", "review", "gate", "train", "evaluate",
+          "audit", "register", "export")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -168,6 +168,49 @@ def test_second_repro_skips_every_stage(repo: Path) -> None:
     for stage in STAGES:
         assert f"Stage '{stage}' didn't change, skipping" in result.stdout, stage
     assert "Running stage" not in result.stdout
+
+
+def test_evaluate_scores_adapter_and_base_on_heldout_raw_text(repo: Path) -> None:
+    evaluated = metrics(repo, "evaluate")
+    assert evaluated["variant"] == "anonymized" and evaluated["n_conversations"] >= 1
+    for model in ("adapter", "base"):
+        scores = evaluated[model]
+        assert scores["perplexity_raw"] > 1
+        assert {"summary.rouge1", "summary.rougeL", "purpose.macro_f1", "outcome.accuracy"} <= set(
+            scores
+        )
+
+
+def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
+    """Runs last on this repo: the experiment leaves the oracle's outputs in the workspace."""
+    import subprocess
+
+    from tests.pipeline_repo import BIN, pipeline_env
+
+    env = pipeline_env()
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "pipeline"], cwd=repo, check=True, env=env)
+    run = subprocess.run(
+        [str(BIN / "dvc"), "exp", "run", "-S", "train.corpus=raw", "-n", "oracle"],
+        cwd=repo, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert metrics(repo, "evaluate")["variant"] == "raw"
+    register = metrics(repo, "register")
+    assert register["champion"] is False  # a raw-trained baseline is never promoted
+    report = subprocess.run(
+        [str(BIN / "veiltune"), "utility-report", "--output", "reports/utility"],
+        cwd=repo, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert report.returncode == 0, report.stderr[-2000:]
+    table = (repo / "reports" / "utility" / "utility.md").read_text()
+    for variant in ("base", "anonymized", "oracle"):
+        assert f"| {variant} | " in table and f"| {variant} | (not run)" not in table
+    assert "| masked | (not run)" in table
+    report_json = json.loads((repo / "reports" / "utility" / "utility.json").read_text())
+    assert "perplexity_gap_to_oracle" in report_json["comparison"]
+    assert (repo / "reports" / "utility" / "utility.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_failing_gate_stops_the_pipeline_before_training(

@@ -31,6 +31,7 @@ STAGE_HELP = {
     "risk": "Score the residual risk of each conversation (ground truth and automatic scan).",
     "gate": "Great Expectations gate: refuse the corpus unless mean + std of risk < threshold.",
     "train": "LoRA fine-tune the base model on the anonymized corpus.",
+    "evaluate": "Utility on held-out raw text: ROUGE, accuracy/macro-F1, perplexity; base too.",
     "audit": "Attack the trained model: look for known PI in what it generates.",
     "register": "Register the adapter in MLflow; alias champion only if gate and audit passed.",
     "export": "Write the compliance bundle (manifest with sha256 of every file, zip).",
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_detect(commands)
     _add_evaluate_detection(commands)
     _add_review(commands)
+    _add_utility_report(commands)
     _add_flow(commands)
     _add_serve(commands)
     return parser
@@ -131,6 +133,18 @@ def _add_review(commands: Any) -> None:
     )  # fmt: skip
 
 
+def _add_utility_report(commands: Any) -> None:
+    text = (
+        "Tabulate utility across DVC experiments: base zero-shot, masked, anonymized and "
+        "oracle adapters (run them with `dvc exp run -S train.corpus=raw|masked`)."
+    )
+    sub = commands.add_parser("utility-report", help=text.split(":")[0] + ".", description=text)
+    _add_params(sub)
+    sub.add_argument(
+        "--output", type=Path, default=paths.UTILITY_REPORT, help="folder for md/json/png"
+    )
+
+
 def _add_flow(commands: Any) -> None:
     text = "Run the Prefect pipeline flow now (each task runs one DVC stage)."
     sub = commands.add_parser("flow", help=text, description=text)
@@ -163,6 +177,7 @@ def _run_command(args: argparse.Namespace) -> Any:
         "risk": stages.risk,
         "gate": stages.gate,
         "train": stages.train,
+        "evaluate": stages.evaluate,
         "audit": stages.audit,
         "register": stages.register,
         "export": stages.export,
@@ -177,6 +192,8 @@ def _run_command(args: argparse.Namespace) -> Any:
         return stages.evaluate_detection(
             args.params, args.dataset, args.path, args.limit, args.output
         )
+    if args.command == "utility-report":
+        return stages.utility_report(args.params, args.output)
     if args.command == "review" and args.action == "export":
         return stages.review_export(args.params, args.output)
     if args.command == "review":

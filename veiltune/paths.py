@@ -26,6 +26,7 @@ GATE_DATA_DOCS = Path("data/gate/data_docs")  # Great Expectations Data Docs of 
 ADAPTER = Path("models/adapter")
 TRAIN_WORK = Path(".veiltune/train")
 BUNDLE = Path("exports/bundle")
+UTILITY_REPORT = Path("reports/utility")
 DVC_LOCK = Path("dvc.lock")
 METRICS_DIR = Path("metrics")
 

@@ -383,6 +383,77 @@ def gate(params_path: Path) -> dict[str, Any]:
     return metrics
 
 
+def evaluate(params_path: Path) -> dict[str, Any]:
+    """Utility of the trained adapter (and the base model zero-shot) on held-out raw text."""
+    from components.adapter_model import load_adapter, load_base
+    from components.utility import CLASSIFICATION_TASKS, evaluate_utility
+
+    config: cfg.EvaluateConfig = cfg.load_stage_config(params_path, "evaluate")
+    variant = cfg.load_stage_config(params_path, "train").corpus
+    with tracking.stage_run("evaluate", _experiment(params_path)):
+        raw = load_corpus(paths.RAW_CORPUS)
+        heldout = _split(raw, "heldout")[: config.max_conversations]
+        if not heldout:
+            raise InputError(f"{paths.SPLITS}: the held-out split is empty; nothing to evaluate")
+        label_sets = {
+            task: sorted({str(c.labels[task]) for c in _split(raw, "train") if task in c.labels})
+            for task in CLASSIFICATION_TASKS
+        }
+        models = {"adapter": lambda: load_adapter(paths.BASE_MODEL, paths.ADAPTER)}
+        if config.include_base:
+            models["base"] = lambda: load_base(paths.BASE_MODEL)
+        metrics: dict[str, Any] = {"variant": variant, "n_conversations": len(heldout)}
+        for name, load in models.items():
+            model, tokenizer = load()
+            result = evaluate_utility(
+                model, tokenizer, heldout, label_sets, config.max_new_tokens,
+                config.max_prompt_tokens,
+            )  # fmt: skip
+            metrics[name] = result.to_metrics()
+        write_json_atomic(paths.metrics_file("evaluate"), metrics)
+        _log_stage("evaluate", config, metrics, [paths.metrics_file("evaluate")])
+    return metrics
+
+
+def utility_report(params_path: Path, output_dir: Path) -> dict[str, Any]:
+    """Tabulate the variants' evaluations across DVC experiments; log the report to MLflow."""
+    import subprocess
+
+    import mlflow
+
+    from components.utility_report import (
+        collect_variants,
+        comparison,
+        report_chart_png,
+        report_markdown,
+    )
+
+    run = subprocess.run(
+        ["dvc", "exp", "show", "--json"], capture_output=True, text=True, check=False
+    )
+    if run.returncode != 0:
+        raise InputError(f"dvc exp show failed: {run.stderr.strip()[-500:]}")
+    variants = collect_variants(json.loads(run.stdout))
+    if not variants:
+        raise InputError(
+            f"no run has {paths.metrics_file('evaluate')} yet: run the pipeline, then "
+            "`dvc exp run -S train.corpus=raw` and `-S train.corpus=masked`"
+        )
+    verdict = comparison(variants)
+    report = {"variants": variants, "comparison": verdict}
+    write_json_atomic(output_dir / "utility.json", report)
+    write_text_atomic(output_dir / "utility.md", report_markdown(variants, verdict))
+    with atomic_path(output_dir / "utility.png") as tmp:
+        tmp.write_bytes(report_chart_png(variants))
+    experiment_id = tracking.configure_tracking(_experiment(params_path))
+    with mlflow.start_run(experiment_id=experiment_id, run_name="utility-report"):
+        mlflow.set_tag("veiltune.kind", "utility-report")
+        for variant, entry in variants.items():
+            tracking.log_numeric_metrics(entry["metrics"], prefix=variant)
+        mlflow.log_artifacts(str(output_dir), artifact_path="utility_report")
+    return {"variants": sorted(variants), "comparison": verdict, "output": str(output_dir)}
+
+
 def _require_gate_passed() -> None:
     """Train never runs on a corpus that failed the gate, whatever called it."""
     gate_file = paths.metrics_file("gate")
@@ -397,17 +468,26 @@ def _split(conversations: list[Conversation], split: str) -> list[Conversation]:
     return [c for c in conversations if c.id in ids]
 
 
+def _training_corpus(corpus: str) -> Path:
+    """The anonymized corpus; the raw one only for the oracle baseline of the report."""
+    return paths.RAW_CORPUS if corpus == "raw" else paths.ANON_CORPUS
+
+
 def train(params_path: Path) -> dict[str, Any]:
     import mlflow
 
+    from components.tasks import mask_placeholders
     from components.train import train_lora
 
     config: cfg.TrainConfig = cfg.load_stage_config(params_path, "train")
     _require_gate_passed()
     with tracking.stage_run("train", _experiment(params_path)):
-        conversations = _split(load_corpus(paths.ANON_CORPUS), "train")
+        conversations = _split(load_corpus(_training_corpus(config.corpus)), "train")
         if not conversations:
             raise InputError(f"{paths.SPLITS}: the train split is empty")
+        if config.corpus == "masked":
+            conversations = [mask_placeholders(c) for c in conversations]
+        mlflow.set_tag("veiltune.train_corpus", config.corpus)
         with atomic_path(paths.ADAPTER) as tmp:
             result = train_lora(paths.BASE_MODEL, conversations, config, tmp, paths.TRAIN_WORK)
         for step, loss in result.loss_history:
@@ -457,7 +537,13 @@ def register(params_path: Path) -> dict[str, Any]:
         "params_hash": lineage.params_hash(cfg.read_params(params_path)),
         "data_version": json.dumps(lineage.dvc_lock_outs(paths.DVC_LOCK, "ingest")),
     }
-    champion = promotion_decision(bool(gate_metrics["passed"]), bool(audit_metrics["passed"]))
+    corpus = cfg.load_stage_config(params_path, "train").corpus
+    tags["train_corpus"] = corpus
+    # A baseline trained on the raw or masked corpus is for the utility report only: it
+    # is registered as a candidate to compare against, never promoted.
+    champion = corpus == "anonymized" and promotion_decision(
+        bool(gate_metrics["passed"]), bool(audit_metrics["passed"])
+    )
     with tracking.stage_run("register", config.experiment) as run:
         version = register_adapter(
             paths.ADAPTER, paths.BASE_MODEL, config.model_name, tags, champion
@@ -492,7 +578,7 @@ def export(params_path: Path) -> dict[str, Any]:
         **{
             f"metrics/{stage}.json": paths.metrics_file(stage)
             for stage in ("ingest", "base_model", "anonymize", "risk", "review", "gate", "train",
-                          "audit", "register")
+                          "evaluate", "audit", "register")
         },
     }  # fmt: skip
     experiment = _experiment(params_path)

@@ -1,0 +1,113 @@
+"""Utility metrics (ROUGE, classification, perplexity) and the variants report."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from components.corpus import Conversation, Turn
+from components.tasks import mask_placeholders
+from components.utility import (
+    classification,
+    perplexity,
+    predicted_label,
+    rouge,
+    rouge_l,
+    rouge_n,
+)
+from components.utility_report import collect_variants, comparison, report_markdown
+
+
+def test_rouge_on_known_pairs() -> None:
+    # "the cat sat on the mat" vs "the cat is on the mat": 5 of 6 unigrams, 3 of 5 bigrams.
+    p, r = "the cat sat on the mat", "The cat is on the mat."
+    assert rouge_n(p, r, 1) == pytest.approx(5 / 6)
+    assert rouge_n(p, r, 2) == pytest.approx(3 / 5)
+    assert rouge_l(p, r) == pytest.approx(5 / 6)  # LCS: the cat on the mat
+    assert rouge_l("a b c d", "d c b a") == pytest.approx(1 / 4)
+    assert rouge(["x"], ["y"]) == {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
+    assert rouge([p], [p])["rougeL"] == pytest.approx(1.0)
+
+
+def test_classification_accuracy_and_macro_f1() -> None:
+    predicted = ["a", "a", "b", "c"]
+    reference = ["a", "b", "b", "b"]
+    scores = classification(predicted, reference)
+    assert scores["accuracy"] == pytest.approx(0.5)
+    # a: P 1/2 R 1 -> 2/3; b: P 1 R 1/3 -> 1/2; mean over reference labels {a, b}.
+    assert scores["macro_f1"] == pytest.approx((2 / 3 + 1 / 2) / 2)
+
+
+@pytest.mark.parametrize(
+    ("output", "label"),
+    [
+        ("The purpose was an order status check.", "order_status"),
+        ("billing_question", "billing_question"),
+        ("status", "status"),
+        ("no idea", "no idea"),
+    ],
+)
+def test_predicted_label(output: str, label: str) -> None:
+    assert predicted_label(output, ["order_status", "status", "billing_question"]) == label
+
+
+def test_mask_placeholders_keeps_neither_type_nor_identity() -> None:
+    conversation = Conversation(
+        "c",
+        (Turn("[PERSON_NAME_1]", "Call [PERSON_NAME_2] at [PHONE_NUMBER_1]."),),
+        labels={"summary": "[PERSON_NAME_1] asked for a call.", "action_items": ["x"]},
+    )
+    masked = mask_placeholders(conversation)
+    assert masked.turns[0].speaker == "[MASK]"
+    assert masked.turns[0].text == "Call [MASK] at [MASK]."
+    assert masked.labels["summary"] == "[MASK] asked for a call."
+
+
+@pytest.mark.slow
+def test_perplexity_of_the_real_model_prefers_fluent_text(base_model_dir: Path) -> None:
+    from components.adapter_model import load_base
+
+    model, tokenizer = load_base(base_model_dir)
+    fluent = perplexity(model, tokenizer, ["Thank you for calling, how can I help you today?"])
+    scrambled = perplexity(model, tokenizer, ["today you help how calling, for can I Thank?"])
+    assert math.isfinite(fluent) and 1 < fluent < scrambled
+
+
+def _exp_entry(name: str, corpus: str, stamp: str, rouge1: float, ppl: float) -> dict:  # type: ignore[type-arg]
+    evaluated = {
+        "variant": corpus,
+        "adapter": {"summary.rouge1": rouge1, "perplexity_raw": ppl},
+        "base": {"summary.rouge1": 0.1, "perplexity_raw": 30.0},
+    }
+    return {
+        "rev": name, "name": name,
+        "data": {"timestamp": stamp,
+                 "metrics": {"metrics/evaluate.json": {"data": evaluated}},
+                 "params": {"params.yaml": {"data": {"train": {"corpus": corpus}}}}},
+    }  # fmt: skip
+
+
+def test_variants_from_dvc_exp_show_and_the_verdict() -> None:
+    shown = [
+        _exp_entry("workspace", "anonymized", "2026-01-02", 0.40, 10.3),
+        {
+            "rev": "abc", "name": "main", "data": None,
+            "experiments": [
+                {"name": "oracle", "revs": [_exp_entry("oracle", "raw", "2026-01-01", 0.41, 10.0)]},
+                {"name": "masked", "revs": [_exp_entry("masked", "masked", "2026-01-01", 0.30, 12)]},
+                {"name": "old", "revs": [_exp_entry("old", "anonymized", "2025-12-01", 0.1, 50)]},
+            ],
+        },
+    ]  # fmt: skip
+    variants = collect_variants(shown)
+    assert set(variants) == {"base", "anonymized", "oracle", "masked"}
+    assert variants["anonymized"]["run"] == "workspace"  # the newest anonymized run wins
+    verdict = comparison(variants)
+    assert verdict["rouge1_gap_to_oracle"] == pytest.approx(1 - 0.40 / 0.41, abs=1e-4)
+    assert verdict["perplexity_gap_to_oracle"] == pytest.approx(0.03)
+    assert verdict["within_5pct_of_oracle"] is True
+    assert verdict["rouge1_above_base"] is True and verdict["rouge1_above_masked"] is True
+    table = report_markdown(variants, verdict)
+    assert table.count("\n| ") >= 4 and "| oracle | oracle | 0.410 |" in table
