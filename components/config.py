@@ -192,11 +192,15 @@ class TrainConfig:
     # What the adapter learns from: the anonymized corpus (the product), or, as baselines
     # for the utility report, the raw corpus (the "oracle") or placeholders as a bare [MASK].
     corpus: str = "anonymized"
+    eval_fraction: float = 0.05  # conversations whose examples measure eval loss
+    early_stopping_patience: int = 3  # evaluations without improvement; 0 never stops
 
     def __post_init__(self) -> None:
         _require(self.max_steps >= 1, "train.max_steps", "an integer >= 1")
         _require(self.save_steps >= 1, "train.save_steps", "an integer >= 1")
         _require(self.corpus in TRAIN_CORPORA, "train.corpus", " | ".join(TRAIN_CORPORA))
+        _require(0.0 <= self.eval_fraction < 0.5, "train.eval_fraction", "0 <= x < 0.5")
+        _require(self.early_stopping_patience >= 0, "train.early_stopping_patience", ">= 0")
         _require(self.learning_rate > 0, "train.learning_rate", "a number > 0")
         _require(self.batch_size >= 1, "train.batch_size", "an integer >= 1")
         _require(

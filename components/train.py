@@ -7,7 +7,7 @@ import json
 import logging
 import shutil
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ class TrainResult:
     resumed_from_step: int = 0
     tokens_per_step: float = 0.0  # non-padding tokens in a mean optimizer step
     engine: str = "torch"  # or "deepspeed-zero<stage>"
+    eval_history: list[tuple[int, float]] = field(default_factory=list)
+    n_eval_examples: int = 0
 
     @property
     def tokens_per_second(self) -> float:
@@ -54,6 +56,12 @@ class TrainResult:
             "resumed_from_step": self.resumed_from_step,
             "tokens_per_second": round(self.tokens_per_second, 1),
             "engine": self.engine,
+            "n_eval_examples": self.n_eval_examples,
+            **(
+                {"best_eval_loss": round(min(loss for _, loss in self.eval_history), 4)}
+                if self.eval_history
+                else {}
+            ),
         }
 
 
@@ -114,6 +122,7 @@ def train_lora(
         AutoModelForCausalLM,
         AutoTokenizer,
         DataCollatorForSeq2Seq,
+        EarlyStoppingCallback,
         Trainer,
         TrainingArguments,
         set_seed,
@@ -130,7 +139,17 @@ def train_lora(
     examples = [e for c in conversations for e in task_examples(c)]
     if not examples:
         raise InputError("train: the training split yields no examples")
-    tokenized = [tokenize_example(e, tokenizer, config.max_seq_length) for e in examples]
+    held = eval_conversations([c.id for c in conversations], config.eval_fraction, config.seed)
+    tokenized = [
+        tokenize_example(e, tokenizer, config.max_seq_length)
+        for e in examples
+        if e.conversation_id not in held
+    ]
+    evaluation = [
+        tokenize_example(e, tokenizer, config.max_seq_length)
+        for e in examples
+        if e.conversation_id in held
+    ]
     model = AutoModelForCausalLM.from_pretrained(base_model_dir, dtype=torch.float32)
     # No KV cache in training: with one, transformers skips the block-diagonal mask that
     # keeps packed examples apart.
@@ -140,10 +159,19 @@ def train_lora(
     trainable, total = model.get_nb_trainable_parameters()
     if config.packing:
         dataset: list[dict[str, list[int]]] = pack_examples(tokenized, config.max_seq_length)
+        eval_dataset = pack_examples(evaluation, config.max_seq_length)
         collator: Any = PackedCollator(int(tokenizer.pad_token_id))
     else:
-        dataset = tokenized
+        dataset, eval_dataset = tokenized, evaluation
         collator = DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=-100)
+    # Evaluate at every checkpoint; stop when the eval loss has not improved for
+    # `early_stopping_patience` evaluations, and keep the best checkpoint's weights.
+    evaluating = bool(eval_dataset)
+    stopping = (
+        [EarlyStoppingCallback(early_stopping_patience=config.early_stopping_patience)]
+        if evaluating and config.early_stopping_patience
+        else []
+    )
     resume = resumable_checkpoint(work_dir, _fingerprint(config, tokenized))
     if deepspeed is not None:
         ensure_distributed_environment()
@@ -157,6 +185,12 @@ def train_lora(
         logging_steps=1,
         save_strategy="steps",
         save_steps=config.save_steps,
+        eval_strategy="steps" if evaluating else "no",
+        eval_steps=config.save_steps,
+        per_device_eval_batch_size=config.batch_size,
+        load_best_model_at_end=evaluating,
+        metric_for_best_model="eval_loss",
+        greater_is_better=False,
         save_total_limit=2,
         report_to="none",
         disable_tqdm=True,
@@ -171,8 +205,9 @@ def train_lora(
         model=model,
         args=args,
         train_dataset=dataset,
+        eval_dataset=eval_dataset or None,
         data_collator=collator,
-        callbacks=list(callbacks),
+        callbacks=[*stopping, *callbacks],
     )
     if resume:
         logger.info("resuming training from %s", resume)
@@ -181,6 +216,11 @@ def train_lora(
     trainer.save_model(str(output_dir))
     tokenizer.save_pretrained(output_dir)
     history = [(int(h["step"]), float(h["loss"])) for h in trainer.state.log_history if "loss" in h]
+    evals = [
+        (int(h["step"]), float(h["eval_loss"]))
+        for h in trainer.state.log_history
+        if "eval_loss" in h
+    ]
     return TrainResult(
         n_examples=len(examples),
         steps=int(output.global_step),
@@ -197,6 +237,8 @@ def train_lora(
         * config.batch_size
         * config.gradient_accumulation_steps,
         engine=_engine_name(trainer),
+        eval_history=evals,
+        n_eval_examples=len(evaluation),
     )
 
 
@@ -252,6 +294,21 @@ def _engine_name(trainer: Any) -> str:
 
 def _bf16_supported(torch: Any) -> bool:
     return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+
+
+def eval_conversations(ids: Sequence[str], fraction: float, seed: int) -> set[str]:
+    """The conversations whose examples form the eval split (by a seeded hash, so all tasks
+    of one conversation land on the same side); none when fewer than 10 conversations."""
+    if fraction <= 0 or len(ids) < 10:
+        return set()
+    chosen = {
+        conversation_id
+        for conversation_id in ids
+        if int(hashlib.sha256(f"eval:{seed}:{conversation_id}".encode()).hexdigest()[:8], 16)
+        / 2**32
+        < fraction
+    }
+    return chosen if len(chosen) < len(ids) else set()
 
 
 def check_target_modules(model: Any, target_modules: Sequence[str]) -> None:

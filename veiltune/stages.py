@@ -481,6 +481,7 @@ def train(params_path: Path) -> dict[str, Any]:
 
     config: cfg.TrainConfig = cfg.load_stage_config(params_path, "train")
     _require_gate_passed()
+    mlflow.enable_system_metrics_logging()  # CPU, memory (and GPU) use while training
     with tracking.stage_run("train", _experiment(params_path)):
         conversations = _split(load_corpus(_training_corpus(config.corpus)), "train")
         if not conversations:
@@ -492,6 +493,8 @@ def train(params_path: Path) -> dict[str, Any]:
             result = train_lora(paths.BASE_MODEL, conversations, config, tmp, paths.TRAIN_WORK)
         for step, loss in result.loss_history:
             mlflow.log_metric("loss", loss, step=step)
+        for step, loss in result.eval_history:
+            mlflow.log_metric("eval_loss", loss, step=step)
         metrics = result.to_metrics()
         write_json_atomic(paths.metrics_file("train"), metrics)
         _log_stage("train", config, metrics, [paths.metrics_file("train")])

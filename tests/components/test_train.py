@@ -120,3 +120,33 @@ def test_killed_training_resumes_from_its_last_checkpoint(
     other = TrainConfig(**{**config.__dict__, "learning_rate": 1e-4, "max_steps": 1})
     fresh = train_lora(base_model_dir, conversations(4), other, tmp_path / "b", work)
     assert fresh.resumed_from_step == 0 and fresh.steps == 1
+
+
+def test_eval_split_keeps_each_conversation_on_one_side() -> None:
+    from components.train import eval_conversations
+
+    ids = [f"c{i}" for i in range(200)]
+    held = eval_conversations(ids, 0.1, seed=13)
+    assert 5 <= len(held) <= 40 and held == eval_conversations(ids, 0.1, seed=13)
+    assert eval_conversations(ids[:9], 0.1, seed=13) == set()  # too few to spare any
+    assert eval_conversations(ids, 0.0, seed=13) == set()
+
+
+@pytest.mark.slow
+def test_training_stops_early_when_eval_loss_stops_improving(
+    tmp_path: Path, base_model_dir: Path
+) -> None:
+    # A learning rate far too high makes the eval loss worse after the first evaluation.
+    config = TrainConfig(max_steps=8, batch_size=2, max_seq_length=96, lora_r=4, lora_alpha=8,
+                         learning_rate=5.0, save_steps=2, eval_fraction=0.3,
+                         early_stopping_patience=1)  # fmt: skip
+    many = [
+        Conversation(f"e{i}", c.turns, c.context, labels=c.labels)
+        for i, c in enumerate(conversations(12))
+    ]
+    result = train_lora(base_model_dir, many, config, tmp_path / "a", tmp_path / "w")
+    assert result.n_eval_examples > 0 and len(result.eval_history) >= 2
+    assert result.steps < 8  # stopped before max_steps
+    losses = [loss for _, loss in result.eval_history]
+    assert losses[1] >= losses[0]
+    assert result.to_metrics()["best_eval_loss"] == pytest.approx(min(losses), abs=1e-4)
