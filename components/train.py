@@ -173,8 +173,7 @@ def train_lora(
         else []
     )
     resume = resumable_checkpoint(work_dir, _fingerprint(config, tokenized))
-    if deepspeed is not None:
-        ensure_distributed_environment()
+    own_world = deepspeed is not None and ensure_distributed_environment()
     args = TrainingArguments(
         output_dir=str(work_dir),
         max_steps=config.max_steps,
@@ -215,6 +214,8 @@ def train_lora(
     # The Trainer gathers ZeRO-3 partitioned weights before saving; the model alone cannot.
     trainer.save_model(str(output_dir))
     tokenizer.save_pretrained(output_dir)
+    if own_world and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()  # a clean exit, not an abort in gloo
     history = [(int(h["step"]), float(h["loss"])) for h in trainer.state.log_history if "loss" in h]
     evals = [
         (int(h["step"]), float(h["eval_loss"]))
@@ -261,14 +262,15 @@ def deepspeed_config(path: str) -> dict[str, Any]:
     return dict(config)
 
 
-def ensure_distributed_environment() -> None:
+def ensure_distributed_environment() -> bool:
     """Single-process defaults for what the ``deepspeed`` launcher sets (rank, world size,
-    master address and port), so one CPU or GPU runs the same code as a cluster."""
+    master address and port), so one CPU or GPU runs the same code as a cluster. True when
+    it set them (the world is this process's own to tear down)."""
     import os
     import socket
 
     if all(key in os.environ for key in ("RANK", "WORLD_SIZE", "LOCAL_RANK")):
-        return
+        return False
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -277,6 +279,7 @@ def ensure_distributed_environment() -> None:
         "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
     }.items():  # fmt: skip
         os.environ.setdefault(key, value)
+    return True
 
 
 def _distributed(deepspeed: dict[str, Any] | None) -> bool:
