@@ -189,16 +189,28 @@ def suspected_leaks(conversation: Conversation) -> list[tuple[str, str, str]]:
 
 def estimate_items(conversation: Conversation, policy: RiskPolicy, salt: str) -> list[ResidualItem]:
     """The conversation's suspected leaked items, scored and identified by salted hash."""
+    return scored_items(conversation.id, suspected_leaks(conversation), policy, salt, "estimate")
+
+
+def scored_items(
+    conversation_id: str,
+    found: Sequence[tuple[str, str, str]],
+    policy: RiskPolicy,
+    salt: str,
+    source: str,
+) -> list[ResidualItem]:
+    """(text, info type, status) findings of one conversation as distinct scored items,
+    spelling variants merged, each identified by a salted hash instead of its text."""
     return [
         ResidualItem(
-            conversation.id,
+            conversation_id,
             item_digest(text, salt),
             entity_type,
             status,
             policy.score(entity_type, status),
-            "estimate",
+            source,
         )
-        for text, entity_type, status in suspected_leaks(conversation)
+        for text, entity_type, status in merge_variants(found)
     ]
 
 

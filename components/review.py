@@ -23,7 +23,7 @@ from typing import Any
 from components.corpus import Conversation, conversation_from_record
 from components.errors import InputError
 from components.jsonio import iter_jsonl
-from components.residual_scan import item_digest
+from components.residual_scan import scored_items
 from components.risk import (
     FULL,
     PARTIAL,
@@ -33,7 +33,6 @@ from components.risk import (
     ResidualItem,
     RiskPolicy,
     base_info_type,
-    merge_variants,
 )
 
 _ANNOTATION = re.compile(r"\(([^()\n]+)\)\[([^\[\]\n]*)\]")
@@ -136,17 +135,7 @@ def read_annotations(path: Path, policy: RiskPolicy, salt: str) -> list[Annotate
                     strip_annotations(turn.text),
                 )
             )
-        items = [
-            ResidualItem(
-                conversation.id,
-                item_digest(text, salt),
-                entity_type,
-                status,
-                policy.score(entity_type, status),
-                "annotation",
-            )
-            for text, entity_type, status in merge_variants(found)
-        ]
+        items = scored_items(conversation.id, found, policy, salt, "annotation")
         clean = Conversation(conversation.id, tuple(turns), conversation.context)
         reviewed.append(AnnotatedConversation(clean, items))
     if errors:
