@@ -27,6 +27,7 @@ import hashlib
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from components.corpus import Conversation
 from components.risk import (
@@ -179,17 +180,21 @@ def scan_conversation(conversation: Conversation) -> list[Finding]:
 def suspected_leaks(conversation: Conversation) -> list[tuple[str, str, str]]:
     """(text, info type, status) of each distinct suspected item, merged by variant; the
     text stays in memory: it is what the agreement with ground truth is measured on."""
+    return merge_variants(_suspected_texts(conversation))
+
+
+def _suspected_texts(conversation: Conversation) -> list[tuple[str, str, str]]:
     found = []
     for finding in scan_conversation(conversation):
         turn = conversation.turns[finding.turn]
         text = turn.text if finding.field == "text" else turn.speaker or ""
         found.append((text[finding.start : finding.end], finding.entity_type, finding.status))
-    return merge_variants(found)
+    return found
 
 
 def estimate_items(conversation: Conversation, policy: RiskPolicy, salt: str) -> list[ResidualItem]:
     """The conversation's suspected leaked items, scored and identified by salted hash."""
-    return scored_items(conversation.id, suspected_leaks(conversation), policy, salt, "estimate")
+    return scored_items(conversation.id, _suspected_texts(conversation), policy, salt, "estimate")
 
 
 def scored_items(
@@ -255,6 +260,21 @@ class Agreement:
             "truth_items": self.truth_items,
             "suspected_items": self.suspected_items,
         }
+
+
+def score_agreement(truth: Any, estimate: Any) -> dict[str, float]:
+    """Conversation-level agreement of estimated risk scores with the true ones: Pearson r,
+    and precision/recall of "this conversation leaked something" (two risk tables)."""
+    merged = truth.merge(estimate, on="conversation_id", suffixes=("_truth", "_estimate"))
+    a, b = merged["score_truth"], merged["score_estimate"]
+    flagged_truth, flagged_estimate = a > 0, b > 0
+    both = int((flagged_truth & flagged_estimate).sum())
+    correlation = float(a.corr(b)) if a.std() > 0 and b.std() > 0 else 0.0
+    return {
+        "score_pearson_r": round(correlation, 4),
+        "conversation_precision": round(both / max(1, int(flagged_estimate.sum())), 4),
+        "conversation_recall": round(both / max(1, int(flagged_truth.sum())), 4),
+    }
 
 
 def _matches(fragment: str, suspected: str) -> bool:

@@ -202,6 +202,15 @@ def review_sample(
     ]
 
 
+def count_by_type(items: Iterable[ResidualItem]) -> dict[str, int]:
+    """Items per tag type, partial leaks apart (``PERSON_NAME_PARTIAL``)."""
+    counts: dict[str, int] = {}
+    for item in items:
+        key = f"{item.entity_type}{PARTIAL_SUFFIX if item.status == PARTIAL else ''}"
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def annotated_summary(
     reviewed: Iterable[AnnotatedConversation], estimated: Mapping[str, Sequence[ResidualItem]]
 ) -> list[dict[str, Any]]:

@@ -177,7 +177,12 @@ def risk(params_path: Path) -> dict[str, Any]:
     import pandas as pd
 
     from components.jsonio import iter_jsonl
-    from components.residual_scan import Agreement, estimate_items, suspected_leaks
+    from components.residual_scan import (
+        Agreement,
+        estimate_items,
+        score_agreement,
+        suspected_leaks,
+    )
     from components.risk import (
         RISK_COLUMNS,
         RiskPolicy,
@@ -221,7 +226,7 @@ def risk(params_path: Path) -> dict[str, Any]:
         if labelled:
             metrics["estimator_agreement"] = {
                 **agreement.to_metrics(),
-                **_score_agreement(truth_table, estimate_table),
+                **score_agreement(truth_table, estimate_table),
             }
         artifacts = _write_risk_outputs(table, estimate_table, items, metrics, threshold)
         _log_stage("risk", config, metrics, artifacts)
@@ -237,20 +242,6 @@ def _risk_source(wanted: str, labelled: bool) -> str:
     if wanted == "auto":
         return "ground_truth" if labelled else "estimate"
     return wanted
-
-
-def _score_agreement(truth: Any, estimate: Any) -> dict[str, float]:
-    """Conversation-level agreement of the estimated scores with the true ones."""
-    merged = truth.merge(estimate, on="conversation_id", suffixes=("_truth", "_estimate"))
-    a, b = merged["score_truth"], merged["score_estimate"]
-    flagged_truth, flagged_estimate = a > 0, b > 0
-    both = int((flagged_truth & flagged_estimate).sum())
-    correlation = float(a.corr(b)) if a.std() > 0 and b.std() > 0 else float("nan")
-    return {
-        "score_pearson_r": round(correlation, 4) if correlation == correlation else 0.0,
-        "conversation_precision": round(both / max(1, int(flagged_estimate.sum())), 4),
-        "conversation_recall": round(both / max(1, int(flagged_truth.sum())), 4),
-    }
 
 
 def _write_risk_outputs(
@@ -325,7 +316,7 @@ def review_import(params_path: Path, input_path: Path, output: Path) -> dict[str
     import pandas as pd
 
     from components.residual_scan import estimate_items
-    from components.review import annotated_summary, read_annotations
+    from components.review import annotated_summary, count_by_type, read_annotations
     from components.risk import RiskPolicy, summarize_scores
 
     config: cfg.RiskConfig = cfg.load_stage_config(params_path, "risk")
@@ -339,19 +330,11 @@ def review_import(params_path: Path, input_path: Path, output: Path) -> dict[str
         "conversations": len(rows),
         "annotated": summarize_scores(frame["annotated_score"]),
         "estimated": summarize_scores(frame["estimated_score"]),
-        "annotated_items_by_type": _count_types(i for r in reviewed for i in r.items),
+        "annotated_items_by_type": count_by_type(i for r in reviewed for i in r.items),
         "rows": rows,
     }
     write_json_atomic(output, report)
     return {k: v for k, v in report.items() if k != "rows"} | {"output": str(output)}
-
-
-def _count_types(items: Any) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for item in items:
-        key = f"{item.entity_type}{'_PARTIAL' if item.status == 'partial' else ''}"
-        counts[key] = counts.get(key, 0) + 1
-    return dict(sorted(counts.items()))
 
 
 def gate(params_path: Path) -> dict[str, Any]:
