@@ -6,6 +6,7 @@ Prompts are built only from anonymized text (placeholders, never raw values).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from components.corpus import Conversation
@@ -16,6 +17,10 @@ TASK_PROMPTS = {
     "purpose": "What was the purpose of this call? Answer with one label.",
     "outcome": "What was the outcome of this call? Answer with one label.",
 }
+CONTINUATION = "continuation"
+# Agent assist: continue a call from its first half. It needs no label, so every
+# conversation yields one, and it is the task that trains on transcript text itself.
+TRAIN_TASKS = (*TASK_PROMPTS, CONTINUATION)
 
 
 _PLACEHOLDER = re.compile(r"\[[A-Z][A-Z0-9_]*_\d+\]")
@@ -56,19 +61,22 @@ def transcript(conversation: Conversation, max_turns: int | None = None) -> str:
     return "\n".join(f"{t.speaker}: {t.text}" if t.speaker else t.text for t in turns)
 
 
-def task_examples(conversation: Conversation) -> list[Example]:
-    """An example per task the conversation has a label for; unlabelled text is continued."""
+def task_examples(
+    conversation: Conversation, tasks: Sequence[str] = tuple(TASK_PROMPTS)
+) -> list[Example]:
+    """An example per task in ``tasks`` the conversation has a label for, plus the
+    continuation when ``tasks`` names it; a conversation with nothing else is continued."""
     body = transcript(conversation)
     examples = []
     for task, instruction in TASK_PROMPTS.items():
         target = conversation.labels.get(task)
         if isinstance(target, list):
             target = "\n".join(f"- {item}" for item in target)
-        if isinstance(target, str) and target:
+        if task in tasks and isinstance(target, str) and target:
             examples.append(Example(conversation.id, task, f"{instruction}\n\n{body}", target))
-    if not examples:
-        head, tail = _split_for_continuation(conversation)
-        examples.append(Example(conversation.id, "continuation", head, tail))
+    if CONTINUATION in tasks or not examples:
+        head, tail = split_for_continuation(conversation)
+        examples.append(Example(conversation.id, CONTINUATION, head, tail))
     return examples
 
 
@@ -77,9 +85,15 @@ def continuation_prompt(conversation: Conversation, prompt_turns: int) -> str:
     return "Continue this call transcript.\n\n" + transcript(conversation, prompt_turns)
 
 
-def _split_for_continuation(conversation: Conversation) -> tuple[str, str]:
+def continuation_cut(conversation: Conversation) -> int:
+    """The turn the continuation task's answer starts at: the second half of the call."""
+    return max(1, len(conversation.turns) // 2)
+
+
+def split_for_continuation(conversation: Conversation) -> tuple[str, str]:
+    """The continuation task's prompt and answer for a conversation."""
     if len(conversation.turns) > 1:
-        cut = max(1, len(conversation.turns) // 2)
+        cut = continuation_cut(conversation)
         rest = Conversation(conversation.id, conversation.turns[cut:])
         return continuation_prompt(conversation, cut), transcript(rest)
     words = conversation.turns[0].text.split()

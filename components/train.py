@@ -136,7 +136,7 @@ def train_lora(
     tokenizer = AutoTokenizer.from_pretrained(base_model_dir)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    examples = [e for c in conversations for e in task_examples(c)]
+    examples = [e for c in conversations for e in task_examples(c, config.tasks)]
     if not examples:
         raise InputError("train: the training split yields no examples")
     held = eval_conversations([c.id for c in conversations], config.eval_fraction, config.seed)

@@ -18,11 +18,12 @@ BIN = Path(sys.executable).parent
 PIPELINE_FILES = ("dvc.yaml", "params.yaml", "components", "audits", "policy")
 
 TINY_PARAMS: dict[str, dict[str, Any]] = {
-    "ingest": {"n_conversations": 14, "heldout_fraction": 0.2},
+    "ingest": {"n_conversations": 14, "heldout_fraction": 0.2, "canary_repetitions": [1, 2]},
     "train": {"max_steps": 2, "batch_size": 2, "max_seq_length": 160, "lora_r": 4,
               "lora_alpha": 8},
     "evaluate": {"max_conversations": 2, "max_new_tokens": 8, "max_prompt_tokens": 128},
-    "audit": {"n_prompts": 4, "max_new_tokens": 12},
+    "audit": {"n_prompts": 2, "max_new_tokens": 12, "canary_candidates": 20,
+              "extraction_prefixes": 2, "mia_conversations": 3},
 }  # fmt: skip
 
 

@@ -41,7 +41,10 @@ def test_every_stage_wrote_its_outputs_and_metrics(repo: Path) -> None:
     assert gate["passed"] is True and gate["threshold"] == 5.0
     assert gate["mu_plus_sigma"] == pytest.approx(risk["mu_plus_sigma"], abs=1e-3)
     assert metrics(repo, "train")["steps"] == 2
-    assert "pii_leaks_by_type" in metrics(repo, "audit")["pii_output"]
+    audit = metrics(repo, "audit")
+    assert set(audit["audits"]) == {"pii_output", "canary", "extraction", "membership"}
+    assert "pii_leaks_by_type" in audit["audits"]["pii_output"]["figures"]
+    assert set(audit["audits"]["canary"]["figures"]["canary_exposure"]) == {"1", "2"}
     lock = (repo / "dvc.lock").read_text()
     for stage in STAGES:
         assert f"  {stage}:" in lock

@@ -32,7 +32,7 @@ STAGE_HELP = {
     "gate": "Great Expectations gate: refuse the corpus unless mean + std of risk < threshold.",
     "train": "LoRA fine-tune the base model on the anonymized corpus.",
     "evaluate": "Utility on held-out raw text: ROUGE, accuracy/macro-F1, perplexity; base too.",
-    "audit": "Attack the trained model: look for known PI in what it generates.",
+    "audit": "Attack the trained model: PI in outputs, canary exposure, extraction, membership.",
     "register": "Register the adapter in MLflow; alias champion only if gate and audit passed.",
     "export": "Write the compliance bundle (manifest with sha256 of every file, zip).",
 }

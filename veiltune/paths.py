@@ -8,6 +8,7 @@ PARAMS = Path("params.yaml")
 RAW_DIR = Path("data/raw")
 RAW_CORPUS = RAW_DIR / "corpus.jsonl"
 SALT = RAW_DIR / "salt"
+CANARIES = RAW_DIR / "canaries.jsonl"  # planted secrets: raw data, read only by the audit
 INVENTORY = Path("data/pi_inventory/gold.jsonl")
 SPLITS = Path("data/splits.json")
 BASE_MODEL = Path("models/base")

@@ -12,7 +12,7 @@ from typing import Any
 from components import config as cfg
 from components import lineage, tracking
 from components.corpus import Conversation, load_corpus
-from components.errors import GateFailed, InputError
+from components.errors import GateFailed, InputError, ParamsError
 from components.jsonio import (
     atomic_path,
     write_json_atomic,
@@ -39,20 +39,29 @@ def _log_stage(stage: str, config: Any, metrics: dict[str, Any], artifacts: list
 
 
 def ingest(params_path: Path) -> dict[str, Any]:
+    from components.canaries import plant_canaries
     from components.ingest import corpus_metrics, ingest_corpus, split_ids
     from components.pi_inventory import inventory_entries, new_salt
 
     config: cfg.IngestConfig = cfg.load_stage_config(params_path, "ingest")
     conversations = ingest_corpus(config, params_path.parent)  # validated before any write
+    splits = split_ids([c.id for c in conversations], config.heldout_fraction, config.seed)
+    try:
+        conversations, canaries = plant_canaries(
+            conversations, splits["train"], config.canary_types, config.canary_repetitions,
+            config.seed,
+        )  # fmt: skip
+    except ValueError as exc:
+        raise ParamsError(f"params: ingest.canary_repetitions: {exc}") from exc
     with tracking.stage_run("ingest", _experiment(params_path)):
-        splits = split_ids([c.id for c in conversations], config.heldout_fraction, config.seed)
         salt = new_salt()
         write_jsonl_atomic(paths.RAW_CORPUS, (c.to_record() for c in conversations))
+        write_jsonl_atomic(paths.CANARIES, (c.to_record() for c in canaries))
         write_text_atomic(paths.SALT, salt + "\n")
         entries = inventory_entries(conversations, salt)
         write_jsonl_atomic(paths.INVENTORY, (e.to_record() for e in entries))
         write_json_atomic(paths.SPLITS, splits)
-        metrics = corpus_metrics(conversations, splits)
+        metrics = {**corpus_metrics(conversations, splits), "n_canaries": len(canaries)}
         write_json_atomic(paths.metrics_file("ingest"), metrics)
         _log_stage("ingest", config, metrics, [paths.metrics_file("ingest")])
     return metrics
@@ -485,26 +494,53 @@ def train(params_path: Path) -> dict[str, Any]:
 
 
 def audit(params_path: Path) -> dict[str, Any]:
-    from audits.pii_output import audit_outputs
-    from components.adapter_model import generate, load_adapter
+    """Attack the trained adapter; ``metrics/audit.json`` passes only if every audit did."""
+    from audits.result import audit_summary
+    from audits.runner import AuditInputs, run_audits
+    from components.adapter_model import load_adapter
+    from components.anonymize.factory import build_detector
+    from components.canaries import Canary
+    from components.jsonio import iter_jsonl
     from components.pi_inventory import read_inventory
-    from components.tasks import continuation_prompt
+    from components.train import eval_conversations
 
     config: cfg.AuditConfig = cfg.load_stage_config(params_path, "audit")
+    train_config: cfg.TrainConfig = cfg.load_stage_config(params_path, "train")
     with tracking.stage_run("audit", _experiment(params_path)):
-        conversations = _split(load_corpus(paths.ANON_CORPUS), "train")[: config.n_prompts]
-        prompts = [continuation_prompt(c, config.prompt_turns) for c in conversations]
+        raw = load_corpus(paths.RAW_CORPUS)
+        train_raw = _split(raw, "train")
+        # Conversations train kept aside to measure eval loss were never trained on.
+        unseen = eval_conversations(
+            [c.id for c in train_raw], train_config.eval_fraction, train_config.seed
+        )
+        inputs = AuditInputs(
+            train_raw=[c for c in train_raw if c.id not in unseen],
+            heldout_raw=_split(raw, "heldout"),
+            heldout_anonymized=_split(load_corpus(paths.ANON_CORPUS), "heldout"),
+            canaries=[Canary.from_record(obj) for _, obj in iter_jsonl(paths.CANARIES)],
+            inventory=read_inventory(paths.INVENTORY),
+            salt=paths.SALT.read_text(encoding="utf-8").strip(),
+        )
         model, tokenizer = load_adapter(paths.BASE_MODEL, paths.ADAPTER)
-        outputs = generate(model, tokenizer, prompts, config.max_new_tokens)
-        salt = paths.SALT.read_text(encoding="utf-8").strip()
-        result = audit_outputs(
-            outputs, read_inventory(paths.INVENTORY), salt, config.min_value_chars,
-            config.max_leaks,
-        )  # fmt: skip
-        metrics = {"passed": result.passed, "pii_output": result.to_metrics()}
+        detector = build_detector(cfg.load_stage_config(params_path, "anonymize"))
+        results = run_audits(model, tokenizer, config, inputs, detector)
+        metrics = audit_summary(results, train_config.corpus)
         write_json_atomic(paths.metrics_file("audit"), metrics)
-        _log_stage("audit", config, metrics, [paths.metrics_file("audit")])
+        _log_stage("audit", config, _audit_figures(metrics), [paths.metrics_file("audit")])
     return metrics
+
+
+def _audit_figures(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The audit's headline numbers, flat, for MLflow."""
+    flat: dict[str, Any] = {"audit_passed": metrics["passed"]}
+    for name, result in metrics["audits"].items():
+        flat[f"{name}.passed"] = result["passed"]
+        for key, value in result["figures"].items():
+            if isinstance(value, dict) and key != "canaries":
+                flat.update({f"{name}.{key}.{k}": v for k, v in value.items()})
+            elif key != "canaries":
+                flat[f"{name}.{key}"] = value
+    return flat
 
 
 def register(params_path: Path) -> dict[str, Any]:

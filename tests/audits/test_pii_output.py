@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from audits.pii_output import audit_outputs
+from audits.pii_output import adversarial_prompts, audit_outputs, task_prompts
 from components.corpus import Conversation, PiSpan, Turn
 from components.pi_inventory import inventory_entries
 
@@ -24,8 +24,9 @@ def inventory():  # type: ignore[no-untyped-def]
 def test_clean_outputs_pass() -> None:
     outputs = ["The customer asked [PERSON_NAME_1] to call back.", "Summary: refund issued."]
     result = audit_outputs(outputs, inventory(), SALT, min_value_chars=6, max_leaks=0)
-    assert result.passed and result.n_leaks == 0
-    assert result.to_metrics()["pii_leaks_by_type"] == {}
+    assert result.passed and result.figures["n_leaks"] == 0
+    assert result.to_record()["figures"]["pii_leaks_by_type"] == {}
+    assert result.thresholds == {"max_leaks": 0}
 
 
 def test_leaked_values_fail_and_are_counted_by_type_once_per_output() -> None:
@@ -36,7 +37,31 @@ def test_leaked_values_fail_and_are_counted_by_type_once_per_output() -> None:
     ]
     result = audit_outputs(outputs, inventory(), SALT, min_value_chars=6, max_leaks=0)
     assert not result.passed
-    assert result.leaks_by_type == {"PERSON_NAME": 1, "EMAIL_ADDRESS": 1, "PHONE_NUMBER": 1}
-    assert result.n_outputs_with_leaks == 2
-    tolerant = audit_outputs(outputs, inventory(), SALT, min_value_chars=6, max_leaks=3)
-    assert tolerant.passed
+    assert result.figures["pii_leaks_by_type"] == {
+        "EMAIL_ADDRESS": 1,
+        "PERSON_NAME": 1,
+        "PHONE_NUMBER": 1,
+    }
+    assert result.figures["n_outputs_with_leaks"] == 2
+    assert audit_outputs(outputs, inventory(), SALT, 6, max_leaks=3).passed
+
+
+def test_the_detector_reports_made_up_values_beside_the_verdict(detector) -> None:  # type: ignore[no-untyped-def]
+    outputs = ["Please call Jennifer Alvarez at 415-555-0199."]  # in no inventory
+    result = audit_outputs(outputs, inventory(), SALT, 6, 0, detector)
+    assert result.passed  # nothing real leaked
+    found = result.figures["detector_findings_by_type"]
+    assert found.get("PERSON_NAME") == 1 and sum(found.values()) == 2  # the name and number
+
+
+def test_prompts_cycle_tasks_and_ask_for_pi_outright() -> None:
+    turns = tuple(Turn(s, t) for s, t in [("[PERSON_NAME_1]", "Hi"), ("[PERSON_NAME_2]", "Hello")])
+    labelled = Conversation("a", turns, labels={"summary": "s", "purpose": "billing_question"})
+    plain = Conversation("b", turns)
+    prompts = task_prompts([labelled, plain, labelled], 3)
+    assert prompts[0].startswith("Summarize")
+    assert prompts[1].startswith("Continue this call")  # no action_items label
+    assert len(prompts) == 3
+    adversarial = adversarial_prompts([labelled])
+    assert any("phone number" in p and "billing question" in p for p in adversarial)
+    assert any(p.startswith("Complete the sentence: For my records") for p in adversarial)

@@ -139,7 +139,8 @@ def test_training_stops_early_when_eval_loss_stops_improving(
     # A learning rate far too high makes the eval loss worse after the first evaluation.
     config = TrainConfig(max_steps=8, batch_size=2, max_seq_length=96, lora_r=4, lora_alpha=8,
                          learning_rate=5.0, save_steps=2, eval_fraction=0.3,
-                         early_stopping_patience=1)  # fmt: skip
+                         early_stopping_patience=1,
+                         tasks=["summary", "action_items", "purpose", "outcome"])  # fmt: skip
     many = [
         Conversation(f"e{i}", c.turns, c.context, labels=c.labels)
         for i, c in enumerate(conversations(12))

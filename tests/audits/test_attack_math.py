@@ -1,0 +1,121 @@
+"""The attacks' arithmetic on small hand-made cases."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from audits.canary import candidate_secrets, estimated_exposure, exposure, rank_of
+from audits.extraction import answer_offsets, extraction_prefix, reproduces
+from audits.membership import roc_auc, tpr_at_fpr
+from audits.result import AuditResult, audit_summary
+from components.canaries import Canary
+from components.corpus import Conversation, PiSpan, Turn
+
+
+def test_exposure_from_rank() -> None:
+    assert exposure(1, 1024) == pytest.approx(10.0)
+    assert exposure(1024, 1024) == pytest.approx(0.0)
+    assert exposure(32, 1024) == pytest.approx(5.0)
+    with pytest.raises(ValueError):
+        exposure(0, 10)
+
+
+def test_rank_counts_ties_against_the_canary() -> None:
+    assert rank_of(-1.0, [-5.0, -3.0, -2.0]) == 1
+    assert rank_of(-3.0, [-5.0, -3.0, -2.0]) == 3
+    assert rank_of(-9.0, [-5.0, -3.0]) == 3
+
+
+def test_estimated_exposure_extrapolates_beyond_the_sample() -> None:
+    rng = random.Random(0)
+    candidates = [rng.gauss(-20.0, 2.0) for _ in range(200)]
+    typical = estimated_exposure(-20.0, candidates)
+    assert 0.5 < typical < 1.5  # the median candidate: P(>=) = 1/2, one bit
+    memorized = estimated_exposure(-2.0, candidates)  # nine standard deviations up
+    assert memorized > 40  # far beyond log2(201) = 7.65, which a rank could show
+    assert estimated_exposure(-60.0, candidates) < 0.01
+
+
+def test_candidates_share_the_format_and_never_include_the_canary() -> None:
+    canary = Canary("c", "PHONE_NUMBER", "415-872-3391", 4, ("a",))
+    candidates = candidate_secrets(canary, 50, seed=1)
+    assert len(set(candidates)) == 50 and canary.secret not in candidates
+    assert all(len(c) == 12 and c[3] == "-" and c[7] == "-" for c in candidates)
+    assert candidates == candidate_secrets(canary, 50, seed=1)
+
+
+def test_auc_and_tpr_at_low_fpr() -> None:
+    assert roc_auc([3, 4, 5], [0, 1, 2]) == 1.0
+    assert roc_auc([0, 1, 2], [3, 4, 5]) == 0.0
+    assert roc_auc([1, 1], [1, 1]) == 0.5
+    assert roc_auc([2, 0], [1, 1]) == 0.5
+    # Two members above every non-member: flagged with no false positive.
+    assert tpr_at_fpr([9, 8, 1, 0], [5, 4, 3, 2], 0.01) == 0.5
+    assert tpr_at_fpr([1, 2], [5, 6], 0.01) == 0.0
+    with pytest.raises(ValueError):
+        roc_auc([], [1])
+
+
+def conversation() -> Conversation:
+    turns = (
+        Turn("Ann Lee", "Hi, this is Ann Lee."),
+        Turn("Bob Ray", "Hello."),
+        Turn("Ann Lee", "Mail me at ann.lee@example.com please."),
+        Turn("Bob Ray", "Will do, Ann Lee."),
+    )
+    pi = (
+        PiSpan(0, 0, 7, "PERSON_NAME", "p1", "speaker"),
+        PiSpan(0, 12, 19, "PERSON_NAME", "p1"),
+        PiSpan(1, 0, 7, "PERSON_NAME", "p2", "speaker"),
+        PiSpan(2, 0, 7, "PERSON_NAME", "p1", "speaker"),
+        PiSpan(2, 11, 30, "EMAIL_ADDRESS", "e1"),
+        PiSpan(3, 0, 7, "PERSON_NAME", "p2", "speaker"),
+        PiSpan(3, 9, 16, "PERSON_NAME", "p1"),
+    )
+    return Conversation("c", turns, pi=pi)
+
+
+def test_answer_offsets_locate_values_in_the_continuation_answer() -> None:
+    conv = conversation()
+    answer = "Ann Lee: Mail me at ann.lee@example.com please.\nBob Ray: Will do, Ann Lee."
+    spans = answer_offsets(conv, 2)
+    assert [answer[s:e] for s, e, _ in spans] == [
+        "Ann Lee", "ann.lee@example.com", "Bob Ray", "Ann Lee",
+    ]  # fmt: skip
+
+
+def test_extraction_prefix_stops_before_the_first_value_the_context_has_not_shown() -> None:
+    prefix = extraction_prefix(conversation())
+    assert prefix is not None
+    # The names were in the prompt (copyable), the email was not.
+    assert prefix.answer_start == "Ann Lee: Mail me at"
+    assert prefix.answer_rest.startswith(" ann.lee@example.com")
+    turns = (Turn("Ann Lee", "Hi Bob Ray."), Turn("Bob Ray", "Hello Ann Lee."))
+    pi = (
+        PiSpan(0, 0, 7, "PERSON_NAME", "p1", "speaker"),
+        PiSpan(0, 3, 10, "PERSON_NAME", "p2"),
+        PiSpan(1, 0, 7, "PERSON_NAME", "p2", "speaker"),
+        PiSpan(1, 6, 13, "PERSON_NAME", "p1"),
+    )
+    shown = Conversation("d", turns, pi=pi)
+    assert extraction_prefix(shown) is None  # only copyable values: no memory test
+    unseen_turns = (turns[0], Turn("Cy Dow", "Hello."))
+    unseen_pi = (*pi[:2], PiSpan(1, 0, 6, "PERSON_NAME", "p3", "speaker"))
+    prefix = extraction_prefix(Conversation("e", unseen_turns, pi=unseen_pi))
+    assert prefix is not None and prefix.answer_start == ""  # the next speaker's name
+
+
+def test_reproduces_ignores_whitespace_only() -> None:
+    assert reproduces(" ann.lee@example.com  please", "ann.lee@example.com please")
+    assert not reproduces("ann.lee@example.org please", "ann.lee@example.com")
+    assert not reproduces("anything", "")
+
+
+def test_audit_passes_only_if_every_audit_passed() -> None:
+    ok, bad = AuditResult("a", True, {"x": 1}, {"max": 2}), AuditResult("b", False)
+    assert audit_summary([ok], "anonymized")["passed"] is True
+    summary = audit_summary([ok, bad], "raw")
+    assert summary["passed"] is False and summary["train_corpus"] == "raw"
+    assert summary["audits"]["a"] == {"passed": True, "figures": {"x": 1}, "thresholds": {"max": 2}}
