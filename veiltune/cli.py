@@ -33,7 +33,8 @@ STAGE_HELP = {
     "train": "LoRA fine-tune the base model on the anonymized corpus.",
     "evaluate": "Utility on held-out raw text: ROUGE, accuracy/macro-F1, perplexity; base too.",
     "audit": "Attack the trained model: look for known PI in what it generates.",
-    "register": "Register the adapter in MLflow; alias champion only if gate and audit passed.",
+    "register": "Register the adapter in MLflow as candidate; champion if gate and audits "
+    "passed, it learnt from the anonymized corpus and its utility is at least the champion's.",
     "export": "Write the compliance bundle (manifest with sha256 of every file, zip).",
 }
 
