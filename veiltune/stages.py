@@ -545,6 +545,26 @@ def register(params_path: Path) -> dict[str, Any]:
     return metrics
 
 
+def promote(params_path: Path, version: str, force: bool, reason: str) -> dict[str, Any]:
+    from mlflow.tracking import MlflowClient
+
+    from components.champion import promote as promote_version
+
+    config: cfg.RegisterConfig = cfg.load_stage_config(params_path, "register")
+    tracking.configure_tracking(config.experiment)
+    return promote_version(MlflowClient(), config.model_name, version, force, reason)
+
+
+def demote(params_path: Path, version: str) -> dict[str, Any]:
+    from mlflow.tracking import MlflowClient
+
+    from components.champion import demote as demote_version
+
+    config: cfg.RegisterConfig = cfg.load_stage_config(params_path, "register")
+    tracking.configure_tracking(config.experiment)
+    return demote_version(MlflowClient(), config.model_name, version)
+
+
 def _read_metrics(stage: str) -> dict[str, Any]:
     path = paths.metrics_file(stage)
     if not path.is_file():
