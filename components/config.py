@@ -292,9 +292,18 @@ class AuditConfig:
 class RegisterConfig:
     model_name: str = "veiltune-adapter"
     experiment: str = "veiltune"
+    # A key of metrics/evaluate.json's adapter section: a new version becomes champion only
+    # if this is at least the current champion's (at most, when lower is better).
+    utility_metric: str = "summary.rouge1"
+    higher_is_better: bool = True
 
     def __post_init__(self) -> None:
         _require(bool(self.model_name), "register.model_name", "a non-empty name")
+        _require(
+            bool(self.utility_metric.strip()),
+            "register.utility_metric",
+            "a metric key of evaluate.json's adapter section, e.g. summary.rouge1",
+        )
 
 
 @dataclass

@@ -31,3 +31,7 @@ class LeakageDetected(VeiltuneError):
 
 class BackendError(VeiltuneError):
     """A detection backend, model or service failed."""
+
+
+class PromotionRefused(VeiltuneError):
+    """A model version may not become champion: its gate or audit failed, or it is a baseline."""

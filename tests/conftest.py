@@ -33,3 +33,15 @@ def base_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("base") / "model"
     materialize_base_model(BUNDLED_SMOLLM2, folder)
     return folder
+
+
+@pytest.fixture(scope="session")
+def lora_adapter_dir(tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path) -> Path:
+    """A real, untrained LoRA adapter on the base model: enough to register a model version."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    folder = tmp_path_factory.mktemp("lora") / "adapter"
+    model = AutoModelForCausalLM.from_pretrained(base_model_dir)
+    get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj"])).save_pretrained(folder)
+    return folder

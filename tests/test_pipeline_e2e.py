@@ -94,6 +94,11 @@ def test_registered_version_aliases_and_tags(repo: Path) -> None:
     assert ("champion" in version.aliases) == champion == register["champion"]
     assert version.tags["gate_passed"] == "true"
     assert {"audit_passed", "git_commit", "params_hash", "data_version"} <= set(version.tags)
+    rouge1 = metrics(repo, "evaluate")["adapter"]["summary.rouge1"]
+    assert float(version.tags["eval.summary.rouge1"]) == pytest.approx(rouge1)
+    assert register["previous_champion"] is None  # the first version: no champion to beat
+    assert version.tags["promotion_reason"] == register["decision_reason"]
+    assert "data/anonymized" in json.loads(version.tags["data_version"])
 
 
 def test_registered_model_loads_back_and_generates(
@@ -202,6 +207,12 @@ def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
     assert metrics(repo, "evaluate")["variant"] == "raw"
     register = metrics(repo, "register")
     assert register["champion"] is False  # a raw-trained baseline is never promoted
+    assert "trained on the raw corpus" in register["decision_reason"]
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{repo / 'mlflow.db'}")
+    first = client.get_model_version("veiltune-adapter", "1")  # the anonymized run's version
+    assert register["previous_champion"] == ("1" if "champion" in first.aliases else None)
     report = subprocess.run(
         [str(BIN / "veiltune"), "utility-report", "--output", "reports/utility"],
         cwd=repo, env=env, capture_output=True, text=True, check=False,

@@ -33,7 +33,8 @@ STAGE_HELP = {
     "train": "LoRA fine-tune the base model on the anonymized corpus.",
     "evaluate": "Utility on held-out raw text: ROUGE, accuracy/macro-F1, perplexity; base too.",
     "audit": "Attack the trained model: PI in outputs, canary exposure, extraction, membership.",
-    "register": "Register the adapter in MLflow; alias champion only if gate and audit passed.",
+    "register": "Register the adapter in MLflow as candidate; champion if gate and audits "
+    "passed, it learnt from the anonymized corpus and its utility is at least the champion's.",
     "export": "Write the compliance bundle (manifest with sha256 of every file, zip).",
 }
 
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evaluate_detection(commands)
     _add_review(commands)
     _add_utility_report(commands)
+    _add_promote_demote(commands)
     _add_flow(commands)
     _add_serve(commands)
     return parser
@@ -145,6 +147,22 @@ def _add_utility_report(commands: Any) -> None:
     )
 
 
+def _add_promote_demote(commands: Any) -> None:
+    text = (
+        "Give the champion alias to a registered version (register.model_name); the previous "
+        "champion loses it. A version whose gate or audit failed needs --force --reason."
+    )
+    sub = commands.add_parser("promote", help=text.split(";")[0] + ".", description=text)
+    _add_params(sub)
+    sub.add_argument("version", metavar="VERSION", help="model version number, e.g. 3")
+    sub.add_argument("--force", action="store_true", help="promote despite a failed gate/audit")
+    sub.add_argument("--reason", default="", help="why the promotion is forced (recorded as a tag)")
+    text = "Take the champion alias from a version; no version is champion afterwards."
+    sub = commands.add_parser("demote", help=text.split(";")[0] + ".", description=text)
+    _add_params(sub)
+    sub.add_argument("version", metavar="VERSION", help="model version number, e.g. 3")
+
+
 def _add_flow(commands: Any) -> None:
     text = "Run the Prefect pipeline flow now (each task runs one DVC stage)."
     sub = commands.add_parser("flow", help=text, description=text)
@@ -194,6 +212,10 @@ def _run_command(args: argparse.Namespace) -> Any:
         )
     if args.command == "utility-report":
         return stages.utility_report(args.params, args.output)
+    if args.command == "promote":
+        return stages.promote(args.params, args.version, args.force, args.reason)
+    if args.command == "demote":
+        return stages.demote(args.params, args.version)
     if args.command == "review" and args.action == "export":
         return stages.review_export(args.params, args.output)
     if args.command == "review":

@@ -544,36 +544,61 @@ def _audit_figures(metrics: dict[str, Any]) -> dict[str, Any]:
 
 
 def register(params_path: Path) -> dict[str, Any]:
-    from components.registry import promotion_decision, register_adapter
+    from mlflow.tracking import MlflowClient
+
+    from components import registry
 
     config: cfg.RegisterConfig = cfg.load_stage_config(params_path, "register")
-    gate_metrics = _read_metrics("gate")
-    audit_metrics = _read_metrics("audit")
-    train_metrics = _read_metrics("train")
-    tags = {
-        "gate_passed": str(bool(gate_metrics["passed"])).lower(),
-        "gate_mu_plus_sigma": str(gate_metrics["mu_plus_sigma"]),
-        "audit_passed": str(bool(audit_metrics["passed"])).lower(),
-        "train_loss": str(train_metrics["train_loss"]),
+    corpus = cfg.load_stage_config(params_path, "train").corpus
+    sources = {stage: str(paths.metrics_file(stage)) for stage in ("gate", "audit", "evaluate")}
+    gate = registry.gate_result(_read_metrics("gate"), sources["gate"])
+    audit = registry.audit_result(_read_metrics("audit"), sources["audit"])
+    evaluation = registry.adapter_metrics(_read_metrics("evaluate"), sources["evaluate"])
+    utility = registry.utility_of(evaluation, config.utility_metric, sources["evaluate"])
+    lock_outs = {
+        **lineage.dvc_lock_outs(paths.DVC_LOCK, "ingest"),
+        **lineage.dvc_lock_outs(paths.DVC_LOCK, "anonymize"),
+    }
+    tags = registry.version_tags(gate, audit, evaluation, {
+        "train_loss": str(_read_metrics("train")["train_loss"]),
         "git_commit": lineage.git_commit(Path.cwd()),
         "params_hash": lineage.params_hash(cfg.read_params(params_path)),
-        "data_version": json.dumps(lineage.dvc_lock_outs(paths.DVC_LOCK, "ingest")),
-    }
-    corpus = cfg.load_stage_config(params_path, "train").corpus
-    tags["train_corpus"] = corpus
+        "data_version": json.dumps(lock_outs, sort_keys=True),
+    })  # fmt: skip
     # A baseline trained on the raw or masked corpus is for the utility report only: it
     # is registered as a candidate to compare against, never promoted.
-    champion = corpus == "anonymized" and promotion_decision(
-        bool(gate_metrics["passed"]), bool(audit_metrics["passed"])
-    )
+    evidence = registry.Evidence(gate.passed, audit.passed, audit.failed, corpus, utility)
+    rule = registry.UtilityRule(config.utility_metric, config.higher_is_better)
     with tracking.stage_run("register", config.experiment) as run:
-        version = register_adapter(
-            paths.ADAPTER, paths.BASE_MODEL, config.model_name, tags, champion
-        )
+        version = registry.register_version(
+            MlflowClient(), paths.ADAPTER, paths.BASE_MODEL, config.model_name, tags, evidence,
+            rule,
+        )  # fmt: skip
         metrics = {**version.to_metrics(), "run_id": run.info.run_id}
         write_json_atomic(paths.metrics_file("register"), metrics)
-        _log_stage("register", config, {"champion": version.to_metrics()["champion"]}, [])
+        _log_stage("register", config, {"champion": metrics["champion"]}, [])
+    logger.info("%s v%s: %s", config.model_name, version.version, version.decision_reason)
     return metrics
+
+
+def promote(params_path: Path, version: str, force: bool, reason: str) -> dict[str, Any]:
+    from mlflow.tracking import MlflowClient
+
+    from components.champion import promote as promote_version
+
+    config: cfg.RegisterConfig = cfg.load_stage_config(params_path, "register")
+    tracking.configure_tracking(config.experiment)
+    return promote_version(MlflowClient(), config.model_name, version, force, reason)
+
+
+def demote(params_path: Path, version: str) -> dict[str, Any]:
+    from mlflow.tracking import MlflowClient
+
+    from components.champion import demote as demote_version
+
+    config: cfg.RegisterConfig = cfg.load_stage_config(params_path, "register")
+    tracking.configure_tracking(config.experiment)
+    return demote_version(MlflowClient(), config.model_name, version)
 
 
 def _read_metrics(stage: str) -> dict[str, Any]:
