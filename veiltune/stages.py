@@ -327,14 +327,15 @@ def gate(params_path: Path) -> dict[str, Any]:
 def evaluate(params_path: Path) -> dict[str, Any]:
     """Utility of the trained adapter (and the base model zero-shot) on held-out raw text."""
     from components.adapter_model import load_adapter, load_base
-    from components.utility import CLASSIFICATION_TASKS, evaluate_utility
+    from components.dialogsum import DATASET, MAIN, split_by_dataset
+    from components.utility import CLASSIFICATION_TASKS, evaluate_datasets
 
     config: cfg.EvaluateConfig = cfg.load_stage_config(params_path, "evaluate")
     variant = cfg.load_stage_config(params_path, "train").corpus
     with tracking.stage_run("evaluate", _experiment(params_path)):
         raw = load_corpus(paths.RAW_CORPUS)
-        heldout = _split(raw, "heldout")[: config.max_conversations]
-        if not heldout:
+        datasets = split_by_dataset(_split(raw, "heldout"), config.max_conversations)
+        if not any(datasets.values()):
             raise InputError(f"{paths.SPLITS}: the held-out split is empty; nothing to evaluate")
         label_sets = {
             task: sorted({str(c.labels[task]) for c in _split(raw, "train") if task in c.labels})
@@ -343,14 +344,17 @@ def evaluate(params_path: Path) -> dict[str, Any]:
         models = {"adapter": lambda: load_adapter(paths.BASE_MODEL, paths.ADAPTER)}
         if config.include_base:
             models["base"] = lambda: load_base(paths.BASE_MODEL)
-        metrics: dict[str, Any] = {"variant": variant, "n_conversations": len(heldout)}
+        metrics: dict[str, Any] = {
+            "variant": variant,
+            "n_conversations": len(datasets[MAIN]),
+            f"{DATASET}.n_conversations": len(datasets[DATASET]),
+        }
         for name, load in models.items():
             model, tokenizer = load()
-            result = evaluate_utility(
-                model, tokenizer, heldout, label_sets, config.max_new_tokens,
+            metrics[name] = evaluate_datasets(
+                model, tokenizer, datasets, label_sets, config.max_new_tokens,
                 config.max_prompt_tokens,
             )  # fmt: skip
-            metrics[name] = result.to_metrics()
         write_json_atomic(paths.metrics_file("evaluate"), metrics)
         _log_stage("evaluate", config, metrics, [paths.metrics_file("evaluate")])
     return metrics
