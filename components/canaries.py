@@ -88,7 +88,15 @@ def plant_canaries(
     """
     rng = random.Random(f"canaries:{seed}")
     by_id = {c.id: c for c in conversations}
-    hosts = sorted(i for i in set(train_ids) if i in by_id and len(by_id[i].turns) >= 3)
+    # In a corpus that is partly labelled, only labelled conversations host canaries: a
+    # canary's label would otherwise make an unlabelled conversation look labelled, and
+    # the risk stage would score it by its (incomplete) ground truth.
+    labelled = any(c.pi for c in conversations)
+    hosts = sorted(
+        i
+        for i in set(train_ids)
+        if i in by_id and len(by_id[i].turns) >= 3 and (by_id[i].pi or not labelled)
+    )
     canaries: list[Canary] = []
     for entity_type in entity_types:
         fmt = CANARY_FORMATS[entity_type]
@@ -96,7 +104,8 @@ def plant_canaries(
             if count > len(hosts):
                 raise ValueError(
                     f"canary repetition {count} exceeds the {len(hosts)} training "
-                    "conversations of three or more turns"
+                    "conversations that can hold one (three or more turns; labelled PI "
+                    "when the corpus has any)"
                 )
             chosen = tuple(sorted(rng.sample(hosts, count)))
             canary = Canary(

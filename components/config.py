@@ -97,6 +97,18 @@ def _require(condition: bool, key: str, allowed: str) -> None:
 
 
 @dataclass
+class DialogSumConfig:
+    """DialogSum dialogues appended to the main corpus; ``path`` null turns them off."""
+
+    path: str | None = "../shared/data/dialogsum/dialogsum.dev.jsonl"  # from params.yaml's folder
+    max_dialogues: int = 200  # the first N records of the file
+
+    def __post_init__(self) -> None:
+        _require(self.path != "", "ingest.dialogsum.path", "a JSONL file path, or null for off")
+        _require(self.max_dialogues >= 1, "ingest.dialogsum.max_dialogues", "an integer >= 1")
+
+
+@dataclass
 class IngestConfig:
     corpus_path: str | None = None  # None: generate the embedded corpus
     n_conversations: int = 300
@@ -106,6 +118,7 @@ class IngestConfig:
     # that many training conversations. An empty list plants none.
     canary_types: list[str] = field(default_factory=lambda: list(CANARY_TYPES))
     canary_repetitions: list[int] = field(default_factory=lambda: [1, 4, 16])
+    dialogsum: DialogSumConfig = field(default_factory=DialogSumConfig)
 
     def __post_init__(self) -> None:
         _require(self.n_conversations >= 1, "ingest.n_conversations", "an integer >= 1")
@@ -348,16 +361,25 @@ def read_params(path: Path) -> dict[str, Any]:
 
 def stage_config(params: dict[str, Any], stage: str, cls: type[C]) -> C:
     """Build ``cls`` from ``params[stage]``, rejecting unknown keys and wrong types."""
-    section = params.get(stage) or {}
+    return _build(params.get(stage) or {}, stage, cls)
+
+
+def _build(section: Any, where: str, cls: type[C]) -> C:
+    """``cls`` from a mapping; a field typed as a dataclass is built from its own mapping."""
     if not isinstance(section, dict):
-        raise ParamsError(f"params: '{stage}' must be a mapping")
+        raise ParamsError(f"params: '{where}' must be a mapping")
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     hints = typing.get_type_hints(cls)
+    values = {}
     for key, value in section.items():
         if key not in fields:
-            raise ParamsError(f"params: unknown key '{stage}.{key}'; allowed: {', '.join(fields)}")
-        _check_type(f"{stage}.{key}", value, hints[key])
-    return cls(**section)
+            raise ParamsError(f"params: unknown key '{where}.{key}'; allowed: {', '.join(fields)}")
+        if dataclasses.is_dataclass(hints[key]):
+            values[key] = _build(value, f"{where}.{key}", hints[key])
+        else:
+            _check_type(f"{where}.{key}", value, hints[key])
+            values[key] = value
+    return cls(**values)
 
 
 def load_stage_config(params_path: Path, stage: str) -> Any:
@@ -402,15 +424,18 @@ def apply_overrides(params: dict[str, Any], overrides: dict[str, Any]) -> dict[s
 
     updated = copy.deepcopy(params)
     for dotted, value in overrides.items():
-        stage, _, key = dotted.partition(".")
-        if stage not in STAGE_CONFIGS or not key:
+        stage, *keys = dotted.split(".")
+        if stage not in STAGE_CONFIGS or not keys or not all(keys):
             raise ParamsError(
                 f"override '{dotted}': expected <stage>.<key> with a stage among "
                 f"{', '.join(STAGE_CONFIGS)}"
             )
-        section = updated.setdefault(stage, {}) or {}
-        updated[stage] = section
-        section[key] = value
+        section = updated
+        for key in (stage, *keys[:-1]):  # ingest.dialogsum.path sets a nested key
+            if not isinstance(section.get(key), dict):
+                section[key] = {}
+            section = section[key]
+        section[keys[-1]] = value
     for stage, cls in STAGE_CONFIGS.items():
         stage_config(updated, stage, cls)
     return updated

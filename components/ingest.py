@@ -11,9 +11,17 @@ from typing import Any
 
 from components.config import IngestConfig
 from components.corpus import Conversation, load_corpus
+from components.dialogsum import append_dialogsum, load_dialogsum
 
 
 def ingest_corpus(config: IngestConfig, base_dir: Path) -> list[Conversation]:
+    """The main corpus, then DialogSum's dialogues unless ``dialogsum.path`` is null."""
+    name = config.corpus_path or "the embedded corpus"
+    main = _main_corpus(config, base_dir)
+    return append_dialogsum(main, load_dialogsum(config.dialogsum, base_dir), name)
+
+
+def _main_corpus(config: IngestConfig, base_dir: Path) -> list[Conversation]:
     """The user's corpus when ``corpus_path`` is set (relative to ``base_dir``), else the
     embedded corpus generated from ``n_conversations`` and ``seed``."""
     if config.corpus_path:

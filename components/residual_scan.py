@@ -1,6 +1,7 @@
 """The automatic residual-risk estimate: a second-opinion scan of the anonymized text.
 
-It reads only what training will read, the anonymized corpus, and looks for personal
+It reads only what training will read, the anonymized corpus (turns, speakers and the
+prose labels a summary or action items are written in), and looks for personal
 information left in clear by methods of its own, not the anonymizer's, so the two do not
 share blind spots:
 
@@ -87,6 +88,8 @@ _OWNED_BEFORE = re.compile(
 _SENTENCE_START = re.compile(r"(?:^|[.!?:\]]\s*|[\"“(]\s*)$")
 _WORD = re.compile(r"[A-Za-z][a-z]+")
 _NAME_MAX_ZIPF = 4.0
+# Labels written as prose, which can name people; the others (purpose, outcome) are codes.
+PROSE_LABELS = ("summary", "action_items")
 _KNOWN_NAME_MAX_ZIPF = 4.5  # a known name right beside a name placeholder ("adams")
 
 
@@ -165,16 +168,25 @@ def scan_text(text: str) -> Iterator[tuple[int, int, str, str]]:
             yield start, end, "PERSON_NAME", FULL
 
 
+def scanned_texts(conversation: Conversation) -> list[tuple[int, str, str]]:
+    """(turn, field, text) of every text training reads: each turn's speaker and text, then
+    the prose labels (a summary names people too) as turn -1, field ``label:<key>``.
+    Category labels (purpose, outcome) are codes of a fixed set, not prose, and are left out."""
+    texts = [
+        (index, field, text)
+        for index, turn in enumerate(conversation.turns)
+        for field, text in (("speaker", turn.speaker or ""), ("text", turn.text))
+    ]
+    for key in sorted(set(conversation.labels) & set(PROSE_LABELS)):
+        value = conversation.labels[key]
+        items = value if isinstance(value, list) else [value]
+        texts += [(-1, f"label:{key}", item) for item in items if isinstance(item, str)]
+    return texts
+
+
 def scan_conversation(conversation: Conversation) -> list[Finding]:
-    """Every suspected leak in an anonymized conversation's turns and speaker labels."""
-    findings = []
-    for index, turn in enumerate(conversation.turns):
-        for field, text in (("speaker", turn.speaker or ""), ("text", turn.text)):
-            findings += [
-                Finding(index, field, start, end, info_type, status)
-                for start, end, info_type, status in scan_text(text)
-            ]
-    return findings
+    """Every suspected leak in an anonymized conversation's turns, speaker labels and labels."""
+    return [f for f, _ in _findings_with_text(conversation)]
 
 
 def suspected_leaks(conversation: Conversation) -> list[tuple[str, str, str]]:
@@ -183,13 +195,16 @@ def suspected_leaks(conversation: Conversation) -> list[tuple[str, str, str]]:
     return merge_variants(_suspected_texts(conversation))
 
 
+def _findings_with_text(conversation: Conversation) -> list[tuple[Finding, str]]:
+    return [
+        (Finding(index, field, start, end, info_type, status), text[start:end])
+        for index, field, text in scanned_texts(conversation)
+        for start, end, info_type, status in scan_text(text)
+    ]
+
+
 def _suspected_texts(conversation: Conversation) -> list[tuple[str, str, str]]:
-    found = []
-    for finding in scan_conversation(conversation):
-        turn = conversation.turns[finding.turn]
-        text = turn.text if finding.field == "text" else turn.speaker or ""
-        found.append((text[finding.start : finding.end], finding.entity_type, finding.status))
-    return found
+    return [(leaked, f.entity_type, f.status) for f, leaked in _findings_with_text(conversation)]
 
 
 def estimate_items(conversation: Conversation, policy: RiskPolicy, salt: str) -> list[ResidualItem]:

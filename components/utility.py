@@ -3,7 +3,8 @@
 Generative tasks (summary, action items) score ROUGE-1/2/L F1 against the references;
 classification tasks (purpose, outcome) score accuracy and macro-F1 over the label set;
 perplexity is measured on held-out **raw** transcripts, because what matters is how well
-the model serves real conversations, names and numbers included.
+the model serves real conversations, names and numbers included. Each dataset of the corpus
+(the main one, DialogSum) is scored apart.
 
 ROUGE here is the standard definition (Lin, 2004) on lowercase alphanumeric tokens, without
 stemming: n-gram overlap F1 for ROUGE-1/2 and longest-common-subsequence F1 for ROUGE-L.
@@ -146,6 +147,31 @@ def evaluate_utility(
             )
     metrics["perplexity_raw"] = perplexity(model, tokenizer, [transcript(c) for c in heldout])
     return UtilityResult(metrics, {task: len(items) for task, items in examples.items()})
+
+
+def evaluate_datasets(
+    model: Any,
+    tokenizer: Any,
+    datasets: Mapping[str, Sequence[Conversation]],
+    label_sets: Mapping[str, Sequence[str]],
+    max_new_tokens: int,
+    max_prompt_tokens: int,
+) -> dict[str, Any]:
+    """:func:`evaluate_utility` on each dataset's held-out conversations apart: the main
+    corpus's metrics keep their names (``summary.rouge1``), another dataset's carry its name
+    (``dialogsum.summary.rouge1``, ``dialogsum.perplexity_raw``). Empty datasets are left out."""
+    from components.dialogsum import MAIN
+
+    metrics: dict[str, Any] = {}
+    for name, conversations in datasets.items():
+        if not conversations:
+            continue
+        result = evaluate_utility(
+            model, tokenizer, conversations, label_sets, max_new_tokens, max_prompt_tokens
+        ).to_metrics()
+        prefix = "" if name == MAIN else f"{name}."
+        metrics.update({f"{prefix}{key}": value for key, value in result.items()})
+    return metrics
 
 
 def perplexity(model: Any, tokenizer: Any, texts: Sequence[str], max_length: int = 512) -> float:

@@ -3,7 +3,8 @@
 The variants are DVC experiments of the one pipeline (``dvc exp run -S train.corpus=raw``),
 not copies of it. This module reads what ``dvc exp show --json`` reports, keeps the newest
 run of each training corpus, and tabulates their ``metrics/evaluate.json``; the base model's
-zero-shot scores come from the same file (every evaluate run scores it).
+zero-shot scores come from the same file (every evaluate run scores it). When the corpus
+includes DialogSum, its held-out dialogues get a table of their own (``dialogsum.*`` keys).
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ COLUMNS = (
     ("purpose.accuracy", "purpose accuracy"),
     ("outcome.accuracy", "outcome accuracy"),
     ("perplexity_raw", "perplexity (raw, lower is better)"),
+)
+# The same summary task on DialogSum's held-out dialogues (human-written summaries).
+DIALOGSUM_COLUMNS = (
+    ("dialogsum.summary.rouge1", "ROUGE-1"),
+    ("dialogsum.summary.rouge2", "ROUGE-2"),
+    ("dialogsum.summary.rougeL", "ROUGE-L"),
+    ("dialogsum.perplexity_raw", "perplexity (raw, lower is better)"),
 )
 TOLERANCE = 0.05  # the anonymized adapter should be within 5% of the oracle
 
@@ -81,6 +89,9 @@ def comparison(variants: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
             rouge_gap is not None and ppl_gap is not None
             and rouge_gap <= TOLERANCE and ppl_gap <= TOLERANCE
         )  # fmt: skip
+        if o.get("dialogsum.summary.rouge1") and "dialogsum.summary.rouge1" in a:
+            gap = 1 - a["dialogsum.summary.rouge1"] / o["dialogsum.summary.rouge1"]
+            verdict["dialogsum_rouge1_gap_to_oracle"] = round(gap, 4)
     for other in ("base", "masked"):
         if "anonymized" in metrics and other in metrics:
             verdict[f"rouge1_above_{other}"] = metrics["anonymized"].get(
@@ -90,17 +101,28 @@ def comparison(variants: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def report_markdown(variants: Mapping[str, Mapping[str, Any]], verdict: Mapping[str, Any]) -> str:
-    header = "| variant | run | " + " | ".join(label for _, label in COLUMNS) + " |"
-    lines = [header, "|---|---|" + "---:|" * len(COLUMNS)]
-    for variant in VARIANTS:
-        if variant not in variants:
-            lines.append(f"| {variant} | (not run) |" + " |" * len(COLUMNS))
-            continue
-        metrics = variants[variant]["metrics"]
-        cells = [_cell(metrics.get(key)) for key, _ in COLUMNS]
-        lines.append(f"| {variant} | {variants[variant]['run']} | " + " | ".join(cells) + " |")
+    """The main corpus's table, DialogSum's when any variant was scored on it, the verdict."""
+    lines = _markdown_table(variants, COLUMNS)
+    if any(DIALOGSUM_COLUMNS[0][0] in entry["metrics"] for entry in variants.values()):
+        lines += ["", "DialogSum (held-out dialogues, human-written summaries):", ""]
+        lines += _markdown_table(variants, DIALOGSUM_COLUMNS)
     lines += ["", *(f"- {key}: {value}" for key, value in verdict.items())]
     return "\n".join(lines) + "\n"
+
+
+def _markdown_table(
+    variants: Mapping[str, Mapping[str, Any]], columns: Sequence[tuple[str, str]]
+) -> list[str]:
+    header = "| variant | run | " + " | ".join(label for _, label in columns) + " |"
+    lines = [header, "|---|---|" + "---:|" * len(columns)]
+    for variant in VARIANTS:
+        if variant not in variants:
+            lines.append(f"| {variant} | (not run) |" + " |" * len(columns))
+            continue
+        metrics = variants[variant]["metrics"]
+        cells = [_cell(metrics.get(key)) for key, _ in columns]
+        lines.append(f"| {variant} | {variants[variant]['run']} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _cell(value: Any) -> str:
@@ -113,6 +135,11 @@ def report_chart_png(variants: Mapping[str, Mapping[str, Any]]) -> bytes:
 
     present = [v for v in VARIANTS if v in variants]
     scores = [key for key, _ in COLUMNS if key != "perplexity_raw"]
+    scores += [
+        key
+        for key, _ in DIALOGSUM_COLUMNS[:3]
+        if any(key in variants[v]["metrics"] for v in present)
+    ]
     figure = Figure(figsize=(10, 4))
     left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": [4, 1]})
     width = 0.8 / max(1, len(present))

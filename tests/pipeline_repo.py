@@ -17,8 +17,14 @@ BIN = Path(sys.executable).parent
 # What dvc.yaml names as code dependencies, copied so the stages' deps exist.
 PIPELINE_FILES = ("dvc.yaml", "params.yaml", "components", "audits", "policy")
 
+# The shared DialogSum file, by absolute path: the temporary repo has no ../shared beside it.
+DIALOGSUM_FILE = REPO_ROOT.parent / "shared" / "data" / "dialogsum" / "dialogsum.dev.jsonl"
+TINY_DIALOGSUM = 6
+
 TINY_PARAMS: dict[str, dict[str, Any]] = {
-    "ingest": {"n_conversations": 14, "heldout_fraction": 0.2, "canary_repetitions": [1, 2]},
+    "ingest": {"n_conversations": 14, "heldout_fraction": 0.2,
+               "dialogsum": {"path": str(DIALOGSUM_FILE), "max_dialogues": TINY_DIALOGSUM},
+               "canary_repetitions": [1, 2]},
     "train": {"max_steps": 2, "batch_size": 2, "max_seq_length": 160, "lora_r": 4,
               "lora_alpha": 8},
     "evaluate": {"max_conversations": 2, "max_new_tokens": 8, "max_prompt_tokens": 128},

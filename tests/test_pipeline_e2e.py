@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.pipeline_repo import dvc_repro, make_pipeline_repo
+from tests.pipeline_repo import TINY_DIALOGSUM, dvc_repro, make_pipeline_repo
 
 pytestmark = pytest.mark.slow
 
+N_CONVERSATIONS = 14 + TINY_DIALOGSUM  # generated, then DialogSum's
 STAGES = ("ingest", "base_model", "anonymize", "risk", "review", "gate", "train", "evaluate",
           "audit", "register", "export")  # fmt: skip
 
@@ -30,11 +31,12 @@ def metrics(repo: Path, stage: str) -> dict:  # type: ignore[type-arg]
 def test_every_stage_wrote_its_outputs_and_metrics(repo: Path) -> None:
     for stage in STAGES[:-1]:
         assert (repo / "metrics" / f"{stage}.json").is_file(), stage
-    assert metrics(repo, "ingest")["n_conversations"] == 14
+    assert metrics(repo, "ingest")["n_conversations"] == N_CONVERSATIONS
+    assert metrics(repo, "ingest")["by_context"]["dialogue"] == TINY_DIALOGSUM
     assert (repo / "models" / "base" / "config.json").is_file()
     assert (repo / "models" / "adapter" / "adapter_config.json").is_file()
     anonymized = (repo / "data" / "anonymized" / "corpus.jsonl").read_text().splitlines()
-    assert len(anonymized) == 14 and "[PERSON_NAME_1]" in anonymized[0]
+    assert len(anonymized) == N_CONVERSATIONS and "[PERSON_NAME_1]" in anonymized[0]
     risk = metrics(repo, "risk")
     assert {"mean", "std", "p95", "max", "mu_plus_sigma", "by_context"} <= set(risk)
     gate = metrics(repo, "gate")
@@ -52,15 +54,17 @@ def test_every_stage_wrote_its_outputs_and_metrics(repo: Path) -> None:
 
 def test_risk_review_and_gate_outputs(repo: Path) -> None:
     risk = metrics(repo, "risk")
-    assert risk["source"] == "ground_truth"  # the embedded corpus carries labelled PI
+    # the embedded corpus carries labelled PI, DialogSum none: scored by the estimate
+    assert risk["source"] == "mixed"
+    assert (risk["n_ground_truth"], risk["n_estimate"]) == (14, TINY_DIALOGSUM)
     assert {"precision", "recall", "score_pearson_r"} <= set(risk["estimator_agreement"])
-    assert risk["estimate"]["count"] == risk["count"] == 14
+    assert risk["estimate"]["count"] == risk["count"] == N_CONVERSATIONS
     for name in ("report.md", "report.html", "histogram.png", "estimate_table.csv",
                  "residual_items.jsonl"):  # fmt: skip
         assert (repo / "data" / "risk" / name).is_file(), name
     assert "**total**" in (repo / "data" / "risk" / "report.md").read_text()
     sample = (repo / "data" / "review" / "review_sample.jsonl").read_text().splitlines()
-    assert len(sample) == metrics(repo, "review")["sampled"] == 14  # size 40 > corpus
+    assert len(sample) == metrics(repo, "review")["sampled"] == N_CONVERSATIONS  # 40 > corpus
     assert "MISSED_" in (repo / "data" / "review" / "review.html").read_text()
     assert (repo / "data" / "gate" / "data_docs" / "index.html").is_file()
 
@@ -181,12 +185,17 @@ def test_second_repro_skips_every_stage(repo: Path) -> None:
 def test_evaluate_scores_adapter_and_base_on_heldout_raw_text(repo: Path) -> None:
     evaluated = metrics(repo, "evaluate")
     assert evaluated["variant"] == "anonymized" and evaluated["n_conversations"] >= 1
+    # 3 of the 6 DialogSum dialogues are held out; max_conversations 2 applies per dataset
+    assert evaluated["dialogsum.n_conversations"] == 2
     for model in ("adapter", "base"):
         scores = evaluated[model]
-        assert scores["perplexity_raw"] > 1
+        assert scores["perplexity_raw"] > 1 and scores["dialogsum.perplexity_raw"] > 1
         assert {"summary.rouge1", "summary.rougeL", "purpose.macro_f1", "outcome.accuracy"} <= set(
             scores
         )
+        assert scores["n_examples"]["purpose"] == evaluated["n_conversations"]  # generated only
+        assert scores["dialogsum.n_examples"]["summary"] == 2
+        assert {"dialogsum.summary.rouge1", "dialogsum.summary.rouge2"} <= set(scores)
 
 
 def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
@@ -222,6 +231,10 @@ def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
     for variant in ("base", "anonymized", "oracle"):
         assert f"| {variant} | " in table and f"| {variant} | (not run)" not in table
     assert "| masked | (not run)" in table
+    dialogsum_table = table.partition("DialogSum")[2]
+    for variant in ("base", "anonymized", "oracle"):
+        assert f"| {variant} | " in dialogsum_table
+        assert f"| {variant} | (not run)" not in dialogsum_table
     report_json = json.loads((repo / "reports" / "utility" / "utility.json").read_text())
     assert "perplexity_gap_to_oracle" in report_json["comparison"]
     assert (repo / "reports" / "utility" / "utility.png").read_bytes()[:4] == b"\x89PNG"

@@ -181,25 +181,12 @@ def evaluate_detection(
 
 
 def risk(params_path: Path) -> dict[str, Any]:
-    """Score what survived in every conversation: ground truth where the corpus is labelled,
-    the automatic second-opinion scan always; the gate reads ``risk.source``'s table."""
-    import pandas as pd
-
+    """Score what survived in every conversation: by ground truth where it is labelled
+    (``risk.source: auto``), else by the automatic second-opinion scan, which also runs on
+    every conversation; the gate reads the chosen scores."""
+    from components.corpus_risk import conversation_sources, score_corpus
     from components.jsonio import iter_jsonl
-    from components.residual_scan import (
-        Agreement,
-        estimate_items,
-        score_agreement,
-        suspected_leaks,
-    )
-    from components.risk import (
-        RISK_COLUMNS,
-        RiskPolicy,
-        leaked_fragments,
-        residual_items,
-        risk_row,
-        summarize_risk,
-    )
+    from components.risk import RiskPolicy
 
     config: cfg.RiskConfig = cfg.load_stage_config(params_path, "risk")
     threshold = cfg.load_stage_config(params_path, "gate").threshold
@@ -211,46 +198,17 @@ def risk(params_path: Path) -> dict[str, Any]:
             by_conversation.setdefault(record["conversation_id"], []).append(record)
         raw = load_corpus(paths.RAW_CORPUS)
         anonymized = {c.id: c for c in load_corpus(paths.ANON_CORPUS)}
-        labelled = any(c.pi for c in raw)
-        source = _risk_source(config.source, labelled)
-        truth_rows, estimate_rows, items, agreement = [], [], [], Agreement()
-        for conversation in raw:
-            replaced = by_conversation.get(conversation.id, [])
-            clear = anonymized.get(conversation.id)
-            if clear is None:
-                raise InputError(f"{paths.ANON_CORPUS}: conversation {conversation.id} missing")
-            estimated = estimate_items(clear, policy, salt)
-            estimate_rows.append(risk_row(conversation, estimated))
-            items += estimated
-            if labelled:
-                truth = residual_items(conversation, replaced, policy)
-                truth_rows.append(risk_row(conversation, truth))
-                items += truth
-                agreement.add(leaked_fragments(conversation, replaced), suspected_leaks(clear))
-        estimate_table = pd.DataFrame(estimate_rows, columns=RISK_COLUMNS)
-        truth_table = pd.DataFrame(truth_rows, columns=RISK_COLUMNS)
-        table = truth_table if source == "ground_truth" else estimate_table
-        metrics: dict[str, Any] = {**summarize_risk(table), "source": source}
-        metrics["estimate"] = summarize_risk(estimate_table)
-        if labelled:
-            metrics["estimator_agreement"] = {
-                **agreement.to_metrics(),
-                **score_agreement(truth_table, estimate_table),
-            }
-        artifacts = _write_risk_outputs(table, estimate_table, items, metrics, threshold)
+        missing = next((c.id for c in raw if c.id not in anonymized), None)
+        if missing is not None:
+            raise InputError(f"{paths.ANON_CORPUS}: conversation {missing} missing")
+        sources = conversation_sources(raw, config.source, str(paths.RAW_CORPUS))
+        scored = score_corpus(raw, anonymized, by_conversation, policy, salt, sources)
+        metrics = scored.to_metrics()
+        artifacts = _write_risk_outputs(
+            scored.table, scored.estimate_table, scored.items, metrics, threshold
+        )
         _log_stage("risk", config, metrics, artifacts)
     return metrics
-
-
-def _risk_source(wanted: str, labelled: bool) -> str:
-    if wanted == "ground_truth" and not labelled:
-        raise InputError(
-            f"{paths.RAW_CORPUS}: risk.source is ground_truth but no conversation carries "
-            "labelled PI ('pi'); use risk.source: auto or estimate"
-        )
-    if wanted == "auto":
-        return "ground_truth" if labelled else "estimate"
-    return wanted
 
 
 def _write_risk_outputs(
@@ -378,14 +336,15 @@ def gate(params_path: Path) -> dict[str, Any]:
 def evaluate(params_path: Path) -> dict[str, Any]:
     """Utility of the trained adapter (and the base model zero-shot) on held-out raw text."""
     from components.adapter_model import load_adapter, load_base
-    from components.utility import CLASSIFICATION_TASKS, evaluate_utility
+    from components.dialogsum import DATASET, MAIN, split_by_dataset
+    from components.utility import CLASSIFICATION_TASKS, evaluate_datasets
 
     config: cfg.EvaluateConfig = cfg.load_stage_config(params_path, "evaluate")
     variant = cfg.load_stage_config(params_path, "train").corpus
     with tracking.stage_run("evaluate", _experiment(params_path)):
         raw = load_corpus(paths.RAW_CORPUS)
-        heldout = _split(raw, "heldout")[: config.max_conversations]
-        if not heldout:
+        datasets = split_by_dataset(_split(raw, "heldout"), config.max_conversations)
+        if not any(datasets.values()):
             raise InputError(f"{paths.SPLITS}: the held-out split is empty; nothing to evaluate")
         label_sets = {
             task: sorted({str(c.labels[task]) for c in _split(raw, "train") if task in c.labels})
@@ -394,14 +353,17 @@ def evaluate(params_path: Path) -> dict[str, Any]:
         models = {"adapter": lambda: load_adapter(paths.BASE_MODEL, paths.ADAPTER)}
         if config.include_base:
             models["base"] = lambda: load_base(paths.BASE_MODEL)
-        metrics: dict[str, Any] = {"variant": variant, "n_conversations": len(heldout)}
+        metrics: dict[str, Any] = {
+            "variant": variant,
+            "n_conversations": len(datasets[MAIN]),
+            f"{DATASET}.n_conversations": len(datasets[DATASET]),
+        }
         for name, load in models.items():
             model, tokenizer = load()
-            result = evaluate_utility(
-                model, tokenizer, heldout, label_sets, config.max_new_tokens,
+            metrics[name] = evaluate_datasets(
+                model, tokenizer, datasets, label_sets, config.max_new_tokens,
                 config.max_prompt_tokens,
             )  # fmt: skip
-            metrics[name] = result.to_metrics()
         write_json_atomic(paths.metrics_file("evaluate"), metrics)
         _log_stage("evaluate", config, metrics, [paths.metrics_file("evaluate")])
     return metrics

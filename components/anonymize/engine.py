@@ -18,6 +18,9 @@ _MIN_PROPAGATED_TOKEN = 3
 _WORD = re.compile(r"[^\W\d_]+")
 _MIN_PROPAGATED_SURFACE = 4  # shorter items ("123") recur by chance
 _PROPAGATED_SCORE = 0.6
+# A numbered role ("Person1", "Speaker 2", "agent_3") is its role: the number is not a name.
+_ROLE_NUMBER = re.compile(r"[\s#_-]*\d+$")
+_POSSESSIVE = re.compile(r"['’]s$", re.I)
 
 
 class Detector(Protocol):
@@ -132,8 +135,13 @@ def detect_batch(
             for f, text in fields
         ]
         widened = _propagate_names(fields, spans)
+        roles = _role_labels(fields, policy)
         kept = [
-            [s for s in found if not policy.terms.excluded(s, text)]
+            [
+                s
+                for s in found
+                if not policy.terms.excluded(s, text) and not _names_role(s, text, roles)
+            ]
             for (_, text), found in zip(fields, widened, strict=True)
         ]
         results.append((fields, kept))
@@ -145,12 +153,30 @@ def _apply_terms(text: str, found: list[Span], terms: TermLists) -> list[Span]:
     return [s for s in [*found, *terms.dictionary_spans(text)] if not terms.excluded(s, text)]
 
 
+def _is_role(speaker: str, policy: AnonymizationPolicy) -> bool:
+    return _ROLE_NUMBER.sub("", speaker.strip().lower()) in policy.speaker_roles
+
+
 def _speaker_spans(speaker: str, policy: AnonymizationPolicy) -> list[Span]:
     """A speaker label is a person's name unless the policy lists it as a role."""
-    if speaker.strip().lower() in policy.speaker_roles or not speaker.strip():
+    if _is_role(speaker, policy) or not speaker.strip():
         return []
     start = len(speaker) - len(speaker.lstrip())
     return [Span(start, len(speaker.rstrip()), "PERSON_NAME", 1.0)]
+
+
+def _role_labels(fields: list[tuple[TextField, str]], policy: AnonymizationPolicy) -> set[str]:
+    """The conversation's speaker labels that are roles, lowercase (``person1``)."""
+    return {
+        text.strip().lower() for f, text in fields if f.kind == "speaker" and _is_role(text, policy)
+    }
+
+
+def _names_role(span: Span, text: str, roles: set[str]) -> bool:
+    """A mention that is one of the conversation's role labels (``Person2's`` in a summary
+    about ``Person2``) refers to the role, not to a name."""
+    surface = _POSSESSIVE.sub("", text[span.start : span.end].strip()).lower()
+    return surface in roles
 
 
 def _propagate_names(

@@ -17,7 +17,8 @@ from components.corpus import Conversation
 
 DEFAULT_SPEAKER_ROLES = frozenset(
     {"agent", "customer", "caller", "client", "operator", "representative", "rep", "user",
-     "system", "assistant", "bot", "speaker", "unknown", "interviewer", "patient", "doctor"}
+     "system", "assistant", "bot", "speaker", "unknown", "interviewer", "patient", "doctor",
+     "person"}
 )  # fmt: skip
 
 

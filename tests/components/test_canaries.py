@@ -64,6 +64,15 @@ def test_too_many_repetitions_for_the_training_split_is_an_error() -> None:
         plant_canaries(corpus, ["c0", "c1"], ["PHONE_NUMBER"], [4], seed=0)
 
 
+def test_only_labelled_conversations_host_canaries_in_a_partly_labelled_corpus() -> None:
+    corpus = conversations(4)
+    unlabelled = [Conversation(f"u{i}", c.turns) for i, c in enumerate(corpus)]
+    mixed = corpus[:2] + unlabelled
+    planted, canaries = plant_canaries(mixed, [c.id for c in mixed], ["PHONE_NUMBER"], [2], 1)
+    assert set(canaries[0].conversation_ids) == {"c0", "c1"}
+    assert all(not c.pi for c in planted if c.id.startswith("u"))
+
+
 def test_no_types_plants_nothing() -> None:
     corpus = conversations(3)
     planted, canaries = plant_canaries(corpus, ["c0"], [], [1, 4], seed=0)

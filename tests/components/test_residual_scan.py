@@ -4,8 +4,15 @@ import pytest
 
 from components.config import DEFAULT_RISK_SCORES
 from components.corpus import Conversation, Turn
-from components.residual_scan import Agreement, estimate_items, scan_text, suspected_leaks
+from components.residual_scan import (
+    PROSE_LABELS,
+    Agreement,
+    estimate_items,
+    scan_text,
+    suspected_leaks,
+)
 from components.risk import RiskPolicy
+from components.utility import GENERATIVE_TASKS
 
 
 def found(text: str) -> list[tuple[str, str, str]]:
@@ -73,3 +80,29 @@ def test_agreement_counts_items_found_and_suspected_right() -> None:
     assert agreement.to_metrics() == {
         "precision": 0.5, "recall": 0.5, "truth_items": 2, "suspected_items": 2,
     }  # fmt: skip
+
+
+def test_the_estimate_reads_the_labels_and_counts_a_name_once_across_fields() -> None:
+    policy = RiskPolicy(DEFAULT_RISK_SCORES, 3)
+    only_in_summary = Conversation(
+        "c1",
+        (Turn("Person1", "Hi [PERSON_NAME_1]."),),
+        labels={"summary": "Person1 greets Beverly.", "action_items": ["Call 555-867-5309."]},
+    )
+    items = estimate_items(only_in_summary, policy, salt="s")
+    assert sorted((i.entity_type, i.score) for i in items) == [
+        ("PERSON_NAME", 5),
+        ("PHONE_NUMBER", 4),
+    ]
+    in_text_and_summary = Conversation(
+        "c2",
+        (Turn("Person1", "I talked to Beverly today."),),
+        labels={"summary": "Person1 talked to Beverly."},
+    )
+    assert [i.score for i in estimate_items(in_text_and_summary, policy, salt="s")] == [5]
+    # a category label is a code, not prose: "[PERSON_NAME_1]_issue" is no half-leaked name
+    category = Conversation(
+        "c3", (Turn("Person1", "Hi."),), labels={"purpose": "[PERSON_NAME_1]_issue"}
+    )
+    assert found("[PERSON_NAME_1]_issue") and estimate_items(category, policy, salt="s") == []
+    assert set(PROSE_LABELS) == set(GENERATIVE_TASKS)  # the labels evaluated as prose

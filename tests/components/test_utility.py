@@ -17,7 +17,12 @@ from components.utility import (
     rouge_l,
     rouge_n,
 )
-from components.utility_report import collect_variants, comparison, report_markdown
+from components.utility_report import (
+    collect_variants,
+    comparison,
+    report_chart_png,
+    report_markdown,
+)
 
 
 def test_rouge_on_known_pairs() -> None:
@@ -111,3 +116,61 @@ def test_variants_from_dvc_exp_show_and_the_verdict() -> None:
     assert verdict["rouge1_above_base"] is True and verdict["rouge1_above_masked"] is True
     table = report_markdown(variants, verdict)
     assert table.count("\n| ") >= 4 and "| oracle | oracle | 0.410 |" in table
+    assert "DialogSum" not in table and "dialogsum_rouge1_gap_to_oracle" not in verdict
+
+
+@pytest.mark.slow
+def test_each_dataset_is_scored_apart_on_its_own_conversations(base_model_dir: Path) -> None:
+    from components.adapter_model import load_base
+    from components.dialogsum import dialogsum_conversation
+    from components.generate import generate_corpus
+    from components.tasks import transcript
+    from components.utility import evaluate_datasets
+
+    model, tokenizer = load_base(base_model_dir)
+    generated = generate_corpus(1, 13)
+    dialogue = dialogsum_conversation(
+        {"fname": "t", "dialogue": "#Person1#: Hey Jimmy, gym at 3?\n#Person2#: Sure, see you.",
+         "summary": "#Person1# invites Jimmy to the gym at 3."}, "f:1",
+    )  # fmt: skip
+    datasets = {"main": generated, "dialogsum": [dialogue]}
+    metrics = evaluate_datasets(model, tokenizer, datasets, {}, 4, 128)
+    assert metrics["n_examples"] == {"summary": 1, "action_items": 1, "purpose": 1, "outcome": 1}
+    assert metrics["dialogsum.n_examples"] == {
+        "summary": 1, "action_items": 0, "purpose": 0, "outcome": 0,
+    }  # fmt: skip
+    assert {"dialogsum.summary.rouge1", "dialogsum.summary.rouge2", "dialogsum.summary.rougeL",
+            "summary.rouge1", "purpose.accuracy"} <= set(metrics)  # fmt: skip
+    assert not [key for key in metrics if key.startswith("dialogsum.purpose")]
+    # each perplexity is measured on its own dataset's transcripts only
+    own = perplexity(model, tokenizer, [transcript(dialogue)])
+    main = perplexity(model, tokenizer, [transcript(generated[0])])
+    assert metrics["dialogsum.perplexity_raw"] == pytest.approx(own, abs=1e-3)
+    assert metrics["perplexity_raw"] == pytest.approx(main, abs=1e-3)
+    assert abs(own - main) > 1e-2
+    alone = evaluate_datasets(model, tokenizer, {"main": [], "dialogsum": [dialogue]}, {}, 4, 128)
+    assert all(key.startswith("dialogsum.") for key in alone)  # an empty dataset is left out
+    assert alone["dialogsum.summary.rougeL"] == metrics["dialogsum.summary.rougeL"]
+
+
+def test_the_report_has_a_dialogsum_table_when_variants_were_scored_on_it() -> None:
+    def entry(corpus: str, rouge1: float) -> dict:  # type: ignore[type-arg]
+        shown = _exp_entry(corpus, corpus, "2026-01-01", 0.4, 10.0)
+        evaluated = shown["data"]["metrics"]["metrics/evaluate.json"]["data"]
+        evaluated["adapter"] |= {"dialogsum.summary.rouge1": rouge1,
+                                 "dialogsum.summary.rouge2": rouge1 / 2,
+                                 "dialogsum.summary.rougeL": rouge1 - 0.01,
+                                 "dialogsum.perplexity_raw": 20.0}  # fmt: skip
+        evaluated["base"] |= {"dialogsum.summary.rouge1": 0.05}
+        return shown
+
+    variants = collect_variants([entry("anonymized", 0.27), entry("raw", 0.30)])
+    verdict = comparison(variants)
+    assert verdict["dialogsum_rouge1_gap_to_oracle"] == pytest.approx(0.1)
+    table = report_markdown(variants, verdict)
+    main, _, dialogsum = table.partition("DialogSum")
+    assert "| anonymized | anonymized | 0.400 |" in main
+    assert "| anonymized | anonymized | 0.270 | 0.135 | 0.260 | 20.000 |" in dialogsum
+    assert "| oracle | raw | 0.300 |" in dialogsum
+    assert "| base | " in dialogsum and "| masked | (not run)" in dialogsum
+    assert report_chart_png(variants)[:4] == b"\x89PNG"

@@ -126,6 +126,41 @@ def test_an_item_found_once_is_found_everywhere_in_the_call(detector) -> None:  
     assert anonymized.turns[2].text == "Okay, I see [USER_NAME_1]. [USER_NAME_1] is locked."
 
 
+def test_a_dialogsum_summary_names_people_with_the_conversations_placeholders(detector) -> None:  # type: ignore[no-untyped-def]
+    from components.dialogsum import dialogsum_conversation
+
+    record = {
+        "fname": "t",
+        "dialogue": "#Person1#: Hey Karen, how was the beach?\n"
+        "#Person2#: Lovely. Mr. White drove us there.",
+        "summary": "#Person1# asks Karen about the beach. Karen says Mr. White drove them.",
+    }
+    ((anonymized, replacements),) = run([dialogsum_conversation(record, "f:1")], detector)
+    assert [t.speaker for t in anonymized.turns] == ["Person1", "Person2"]  # roles, not names
+    assert anonymized.turns[0].text == "Hey [PERSON_NAME_1], how was the beach?"
+    assert anonymized.turns[1].text == "Lovely. Mr. [PERSON_NAME_2] drove us there."
+    # the same person keeps their number in the summary; the speaker role stays as it is
+    assert anonymized.labels["summary"] == (
+        "Person1 asks [PERSON_NAME_1] about the beach. [PERSON_NAME_1] says Mr. "
+        "[PERSON_NAME_2] drove them."
+    )
+    assert sum(r.field.kind == "label" for r in replacements) == 3
+
+
+@pytest.mark.parametrize("role", ["Person1", "Speaker 2", "agent_3", "Agent"])
+def test_a_numbered_role_is_not_a_name_in_speakers_or_text(detector, role: str) -> None:  # type: ignore[no-untyped-def]
+    conversation = Conversation(
+        "r",
+        (Turn(role, "Hi Karen."), Turn("Karen", f"Hello, {role}.")),
+        labels={"summary": f"{role}'s call with Karen."},
+    )
+    ((anonymized, _),) = run([conversation], detector)
+    assert anonymized.turns[0].speaker == role
+    assert anonymized.turns[1].speaker == "[PERSON_NAME_1]"  # a name stays a name
+    assert anonymized.turns[1].text == f"Hello, {role}."
+    assert anonymized.labels["summary"] == f"{role}'s call with [PERSON_NAME_1]."
+
+
 def test_windows_cover_long_texts_without_splitting_words() -> None:
     from components.anonymize.presidio_backend import WINDOW_CHARS, _windows
 
