@@ -72,6 +72,9 @@ class AnonymizationPolicy:
     terms: TermLists = field(default_factory=TermLists)
 
 
+_CATEGORY = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
+
+
 def text_fields(conversation: Conversation) -> list[tuple[TextField, str]]:
     """Every text of a conversation that may hold personal information, in reading order."""
     fields: list[tuple[TextField, str]] = []
@@ -81,6 +84,8 @@ def text_fields(conversation: Conversation) -> list[tuple[TextField, str]]:
         fields.append((TextField("text", i), turn.text))
     for key in sorted(conversation.labels):
         value = conversation.labels[key]
+        if isinstance(value, str) and _CATEGORY.fullmatch(value):
+            continue  # a class label ("payroll_issue") is a category, never free text
         if isinstance(value, str):
             fields.append((TextField("label", key=key), value))
         elif isinstance(value, list):

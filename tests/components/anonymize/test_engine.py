@@ -188,3 +188,16 @@ def test_a_one_megabyte_record(detector) -> None:  # type: ignore[no-untyped-def
     assert not re.findall(r"[\w.]+@[\w-]+\.\w+", anonymized.turns[0].text)  # ... none survive
     outside_placeholders = re.sub(r"\[[A-Z_]+_\d+\]", "", anonymized.turns[0].text)
     assert not re.findall(r"\d{3}", outside_placeholders)  # nor any run of 3+ digits
+
+
+def test_class_labels_are_categories_not_text() -> None:
+    from components.anonymize.engine import text_fields
+
+    conversation = Conversation(
+        "c",
+        (Turn("Agent", "Payroll here."),),
+        labels={"purpose": "payroll_issue", "outcome": "resolved", "summary": "Payroll fixed it.",
+                "action_items": ["Call Mark back."]},
+    )  # fmt: skip
+    labelled = {(f.key, value) for f, value in text_fields(conversation) if f.kind == "label"}
+    assert labelled == {("summary", "Payroll fixed it."), ("action_items", "Call Mark back.")}
