@@ -322,6 +322,10 @@ class RegisterConfig:
 @dataclass
 class ExportConfig:
     make_zip: bool = True
+    pi_scan_min_chars: int = 4  # inventory values shorter than this are not scanned for
+
+    def __post_init__(self) -> None:
+        _require(self.pi_scan_min_chars >= 1, "export.pi_scan_min_chars", "an integer >= 1")
 
 
 STAGE_CONFIGS: dict[str, type] = {

@@ -29,6 +29,12 @@ class LeakageDetected(VeiltuneError):
     exit_code = 4
 
 
+class BundleTampered(VeiltuneError):
+    """A compliance bundle does not match its manifest: a file was edited, removed or added."""
+
+    exit_code = 5
+
+
 class BackendError(VeiltuneError):
     """A detection backend, model or service failed."""
 

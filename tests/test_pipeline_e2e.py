@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from components.pi_inventory import InventoryEntry
 from tests.pipeline_repo import TINY_DIALOGSUM, dvc_repro, make_pipeline_repo
 
 pytestmark = pytest.mark.slow
@@ -121,18 +123,138 @@ def test_registered_model_loads_back_and_generates(
 
 
 def test_export_bundle_verifies(repo: Path) -> None:
+    from mlflow.tracking import MlflowClient
+
     from components.export import verify_bundle
+    from components.lineage import sha256_file
 
     bundle = repo / "exports" / "bundle"
     manifest = json.loads((bundle / "manifest.json").read_text())
-    assert {"dvc.lock", "params.yaml", "risk/risk_table.csv", "gate/validation.json",
-            "metrics/register.json"} <= set(manifest["files"])  # fmt: skip
-    assert (
-        manifest["registered_model"]["model_version"] == metrics(repo, "register")["model_version"]
-    )
+    assert {"dvc.lock", "params.yaml", "report.html", "model_card.md", "pi_scan.json",
+            "risk/risk_table.csv", "risk/histogram.png", "gate/validation.json",
+            "gate/data_docs/index.html", "review/review_sample.jsonl", "review/review.html",
+            "policy/anonymize.json", "policy/exclusions/PERSON_NAME.txt",
+            "policy/dictionaries.json", "model/adapter_config.json",
+            "metrics/register.json", "metrics/audit.json"} <= set(manifest["files"])  # fmt: skip
+    assert manifest["dvc_lock_sha256"] == sha256_file(bundle / "dvc.lock")
+    registered = manifest["registered_model"]
+    assert registered["model_version"] == metrics(repo, "register")["model_version"]
+    client = MlflowClient(tracking_uri=f"sqlite:///{repo / 'mlflow.db'}")
+    live = client.get_model_version("veiltune-adapter", registered["model_version"]).aliases
+    assert registered["aliases"] == sorted(live)
+    assert registered["aliases_source"] == "MLflow model registry at export time"
     assert manifest["mlflow"]["pipeline_run_id"]
     assert verify_bundle(bundle) == []
-    assert (repo / "exports" / "bundle.zip").is_file()
+    assert verify_bundle(repo / "exports" / "bundle.zip") == []
+
+
+def test_export_report_reads_top_to_bottom(repo: Path) -> None:
+    import base64
+
+    page = (repo / "exports" / "bundle" / "report.html").read_text()
+    ids = re.findall(r'<section id="([^"]+)">', page)
+    assert ids == ["data", "removed", "residual-risk", "audits", "utility", "decision", "lineage"]
+    histogram = (repo / "data" / "risk" / "histogram.png").read_bytes()
+    embedded = [base64.b64decode(m) for m in re.findall(r"data:image/png;base64,([^\"]+)", page)]
+    assert histogram in embedded and len(embedded) >= 3  # histogram, audits, utility
+    assert not re.search(r"https?://", re.sub(r"base64,[^\"]+", "", page))
+    assert f"version {metrics(repo, 'register')['model_version']}" in page
+    assert "No privacy–utility report was present" in page  # made later, by the oracle test
+
+
+def _inventory_and_salt(repo: Path) -> tuple[list[InventoryEntry], str]:
+    from components.pi_inventory import read_inventory
+
+    entries = read_inventory(repo / "data" / "pi_inventory" / "gold.jsonl")
+    return entries, (repo / "data" / "raw" / "salt").read_text().strip()
+
+
+def _a_raw_identifying_value(repo: Path, entries: list[InventoryEntry], salt: str) -> str:
+    """A value of the raw corpus that the inventory holds as identifying."""
+    from components.corpus import load_corpus
+    from components.pi_inventory import normalized, salted_digest
+
+    specific = {e.digest for e in entries if e.specific and e.n_chars >= 8}
+    for conversation in load_corpus(repo / "data" / "raw" / "corpus.jsonl"):
+        for span in conversation.pi:
+            turn = conversation.turns[span.turn]
+            text = turn.text if span.field == "text" else turn.speaker or ""
+            value = text[span.start : span.end]
+            if salted_digest(normalized(value), salt) in specific:
+                return value
+    raise AssertionError("no identifying value in the raw corpus")
+
+
+def test_the_bundle_pi_scan_passes_and_catches_a_planted_value(repo: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from components.bundle_scan import scan_bundle
+
+    entries, salt = _inventory_and_salt(repo)
+    bundle = repo / "exports" / "bundle"
+    scan = scan_bundle(bundle, entries, salt, min_chars=4)
+    assert scan.passed, scan.describe_leaks()
+    assert len(scan.scanned) >= 25 and "report.html" in scan.scanned
+    assert all(r.startswith(("binary file", "PNG image")) for r in scan.skipped.values())
+    assert scan_bundle(repo / "exports" / "bundle.zip", entries, salt, min_chars=4).passed
+    recorded = json.loads((bundle / "pi_scan.json").read_text())
+    assert recorded["passed"] is True and recorded["leaks_by_file"] == {}
+
+    planted = shutil.copytree(bundle, tmp_path / "bundle")
+    value = _a_raw_identifying_value(repo, entries, salt)
+    (planted / "metrics" / "note.json").write_text(json.dumps({"note": f"call\n{value}"}))
+    caught = scan_bundle(planted, entries, salt, min_chars=4)
+    assert not caught.passed and set(caught.leaks) == {"metrics/note.json"}
+    assert value.lower() not in caught.describe_leaks().lower()
+
+
+def test_export_verify_cli_on_the_real_bundle(repo: Path, tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    from tests.pipeline_repo import BIN, pipeline_env
+
+    def verify(target: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(BIN / "veiltune"), "export", "--verify", str(target)],
+            cwd=tmp_path, env=pipeline_env(), capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    assert verify(repo / "exports" / "bundle.zip").returncode == 0
+    copy = shutil.copytree(repo / "exports" / "bundle", tmp_path / "bundle")
+    (copy / "report.html").write_text("<p>all fine</p>")
+    (copy / "model_card.md").unlink()
+    tampered = verify(copy)
+    assert tampered.returncode == 5
+    assert "report.html: sha256 differs from the manifest (tampered)" in tampered.stderr
+    assert "model_card.md: missing" in tampered.stderr
+
+
+def test_export_refuses_a_bundle_with_planted_pi_and_writes_nothing(
+    repo: Path, tmp_path: Path
+) -> None:
+    import shutil
+    import subprocess
+
+    from tests.pipeline_repo import BIN, pipeline_env
+
+    work = tmp_path / "work"
+    for name in ("data", "metrics", "policy", "params.yaml", "dvc.lock", "mlflow.db"):
+        source = repo / name
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, work / name)
+    (work / "models" / "adapter").mkdir(parents=True)
+    shutil.copy2(repo / "models" / "adapter" / "adapter_config.json", work / "models" / "adapter")
+    entries, salt = _inventory_and_salt(repo)
+    value = _a_raw_identifying_value(repo, entries, salt)
+    (work / "metrics" / "planted.json").write_text(json.dumps({"note": value}))
+    run = subprocess.run(
+        [str(BIN / "veiltune"), "export"], cwd=work, env=pipeline_env(),
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert run.returncode == 4, run.stderr[-2000:]
+    assert "metrics/planted.json" in run.stderr and "nothing was written" in run.stderr
+    assert value.lower() not in (run.stdout + run.stderr).lower()
+    assert not (work / "exports").exists() or not any((work / "exports").iterdir())
 
 
 def test_no_raw_pi_outside_the_raw_data(repo: Path) -> None:
@@ -167,7 +289,8 @@ def test_no_raw_pi_outside_the_raw_data(repo: Path) -> None:
                 continue
             content = path.read_text(errors="ignore").lower()
             scanned += 1
-            leaked = [v for v in values if v in content]
+            # Whole words: "carrie" inside "carrier" (a review sample's text) is no leak.
+            leaked = [v for v in values if re.search(rf"(?<!\w){re.escape(v)}(?!\w)", content)]
             assert not leaked, f"{path.relative_to(repo)} holds raw PI"
     assert scanned >= 10
     store = (repo / "mlflow.db").read_bytes().decode("utf-8", errors="ignore").lower()

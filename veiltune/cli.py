@@ -35,7 +35,8 @@ STAGE_HELP = {
     "audit": "Attack the trained model: PI in outputs, canary exposure, extraction, membership.",
     "register": "Register the adapter in MLflow as candidate; champion if gate and audits "
     "passed, it learnt from the anonymized corpus and its utility is at least the champion's.",
-    "export": "Write the compliance bundle (manifest with sha256 of every file, zip).",
+    "export": "Write the compliance bundle (report, model card, manifest with sha256 of "
+    "every file, zip); with --verify BUNDLE, check a bundle folder or zip instead.",
 }
 
 
@@ -54,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in STAGE_HELP.items():
         stage = commands.add_parser(name, help=text, description=text)
         _add_params(stage)
+    commands.choices["export"].add_argument(
+        "--verify", type=Path, metavar="BUNDLE",
+        help="check a bundle folder or .zip against its manifest (exit 5 when not intact)",
+    )  # fmt: skip
     _add_anonymize(commands)
     _add_detect(commands)
     _add_evaluate_detection(commands)
@@ -200,6 +205,8 @@ def _run_command(args: argparse.Namespace) -> Any:
         "register": stages.register,
         "export": stages.export,
     }
+    if args.command == "export" and args.verify is not None:
+        return stages.export_verify(args.verify)
     if args.command in stage_entries:
         return stage_entries[args.command](args.params)
     if args.command == "anonymize":

@@ -571,45 +571,75 @@ def _read_metrics(stage: str) -> dict[str, Any]:
     return data
 
 
+# Every metrics file the compliance report reads; all of metrics/*.json goes in the bundle.
+EXPORT_METRICS = ("ingest", "base_model", "anonymize", "risk", "review", "gate", "train",
+                  "evaluate", "audit", "register")  # fmt: skip
+
+
 def export(params_path: Path) -> dict[str, Any]:
-    from components.export import build_bundle
+    """Write the compliance bundle (folder and zip), or nothing if its PI scan finds a value."""
+    from components.compliance_export import (
+        ExportInputs,
+        PiScanPolicy,
+        bundle_contents,
+        write_scanned_bundle,
+    )
+    from components.export_sources import registry_status
+    from components.pi_inventory import read_inventory
 
     config: cfg.ExportConfig = cfg.load_stage_config(params_path, "export")
-    register_metrics = _read_metrics("register")
-    files = {
-        "params.yaml": params_path,
-        "dvc.lock": paths.DVC_LOCK,
-        "risk/risk_table.csv": paths.RISK_TABLE,
-        "risk/report.md": paths.RISK_REPORT_MD,
-        "risk/report.html": paths.RISK_REPORT_HTML,
-        "risk/histogram.png": paths.RISK_HISTOGRAM,
-        "gate/validation.json": paths.GATE_RESULT,
-        **{
-            f"metrics/{stage}.json": paths.metrics_file(stage)
-            for stage in ("ingest", "base_model", "anonymize", "risk", "review", "gate", "train",
-                          "evaluate", "audit", "register")
-        },
-    }  # fmt: skip
-    experiment = _experiment(params_path)
-    with tracking.stage_run("export", experiment) as run:
+    params = cfg.read_params(params_path)
+    metrics = {stage: _read_metrics(stage) for stage in EXPORT_METRICS}
+    for required in (paths.DVC_LOCK, paths.SALT):
+        if not required.is_file():
+            raise InputError(f"{required}: missing; run the pipeline with `dvc repro` first")
+    salt = paths.SALT.read_text(encoding="utf-8").strip()
+    pi = PiScanPolicy(read_inventory(paths.INVENTORY), salt, config.pi_scan_min_chars)
+    inputs = ExportInputs(
+        params=params_path, dvc_lock=paths.DVC_LOCK, gate_result=paths.GATE_RESULT,
+        data_docs=paths.GATE_DATA_DOCS, risk_dir=paths.RISK_DIR,
+        risk_histogram=paths.RISK_HISTOGRAM, review_dir=paths.REVIEW_DIR,
+        metrics_dir=paths.METRICS_DIR, adapter_dir=paths.ADAPTER, utility_dir=paths.UTILITY_REPORT,
+    )  # fmt: skip
+    with tracking.stage_run("export", _experiment(params_path)) as run:
         parent = run.data.tags.get("mlflow.parentRunId", "")
         lineage_info = {
             "git_commit": lineage.git_commit(Path.cwd()),
-            "params": cfg.read_params(params_path),
-            "mlflow": {"pipeline_run_id": parent, "export_run_id": run.info.run_id},
-            "registered_model": {
-                k: register_metrics[k] for k in ("model_name", "model_version", "aliases")
+            "params": params,
+            "params_hash": lineage.params_hash(params),
+            "dvc_lock_sha256": lineage.sha256_file(paths.DVC_LOCK),
+            "data_versions": {
+                stage: lineage.dvc_lock_outs(paths.DVC_LOCK, stage)
+                for stage in ("ingest", "anonymize", "train")
             },
+            "mlflow": {"pipeline_run_id": parent, "export_run_id": run.info.run_id},
+            "registered_model": registry_status(metrics["register"]),
             "tool_versions": lineage.tool_versions(),
         }
-        manifest = build_bundle(files, lineage_info, paths.BUNDLE, config.make_zip)
-        metrics = {
+        contents = bundle_contents(inputs, params, metrics, lineage_info, pi)
+        manifest, scan = write_scanned_bundle(
+            contents, lineage_info, paths.BUNDLE, config.make_zip, pi
+        )
+        result = {
             "n_files": len(manifest["files"]),
             "manifest_sha256": manifest["manifest_sha256"],
+            "pi_scan": {"n_scanned": len(scan.scanned), "n_skipped": len(scan.skipped)},
         }
-        _log_stage(
-            "export", config, {"n_files": metrics["n_files"]}, [paths.BUNDLE / "manifest.json"]
-        )
+        bundled = [paths.BUNDLE / "manifest.json", paths.BUNDLE / "report.html"]
+        _log_stage("export", config, result, bundled)
     if parent:
         tracking.finish_pipeline_run(parent)
-    return metrics
+    return result
+
+
+def export_verify(bundle: Path) -> dict[str, Any]:
+    """Check a bundle folder or zip against its manifest; raise listing every problem."""
+    from components.errors import BundleTampered
+    from components.export import read_manifest, verify_bundle
+
+    problems = verify_bundle(bundle)
+    if problems:
+        raise BundleTampered(
+            f"{bundle}: {len(problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in problems)
+        )
+    return {"bundle": str(bundle), "intact": True, "n_files": len(read_manifest(bundle)["files"])}

@@ -1,0 +1,244 @@
+"""The facts the compliance report and the model card state, read out of stage metrics.
+
+Plain functions from the metrics dicts to rows; the HTML report and the model card render
+the same rows, so they cannot disagree. Audits are read generically: any audit name, any
+figures and thresholds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+CHAMPION = "champion"
+# Figures that describe a run rather than measure the model (not drawn in charts).
+_COUNT_PREFIXES = ("n_",)
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    name: str
+    passed: bool | None
+    figures: Mapping[str, Any] = field(default_factory=dict)
+    thresholds: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ThresholdPair:
+    """One figure of an audit and the threshold it is held to (``max_x`` bounds ``x``)."""
+
+    audit: str
+    figure: str
+    values: Mapping[str, float]  # one value ("": the figure itself) or one per key
+    threshold: str
+    limit: float
+
+    @property
+    def upper(self) -> bool:
+        return self.threshold.startswith("max_")
+
+
+@dataclass(frozen=True)
+class Decision:
+    champion: bool
+    reason: str
+    model_name: str
+    model_version: str
+    aliases: tuple[str, ...]
+    aliases_source: str
+    champion_version: str | None
+
+
+def audit_rows(audit: Mapping[str, Any]) -> list[AuditRow]:
+    """One row per audit, from ``{"audits": {name: {passed, figures, thresholds}}}`` or the
+    older flat shape ``{name: {passed, max_*, ...}}``."""
+    audits = audit.get("audits")
+    if isinstance(audits, Mapping):
+        return [
+            AuditRow(
+                str(name),
+                _bool(body.get("passed")),
+                dict(body.get("figures") or {}),
+                dict(body.get("thresholds") or {}),
+            )
+            for name, body in sorted(audits.items())
+            if isinstance(body, Mapping)
+        ]
+    rows = []
+    for name, body in sorted(audit.items()):
+        if not isinstance(body, Mapping) or "passed" not in body:
+            continue
+        limits = {k: v for k, v in body.items() if k.startswith(("max_", "min_"))}
+        figures = {k: v for k, v in body.items() if k != "passed" and k not in limits}
+        rows.append(AuditRow(str(name), _bool(body["passed"]), figures, limits))
+    return rows
+
+
+def _bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def threshold_pairs(row: AuditRow) -> list[ThresholdPair]:
+    """The figure of an audit that each numeric threshold names: ``max_x`` bounds the figure
+    ``x``, else the shortest named ``<prefix>_x`` (``max_auc`` → ``mia_auc``, ``max_leaks``
+    → ``n_leaks``); a mapping figure gives one value per key (exposure per repetition)."""
+    pairs = []
+    for threshold, limit in sorted(row.thresholds.items()):
+        if not _is_number(limit) or not threshold.startswith(("max_", "min_")):
+            continue
+        target = threshold[4:]
+        candidates = [
+            (figure != target, len(figure), figure)
+            for figure, value in row.figures.items()
+            if (figure == target or figure.endswith("_" + target)) and _numeric_values(value)
+        ]
+        if candidates:
+            figure = min(candidates)[2]
+            values = _numeric_values(row.figures[figure])
+            pairs.append(ThresholdPair(row.name, figure, values, threshold, float(limit)))
+    return pairs
+
+
+def _numeric_values(value: Any) -> dict[str, float]:
+    if _is_number(value):
+        return {"": float(value)}
+    if isinstance(value, Mapping):
+        return {str(k): float(v) for k, v in value.items() if _is_number(v)}
+    return {}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def flat_numbers(values: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+    """The numeric leaves of a nested dict as ``a.b`` keys (booleans left out)."""
+    flat: dict[str, float] = {}
+    for key, value in values.items():
+        name = f"{prefix}.{key}" if prefix else str(key)
+        if _is_number(value):
+            flat[name] = float(value)
+        elif isinstance(value, Mapping):
+            flat.update(flat_numbers(value, name))
+    return flat
+
+
+def utility_rows(evaluate: Mapping[str, Any]) -> list[tuple[str, float | None, float | None]]:
+    """(metric, adapter, base) for every score either model has; example counts left out."""
+    adapter = flat_numbers(evaluate.get("adapter") or {})
+    base = flat_numbers(evaluate.get("base") or {})
+    keys = sorted(k for k in set(adapter) | set(base) if not k.startswith("n_examples"))
+    return [(k, adapter.get(k), base.get(k)) for k in keys]
+
+
+def lower_is_better(metric: str) -> bool:
+    return "perplexity" in metric or metric.endswith(("loss", "_error"))
+
+
+def failed_audits(rows: list[AuditRow]) -> list[str]:
+    return [row.name for row in rows if row.passed is False]
+
+
+def decision(
+    register: Mapping[str, Any],
+    registry: Mapping[str, Any],
+    gate: Mapping[str, Any],
+    audit: Mapping[str, Any],
+    train_corpus: str,
+) -> Decision:
+    """Whether the registered version is champion, and why (``decision_reason`` of the
+    register stage when it gives one, else read from the gate, the audits and the corpus).
+
+    Args:
+        registry: ``model_name``, ``model_version``, ``aliases`` as the registry holds them
+            now, ``aliases_source``, and ``champion_version`` (whoever holds the alias).
+    """
+    aliases = tuple(str(a) for a in registry.get("aliases", register.get("aliases", [])))
+    champion = CHAMPION in aliases
+    reason = register.get("decision_reason") or _derived_reason(gate, audit, train_corpus)
+    return Decision(
+        champion=champion,
+        reason=str(reason),
+        model_name=str(registry.get("model_name", register.get("model_name", ""))),
+        model_version=str(registry.get("model_version", register.get("model_version", ""))),
+        aliases=aliases,
+        aliases_source=str(registry.get("aliases_source", "metrics/register.json")),
+        champion_version=_optional_str(registry.get("champion_version")),
+    )
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _derived_reason(gate: Mapping[str, Any], audit: Mapping[str, Any], train_corpus: str) -> str:
+    if train_corpus != "anonymized":
+        return (
+            f"trained on the {train_corpus} corpus: a baseline for the utility report, "
+            "registered as a candidate and never promoted"
+        )
+    if not gate.get("passed"):
+        return "the corpus failed the residual-risk gate"
+    failed = failed_audits(audit_rows(audit))
+    if not audit.get("passed"):
+        return "failed audit(s): " + (", ".join(failed) if failed else "the leakage audit")
+    return "the corpus passed the residual-risk gate and the model passed every audit"
+
+
+def format_value(value: Any) -> str:
+    """A figure for a table cell: floats to 4 significant digits, mappings as ``k: v``."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}: {format_value(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(format_value(v) for v in value) or "none"
+    return "–" if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class ExportFacts:
+    """Everything the report and the model card state, as the export stage gathered it.
+
+    Attributes:
+        metrics: stage name → its ``metrics/<stage>.json``.
+        params: the whole of params.yaml.
+        registry: the registered version as the registry holds it now (see ``decision``).
+        lineage: ``git_commit``, ``dvc_lock_sha256``, ``params_hash``, ``mlflow`` run ids.
+        policy: the anonymization policy as bundled: ``exclusions`` (type → number of terms)
+            and ``dictionaries`` (type → ``{"sha256", "n_terms"}``).
+        review: ``n_records`` of the review sample and ``residual_masked`` (type → count).
+        adapter_config: the LoRA adapter's ``adapter_config.json``, when there is one.
+        utility_report: ``reports/utility/utility.json``, when it was made.
+    """
+
+    metrics: Mapping[str, Mapping[str, Any]]
+    params: Mapping[str, Any]
+    registry: Mapping[str, Any]
+    lineage: Mapping[str, Any]
+    policy: Mapping[str, Any] = field(default_factory=dict)
+    review: Mapping[str, Any] = field(default_factory=dict)
+    adapter_config: Mapping[str, Any] | None = None
+    utility_report: Mapping[str, Any] | None = None
+
+    def stage(self, name: str) -> Mapping[str, Any]:
+        return self.metrics.get(name) or {}
+
+    def decision(self) -> Decision:
+        corpus = str((self.params.get("train") or {}).get("corpus", "anonymized"))
+        return decision(
+            self.stage("register"), self.registry, self.stage("gate"), self.stage("audit"), corpus
+        )
+
+    def corpus_source(self) -> str:
+        path = (self.params.get("ingest") or {}).get("corpus_path")
+        return str(path) if path else "the embedded generated corpus"
+
+    def removed_by_type(self) -> Mapping[str, Any]:
+        """Spans the anonymizer replaced, per info type (either name the metrics use)."""
+        anonymize = self.stage("anonymize")
+        found = anonymize.get("spans_by_type") or anonymize.get("replacements_by_type") or {}
+        return dict(found)
