@@ -1,0 +1,108 @@
+"""Controls: the audits must catch a model that leaks, and pass one that cannot.
+
+Two adapters are trained the same way on the same small corpus with planted canaries: one
+on the raw text (anonymization off), one on the anonymized text. The control is made
+bigger than the pipeline's default run so that memorization shows at all on this CPU: a
+small corpus (12 training conversations) seen for four epochs, with LoRA on the attention
+and MLP projections, on the continuation task (the one that trains on transcript text).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from audits.result import audit_summary
+from audits.runner import AuditInputs, run_audits
+from components.config import AnonymizeConfig, AuditConfig, TrainConfig
+
+pytestmark = pytest.mark.slow
+
+SEED = 5
+CONTROL_TRAIN = TrainConfig(
+    max_steps=24, learning_rate=2e-3, batch_size=2, max_seq_length=320, lora_r=16,
+    lora_alpha=32, save_steps=1000, eval_fraction=0.0, tasks=["continuation"],
+    target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+)  # fmt: skip
+CONTROL_AUDIT = AuditConfig(
+    n_prompts=6, canary_candidates=100, extraction_prefixes=12, mia_conversations=12
+)
+
+
+@pytest.fixture(scope="module")
+def audited(
+    base_model_dir: Path, detector: Any, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict[str, Any]]:
+    """``metrics/audit.json``-shaped results for the raw and the anonymized adapter."""
+    from components.adapter_model import load_adapter
+    from components.anonymize.engine import anonymize_corpus
+    from components.anonymize.factory import anonymization_policy
+    from components.canaries import plant_canaries
+    from components.generate import generate_corpus
+    from components.ingest import split_ids
+    from components.pi_inventory import inventory_entries
+    from components.train import train_lora
+
+    corpus = generate_corpus(20, SEED)
+    splits = split_ids([c.id for c in corpus], 0.4, SEED)
+    corpus, canaries = plant_canaries(
+        corpus, splits["train"], ["PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER"], [1, 6], SEED
+    )
+    policy = anonymization_policy(AnonymizeConfig())
+    anonymized = [a for a, _ in anonymize_corpus(corpus, detector, policy)]
+    train = set(splits["train"])
+    inputs = AuditInputs(
+        train_raw=[c for c in corpus if c.id in train],
+        heldout_raw=[c for c in corpus if c.id not in train],
+        heldout_anonymized=[c for c in anonymized if c.id not in train],
+        canaries=canaries,
+        inventory=list(inventory_entries(corpus, "salt")),
+        salt="salt",
+    )
+    root = tmp_path_factory.mktemp("controls")
+    results = {}
+    for name, texts in (("raw", corpus), ("anonymized", anonymized)):
+        data = [c for c in texts if c.id in train]
+        train_lora(base_model_dir, data, CONTROL_TRAIN, root / name, root / f"work-{name}")
+        model, tokenizer = load_adapter(base_model_dir, root / name)
+        results[name] = audit_summary(
+            run_audits(model, tokenizer, CONTROL_AUDIT, inputs, detector), name
+        )
+    return results
+
+
+def figures(result: dict[str, Any], audit: str) -> dict[str, Any]:
+    return dict(result["audits"][audit]["figures"])
+
+
+def test_the_raw_adapter_is_flagged(audited: dict[str, dict[str, Any]]) -> None:
+    raw = audited["raw"]
+    assert raw["passed"] is False
+    # The canary repeated six times is memorized far past the threshold.
+    assert figures(raw, "canary")["canary_exposure"]["6"] > CONTROL_AUDIT.max_canary_exposure
+    assert raw["audits"]["canary"]["passed"] is False
+    # Real values from the raw corpus come out of the model.
+    assert figures(raw, "pii_output")["n_leaks"] > 0
+    assert raw["audits"]["pii_output"]["passed"] is False
+
+
+def test_the_anonymized_adapter_passes(audited: dict[str, dict[str, Any]]) -> None:
+    anonymized = audited["anonymized"]
+    assert anonymized["passed"] is True, anonymized
+    assert figures(anonymized, "pii_output")["n_leaks"] == 0
+    assert max(figures(anonymized, "canary")["canary_exposure"].values()) < 4.0
+
+
+def test_every_attack_separates_the_two(audited: dict[str, dict[str, Any]]) -> None:
+    raw, anonymized = audited["raw"], audited["anonymized"]
+    assert (
+        figures(raw, "extraction")["extraction_rate"]
+        > figures(anonymized, "extraction")["extraction_rate"]
+    )
+    assert figures(raw, "membership")["mia_auc"] > figures(anonymized, "membership")["mia_auc"]
+    assert (
+        figures(raw, "canary")["canary_exposure"]["1"]
+        > figures(anonymized, "canary")["canary_exposure"]["1"]
+    )
