@@ -119,10 +119,12 @@ def bench_memory(sizes: tuple[int, ...] = (200, 800, 3200)) -> dict[str, float]:
 
 
 def bench_train_step(steps: int = 6) -> dict[str, float]:
-    """Training throughput of the default config on the embedded corpus, packed vs padded:
-    non-padding tokens per second over the same number of steps."""
+    """Training throughput of the default config, packed vs padded: non-padding tokens per
+    second over the same number of steps, on the embedded corpus alone and on the default
+    mix (embedded + DialogSum's shorter dialogues, when ../shared holds them)."""
     from components.base_model import BUNDLED_SMOLLM2, materialize_base_model
-    from components.config import TrainConfig
+    from components.config import DialogSumConfig, TrainConfig
+    from components.dialogsum import read_dialogsum
     from components.generate import generate_corpus
     from components.train import train_lora
 
@@ -132,19 +134,24 @@ def bench_train_step(steps: int = 6) -> dict[str, float]:
         results["gguf_conversion_s"] = round(
             time_it(lambda: materialize_base_model(BUNDLED_SMOLLM2, base)), 2
         )
-        corpus = generate_corpus(40, 1)
-        for packing in (False, True):
-            name = "packed" if packing else "padded"
-            config = TrainConfig(max_steps=steps, packing=packing)
-            result = train_lora(
-                base, corpus, config, Path(tmp) / f"a-{name}", Path(tmp) / f"w-{name}"
+        corpora = {"embedded": generate_corpus(40, 1)}
+        dialogsum = REPO / str(DialogSumConfig().path)
+        if dialogsum.is_file():
+            corpora["with_dialogsum"] = corpora["embedded"] + read_dialogsum(dialogsum, 27)
+        config = TrainConfig(max_steps=steps)
+        for corpus_name, corpus in corpora.items():
+            for packing in (False, True):
+                name = f"{corpus_name}_{'packed' if packing else 'padded'}"
+                config = TrainConfig(max_steps=steps, packing=packing)
+                result = train_lora(
+                    base, corpus, config, Path(tmp) / f"a-{name}", Path(tmp) / f"w-{name}"
+                )
+                results[f"{name}_tokens_per_s"] = round(result.tokens_per_second, 1)
+                results[f"{name}_seconds_per_step"] = round(result.runtime_s / result.steps, 2)
+                results[f"{name}_padding_share"] = result.padding_share
+            results[f"{corpus_name}_packing_speedup"] = round(
+                results[f"{name}_tokens_per_s"] / results[f"{corpus_name}_padded_tokens_per_s"], 2
             )
-            results[f"{name}_tokens_per_s"] = round(result.tokens_per_second, 1)
-            results[f"{name}_seconds_per_step"] = round(result.runtime_s / result.steps, 2)
-            results[f"{name}_padding_share"] = result.padding_share
-        results["packing_speedup"] = round(
-            results["packed_tokens_per_s"] / results["padded_tokens_per_s"], 2
-        )
         results["batch_size"] = config.batch_size
         results["max_seq_length"] = config.max_seq_length
         results["steps"] = steps
