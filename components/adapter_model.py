@@ -9,8 +9,12 @@ from typing import Any
 from mlflow.pyfunc import PythonModel
 
 
-def load_adapter(base_model_dir: Path, adapter_dir: Path) -> tuple[Any, Any]:
-    """The base model with the adapter applied, in eval mode, and its tokenizer."""
+def load_adapter(base_model_dir: Path, adapter_dir: Path, merge: bool = True) -> tuple[Any, Any]:
+    """The base model with the adapter applied, in eval mode, and its tokenizer.
+
+    ``merge`` folds the LoRA weights into the base weights (W + BA): the same function,
+    without the adapter's extra matmuls in every forward pass, so inference is faster.
+    """
     import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -21,6 +25,8 @@ def load_adapter(base_model_dir: Path, adapter_dir: Path) -> tuple[Any, Any]:
         tokenizer.pad_token = tokenizer.eos_token
     base = AutoModelForCausalLM.from_pretrained(base_model_dir, dtype=torch.float32)
     model = PeftModel.from_pretrained(base, adapter_dir)
+    if merge:
+        model = model.merge_and_unload()
     model.eval()
     return model, tokenizer
 

@@ -45,6 +45,7 @@ DEFAULT_INFO_TYPES = [
 
 RISK_SOURCES = ("auto", "ground_truth", "estimate")
 TRAIN_CORPORA = ("anonymized", "raw", "masked")
+PADDINGS = ("longest", "max_length")
 TRAIN_TASKS = ("summary", "action_items", "purpose", "outcome", "continuation")
 CANARY_TYPES = ("PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER")
 AUDITS = ("pii_output", "canary", "extraction", "membership")
@@ -200,9 +201,9 @@ class GateConfig:
 class TrainConfig:
     max_steps: int = 40
     learning_rate: float = 2e-4
-    batch_size: int = 4
+    batch_size: int = 2
     gradient_accumulation_steps: int = 1
-    max_seq_length: int = 384
+    max_seq_length: int = 768
     lora_r: int = 32
     lora_alpha: int = 64
     lora_dropout: float = 0.1
@@ -211,7 +212,10 @@ class TrainConfig:
     )
     seed: int = 13
     packing: bool = True  # several short examples per sequence, attention kept within each
-    save_steps: int = 10  # checkpoint every N steps; a re-run resumes from the last one
+    # Without packing, a batch is padded to its longest example, or to max_seq_length for
+    # fixed shapes (compiled graphs, XLA); the benchmark measures packing against both.
+    padding: str = "longest"
+    save_steps: int = 20  # checkpoint every N steps; a re-run resumes from the last one
     # A DeepSpeed config (infra/deepspeed/zero2.json, zero3.json, zero3_offload.json) or
     # null for plain PyTorch. The same entry point runs under the `deepspeed` launcher on
     # GPUs and nodes, and on CPU (gloo) as a single process.
@@ -235,6 +239,7 @@ class TrainConfig:
         _require(self.max_steps >= 1, "train.max_steps", "an integer >= 1")
         _require(self.save_steps >= 1, "train.save_steps", "an integer >= 1")
         _require(self.corpus in TRAIN_CORPORA, "train.corpus", " | ".join(TRAIN_CORPORA))
+        _require(self.padding in PADDINGS, "train.padding", " | ".join(PADDINGS))
         _require(0.0 <= self.eval_fraction < 0.5, "train.eval_fraction", "0 <= x < 0.5")
         _require(self.early_stopping_patience >= 0, "train.early_stopping_patience", ">= 0")
         _require(self.learning_rate > 0, "train.learning_rate", "a number > 0")
@@ -254,7 +259,7 @@ class TrainConfig:
 class EvaluateConfig:
     max_conversations: int = 30  # held-out conversations scored (all tasks of each)
     max_new_tokens: int = 48
-    max_prompt_tokens: int = 512
+    max_prompt_tokens: int = 768
     include_base: bool = True  # also score the base model zero-shot, for the report
 
     def __post_init__(self) -> None:

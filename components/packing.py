@@ -77,9 +77,12 @@ class PackedCollator:
         return {key: torch.tensor(value, dtype=torch.long) for key, value in batch.items()}
 
 
-def padding_share(rows: Sequence[dict[str, list[int]]], batch_size: int, seed: int = 0) -> float:
+def padding_share(
+    rows: Sequence[dict[str, list[int]]], batch_size: int, seed: int = 0, width: int | None = None
+) -> float:
     """The fraction of token slots that are padding when ``rows`` are batched as a
-    shuffling sampler would (a seeded shuffle), each batch padded to its longest row."""
+    shuffling sampler would (a seeded shuffle), each batch padded to its longest row, or
+    to ``width`` when given (fixed-length padding)."""
     import random
 
     order = list(range(len(rows)))
@@ -87,6 +90,7 @@ def padding_share(rows: Sequence[dict[str, list[int]]], batch_size: int, seed: i
     total = padded = 0
     for start in range(0, len(order), batch_size):
         lengths = [len(rows[i]["input_ids"]) for i in order[start : start + batch_size]]
-        total += max(lengths) * len(lengths)
-        padded += max(lengths) * len(lengths) - sum(lengths)
+        slots = (width or max(lengths)) * len(lengths)
+        total += slots
+        padded += slots - sum(lengths)
     return padded / total if total else 0.0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from components.corpus import Conversation
 
@@ -99,3 +100,42 @@ def split_for_continuation(conversation: Conversation) -> tuple[str, str]:
     words = conversation.turns[0].text.split()
     cut = max(1, len(words) // 2)
     return "Continue this text.\n\n" + " ".join(words[:cut]), " ".join(words[cut:])
+
+
+ELLIPSIS = "\n...\n"
+
+
+def fit_prompt(prompt: str, tokenizer: Any, max_tokens: int) -> str:
+    """The prompt cut to at most ``max_tokens`` tokens without losing what it asks.
+
+    A prompt is an instruction, a blank line and a transcript. A long transcript loses its
+    middle (marked ``...``): the instruction says which task this is, the opening says why
+    the call was made and the end how it went, so those are kept, the end getting two
+    thirds of the room. Without a blank line the prompt keeps its end. Training and
+    evaluation cut prompts alike, so a model is scored on the inputs it learned from.
+    """
+
+    def count(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    if count(prompt) <= max_tokens:
+        return prompt
+    instruction, blank, body = prompt.partition("\n\n")
+    if not blank:
+        instruction, body = "", prompt
+    body_ids = tokenizer(body, add_special_tokens=False)["input_ids"]
+    head_text = f"{instruction}\n\n" if instruction else ""
+    room = max_tokens - count(head_text) - count(ELLIPSIS)
+    # Token counts of decoded pieces can differ by a token or two from the ids they came
+    # from (merges across the cut), so shrink until the result fits.
+    while room > 0:
+        front, back = room // 3, room - room // 3
+        text = (
+            head_text
+            + (tokenizer.decode(body_ids[:front]) + ELLIPSIS if front else "")
+            + tokenizer.decode(body_ids[-back:])
+        )
+        if count(text) <= max_tokens:
+            return text
+        room -= max(1, (count(text) - max_tokens))
+    return tokenizer.decode(tokenizer(prompt, add_special_tokens=False)["input_ids"][-max_tokens:])

@@ -15,7 +15,7 @@ from components.config import TrainConfig
 from components.corpus import Conversation
 from components.errors import InputError, ParamsError
 from components.packing import PackedCollator, pack_examples, padding_share
-from components.tasks import Example, task_examples
+from components.tasks import Example, fit_prompt, task_examples
 
 logger = logging.getLogger(__name__)
 
@@ -79,18 +79,35 @@ def lora_config(config: TrainConfig) -> Any:
 
 
 def tokenize_example(example: Example, tokenizer: Any, max_length: int) -> dict[str, list[int]]:
-    """Chat-formatted token ids; the loss is computed on the assistant's answer only."""
-    prompt = [{"role": "user", "content": example.prompt}]
-    full = [*prompt, {"role": "assistant", "content": example.target}]
-    prompt_ids = _chat_ids(tokenizer, prompt, add_generation_prompt=True)
-    full_ids = _chat_ids(tokenizer, full, add_generation_prompt=False)
-    answer = full_ids[len(prompt_ids) :]
-    # Keep the whole answer and as much of the prompt's end as fits.
+    """Chat-formatted token ids; the loss is computed on the assistant's answer only.
+
+    An example longer than ``max_length`` keeps its whole answer and a prompt cut by
+    :func:`fit_prompt` (the instruction, the transcript's start and end), as evaluation
+    cuts it; only an answer too long for any prompt cuts the prompt's tokens from the front.
+    """
+    prompt_ids, answer = _prompt_and_answer_ids(tokenizer, example.prompt, example.target)
+    over = len(prompt_ids) + len(answer) - max_length
+    room = len(tokenizer(example.prompt, add_special_tokens=False)["input_ids"])
+    # The chat template adds tokens around the prompt; cut again until the whole fits.
+    while over > 0 and room - over > 0:
+        room -= over
+        fitted = fit_prompt(example.prompt, tokenizer, room)
+        prompt_ids, answer = _prompt_and_answer_ids(tokenizer, fitted, example.target)
+        over = len(prompt_ids) + len(answer) - max_length
     keep_prompt = max(0, max_length - len(answer))
     prompt_part = prompt_ids[-keep_prompt:] if keep_prompt else []
     input_ids = (prompt_part + answer)[:max_length]
     labels = ([-100] * len(prompt_part) + answer)[:max_length]
     return {"input_ids": input_ids, "attention_mask": [1] * len(input_ids), "labels": labels}
+
+
+def _prompt_and_answer_ids(tokenizer: Any, prompt: str, target: str) -> tuple[list[int], list[int]]:
+    user = [{"role": "user", "content": prompt}]
+    prompt_ids = _chat_ids(tokenizer, user, add_generation_prompt=True)
+    full_ids = _chat_ids(
+        tokenizer, [*user, {"role": "assistant", "content": target}], add_generation_prompt=False
+    )
+    return prompt_ids, full_ids[len(prompt_ids) :]
 
 
 def _chat_ids(
@@ -163,7 +180,12 @@ def train_lora(
         collator: Any = PackedCollator(int(tokenizer.pad_token_id))
     else:
         dataset, eval_dataset = tokenized, evaluation
-        collator = DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=-100)
+        collator = DataCollatorForSeq2Seq(
+            tokenizer,
+            padding=config.padding,
+            max_length=config.max_seq_length,
+            label_pad_token_id=-100,
+        )
     # Evaluate at every checkpoint; stop when the eval loss has not improved for
     # `early_stopping_patience` evaluations, and keep the best checkpoint's weights.
     evaluating = bool(eval_dataset)
@@ -216,6 +238,7 @@ def train_lora(
     tokenizer.save_pretrained(output_dir)
     if own_world and torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()  # a clean exit, not an abort in gloo
+    width = config.max_seq_length if not config.packing and config.padding == "max_length" else None
     history = [(int(h["step"]), float(h["loss"])) for h in trainer.state.log_history if "loss" in h]
     evals = [
         (int(h["step"]), float(h["eval_loss"]))
@@ -231,7 +254,7 @@ def train_lora(
         runtime_s=float(output.metrics.get("train_runtime", 0.0)),
         loss_history=history,
         n_sequences=len(dataset),
-        padding_share=round(padding_share(dataset, config.batch_size, config.seed), 4),
+        padding_share=round(padding_share(dataset, config.batch_size, config.seed, width), 4),
         resumed_from_step=_checkpoint_step(resume) if resume else 0,
         tokens_per_step=sum(len(row["input_ids"]) for row in dataset)
         / len(dataset)

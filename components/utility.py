@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.corpus import Conversation
-from components.tasks import Example, task_examples, transcript
+from components.tasks import Example, fit_prompt, task_examples, transcript
 
 GENERATIVE_TASKS = ("summary", "action_items")
 CLASSIFICATION_TASKS = ("purpose", "outcome")
@@ -132,7 +132,7 @@ def evaluate_utility(
     for task, items in examples.items():
         if not items:
             continue
-        prompts = [_truncate_prompt(e.prompt, tokenizer, max_prompt_tokens) for e in items]
+        prompts = [fit_prompt(e.prompt, tokenizer, max_prompt_tokens) for e in items]
         # A label needs a few tokens; a summary needs the whole budget.
         budget = max_new_tokens if task in GENERATIVE_TASKS else min(12, max_new_tokens)
         outputs = generate(model, tokenizer, prompts, budget, batch_size=batch_size)
@@ -190,14 +190,3 @@ def perplexity(model: Any, tokenizer: Any, texts: Sequence[str], max_length: int
             total_loss += float(loss) * n
             total_tokens += n
     return math.exp(total_loss / total_tokens) if total_tokens else float("nan")
-
-
-def _truncate_prompt(prompt: str, tokenizer: Any, max_tokens: int) -> str:
-    """Keep the instruction and the end of a long transcript within ``max_tokens``."""
-    ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-    if len(ids) <= max_tokens:
-        return prompt
-    instruction, _, body = prompt.partition("\n\n")
-    keep = max_tokens - len(tokenizer(instruction, add_special_tokens=False)["input_ids"]) - 2
-    body_ids = tokenizer(body, add_special_tokens=False)["input_ids"]
-    return f"{instruction}\n\n{tokenizer.decode(body_ids[-max(keep, 1) :])}"

@@ -59,7 +59,9 @@ def collect_variants(exp_show: Sequence[Mapping[str, Any]]) -> dict[str, dict[st
         params = ((data.get("params") or {}).get("params.yaml") or {}).get("data") or {}
         if not evaluated or "adapter" not in evaluated:
             continue
-        corpus = (params.get("train") or {}).get("corpus", evaluated.get("variant", "anonymized"))
+        # The metrics file says what its adapter was trained on; the params beside it may
+        # be newer than the outputs (a workspace reset after an experiment ran in it).
+        corpus = evaluated.get("variant") or (params.get("train") or {}).get("corpus", "anonymized")
         stamp = str(data.get("timestamp") or "")
         candidates = [(CORPUS_TO_VARIANT.get(corpus, corpus), evaluated["adapter"])]
         if "base" in evaluated:

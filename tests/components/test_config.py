@@ -33,6 +33,7 @@ def test_repo_params_build_every_stage_config() -> None:
         ({"lora_dropout": 1.5}, "bad value for 'train.lora_dropout'"),
         ({"target_modules": "q_proj"}, "'train.target_modules' must be list"),
         ({"max_steps": True}, "'train.max_steps' must be int"),
+        ({"padding": "right"}, "bad value for 'train.padding'.*longest | max_length"),
     ],
 )
 def test_bad_train_params_name_the_key(section: dict[str, object], message: str) -> None:

@@ -53,6 +53,12 @@ def test_packing_removes_most_padding() -> None:
     assert packed < padded / 2
 
 
+def test_padding_share_to_a_fixed_width() -> None:
+    rows = [example(n, 1) for n in (10, 30)]
+    assert padding_share(rows, batch_size=2) == 20 / 60
+    assert padding_share(rows, batch_size=2, width=40) == 40 / 80
+
+
 @pytest.mark.slow
 def test_packed_logits_equal_each_example_alone(base_model_dir: Path) -> None:
     """The real model sees each packed example exactly as if it were alone."""

@@ -9,7 +9,7 @@ import pytest
 from components.adapter_model import generate, load_adapter
 from components.config import TrainConfig
 from components.corpus import Conversation, Turn
-from components.tasks import Example, task_examples
+from components.tasks import Example, fit_prompt, task_examples
 from components.train import lora_config, tokenize_example, train_lora
 
 
@@ -69,6 +69,47 @@ def test_loss_only_on_the_answer(base_model_dir: Path) -> None:
     assert len(short["input_ids"]) == 8 and short["labels"][-1] != -100
 
 
+def long_call(n_turns: int = 120) -> Conversation:
+    turns = [Turn("[PERSON_NAME_1]", "I am calling because my router keeps dropping.")]
+    turns += [
+        Turn("[PERSON_NAME_2]", f"Let us try step number {i} together.") for i in range(n_turns)
+    ]
+    turns += [Turn("[PERSON_NAME_1]", "It works now, the replacement ships Friday.")]
+    return Conversation("long", tuple(turns), labels={"summary": "The router was fixed."})
+
+
+def test_a_long_prompt_keeps_its_instruction_opening_and_end(base_model_dir: Path) -> None:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(base_model_dir)
+    (example,) = task_examples(long_call())
+    assert len(tokenizer(example.prompt)["input_ids"]) > 400
+    fitted = fit_prompt(example.prompt, tokenizer, 200)
+    assert len(tokenizer(fitted, add_special_tokens=False)["input_ids"]) <= 200
+    assert fitted.startswith("Summarize this call")
+    assert "router keeps dropping" in fitted and "replacement ships Friday" in fitted
+    assert "step number 60 " not in fitted and "\n...\n" in fitted
+    assert fit_prompt(example.prompt, tokenizer, 10_000) == example.prompt
+
+
+def test_a_long_example_is_cut_in_its_prompt_not_its_instruction(base_model_dir: Path) -> None:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(base_model_dir)
+    (example,) = task_examples(long_call())
+    tokens = tokenize_example(example, tokenizer, max_length=256)
+    text = tokenizer.decode(tokens["input_ids"])
+    assert 250 <= len(tokens["input_ids"]) <= 256
+    # The chat template's start, the instruction and the call's end survive; the answer
+    # is whole and is all the loss is on.
+    assert text.startswith("<|im_start|>system")
+    assert "Summarize this call" in text and "replacement ships Friday" in text
+    answer = [
+        t for t, label in zip(tokens["input_ids"], tokens["labels"], strict=True) if label != -100
+    ]
+    assert tokenizer.decode(answer).startswith("The router was fixed.")
+
+
 @pytest.mark.slow
 def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
     config = TrainConfig(max_steps=2, batch_size=2, max_seq_length=96, lora_r=4, lora_alpha=8)
@@ -78,9 +119,16 @@ def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
     assert result.steps == 2 and len(result.loss_history) == 2
     assert 0 < result.trainable_parameters < result.total_parameters / 50
     assert (tmp_path / "adapter" / "adapter_config.json").is_file()
-    model, tokenizer = load_adapter(base_model_dir, tmp_path / "adapter")
+    import torch
+
+    model, tokenizer = load_adapter(base_model_dir, tmp_path / "adapter", merge=False)
     assert model.peft_config["default"].r == 4
-    (text,) = generate(model, tokenizer, ["Say hello."], max_new_tokens=5)
+    merged, _ = load_adapter(base_model_dir, tmp_path / "adapter")
+    assert not hasattr(merged, "peft_config")  # a plain model: LoRA folded into its weights
+    ids = tokenizer("Thank you for calling.", return_tensors="pt")
+    with torch.no_grad():
+        assert torch.allclose(model(**ids).logits, merged(**ids).logits, atol=1e-4)
+    (text,) = generate(merged, tokenizer, ["Say hello."], max_new_tokens=5)
     assert isinstance(text, str) and text.strip()
 
 

@@ -119,6 +119,14 @@ def test_variants_from_dvc_exp_show_and_the_verdict() -> None:
     assert "DialogSum" not in table and "dialogsum_rouge1_gap_to_oracle" not in verdict
 
 
+def test_a_variant_is_what_its_metrics_were_trained_on_not_what_params_say_now() -> None:
+    # The workspace still holds the oracle experiment's outputs; params.yaml was reset.
+    stale = _exp_entry("workspace", "raw", "2026-01-03", 0.41, 10.0)
+    stale["data"]["params"]["params.yaml"]["data"]["train"]["corpus"] = "anonymized"
+    variants = collect_variants([stale])
+    assert set(variants) == {"base", "oracle"}
+
+
 @pytest.mark.slow
 def test_each_dataset_is_scored_apart_on_its_own_conversations(base_model_dir: Path) -> None:
     from components.adapter_model import load_base
