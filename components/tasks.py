@@ -6,7 +6,7 @@ Prompts are built only from anonymized text (placeholders, never raw values).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -62,19 +62,45 @@ def transcript(conversation: Conversation, max_turns: int | None = None) -> str:
     return "\n".join(f"{t.speaker}: {t.text}" if t.speaker else t.text for t in turns)
 
 
+CLASSIFICATION_TASKS = ("purpose", "outcome")
+
+
+def label_options(conversations: Sequence[Conversation]) -> dict[str, list[str]]:
+    """Each classification task's labels found in ``conversations``, sorted: the options a
+    prompt offers, so a model picks a label instead of guessing how labels are spelled."""
+    found: dict[str, set[str]] = {task: set() for task in CLASSIFICATION_TASKS}
+    for conversation in conversations:
+        for task in CLASSIFICATION_TASKS:
+            label = conversation.labels.get(task)
+            if isinstance(label, str) and label:
+                found[task].add(label)
+    return {task: sorted(labels) for task, labels in found.items() if labels}
+
+
+def instruction(task: str, options: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The task's instruction; a classification task lists its options when given."""
+    text = TASK_PROMPTS[task]
+    labels = (options or {}).get(task)
+    return f"{text} Choose from: {', '.join(labels)}." if labels else text
+
+
 def task_examples(
-    conversation: Conversation, tasks: Sequence[str] = tuple(TASK_PROMPTS)
+    conversation: Conversation,
+    tasks: Sequence[str] = tuple(TASK_PROMPTS),
+    options: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Example]:
     """An example per task in ``tasks`` the conversation has a label for, plus the
-    continuation when ``tasks`` names it; a conversation with nothing else is continued."""
+    continuation when ``tasks`` names it; a conversation with nothing else is continued.
+    ``options`` (from :func:`label_options`) are listed in classification prompts."""
     body = transcript(conversation)
     examples = []
-    for task, instruction in TASK_PROMPTS.items():
+    for task in TASK_PROMPTS:
         target = conversation.labels.get(task)
         if isinstance(target, list):
             target = "\n".join(f"- {item}" for item in target)
         if task in tasks and isinstance(target, str) and target:
-            examples.append(Example(conversation.id, task, f"{instruction}\n\n{body}", target))
+            prompt = f"{instruction(task, options)}\n\n{body}"
+            examples.append(Example(conversation.id, task, prompt, target))
     if CONTINUATION in tasks or not examples:
         head, tail = split_for_continuation(conversation)
         examples.append(Example(conversation.id, CONTINUATION, head, tail))

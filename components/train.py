@@ -15,9 +15,10 @@ from components.config import TrainConfig
 from components.corpus import Conversation
 from components.errors import InputError, ParamsError
 from components.packing import PackedCollator, pack_examples, padding_share
-from components.tasks import Example, fit_prompt, task_examples
+from components.tasks import Example, fit_prompt, label_options, task_examples
 
 logger = logging.getLogger(__name__)
+LABEL_OPTIONS_FILE = "veiltune_label_options.json"
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,8 @@ def train_lora(
     tokenizer = AutoTokenizer.from_pretrained(base_model_dir)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    examples = [e for c in conversations for e in task_examples(c, config.tasks)]
+    options = label_options(conversations)
+    examples = [e for c in conversations for e in task_examples(c, config.tasks, options)]
     if not examples:
         raise InputError("train: the training split yields no examples")
     held = eval_conversations([c.id for c in conversations], config.eval_fraction, config.seed)
@@ -236,6 +238,9 @@ def train_lora(
     # The Trainer gathers ZeRO-3 partitioned weights before saving; the model alone cannot.
     trainer.save_model(str(output_dir))
     tokenizer.save_pretrained(output_dir)
+    # The prompts' label options belong to the adapter: evaluation and serving ask with them.
+    if trainer.is_world_process_zero():
+        (output_dir / LABEL_OPTIONS_FILE).write_text(json.dumps(options, indent=2), "utf-8")
     if own_world and torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()  # a clean exit, not an abort in gloo
     width = config.max_seq_length if not config.packing and config.padding == "max_length" else None
@@ -264,6 +269,14 @@ def train_lora(
         eval_history=evals,
         n_eval_examples=len(evaluation),
     )
+
+
+def read_label_options(adapter_dir: Path) -> dict[str, list[str]]:
+    """The label options the adapter was trained with ({} for an adapter without them)."""
+    path = adapter_dir / LABEL_OPTIONS_FILE
+    if not path.is_file():
+        return {}
+    return {str(k): [str(v) for v in vs] for k, vs in json.loads(path.read_text("utf-8")).items()}
 
 
 def deepspeed_config(path: str) -> dict[str, Any]:

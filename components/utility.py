@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.corpus import Conversation
-from components.tasks import Example, fit_prompt, task_examples, transcript
+from components.tasks import CLASSIFICATION_TASKS, Example, fit_prompt, task_examples, transcript
 
 GENERATIVE_TASKS = ("summary", "action_items")
-CLASSIFICATION_TASKS = ("purpose", "outcome")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
@@ -125,7 +124,7 @@ def evaluate_utility(
         task: [] for task in (*GENERATIVE_TASKS, *CLASSIFICATION_TASKS)
     }
     for conversation in heldout:
-        for example in task_examples(conversation):
+        for example in task_examples(conversation, options=label_sets):
             if example.task in examples:
                 examples[example.task].append(example)
     metrics: dict[str, float] = {}

@@ -337,7 +337,9 @@ def evaluate(params_path: Path) -> dict[str, Any]:
     """Utility of the trained adapter (and the base model zero-shot) on held-out raw text."""
     from components.adapter_model import load_adapter, load_base
     from components.dialogsum import DATASET, MAIN, split_by_dataset
-    from components.utility import CLASSIFICATION_TASKS, evaluate_datasets
+    from components.tasks import label_options
+    from components.train import read_label_options
+    from components.utility import evaluate_datasets
 
     config: cfg.EvaluateConfig = cfg.load_stage_config(params_path, "evaluate")
     variant = cfg.load_stage_config(params_path, "train").corpus
@@ -346,10 +348,8 @@ def evaluate(params_path: Path) -> dict[str, Any]:
         datasets = split_by_dataset(_split(raw, "heldout"), config.max_conversations)
         if not any(datasets.values()):
             raise InputError(f"{paths.SPLITS}: the held-out split is empty; nothing to evaluate")
-        label_sets = {
-            task: sorted({str(c.labels[task]) for c in _split(raw, "train") if task in c.labels})
-            for task in CLASSIFICATION_TASKS
-        }
+        # The options the adapter was trained to choose from (the base model gets the same).
+        label_sets = read_label_options(paths.ADAPTER) or label_options(_split(raw, "train"))
         models = {"adapter": lambda: load_adapter(paths.BASE_MODEL, paths.ADAPTER)}
         if config.include_base:
             models["base"] = lambda: load_base(paths.BASE_MODEL)

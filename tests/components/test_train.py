@@ -9,8 +9,8 @@ import pytest
 from components.adapter_model import generate, load_adapter
 from components.config import TrainConfig
 from components.corpus import Conversation, Turn
-from components.tasks import Example, fit_prompt, task_examples
-from components.train import lora_config, tokenize_example, train_lora
+from components.tasks import Example, fit_prompt, label_options, task_examples
+from components.train import lora_config, read_label_options, tokenize_example, train_lora
 
 
 def conversations(n: int) -> list[Conversation]:
@@ -69,6 +69,26 @@ def test_loss_only_on_the_answer(base_model_dir: Path) -> None:
     assert len(short["input_ids"]) == 8 and short["labels"][-1] != -100
 
 
+def test_classification_prompts_list_the_labels_the_training_corpus_uses() -> None:
+    calls = conversations(2)
+    other = Conversation("x", calls[0].turns, labels={"purpose": "address_change"})
+    options = label_options([*calls, other])
+    assert options == {
+        "purpose": ["address_change", "billing_question"],
+        "outcome": ["resolved"],
+    }
+    examples = {e.task: e for e in task_examples(calls[0], options=options)}
+    assert examples["purpose"].prompt.startswith(
+        "What was the purpose of this call? Answer with one label. "
+        "Choose from: address_change, billing_question.\n\n"
+    )
+    assert "Choose from: resolved." in examples["outcome"].prompt
+    assert "Choose from" not in examples["summary"].prompt
+    # Without options (an adapter trained before them), the prompt asks as it did.
+    (plain,) = [e for e in task_examples(calls[0]) if e.task == "purpose"]
+    assert "Choose from" not in plain.prompt
+
+
 def long_call(n_turns: int = 120) -> Conversation:
     turns = [Turn("[PERSON_NAME_1]", "I am calling because my router keeps dropping.")]
     turns += [
@@ -119,6 +139,10 @@ def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
     assert result.steps == 2 and len(result.loss_history) == 2
     assert 0 < result.trainable_parameters < result.total_parameters / 50
     assert (tmp_path / "adapter" / "adapter_config.json").is_file()
+    assert read_label_options(tmp_path / "adapter") == {
+        "purpose": ["billing_question"],
+        "outcome": ["resolved"],
+    }
     import torch
 
     model, tokenizer = load_adapter(base_model_dir, tmp_path / "adapter", merge=False)
@@ -197,5 +221,5 @@ def test_training_stops_early_when_eval_loss_stops_improving(
     assert result.n_eval_examples > 0 and len(result.eval_history) >= 2
     assert result.steps < 8  # stopped before max_steps
     losses = [loss for _, loss in result.eval_history]
-    assert losses[1] >= losses[0]
+    assert losses[-1] >= min(losses[:-1])  # it stopped at an evaluation that did not improve
     assert result.to_metrics()["best_eval_loss"] == pytest.approx(min(losses), abs=1e-4)
