@@ -146,11 +146,11 @@ def fit_prompt(prompt: str, tokenizer: Any, max_tokens: int) -> str:
 
     if count(prompt) <= max_tokens:
         return prompt
-    instruction, blank, body = prompt.partition("\n\n")
+    asked, blank, body = prompt.partition("\n\n")
     if not blank:
-        instruction, body = "", prompt
+        asked, body = "", prompt
     body_ids = tokenizer(body, add_special_tokens=False)["input_ids"]
-    head_text = f"{instruction}\n\n" if instruction else ""
+    head_text = f"{asked}\n\n" if asked else ""
     room = max_tokens - count(head_text) - count(ELLIPSIS)
     # Token counts of decoded pieces can differ by a token or two from the ids they came
     # from (merges across the cut), so shrink until the result fits.
