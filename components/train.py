@@ -34,15 +34,20 @@ class TrainResult:
     padding_share: float = 0.0
     resumed_from_step: int = 0
     tokens_per_step: float = 0.0  # non-padding tokens in a mean optimizer step
+    tokens_trained: int = 0  # non-padding tokens of the rows this run trained on
     engine: str = "torch"  # or "deepspeed-zero<stage>"
     eval_history: list[tuple[int, float]] = field(default_factory=list)
     n_eval_examples: int = 0
 
     @property
     def tokens_per_second(self) -> float:
-        """Non-padding tokens trained on per second (the dataset's mean batch)."""
-        trained = self.steps - self.resumed_from_step
-        return self.tokens_per_step * trained / self.runtime_s if self.runtime_s else 0.0
+        """Non-padding tokens trained on per second: the rows the run fetched, counted (the
+        dataset's mean batch times the steps, when no count was made)."""
+        if not self.runtime_s:
+            return 0.0
+        if self.tokens_trained:
+            return self.tokens_trained / self.runtime_s
+        return self.tokens_per_step * (self.steps - self.resumed_from_step) / self.runtime_s
 
     def to_metrics(self) -> dict[str, float | str]:
         return {
@@ -224,10 +229,11 @@ def train_lora(
         ddp_backend="gloo" if _distributed(deepspeed) and not torch.cuda.is_available() else None,
         bf16=_bf16_supported(torch),
     )
+    counted = CountingRows(dataset)
     trainer = Trainer(
         model=model,
         args=args,
-        train_dataset=dataset,
+        train_dataset=counted,
         eval_dataset=eval_dataset or None,
         data_collator=collator,
         callbacks=[*stopping, *callbacks],
@@ -261,6 +267,11 @@ def train_lora(
         n_sequences=len(dataset),
         padding_share=round(padding_share(dataset, config.batch_size, config.seed, width), 4),
         resumed_from_step=_checkpoint_step(resume) if resume else 0,
+        tokens_trained=counted.tokens(
+            (int(output.global_step) - (_checkpoint_step(resume) if resume else 0))
+            * config.batch_size
+            * config.gradient_accumulation_steps
+        ),
         tokens_per_step=sum(len(row["input_ids"]) for row in dataset)
         / len(dataset)
         * config.batch_size
@@ -269,6 +280,27 @@ def train_lora(
         eval_history=evals,
         n_eval_examples=len(evaluation),
     )
+
+
+class CountingRows:
+    """Training rows that note the non-padding tokens of each row the Trainer fetches, in
+    fetch order: the first ``steps × rows per step`` of them are what a run trained on (the
+    data loader fetches a batch ahead, so the last fetched are not)."""
+
+    def __init__(self, rows: Sequence[dict[str, list[int]]]) -> None:
+        self.rows = rows
+        self.fetched: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int) -> dict[str, list[int]]:
+        row = self.rows[index]
+        self.fetched.append(len(row["input_ids"]))
+        return row
+
+    def tokens(self, n_rows: int) -> int:
+        return sum(self.fetched[:n_rows])
 
 
 def read_label_options(adapter_dir: Path) -> dict[str, list[str]]:

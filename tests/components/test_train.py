@@ -10,7 +10,13 @@ from components.adapter_model import generate, load_adapter
 from components.config import TrainConfig
 from components.corpus import Conversation, Turn
 from components.tasks import Example, fit_prompt, label_options, task_examples
-from components.train import lora_config, read_label_options, tokenize_example, train_lora
+from components.train import (
+    CountingRows,
+    lora_config,
+    read_label_options,
+    tokenize_example,
+    train_lora,
+)
 
 
 def conversations(n: int) -> list[Conversation]:
@@ -89,6 +95,14 @@ def test_classification_prompts_list_the_labels_the_training_corpus_uses() -> No
     assert "Choose from" not in plain.prompt
 
 
+def test_counting_rows_counts_the_rows_trained_on_not_the_ones_fetched_ahead() -> None:
+    rows = CountingRows([{"input_ids": [1] * n} for n in (3, 5, 7, 11)])
+    assert len(rows) == 4
+    fetched = [rows[i] for i in (2, 0, 3)]  # a sampler's order; the last is a lookahead
+    assert [len(r["input_ids"]) for r in fetched] == [7, 3, 11]
+    assert rows.tokens(2) == 10 and rows.tokens(10) == 21
+
+
 def long_call(n_turns: int = 120) -> Conversation:
     turns = [Turn("[PERSON_NAME_1]", "I am calling because my router keeps dropping.")]
     turns += [
@@ -137,6 +151,9 @@ def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
         base_model_dir, conversations(4), config, tmp_path / "adapter", tmp_path / "work"
     )
     assert result.steps == 2 and len(result.loss_history) == 2
+    # two steps of two rows of at most 96 tokens, counted as fetched
+    assert 0 < result.tokens_trained <= 2 * 2 * 96
+    assert result.tokens_per_second == pytest.approx(result.tokens_trained / result.runtime_s)
     assert 0 < result.trainable_parameters < result.total_parameters / 50
     assert (tmp_path / "adapter" / "adapter_config.json").is_file()
     assert read_label_options(tmp_path / "adapter") == {
