@@ -161,7 +161,8 @@ def fit_prompt(prompt: str, tokenizer: Any, max_tokens: int) -> str:
             + (tokenizer.decode(body_ids[:front]) + ELLIPSIS if front else "")
             + tokenizer.decode(body_ids[-back:])
         )
-        if count(text) <= max_tokens:
+        excess = count(text) - max_tokens
+        if excess <= 0:
             return text
-        room -= max(1, (count(text) - max_tokens))
+        room -= excess
     return tokenizer.decode(tokenizer(prompt, add_special_tokens=False)["input_ids"][-max_tokens:])

@@ -93,7 +93,7 @@ def tokenize_example(example: Example, tokenizer: Any, max_length: int) -> dict[
     """
     prompt_ids, answer = _prompt_and_answer_ids(tokenizer, example.prompt, example.target)
     over = len(prompt_ids) + len(answer) - max_length
-    room = len(tokenizer(example.prompt, add_special_tokens=False)["input_ids"])
+    room = len(tokenizer(example.prompt, add_special_tokens=False)["input_ids"]) if over > 0 else 0
     # The chat template adds tokens around the prompt; cut again until the whole fits.
     while over > 0 and room - over > 0:
         room -= over
