@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from components.export import build_bundle
+from tests.components.test_export import (
+    DEEP,
+    bundle_entries,
+    forge_zip,
+    patch_member,
+    rezip,
+    symlink_entry,
+)
 from veiltune.cli import main
 
 
@@ -55,3 +64,75 @@ def test_a_corrupt_or_absent_manifest_exits_1_with_one_message(
     assert "no manifest" in capsys.readouterr().err
     assert main(["export", "--verify", str(tmp_path / "nowhere.zip")]) == 1
     assert "no such bundle" in capsys.readouterr().err
+
+
+def _duplicate_member(folder: Path, tmp_path: Path) -> Path:
+    """A forged a.txt placed before the real one, the manifest untouched."""
+    entries = [("a.txt", b"forged"), *bundle_entries(folder)]
+    return forge_zip(tmp_path / "f.zip", entries, (folder / "manifest.json").read_bytes())
+
+
+def _symlink_member(folder: Path, tmp_path: Path) -> Path:
+    entries = [*bundle_entries(folder), (symlink_entry("risk/link"), b"/etc/passwd")]
+    return forge_zip(tmp_path / "f.zip", entries, None)
+
+
+def _unsafe_member(folder: Path, tmp_path: Path) -> Path:
+    return forge_zip(tmp_path / "f.zip", [*bundle_entries(folder), ("../escape", b"x")], None)
+
+
+def _symlink_in_folder(folder: Path, tmp_path: Path) -> Path:
+    (folder / "risk" / "link").symlink_to(tmp_path)
+    return folder
+
+
+def _unsupported_method(folder: Path, tmp_path: Path) -> Path:
+    return patch_member(rezip(folder, tmp_path / "f.zip"), "a.txt", method=99)
+
+
+def _encrypted(folder: Path, tmp_path: Path) -> Path:
+    return patch_member(rezip(folder, tmp_path / "f.zip"), "manifest.json", flags=0x1)
+
+
+def _deep_manifest(folder: Path, tmp_path: Path) -> Path:
+    (folder / "manifest.json").write_bytes(DEEP)
+    return rezip(folder, tmp_path / "f.zip")
+
+
+def _oversized_manifest(folder: Path, tmp_path: Path) -> Path:
+    return patch_member(rezip(folder, tmp_path / "f.zip"), "manifest.json", size=2**31)
+
+
+def _short_member(folder: Path, tmp_path: Path) -> Path:
+    return patch_member(rezip(folder, tmp_path / "f.zip"), "a.txt", size=100)
+
+
+@pytest.mark.parametrize(
+    ("forge", "code", "message"),
+    [
+        (_duplicate_member, 5, "  - a.txt: 2 entries with this name in the archive (refused)"),
+        (_symlink_member, 5, "  - risk/link: a symbolic link (refused)"),
+        (_unsafe_member, 5, "  - ../escape: not a plain relative path (refused)"),
+        (_symlink_in_folder, 5, "  - risk/link: a symbolic link (refused)"),
+        (_unsupported_method, 1, "a.txt: compression method 99 is not supported"),
+        (_encrypted, 1, "manifest.json: encrypted; a bundle is never encrypted"),
+        (_deep_manifest, 1, "manifest.json: nested deeper than 64 levels"),
+        (_oversized_manifest, 1, "manifest.json: larger than 16 MiB"),
+        (_short_member, 1, "a.txt: holds 1 bytes, declares 100 (corrupt)"),
+    ],
+    ids=lambda v: v.__name__.strip("_") if callable(v) else None,
+)
+def test_a_malicious_bundle_exits_non_zero_with_a_message_not_a_traceback(
+    tmp_path: Path,
+    forge: Callable[[Path, Path], Path],
+    code: int,
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    target = forge(bundle(tmp_path), tmp_path)
+    assert main(["export", "--verify", str(target)]) == code
+    err = capsys.readouterr().err
+    assert err.startswith(f"veiltune export: error: {target}: "), err
+    assert message in err and "Traceback" not in err
+    if code == 1:
+        assert len(err.splitlines()) == 1, err
