@@ -3,19 +3,31 @@ DVC's cache decides what reruns; the first failing stage stops the flow with its
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 from prefect import flow, get_run_logger, task
-from prefect.runtime import flow_run
+from prefect.context import FlowRunContext
+from prefect.runtime import deployment, flow_run
 
 from components import config as cfg
 from components import tracking
+from components.dvc_cli import dvc_command
 from components.errors import ParamsError, VeiltuneError
+from flows.overrides import (
+    allowed_from_environment,
+    export_allowed,
+    override_changes,
+    parse_allowed,
+    protected_prefix,
+    refuse_protected_overrides,
+)
 
 STAGES = (
     "ingest", "base_model", "anonymize", "risk", "review", "gate", "train", "evaluate", "audit",
@@ -48,20 +60,70 @@ def _stage_list(stages: Sequence[str] | None) -> list[str]:
     return [s for s in STAGES if s in stages]
 
 
-@task(task_run_name="dvc-repro-{stage}")
-def run_stage(stage: str, env: dict[str, str]) -> None:
-    """Run one DVC stage (skipped by DVC when nothing it depends on changed)."""
-    logger = get_run_logger()
+def stage_environment(base: Mapping[str, str], parent_run_id: str) -> dict[str, str]:
+    """The environment of ``dvc repro`` and the stage commands it runs.
+
+    This interpreter's ``bin`` comes first on ``PATH``: dvc.yaml's commands call ``veiltune``
+    by name, and ``veiltune serve`` may run in a shell that never activated the venv.
+    """
+    path = os.pathsep.join(p for p in (str(Path(sys.executable).parent), base.get("PATH")) if p)
+    return {**base, "PATH": path, tracking.PARENT_RUN_ENV: parent_run_id}
+
+
+def stage_command(stage: str) -> list[str]:
+    """The argument list that reruns one stage (DVC skips it when nothing changed)."""
+    return dvc_command("repro", "--single-item", stage)
+
+
+def repro_stage(stage: str, env: Mapping[str, str], cwd: Path | None = None) -> str:
+    """Run ``dvc repro --single-item <stage>``; return its output's tail.
+
+    Raises:
+        StageFailed: DVC exited non-zero; the message carries the tail of its output.
+    """
     completed = subprocess.run(
-        ["dvc", "repro", "--single-item", stage],
-        capture_output=True, text=True, env=env, check=False,
+        stage_command(stage),
+        capture_output=True, text=True, env=dict(env), cwd=cwd, check=False,
     )  # fmt: skip
     tail = "\n".join(
         (completed.stdout + completed.stderr).strip().splitlines()[-_OUTPUT_TAIL_LINES:]
     )
     if completed.returncode != 0:
         raise StageFailed(f"stage {stage} failed (exit {completed.returncode}):\n{tail}")
-    logger.info("stage %s done:\n%s", stage, tail)
+    return tail
+
+
+@task(task_run_name="dvc-repro-{stage}")
+def run_stage(stage: str, env: dict[str, str]) -> None:
+    """Run one DVC stage (skipped by DVC when nothing it depends on changed)."""
+    get_run_logger().info("stage %s done:\n%s", stage, repro_stage(stage, env))
+
+
+def _is_deployment_run() -> bool:
+    """Whether this run belongs to a deployment, i.e. was started through the Prefect API/UI."""
+    context = FlowRunContext.get()
+    if context is not None and context.flow_run is not None and context.flow_run.deployment_id:
+        return True
+    return deployment.id is not None
+
+
+def set_run_params(params_path: Path, changes: dict[str, Any]) -> None:
+    """Write this run's overrides to params.yaml and log each one (key, old and new value).
+
+    Raises:
+        ParamsError: an override is not allowed (a privacy control changed by a deployment run
+            that ``veiltune serve --allow-overrides`` did not allow) or not valid; params.yaml
+            is then left as it was.
+    """
+    refuse_protected_overrides(
+        changes, deployment_run=_is_deployment_run(), allowed=allowed_from_environment(os.environ)
+    )
+    params = cfg.read_params(params_path)
+    cfg.write_params(params_path, cfg.apply_overrides(params, changes))
+    logger = get_run_logger()
+    for change in override_changes(params, changes):
+        level = logging.WARNING if protected_prefix(change.key) else logging.INFO
+        logger.log(level, "override %s: %r -> %r", change.key, change.old, change.new)
 
 
 @flow(name="veiltune-pipeline", log_prints=False)
@@ -75,19 +137,21 @@ def pipeline(
     Args:
         stages: which stages to run (default all), always in pipeline order.
         overrides: dotted params to set in params.yaml for this run, e.g.
-            ``{"train.max_steps": 5}``; validated before anything runs.
+            ``{"train.max_steps": 5}``; validated before anything runs. From the UI, privacy
+            controls (anonymize, risk, gate, audit, train.corpus, export.pi_scan_min_chars)
+            only where ``veiltune serve --allow-overrides`` allows them.
         corpus: path of a JSONL corpus to ingest (sets ``ingest.corpus_path``).
     """
     selected = _stage_list(stages)
     params_path = Path("params.yaml")
     changes = {**(overrides or {}), **({"ingest.corpus_path": corpus} if corpus else {})}
     if changes:
-        cfg.write_params(params_path, cfg.apply_overrides(cfg.read_params(params_path), changes))
+        set_run_params(params_path, changes)
     experiment = cfg.load_stage_config(params_path, "register").experiment
     parent = tracking.start_pipeline_run(
         tracking.configure_tracking(experiment), {"prefect.flow_run_id": str(flow_run.id)}
     )
-    env = {**os.environ, tracking.PARENT_RUN_ENV: parent}
+    env = stage_environment(os.environ, parent)
     try:
         for stage in selected:
             run_stage(stage, env)
@@ -98,6 +162,19 @@ def pipeline(
     return selected
 
 
-def serve(name: str) -> None:
-    """Serve the flow as a deployment; runs started from the Prefect UI execute here."""
+def serve(name: str, allow_overrides: Sequence[str] = ()) -> None:
+    """Serve the flow as a deployment; runs started from the Prefect UI execute here.
+
+    Args:
+        name: the deployment's name.
+        allow_overrides: protected params (``gate``, ``anonymize.score_threshold``...) that
+            runs of this deployment may override; they inherit the allowance from this
+            process's environment, which no API caller can set.
+    """
+    allowed = parse_allowed(allow_overrides)
+    export_allowed(allowed, os.environ)
+    if allowed:
+        logging.getLogger(__name__).warning(
+            "deployment runs may override privacy controls: %s", ", ".join(allowed)
+        )
     pipeline.serve(name=name, description=pipeline.__doc__)
