@@ -5,12 +5,14 @@ Prompts are built only from anonymized text (placeholders, never raw values).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from components.corpus import Conversation
+from components.errors import InputError
 
 TASK_PROMPTS = {
     "summary": "Summarize this call in one or two sentences.",
@@ -20,7 +22,8 @@ TASK_PROMPTS = {
 }
 CONTINUATION = "continuation"
 # Agent assist: continue a call from its first half. It needs no label, so every
-# conversation yields one, and it is the task that trains on transcript text itself.
+# conversation yields one, and it is the task that trains on transcript text itself:
+# opt-in only, never a fallback for a conversation without labels.
 TRAIN_TASKS = (*TASK_PROMPTS, CONTINUATION)
 
 
@@ -90,7 +93,8 @@ def task_examples(
     options: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Example]:
     """An example per task in ``tasks`` the conversation has a label for, plus the
-    continuation when ``tasks`` names it; a conversation with nothing else is continued.
+    continuation when ``tasks`` names it; none for a conversation without those labels
+    (continuation puts the loss on transcript text, so it is never a silent fallback).
     ``options`` (from :func:`label_options`) are listed in classification prompts."""
     body = transcript(conversation)
     examples = []
@@ -101,10 +105,80 @@ def task_examples(
         if task in tasks and isinstance(target, str) and target:
             prompt = f"{instruction(task, options)}\n\n{body}"
             examples.append(Example(conversation.id, task, prompt, target))
-    if CONTINUATION in tasks or not examples:
+    if CONTINUATION in tasks:
         head, tail = split_for_continuation(conversation)
         examples.append(Example(conversation.id, CONTINUATION, head, tail))
     return examples
+
+
+def eval_conversations(ids: Sequence[str], fraction: float, seed: int) -> set[str]:
+    """The conversations whose examples form the eval split (by a seeded hash, so all tasks
+    of one conversation land on the same side); none when fewer than 10 conversations."""
+    if fraction <= 0 or len(ids) < 10:
+        return set()
+    chosen = {
+        conversation_id
+        for conversation_id in ids
+        if int(hashlib.sha256(f"eval:{seed}:{conversation_id}".encode()).hexdigest()[:8], 16)
+        / 2**32
+        < fraction
+    }
+    return chosen if len(chosen) < len(ids) else set()
+
+
+@dataclass(frozen=True)
+class TrainingExamples:
+    """A training run's examples, by conversation: trained on, held out for eval loss, or
+    skipped (no example for the selected tasks)."""
+
+    train: list[Example]
+    evaluation: list[Example]
+    skipped: list[str]
+
+    @property
+    def trained_ids(self) -> set[str]:
+        """The conversations the model learns from: the members a leakage audit attacks."""
+        return {e.conversation_id for e in self.train}
+
+    @property
+    def eval_ids(self) -> set[str]:
+        return {e.conversation_id for e in self.evaluation}
+
+
+def training_examples(
+    conversations: Sequence[Conversation],
+    tasks: Sequence[str],
+    eval_fraction: float,
+    seed: int,
+    options: Mapping[str, Sequence[str]] | None = None,
+) -> TrainingExamples:
+    """The conversations' examples for ``tasks``, split by conversation into training and
+    eval (:func:`eval_conversations` over the conversations that yield an example).
+
+    Raises:
+        InputError: no conversation yields an example for ``tasks``.
+    """
+    per_conversation = [(c.id, task_examples(c, tasks, options)) for c in conversations]
+    usable = [cid for cid, examples in per_conversation if examples]
+    if not usable:
+        raise InputError(_no_examples_message(len(conversations), tasks))
+    held = eval_conversations(usable, eval_fraction, seed)
+    return TrainingExamples(
+        train=[e for cid, examples in per_conversation if cid not in held for e in examples],
+        evaluation=[e for cid, examples in per_conversation if cid in held for e in examples],
+        skipped=[cid for cid, examples in per_conversation if not examples],
+    )
+
+
+def _no_examples_message(n_conversations: int, tasks: Sequence[str]) -> str:
+    if not n_conversations:
+        return "train: the training split has no conversations"
+    return (
+        f"train: the training split yields no examples: none of its {n_conversations} "
+        f"conversations has a label for train.tasks {list(tasks)}; add '{CONTINUATION}' to "
+        "train.tasks to train on the transcripts themselves (where a model can memorize "
+        "what anonymizing missed)"
+    )
 
 
 def continuation_prompt(conversation: Conversation, prompt_turns: int) -> str:

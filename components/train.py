@@ -15,7 +15,10 @@ from components.config import TrainConfig
 from components.corpus import Conversation
 from components.errors import InputError, ParamsError
 from components.packing import PackedCollator, pack_examples, padding_share
-from components.tasks import Example, fit_prompt, label_options, task_examples
+from components.tasks import Example, TrainingExamples, fit_prompt, label_options, training_examples
+
+# The audit stage and older callers import it from here; it moved to components.tasks.
+from components.tasks import eval_conversations as eval_conversations
 
 logger = logging.getLogger(__name__)
 LABEL_OPTIONS_FILE = "veiltune_label_options.json"
@@ -38,6 +41,9 @@ class TrainResult:
     engine: str = "torch"  # or "deepspeed-zero<stage>"
     eval_history: list[tuple[int, float]] = field(default_factory=list)
     n_eval_examples: int = 0
+    n_conversations: int = 0  # conversations whose examples were trained on
+    n_conversations_eval: int = 0  # conversations held out to measure eval loss
+    n_conversations_skipped: int = 0  # no example for the selected train.tasks
 
     @property
     def tokens_per_second(self) -> float:
@@ -63,6 +69,9 @@ class TrainResult:
             "tokens_per_second": round(self.tokens_per_second, 1),
             "engine": self.engine,
             "n_eval_examples": self.n_eval_examples,
+            "n_conversations": self.n_conversations,
+            "n_conversations_eval": self.n_conversations_eval,
+            "n_conversations_skipped": self.n_conversations_skipped,
             **(
                 {"best_eval_loss": round(min(loss for _, loss in self.eval_history), 4)}
                 if self.eval_history
@@ -137,7 +146,10 @@ def train_lora(
 
     Checkpoints go to ``work_dir`` every ``config.save_steps`` steps. A run that finds a
     checkpoint there made from the same config and examples resumes from it (a killed
-    stage picks up where it stopped); a checkpoint from anything else is discarded.
+    stage picks up where it stopped); a checkpoint from anything else, or from a run that
+    had finished, is discarded (see :func:`resumable_checkpoint`). Once the adapter is
+    saved, the run's checkpoints are removed. A conversation without a label for
+    ``config.tasks`` is skipped and counted (``n_conversations_skipped``).
     """
     import torch
     from peft import get_peft_model
@@ -160,20 +172,16 @@ def train_lora(
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     options = label_options(conversations)
-    examples = [e for c in conversations for e in task_examples(c, config.tasks, options)]
-    if not examples:
-        raise InputError("train: the training split yields no examples")
-    held = eval_conversations([c.id for c in conversations], config.eval_fraction, config.seed)
-    tokenized = [
-        tokenize_example(e, tokenizer, config.max_seq_length)
-        for e in examples
-        if e.conversation_id not in held
-    ]
-    evaluation = [
-        tokenize_example(e, tokenizer, config.max_seq_length)
-        for e in examples
-        if e.conversation_id in held
-    ]
+    split = training_examples(
+        conversations, config.tasks, config.eval_fraction, config.seed, options
+    )
+    if split.skipped:
+        logger.info(
+            "%d of %d conversations have no label for train.tasks %s: skipped",
+            len(split.skipped), len(conversations), config.tasks,
+        )  # fmt: skip
+    tokenized = [tokenize_example(e, tokenizer, config.max_seq_length) for e in split.train]
+    evaluation = [tokenize_example(e, tokenizer, config.max_seq_length) for e in split.evaluation]
     model = AutoModelForCausalLM.from_pretrained(base_model_dir, dtype=torch.float32)
     # No KV cache in training: with one, transformers skips the block-diagonal mask that
     # keeps packed examples apart.
@@ -241,12 +249,9 @@ def train_lora(
     if resume:
         logger.info("resuming training from %s", resume)
     output = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
-    # The Trainer gathers ZeRO-3 partitioned weights before saving; the model alone cannot.
-    trainer.save_model(str(output_dir))
-    tokenizer.save_pretrained(output_dir)
-    # The prompts' label options belong to the adapter: evaluation and serving ask with them.
+    save_adapter(trainer, tokenizer, options, output_dir)
     if trainer.is_world_process_zero():
-        (output_dir / LABEL_OPTIONS_FILE).write_text(json.dumps(options, indent=2), "utf-8")
+        remove_checkpoints(work_dir)
     if own_world and torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()  # a clean exit, not an abort in gloo
     width = config.max_seq_length if not config.packing and config.padding == "max_length" else None
@@ -257,9 +262,9 @@ def train_lora(
         if "eval_loss" in h
     ]
     return TrainResult(
-        n_examples=len(examples),
+        n_examples=len(split.train) + len(split.evaluation),
         steps=int(output.global_step),
-        train_loss=float(output.training_loss),
+        train_loss=mean_train_loss(trainer.state.log_history),
         trainable_parameters=int(trainable),
         total_parameters=int(total),
         runtime_s=float(output.metrics.get("train_runtime", 0.0)),
@@ -279,7 +284,68 @@ def train_lora(
         engine=_engine_name(trainer),
         eval_history=evals,
         n_eval_examples=len(evaluation),
+        **_conversation_counts(split),
     )
+
+
+def _conversation_counts(split: TrainingExamples) -> dict[str, int]:
+    return {
+        "n_conversations": len(split.trained_ids),
+        "n_conversations_eval": len(split.eval_ids),
+        "n_conversations_skipped": len(split.skipped),
+    }
+
+
+def mean_train_loss(log_history: Sequence[dict[str, Any]]) -> float:
+    """The mean training loss over every step of the run, from the Trainer's log history.
+
+    Each ``loss`` entry is the mean over the steps since the one logged before it, so it
+    weighs that many steps. A resumed Trainer restores the history up to its checkpoint
+    (``trainer_state.json``), so a killed and resumed run reports what an uninterrupted one
+    does; ``TrainOutput.training_loss`` covers only the steps of this process.
+    """
+    total, last = 0.0, 0
+    for entry in log_history:
+        step = int(entry.get("step", 0))
+        if "loss" in entry and step > last:
+            total += float(entry["loss"]) * (step - last)
+            last = step
+    return total / last if last else 0.0
+
+
+def save_adapter(
+    trainer: Any, tokenizer: Any, options: dict[str, list[str]], output_dir: Path
+) -> None:
+    """The trained adapter, its tokenizer and its label options, saved to ``output_dir``.
+
+    ``target_modules`` is written sorted: peft keeps it as a set, whose order varies with
+    PYTHONHASHSEED, and a config that differs between identical runs makes DVC re-run
+    everything downstream.
+    """
+    # The Trainer gathers ZeRO-3 partitioned weights before saving; the model alone cannot.
+    trainer.save_model(str(output_dir))
+    tokenizer.save_pretrained(output_dir)
+    if trainer.is_world_process_zero():
+        # The prompts' label options belong to the adapter: evaluation and serving ask
+        # with them.
+        (output_dir / LABEL_OPTIONS_FILE).write_text(json.dumps(options, indent=2), "utf-8")
+        sort_target_modules(output_dir / "adapter_config.json")
+
+
+def sort_target_modules(adapter_config: Path) -> None:
+    """Rewrite a saved ``adapter_config.json`` with its ``target_modules`` list sorted, in
+    peft's own layout (sorted keys, two-space indent)."""
+    config = json.loads(adapter_config.read_text(encoding="utf-8"))
+    if isinstance(config.get("target_modules"), list):
+        config["target_modules"] = sorted(config["target_modules"])
+    adapter_config.write_text(json.dumps(config, indent=2, sort_keys=True), encoding="utf-8")
+
+
+def remove_checkpoints(work_dir: Path) -> None:
+    """Remove a finished run's checkpoints: they exist to recover from a kill, not to cache
+    results (DVC caches the adapter), and a re-run must not resume from them."""
+    for checkpoint in work_dir.glob("checkpoint-*"):
+        shutil.rmtree(checkpoint)
 
 
 class CountingRows:
@@ -367,21 +433,6 @@ def _bf16_supported(torch: Any) -> bool:
     return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
 
 
-def eval_conversations(ids: Sequence[str], fraction: float, seed: int) -> set[str]:
-    """The conversations whose examples form the eval split (by a seeded hash, so all tasks
-    of one conversation land on the same side); none when fewer than 10 conversations."""
-    if fraction <= 0 or len(ids) < 10:
-        return set()
-    chosen = {
-        conversation_id
-        for conversation_id in ids
-        if int(hashlib.sha256(f"eval:{seed}:{conversation_id}".encode()).hexdigest()[:8], 16)
-        / 2**32
-        < fraction
-    }
-    return chosen if len(chosen) < len(ids) else set()
-
-
 def check_target_modules(model: Any, target_modules: Sequence[str]) -> None:
     """Refuse LoRA target modules the model does not have, before any training."""
     names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
@@ -403,18 +454,40 @@ def check_target_modules(model: Any, target_modules: Sequence[str]) -> None:
 
 
 def resumable_checkpoint(work_dir: Path, fingerprint: str) -> Path | None:
-    """The newest checkpoint in ``work_dir`` if it was made for ``fingerprint``; otherwise
-    the work dir is cleared for a fresh run and None is returned."""
+    """The newest checkpoint in ``work_dir`` if it was made for ``fingerprint`` and its run
+    had not finished; otherwise the work dir is cleared for a fresh run and None is returned.
+
+    A finished run's checkpoint (at ``max_steps``, or stopped early) is left by a stage
+    killed between its last checkpoint and saving the adapter (a finished run removes its
+    checkpoints). Resuming it would train a step past the end; loading its weights instead
+    would have to redo what the Trainer does at the end (load the best checkpoint, gather
+    ZeRO-3 shards) and report figures of a run this process did not make. So the run is
+    trained afresh: seeded, it gives the same adapter and metrics on CPU, and the case is
+    rare (the window is the seconds it takes to save an adapter).
+    """
     stamp = work_dir / "fingerprint"
     if stamp.is_file() and stamp.read_text(encoding="utf-8") == fingerprint:
         checkpoints = sorted(work_dir.glob("checkpoint-*"), key=_checkpoint_step)
         complete = [c for c in checkpoints if (c / "trainer_state.json").is_file()]
-        return complete[-1] if complete else None
+        if not complete or not _finished(complete[-1]):
+            return complete[-1] if complete else None
+        logger.info("%s is the end of a finished run: training afresh", complete[-1])
     if work_dir.exists():
         shutil.rmtree(work_dir)
     work_dir.mkdir(parents=True)
     stamp.write_text(fingerprint, encoding="utf-8")
     return None
+
+
+def _finished(checkpoint: Path) -> bool:
+    """Whether the checkpoint's run had ended: at its ``max_steps``, or told to stop (early
+    stopping saves the checkpoint of the evaluation that stopped it)."""
+    state = json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))
+    control = state.get("stateful_callbacks", {}).get("TrainerControl", {}).get("args", {})
+    return bool(
+        state.get("global_step", 0) >= state.get("max_steps", 0) > 0
+        or control.get("should_training_stop")
+    )
 
 
 def _checkpoint_step(path: Path) -> int:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,11 +13,14 @@ import pytest
 from components.adapter_model import generate, load_adapter
 from components.config import TrainConfig
 from components.corpus import Conversation, Turn
-from components.tasks import Example, fit_prompt, label_options, task_examples
+from components.errors import InputError
+from components.tasks import Example, fit_prompt, label_options, task_examples, training_examples
 from components.train import (
     CountingRows,
     lora_config,
+    mean_train_loss,
     read_label_options,
+    resumable_checkpoint,
     tokenize_example,
     train_lora,
 )
@@ -48,7 +55,7 @@ def test_lora_config_from_params() -> None:
     assert config.task_type == "CAUSAL_LM"
 
 
-def test_examples_per_labelled_task_and_continuation_without_labels() -> None:
+def test_examples_per_labelled_task_and_continuation_only_when_asked() -> None:
     (conversation,) = conversations(1)
     assert [e.task for e in task_examples(conversation)] == [
         "summary",
@@ -56,8 +63,37 @@ def test_examples_per_labelled_task_and_continuation_without_labels() -> None:
         "purpose",
         "outcome",
     ]
+    # Continuation puts the loss on transcript text: never a fallback for missing labels.
     unlabelled = Conversation("u", conversation.turns)
-    assert [e.task for e in task_examples(unlabelled)] == ["continuation"]
+    assert task_examples(unlabelled) == []
+    assert task_examples(Conversation("s", conversation.turns, labels={"summary": "x"}), [
+        "purpose"
+    ]) == []  # fmt: skip
+    assert [e.task for e in task_examples(unlabelled, ["summary", "continuation"])] == [
+        "continuation"
+    ]
+
+
+def test_conversations_without_labels_for_the_tasks_are_skipped_and_counted() -> None:
+    tasks = ["summary", "action_items", "purpose", "outcome"]
+    labelled = conversations(3)
+    bare = [Conversation(f"u{i}", labelled[0].turns) for i in range(2)]
+    split = training_examples([labelled[0], *bare, *labelled[1:]], tasks, 0.0, seed=13)
+    assert split.skipped == ["u0", "u1"]
+    assert split.trained_ids == {"c0", "c1", "c2"} and split.evaluation == []
+    assert {e.task for e in split.train} == set(tasks)
+    opted_in = training_examples(bare, [*tasks, "continuation"], 0.0, seed=13)
+    assert opted_in.skipped == [] and {e.task for e in opted_in.train} == {"continuation"}
+
+
+def test_no_labels_for_the_tasks_says_why_and_how_to_train_on_transcripts(
+    tmp_path: Path, base_model_dir: Path
+) -> None:
+    bare = [Conversation(f"u{i}", conversations(1)[0].turns) for i in range(3)]
+    config = TrainConfig(max_steps=1, batch_size=1, max_seq_length=32, lora_r=2, lora_alpha=4)
+    with pytest.raises(InputError, match=r"none of its 3 conversations has a label.*continuation"):
+        train_lora(base_model_dir, bare, config, tmp_path / "a", tmp_path / "w")
+    assert not (tmp_path / "a").exists()
 
 
 def test_loss_only_on_the_answer(base_model_dir: Path) -> None:
@@ -146,11 +182,24 @@ def test_a_long_example_is_cut_in_its_prompt_not_its_instruction(base_model_dir:
 
 @pytest.mark.slow
 def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
-    config = TrainConfig(max_steps=2, batch_size=2, max_seq_length=96, lora_r=4, lora_alpha=8)
+    config = TrainConfig(max_steps=2, batch_size=2, max_seq_length=96, lora_r=4, lora_alpha=8,
+                         target_modules=["v_proj", "q_proj", "o_proj", "k_proj"])  # fmt: skip
+    unlabelled = Conversation("u", conversations(1)[0].turns)
     result = train_lora(
-        base_model_dir, conversations(4), config, tmp_path / "adapter", tmp_path / "work"
+        base_model_dir,
+        [*conversations(4), unlabelled],
+        config,
+        tmp_path / "adapter",
+        tmp_path / "work",
     )
     assert result.steps == 2 and len(result.loss_history) == 2
+    # The unlabelled conversation is skipped (no continuation example), and counted.
+    assert result.n_examples == 16
+    metrics = result.to_metrics()
+    assert (metrics["n_conversations"], metrics["n_conversations_skipped"]) == (4, 1)
+    assert metrics["n_conversations_eval"] == 0
+    saved = json.loads((tmp_path / "adapter" / "adapter_config.json").read_text())
+    assert saved["target_modules"] == ["k_proj", "o_proj", "q_proj", "v_proj"]
     # two steps of two rows of at most 96 tokens, counted as fetched
     assert 0 < result.tokens_trained <= 2 * 2 * 96
     assert result.tokens_per_second == pytest.approx(result.tokens_trained / result.runtime_s)
@@ -198,6 +247,7 @@ def test_killed_training_resumes_from_its_last_checkpoint(
     config = TrainConfig(max_steps=4, batch_size=1, max_seq_length=64, lora_r=4, lora_alpha=8,
                          save_steps=2)  # fmt: skip
     work = tmp_path / "work"
+    whole = train_lora(base_model_dir, conversations(4), config, tmp_path / "u", tmp_path / "uw")
     with pytest.raises(KeyboardInterrupt):
         train_lora(base_model_dir, conversations(4), config, tmp_path / "a", work, [Kill()])
     assert (work / "checkpoint-2").is_dir() and not (work / "checkpoint-4").exists()
@@ -205,10 +255,127 @@ def test_killed_training_resumes_from_its_last_checkpoint(
     assert result.resumed_from_step == 2 and result.steps == 4
     assert [step for step, _ in result.loss_history] == [1, 2, 3, 4]
     assert (tmp_path / "a" / "adapter_config.json").is_file()
+    # The loss of all four steps, as the uninterrupted run reports it, not of the last two.
+    assert [loss for _, loss in result.loss_history] == pytest.approx(
+        [loss for _, loss in whole.loss_history], abs=1e-4
+    )
+    assert result.train_loss == pytest.approx(whole.train_loss, abs=1e-4)
+    assert result.train_loss == pytest.approx(mean_train_loss([
+        {"step": step, "loss": loss} for step, loss in whole.loss_history
+    ]))  # fmt: skip
+    # A finished run's checkpoints are removed once its adapter is saved.
+    assert not list(work.glob("checkpoint-*"))
     # Another config is another run: its stale checkpoints are not resumed.
     other = TrainConfig(**{**config.__dict__, "learning_rate": 1e-4, "max_steps": 1})
     fresh = train_lora(base_model_dir, conversations(4), other, tmp_path / "b", work)
     assert fresh.resumed_from_step == 0 and fresh.steps == 1
+
+
+def test_mean_train_loss_weighs_each_logged_loss_by_the_steps_it_covers() -> None:
+    history = [
+        {"step": 2, "loss": 1.0},
+        {"step": 2, "eval_loss": 9.0},
+        {"step": 3, "loss": 4.0},
+        {"train_runtime": 1.0, "step": 3, "train_loss": 4.0},
+    ]
+    assert mean_train_loss(history) == pytest.approx(2.0)
+    assert mean_train_loss([]) == 0.0
+
+
+def _checkpoint(work: Path, step: int, max_steps: int, should_training_stop: bool) -> Path:
+    folder = work / f"checkpoint-{step}"
+    folder.mkdir(parents=True)
+    control = {"args": {"should_training_stop": should_training_stop}, "attributes": {}}
+    state = {"global_step": step, "max_steps": max_steps,
+             "stateful_callbacks": {"TrainerControl": control}}  # fmt: skip
+    (folder / "trainer_state.json").write_text(json.dumps(state))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("step", "max_steps", "stopped", "resumed"),
+    [
+        (4, 8, False, True),  # killed mid-run: resume
+        (8, 8, True, False),  # the end of the run: train afresh, never past max_steps
+        (8, 8, False, False),
+        (4, 8, True, False),  # stopped early
+    ],
+)
+def test_only_an_unfinished_run_is_resumed(
+    tmp_path: Path, step: int, max_steps: int, stopped: bool, resumed: bool
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "fingerprint").write_text("f", encoding="utf-8")
+    _checkpoint(work, 2, max_steps, False)
+    newest = _checkpoint(work, step, max_steps, stopped)
+    assert resumable_checkpoint(work, "f") == (newest if resumed else None)
+    assert newest.is_dir() == resumed  # a finished run's checkpoints are cleared
+    assert (work / "fingerprint").read_text(encoding="utf-8") == "f"
+
+
+@pytest.mark.slow
+def test_rerunning_a_finished_training_never_trains_past_max_steps(
+    tmp_path: Path, base_model_dir: Path
+) -> None:
+    from transformers import TrainerCallback
+
+    class KillBeforeSave(TrainerCallback):
+        def on_train_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            raise KeyboardInterrupt("killed after the last checkpoint")
+
+    config = TrainConfig(max_steps=2, batch_size=1, max_seq_length=48, lora_r=2, lora_alpha=4,
+                         save_steps=2)  # fmt: skip
+    work = tmp_path / "work"
+    with pytest.raises(KeyboardInterrupt):
+        train_lora(
+            base_model_dir, conversations(2), config, tmp_path / "k", work, [KillBeforeSave()]
+        )
+    assert (work / "checkpoint-2").is_dir()  # the final checkpoint, no adapter yet
+    first = train_lora(base_model_dir, conversations(2), config, tmp_path / "a", work)
+    again = train_lora(base_model_dir, conversations(2), config, tmp_path / "b", work)
+    for result in (first, again):
+        assert result.steps == 2 and result.resumed_from_step == 0
+        assert [step for step, _ in result.loss_history] == [1, 2]
+    assert first.loss_history == again.loss_history
+    assert {k: v for k, v in first.to_metrics().items() if k not in ("runtime_s",
+            "tokens_per_second")} == {k: v for k, v in again.to_metrics().items()
+            if k not in ("runtime_s", "tokens_per_second")}  # fmt: skip
+    for name in ("adapter_model.safetensors", "adapter_config.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+_SAVE_ADAPTER = """
+import sys
+from pathlib import Path
+from components.config import TrainConfig
+from components.corpus import Conversation, Turn
+from components.train import train_lora
+call = Conversation("c", (Turn("A", "My card was charged twice."), Turn("B", "Refunded.")),
+                    labels={"summary": "A refund."})
+config = TrainConfig(max_steps=1, batch_size=1, max_seq_length=32, lora_r=2, lora_alpha=4)
+out = Path(sys.argv[2])
+train_lora(Path(sys.argv[1]), [call], config, out / "adapter", out / "work")
+"""
+
+
+@pytest.mark.slow
+def test_adapter_config_is_the_same_whatever_the_hash_seed(
+    tmp_path: Path, base_model_dir: Path
+) -> None:
+    # peft keeps target_modules as a set: unsorted, its order follows PYTHONHASHSEED, and
+    # DVC would see a changed adapter on every run.
+    saved = []
+    for seed in ("1", "2"):
+        out = tmp_path / seed
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run(
+            [sys.executable, "-c", _SAVE_ADAPTER, str(base_model_dir), str(out)],
+            check=True, env=env, cwd=Path(__file__).resolve().parents[2], capture_output=True,
+        )  # fmt: skip
+        saved.append((out / "adapter" / "adapter_config.json").read_bytes())
+    assert json.loads(saved[0])["target_modules"] == ["k_proj", "o_proj", "q_proj", "v_proj"]
+    assert saved[0] == saved[1]
 
 
 def test_eval_split_keeps_each_conversation_on_one_side() -> None:
