@@ -18,6 +18,13 @@ from components.errors import InputError
 from components.jsonio import iter_jsonl
 
 TEXT_FIELDS = ("text", "speaker")
+# The labels the training tasks read, and the JSON type each must have.
+TASK_LABEL_TYPES = {
+    "summary": "a string",
+    "action_items": "a list of strings",
+    "purpose": "a string",
+    "outcome": "a string",
+}
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,8 @@ def conversation_from_record(obj: dict[str, Any], where: str) -> Conversation:
     elif "text" in obj:
         if not isinstance(obj["text"], str):
             raise InputError(f"{where}: key 'text' must be a string")
+        if not obj["text"].strip():
+            raise InputError(f"{where}: key 'text' is empty")
         turns = (Turn(speaker=None, text=obj["text"]),)
         plain = True
     else:
@@ -85,8 +94,39 @@ def conversation_from_record(obj: dict[str, Any], where: str) -> Conversation:
     labels = obj.get("labels", {})
     if not isinstance(labels, dict):
         raise InputError(f"{where}: key 'labels' must be an object")
+    _check_task_labels(labels, where)
     pi = _pi_from(obj.get("pi", []), turns, where)
     return Conversation(str(conv_id), turns, context, pi, labels, plain)
+
+
+def _check_task_labels(labels: dict[str, Any], where: str) -> None:
+    """A task's label must have the type the task reads; other labels may be any JSON."""
+    for key, kind in TASK_LABEL_TYPES.items():
+        if key not in labels:
+            continue
+        value = labels[key]
+        ok = (
+            isinstance(value, list) and all(isinstance(item, str) for item in value)
+            if kind == "a list of strings"
+            else isinstance(value, str)
+        )
+        if not ok:
+            raise InputError(f"{where}: key 'labels.{key}' must be {kind}, got {_json_type(value)}")
+
+
+def _json_type(value: Any) -> str:
+    """What JSON value this is, in words (``a list of numbers/strings``)."""
+    if isinstance(value, list):
+        inner = sorted({_JSON_TYPES.get(type(v), "values")[1] for v in value})
+        return f"a list of {'/'.join(inner)}" if inner else "an empty list"
+    return _JSON_TYPES.get(type(value), ("a value", ""))[0]
+
+
+_JSON_TYPES = {
+    bool: ("a boolean", "booleans"), int: ("a number", "numbers"), float: ("a number", "numbers"),
+    str: ("a string", "strings"), dict: ("an object", "objects"), list: ("a list", "lists"),
+    type(None): ("null", "nulls"),
+}  # fmt: skip
 
 
 def _turns_from(value: Any, where: str) -> tuple[Turn, ...]:
@@ -96,6 +136,8 @@ def _turns_from(value: Any, where: str) -> tuple[Turn, ...]:
     for i, turn in enumerate(value):
         if not isinstance(turn, dict) or not isinstance(turn.get("text"), str):
             raise InputError(f"{where}: turns[{i}] needs a string 'text'")
+        if not turn["text"].strip():
+            raise InputError(f"{where}: key 'turns[{i}].text' is empty")
         speaker = turn.get("speaker")
         if speaker is not None and not isinstance(speaker, str):
             raise InputError(f"{where}: turns[{i}].speaker must be a string")
@@ -108,19 +150,16 @@ def _pi_from(value: Any, turns: tuple[Turn, ...], where: str) -> tuple[PiSpan, .
         raise InputError(f"{where}: key 'pi' must be a list")
     spans = []
     for i, item in enumerate(value):
-        try:
-            span = PiSpan(
-                turn=int(item["turn"]),
-                start=int(item["start"]),
-                end=int(item["end"]),
-                entity_type=str(item["entity_type"]),
-                entity=str(item.get("entity", f"pi{i}")),
-                field=str(item.get("field", "text")),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(
-                f"{where}: pi[{i}] needs integer turn/start/end and entity_type"
-            ) from exc
+        if not isinstance(item, dict):
+            raise InputError(f"{where}: key 'pi[{i}]' must be an object")
+        span = PiSpan(
+            turn=_integer(item, "turn", f"pi[{i}]", where),
+            start=_integer(item, "start", f"pi[{i}]", where),
+            end=_integer(item, "end", f"pi[{i}]", where),
+            entity_type=_string(item, "entity_type", f"pi[{i}]", where),
+            entity=str(_scalar(item.get("entity", f"pi{i}"), f"pi[{i}].entity", where)),
+            field=_string(item, "field", f"pi[{i}]", where, default="text"),
+        )
         if span.field not in TEXT_FIELDS or not 0 <= span.turn < len(turns):
             raise InputError(f"{where}: pi[{i}] points outside the conversation")
         target = getattr(turns[span.turn], span.field) or ""
@@ -128,6 +167,29 @@ def _pi_from(value: Any, turns: tuple[Turn, ...], where: str) -> tuple[PiSpan, .
             raise InputError(f"{where}: pi[{i}] offsets {span.start}:{span.end} outside its text")
         spans.append(span)
     return tuple(spans)
+
+
+def _integer(item: dict[str, Any], key: str, prefix: str, where: str) -> int:
+    """An integer as JSON wrote it: ``false``, ``8.9`` and ``"16"`` are not offsets."""
+    value = item.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InputError(f"{where}: key '{prefix}.{key}' must be an integer, got {value!r}")
+    return value
+
+
+def _string(
+    item: dict[str, Any], key: str, prefix: str, where: str, default: str | None = None
+) -> str:
+    value = item.get(key, default)
+    if not isinstance(value, str) or not value:
+        raise InputError(f"{where}: key '{prefix}.{key}' must be a non-empty string")
+    return value
+
+
+def _scalar(value: Any, key: str, where: str) -> str | int:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InputError(f"{where}: key '{key}' must be a string or an integer")
+    return value
 
 
 def read_corpus(path: Path) -> Iterator[Conversation]:

@@ -32,5 +32,15 @@ DVC_LOCK = Path("dvc.lock")
 METRICS_DIR = Path("metrics")
 
 
+# The folders the pipeline writes into; an output there may have its sub-folder created.
+OUTPUT_ROOTS = (Path("data"), METRICS_DIR, Path("models"), Path("exports"), Path("reports"))
+
+
 def metrics_file(stage: str) -> Path:
     return METRICS_DIR / f"{stage}.json"
+
+
+def is_pipeline_output(path: Path) -> bool:
+    """Whether ``path`` lies in one of the pipeline's own output folders (``OUTPUT_ROOTS``)."""
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(root.resolve()) for root in OUTPUT_ROOTS)
