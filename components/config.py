@@ -49,6 +49,7 @@ PADDINGS = ("longest", "max_length")
 TRAIN_TASKS = ("summary", "action_items", "purpose", "outcome", "continuation")
 CANARY_TYPES = ("PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER")
 AUDITS = ("pii_output", "canary", "extraction", "membership")
+CLASS_LABEL_KEYS = ("context", "purpose", "outcome")
 
 # The method's residual-risk scores (0–5) for one missed item of each info type. An
 # organization or product scores as a topic of conversation; its ``_SPEAKER`` variant, one
@@ -154,9 +155,18 @@ class AnonymizeConfig:
     # info type -> file of words never to redact / names always to redact (one per line)
     exclusions: dict[str, str] = field(default_factory=dict)
     dictionaries: dict[str, str] = field(default_factory=dict)
+    # Category values of your corpus beyond the embedded corpus's, by "context", "purpose"
+    # and "outcome": only a listed value is kept as a category; any other is scanned as text.
+    class_labels: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _require(self.backend in {"presidio"}, "anonymize.backend", "one of: presidio")
+        unknown = sorted(set(self.class_labels) - set(CLASS_LABEL_KEYS))
+        _require(
+            not unknown,
+            f"anonymize.class_labels.{unknown[0] if unknown else ''}",
+            f"keys among {', '.join(CLASS_LABEL_KEYS)}",
+        )
         _require(0.0 <= self.score_threshold <= 1.0, "anonymize.score_threshold", "0..1")
         _require(
             self.replacement in {"placeholder", "mask", "type"},

@@ -4,7 +4,7 @@ conversation itself reveals, and replace each span by its conversation-scoped pl
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -29,14 +29,25 @@ class Detector(Protocol):
     def detect(self, texts: Sequence[str], batch_size: int = ...) -> list[list[Span]]: ...
 
 
+# Label keys whose meaning veiltune knows (the training tasks'): never names, never scanned.
+TASK_LABELS = ("summary", "action_items", "purpose", "outcome")
+# A number in a label with this many digits or more may be an identifier (a phone number,
+# an account): it is scanned as text, and replaced by a string if anything is found in it.
+IDENTIFIER_DIGITS = 6
+# Placeholder JSON paths in spans records name dict keys by position: a key may be PI.
+PathPart = str | int
+
+
 @dataclass(frozen=True)
 class TextField:
-    """Where a text lives in a conversation: a turn's text or speaker, or a label."""
+    """Where a text lives in a conversation: a turn's text or speaker, the context, a
+    string (or an identifier-like number) at ``path`` inside the label ``key``, or a dict
+    key of the labels (``label_key``: ``key`` itself at the top, else the last of ``path``)."""
 
-    kind: str  # "text" | "speaker" | "label"
+    kind: str  # "text" | "speaker" | "context" | "label" | "label_key"
     turn: int = -1
     key: str = ""
-    index: int = -1
+    path: tuple[PathPart, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -47,13 +58,17 @@ class Replacement:
     field: TextField
     span: Span
     placeholder: str
+    # A label field's place by position (see label_positions): its keys may be PI.
+    label_path: tuple[int, ...] = ()
 
     def to_record(self) -> dict[str, Any]:
+        known_key = self.field.key in TASK_LABELS
         return {
             "conversation_id": self.conversation_id,
             "field": self.field.kind,
             "turn": self.field.turn,
-            "label": self.field.key or None,
+            "label": self.field.key if known_key else None,
+            **({"label_path": list(self.label_path)} if self.label_path else {}),
             "start": self.span.start,
             "end": self.span.end,
             "entity_type": self.span.entity_type,
@@ -70,31 +85,78 @@ class AnonymizationPolicy:
     mask_char: str = "*"
     speaker_roles: frozenset[str] = frozenset()
     terms: TermLists = field(default_factory=TermLists)
+    # Known category values, by "context" and classification label ("purpose", "outcome"):
+    # only a value listed here is a category; any other is scanned as text.
+    class_labels: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
-_CATEGORY = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
-
-
-def text_fields(conversation: Conversation) -> list[tuple[TextField, str]]:
-    """Every text of a conversation that may hold personal information, in reading order."""
+def text_fields(
+    conversation: Conversation, class_labels: Mapping[str, frozenset[str]] | None = None
+) -> list[tuple[TextField, str]]:
+    """Every text of a conversation that may hold personal information, in reading order:
+    every string of the record but its id (turns, speakers, the context, label values and
+    keys at any depth) and label numbers of ``IDENTIFIER_DIGITS`` digits or more. A context
+    or classification label is a category, not scanned, only when ``class_labels`` knows it.
+    """
+    known = class_labels or {}
     fields: list[tuple[TextField, str]] = []
     for i, turn in enumerate(conversation.turns):
         if turn.speaker:
             fields.append((TextField("speaker", i), turn.speaker))
         fields.append((TextField("text", i), turn.text))
+    if conversation.context not in known.get("context", ()):
+        fields.append((TextField("context"), conversation.context))
     for key in sorted(conversation.labels):
         value = conversation.labels[key]
-        if isinstance(value, str) and _CATEGORY.fullmatch(value):
-            continue  # a class label ("payroll_issue") is a category, never free text
-        if isinstance(value, str):
-            fields.append((TextField("label", key=key), value))
-        elif isinstance(value, list):
-            fields.extend(
-                (TextField("label", key=key, index=j), item)
-                for j, item in enumerate(value)
-                if isinstance(item, str)
-            )
+        if key not in TASK_LABELS:
+            fields.append((TextField("label_key", key=key), key))
+        if isinstance(value, str) and value in known.get(key, ()):
+            continue  # a known class label ("payroll_issue") is a category, never free text
+        fields.extend(_label_fields(key, value, ()))
     return fields
+
+
+def _label_fields(key: str, value: Any, path: tuple[PathPart, ...]) -> list[tuple[TextField, str]]:
+    """The texts inside one label value: strings, identifier-like numbers, dict keys."""
+    if isinstance(value, str):
+        return [(TextField("label", key=key, path=path), value)]
+    if _identifier_like(value):
+        return [(TextField("label", key=key, path=path), str(value))]
+    found: list[tuple[TextField, str]] = []
+    if isinstance(value, dict):
+        for name, item in value.items():
+            found.append((TextField("label_key", key=key, path=(*path, name)), name))
+            found.extend(_label_fields(key, item, (*path, name)))
+    elif isinstance(value, list):
+        for j, item in enumerate(value):
+            found.extend(_label_fields(key, item, (*path, j)))
+    return found
+
+
+def _identifier_like(value: Any) -> bool:
+    """An integral number (not a bool) with ``IDENTIFIER_DIGITS`` digits or more."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, float) and not value.is_integer():
+        return False
+    return len(str(abs(int(value)))) >= IDENTIFIER_DIGITS
+
+
+def label_positions(conversation: Conversation, where: TextField) -> tuple[int, ...]:
+    """Where a label field sits, by index: the label's rank among the sorted label keys,
+    then each dict key's or list item's position (what the spans file may say)."""
+    if not where.kind.startswith("label"):
+        return ()
+    keys = sorted(conversation.labels)
+    positions = [keys.index(where.key)]
+    value: Any = conversation.labels[where.key]
+    for part in where.path:
+        if isinstance(value, dict):
+            positions.append(list(value).index(part))
+        else:
+            positions.append(int(part))
+        value = value[part]
+    return tuple(positions)
 
 
 def anonymize_corpus(
@@ -128,7 +190,7 @@ def detect_batch(
 ) -> list[tuple[list[tuple[TextField, str]], list[list[Span]]]]:
     """For each conversation its text fields and the final spans found in each field:
     backend detection in one batch, speaker labels, then names propagated in the conversation."""
-    all_fields = [text_fields(c) for c in batch]
+    all_fields = [text_fields(c, policy.class_labels) for c in batch]
     texts = [text for fields in all_fields for f, text in fields if f.kind != "speaker"]
     detected = iter(detector.detect(texts))
     results = []
@@ -264,7 +326,11 @@ def anonymize_conversation(
             token = book.placeholder(span.entity_type, surface)
             pieces += [text[cursor : span.start], _render(token, span, surface, policy)]
             cursor = span.end
-            replacements.append(Replacement(conversation.id, where, span, token))
+            replacements.append(
+                Replacement(
+                    conversation.id, where, span, token, label_positions(conversation, where)
+                )
+            )
         new_texts[where] = "".join(pieces) + text[cursor:]
     return _rebuild(conversation, new_texts), replacements
 
@@ -285,13 +351,29 @@ def _rebuild(conversation: Conversation, texts: dict[TextField, str]) -> Convers
         )
         for i, turn in enumerate(conversation.turns)
     )
-    labels: dict[str, Any] = {}
-    for key, value in conversation.labels.items():
-        if isinstance(value, list):
-            labels[key] = [
-                texts.get(TextField("label", key=key, index=j), item)
-                for j, item in enumerate(value)
-            ]
-        else:
-            labels[key] = texts.get(TextField("label", key=key), value)
-    return replace(conversation, turns=turns, labels=labels, pi=())
+    labels = {
+        texts.get(TextField("label_key", key=key), key): _rebuild_label(key, value, (), texts)
+        for key, value in conversation.labels.items()
+    }
+    context = texts.get(TextField("context"), conversation.context)
+    return replace(conversation, turns=turns, context=context, labels=labels, pi=())
+
+
+def _rebuild_label(
+    key: str, value: Any, path: tuple[PathPart, ...], texts: dict[TextField, str]
+) -> Any:
+    """A label value with each scanned text replaced; a number nothing was found in stays a
+    number."""
+    if isinstance(value, dict):
+        return {
+            texts.get(TextField("label_key", key=key, path=(*path, name)), name): _rebuild_label(
+                key, item, (*path, name), texts
+            )
+            for name, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_rebuild_label(key, item, (*path, j), texts) for j, item in enumerate(value)]
+    new = texts.get(TextField("label", key=key, path=path))
+    if new is None or (not isinstance(value, str) and new == str(value)):
+        return value
+    return new

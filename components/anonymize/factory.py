@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,27 @@ def build_detector(config: AnonymizeConfig) -> Detector:
 def anonymization_policy(config: AnonymizeConfig, base_dir: Path = Path()) -> AnonymizationPolicy:
     """The policy params describe; term-list paths are relative to ``base_dir``."""
     terms = read_term_lists(config.exclusions, config.dictionaries, base_dir)
-    return AnonymizationPolicy(config.replacement, config.mask_char, DEFAULT_SPEAKER_ROLES, terms)
+    return AnonymizationPolicy(
+        config.replacement,
+        config.mask_char,
+        DEFAULT_SPEAKER_ROLES,
+        terms,
+        known_class_labels(config.class_labels),
+    )
+
+
+def known_class_labels(extra: Mapping[str, Sequence[str]]) -> dict[str, frozenset[str]]:
+    """The category values kept as they are: the embedded corpus's contexts, purposes and
+    outcomes, DialogSum's context, ``unknown``, and those params add."""
+    from components.dialogsum import CONTEXT as DIALOGSUM_CONTEXT
+    from components.generate.vocabulary import CONTEXT_WEIGHTS, OUTCOMES, PURPOSES
+
+    built_in = {
+        "context": {*CONTEXT_WEIGHTS, DIALOGSUM_CONTEXT, "unknown"},
+        "purpose": {purpose for values in PURPOSES.values() for purpose in values},
+        "outcome": set(OUTCOMES),
+    }
+    return {key: frozenset(values | set(extra.get(key, ()))) for key, values in built_in.items()}
 
 
 def detection_records(

@@ -190,14 +190,76 @@ def test_a_one_megabyte_record(detector) -> None:  # type: ignore[no-untyped-def
     assert not re.findall(r"\d{3}", outside_placeholders)  # nor any run of 3+ digits
 
 
-def test_class_labels_are_categories_not_text() -> None:
+def test_only_known_class_labels_are_categories() -> None:
     from components.anonymize.engine import text_fields
+    from components.anonymize.factory import known_class_labels
 
     conversation = Conversation(
         "c",
         (Turn("Agent", "Payroll here."),),
-        labels={"purpose": "payroll_issue", "outcome": "resolved", "summary": "Payroll fixed it.",
+        context="one_to_one",
+        labels={"purpose": "payroll_issue", "outcome": "jsmith_1984", "summary": "Payroll fixed it.",
                 "action_items": ["Call Mark back."]},
     )  # fmt: skip
-    labelled = {(f.key, value) for f, value in text_fields(conversation) if f.kind == "label"}
-    assert labelled == {("summary", "Payroll fixed it."), ("action_items", "Call Mark back.")}
+    known = known_class_labels({})
+    labelled = {
+        (f.key, value) for f, value in text_fields(conversation, known) if f.kind == "label"
+    }
+    # a snake_case value is a category only when it is a known one
+    assert labelled == {
+        ("summary", "Payroll fixed it."), ("action_items", "Call Mark back."),
+        ("outcome", "jsmith_1984"),
+    }  # fmt: skip
+    assert not any(f.kind == "context" for f, _ in text_fields(conversation, known))
+    users = known_class_labels({"outcome": ["jsmith_1984"], "context": ["billing_line"]})
+    assert ("outcome", "jsmith_1984") not in {
+        (f.key, value) for f, value in text_fields(conversation, users)
+    }
+    assert "billing_line" in users["context"] and "one_to_one" in users["context"]
+
+
+CRM = {
+    "caller_name": "Maria Gonzalez",
+    "callback": 5551234567,
+    "card": "4111111111111111",
+    "ssn": "078051120",
+    "login": "jsmith_1984",
+    "contacts": [{"email": "maria.gonzalez@example.com", "vip": True, "visits": 3}],
+    "maria.gonzalez@example.com": "primary",
+    "nested": {"deeper": {"phone": "(555) 123-4567"}},
+}
+
+
+def test_every_string_and_identifier_number_of_a_record_is_anonymized(detector) -> None:  # type: ignore[no-untyped-def]
+    from components.anonymize.factory import known_class_labels
+
+    conversation = Conversation(
+        "c1",
+        (Turn("Agent", "Thanks for calling."), Turn("Caller", "Hi, I need help.")),
+        context="Maria Gonzalez support line",
+        labels={"crm": CRM, "summary": "The caller asked for help.", "purpose": "payroll_issue",
+                "tags": ["urgent", 9876543210], "duration_s": 312, "resolved": True},
+    )  # fmt: skip
+    policy = AnonymizationPolicy(
+        speaker_roles=DEFAULT_SPEAKER_ROLES, class_labels=known_class_labels({})
+    )
+    ((anonymized, replacements),) = run([conversation], detector, policy)
+    text = repr(anonymized.to_record()).lower()
+    for value in ("maria", "gonzalez", "5551234567", "4111111111111111", "078051120",
+                  "jsmith", "example.com", "123-4567", "9876543210"):  # fmt: skip
+        assert value not in text, value
+    labels = anonymized.labels
+    assert labels["purpose"] == "payroll_issue" and labels["summary"] == conversation.labels[
+        "summary"
+    ]  # fmt: skip
+    assert labels["duration_s"] == 312 and labels["resolved"] is True  # short numbers stay
+    assert (
+        labels["crm"]["contacts"][0]["vip"] is True and labels["crm"]["contacts"][0]["visits"] == 3
+    )
+    assert labels["crm"]["callback"].startswith("[")  # the number became its placeholder
+    assert "[EMAIL_ADDRESS_1]" in labels["crm"]  # a key holding PI is replaced too
+    assert anonymized.context == "[PERSON_NAME_1] support line"
+    assert labels["crm"]["caller_name"] == "[PERSON_NAME_1]"  # one person, one placeholder
+    records = repr([r.to_record() for r in replacements]).lower()
+    assert "maria" not in records and "example" not in records and "crm" not in records
+    assert any(r.to_record().get("label_path") for r in replacements)
