@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.bundle_detector_scan import DetectorScanPolicy
 from components.bundle_scan import BundleScan, scan_bundle, scan_files
 from components.errors import LeakageDetected
 from components.export import Source, build_bundle
@@ -46,9 +47,14 @@ class ExportInputs:
 
 @dataclass(frozen=True)
 class PiScanPolicy:
+    """The bundle's two PI scans: inventory values by keyed hash, and the detector's
+    findings confirmed in the raw corpus (``detector``; None only where no detector can
+    load, in tests of the bundle's format)."""
+
     entries: list[InventoryEntry]
     salt: str
     min_chars: int
+    detector: DetectorScanPolicy | None = None
 
     def scan_contents(self, contents: dict[str, Source]) -> BundleScan:
         files = ((n, s if isinstance(s, bytes) else s.read_bytes()) for n, s in contents.items())
@@ -73,7 +79,9 @@ def bundle_contents(
         lineage: what the manifest records; ``registered_model`` is the registry's answer.
     """
     policy, policy_summary = policy_contents(params.get("anonymize") or {}, inputs.params.parent)
-    review, review_summary = review_contents(inputs.review_dir, pi.entries, pi.salt, pi.min_chars)
+    review, review_summary = review_contents(
+        inputs.review_dir, pi.entries, pi.salt, pi.min_chars, pi.detector
+    )
     utility, utility_report, utility_png = utility_contents(inputs.utility_dir)
     adapter_config = inputs.adapter_dir / "adapter_config.json"
     contents: dict[str, Source] = {
@@ -133,7 +141,17 @@ def write_scanned_bundle(
     """
     scan = pi.scan_contents(contents)
     refuse_leaks(scan)
-    record = json.dumps(scan.to_record(), indent=2, sort_keys=True) + "\n"
+    scanned = scan.to_record()
+    if pi.detector is not None:
+        files = ((n, s if isinstance(s, bytes) else s.read_bytes()) for n, s in contents.items())
+        detected = pi.detector.scan(files)
+        if not detected.passed:
+            raise LeakageDetected(
+                "export: the detector found values of the raw corpus in the bundle "
+                f"({detected.describe_leaks()}); nothing was written"
+            )
+        scanned["detector"] = detected.to_record()
+    record = json.dumps(scanned, indent=2, sort_keys=True) + "\n"
     with_scan = {**contents, "pi_scan.json": record.encode()}
     manifest = build_bundle(
         with_scan,

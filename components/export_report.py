@@ -164,12 +164,16 @@ def _risk_section(facts: ExportFacts, histogram_png: bytes | None) -> str:
 
 
 def _review_paragraph(review: Mapping[str, Any]) -> str:
-    masked = review.get("residual_masked") or {}
-    what = ", ".join(f"{n} {t}" for t, n in sorted(masked.items())) if masked else "none was found"
+    def counted(key: str) -> str:
+        masked = review.get(key) or {}
+        return ", ".join(f"{n} {t}" for t, n in sorted(masked.items())) if masked else "none"
+
     return (
         f"<p>The review sample (<code>review/</code>, {_e(review.get('n_records'))} anonymized "
         "conversations) is bundled with each identifying value it still held masked as "
-        f"<code>[RESIDUAL_&lt;TYPE&gt;]</code>: {html.escape(what)}.</p>"
+        "<code>[RESIDUAL_&lt;TYPE&gt;]</code>: inventory values "
+        f"{html.escape(counted('residual_masked'))}; what the detector found "
+        f"{html.escape(counted('detector_masked'))}.</p>"
     )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from components.bundle_detector_scan import DetectorScanPolicy, mask_records
 from components.bundle_scan import redact_record
 from components.errors import InputError
 from components.jsonio import iter_jsonl
@@ -88,16 +89,22 @@ def policy_contents(
 
 
 def review_contents(
-    review_dir: Path, entries: list[InventoryEntry], salt: str, min_chars: int
+    review_dir: Path,
+    entries: list[InventoryEntry],
+    salt: str,
+    min_chars: int,
+    detector: DetectorScanPolicy | None = None,
 ) -> tuple[Contents, dict[str, Any]]:
     """The review sample with the PI it still holds (what anonymization missed) masked as
     ``[RESIDUAL_<TYPE>]``: in each record, every identifying inventory value, and every value
     of that conversation's own inventory, lone common words included (in its own
-    conversation such a word is most likely the person, not chance). The JSONL records are
-    masked string by string, the reading page rendered again from them, any other file
-    (annotation scores) copied as it is.
+    conversation such a word is most likely the person, not chance); then, with
+    ``detector``, whatever the detector finds (a corpus without labels has no inventory).
+    The JSONL records are masked string by string, the reading page rendered again from
+    them, any other file (annotation scores) copied as it is.
 
-    Returns the bundle contents under ``review/`` and ``{"n_records", "residual_masked"}``.
+    Returns the bundle contents under ``review/`` and ``{"n_records", "residual_masked",
+    "detector_masked"}``.
     """
     from components.risk_report import review_page_html
 
@@ -108,12 +115,15 @@ def review_contents(
         if not entry.specific:
             common_by_conversation[entry.conversation_id].append(entry)
     counts: Counter[str] = Counter()
+    detected: Counter[str] = Counter()
     records: list[dict[str, Any]] = []
     for path in sorted(review_dir.glob("*.jsonl")):
         masked = []
         for _, obj in iter_jsonl(path):
             own = common_by_conversation.get(str(obj.get("id")), [])
             masked.append(redact_record(obj, specific + own, salt, min_chars, counts))
+        if detector is not None:
+            masked = mask_records(masked, detector, detected)
         contents[f"review/{path.name}"] = b"".join(
             (json.dumps(r, ensure_ascii=False) + "\n").encode() for r in masked
         )
@@ -121,9 +131,17 @@ def review_contents(
             records = masked
     if (review_dir / REVIEW_PAGE).is_file():
         contents[f"review/{REVIEW_PAGE}"] = review_page_html(records).encode()
-    if counts:
-        logger.info("review sample: residual values masked, by type: %s", dict(counts))
-    return contents, {"n_records": len(records), "residual_masked": dict(sorted(counts.items()))}
+    if counts or detected:
+        logger.info(
+            "review sample: masked by inventory %s, by the detector %s",
+            dict(counts),
+            dict(detected),
+        )
+    return contents, {
+        "n_records": len(records),
+        "residual_masked": dict(sorted(counts.items())),
+        "detector_masked": dict(sorted(detected.items())),
+    }
 
 
 def utility_contents(folder: Path) -> tuple[Contents, dict[str, Any] | None, bytes | None]:

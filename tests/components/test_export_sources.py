@@ -72,7 +72,31 @@ def test_review_sample_is_bundled_with_residual_values_masked(tmp_path: Path) ->
     page = contents["review/review.html"]
     assert isinstance(page, bytes)
     assert b"Kowalczyk" not in page and b"[RESIDUAL_PERSON_NAME]" in page
-    assert summary == {"n_records": 1, "residual_masked": {"PERSON_NAME": 1}}
+    assert summary == {
+        "n_records": 1, "residual_masked": {"PERSON_NAME": 1}, "detector_masked": {},
+    }  # fmt: skip
+
+
+def test_review_sample_values_no_inventory_knows_are_masked_by_the_detector(
+    tmp_path: Path,
+    detector,  # type: ignore[no-untyped-def]
+) -> None:
+    from components.anonymize.term_lists import term_lists
+    from components.bundle_detector_scan import DetectorScanPolicy
+
+    review = tmp_path / "review"
+    review.mkdir()
+    record = {"id": "c1", "context": "sales", "risk_band": "high",
+              "turns": [{"speaker": "Agent", "text": "Thanks, I have your number."}],
+              "labels": {"crm": {"caller_name": "Dariusz Wojciechowski",
+                                 "callback": "(555) 867-5309"}}}  # fmt: skip
+    (review / "review_sample.jsonl").write_text(json.dumps(record) + "\n")
+    (review / "review.html").write_text("<p>old page</p>")
+    policy = DetectorScanPolicy(detector, term_lists({}, {}), tmp_path / "unused.jsonl", 4)
+    contents, summary = review_contents(review, [], SALT, 4, policy)
+    bundled = b"".join(c for c in contents.values() if isinstance(c, bytes))
+    assert b"Wojciechowski" not in bundled and b"5309" not in bundled
+    assert summary["residual_masked"] == {} and sum(summary["detector_masked"].values()) == 2
 
 
 def test_the_utility_report_is_optional(tmp_path: Path) -> None:
