@@ -17,7 +17,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 PREFECT_PORT ?= 4200
 
-.PHONY: setup run test lint bench ui clean
+.PHONY: setup run test lint bench ui clean purge-raw
 
 setup: $(STAMP)
 
@@ -46,12 +46,18 @@ lint: setup
 bench: setup
 	$(BIN)/python -m benchmarks.run
 
-# The Prefect UI with the pipeline served as a deployment (Ctrl-C stops both).
+# The Prefect UI with the pipeline served as a deployment (Ctrl-C stops both); log in with
+# .prefect/auth. SERVE_ARGS="--allow-overrides gate" lets UI runs change a privacy control.
 ui: setup
-	bash infra/prefect/ui.sh $(PREFECT_PORT)
+	bash infra/prefect/ui.sh $(PREFECT_PORT) $(SERVE_ARGS)
 
 mlflow-ui: setup
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000
 
 clean:
 	rm -rf data models metrics exports mlartifacts mlflow.db .veiltune
+
+# Erase every copy of raw and conversation text, DVC's cache and run cache included
+# (README "Raw data at rest"); `make clean` alone leaves DVC's cache.
+purge-raw: setup
+	$(BIN)/veiltune purge-raw --yes

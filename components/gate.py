@@ -291,7 +291,7 @@ def _run_suite(
     """
     if data_docs_dir is None:
         return _checkpoint_run(table, expectations, None), None
-    with atomic_path(data_docs_dir) as site_dir:
+    with atomic_path(data_docs_dir, directory=True) as site_dir:
         site_dir.mkdir()
         validation = _checkpoint_run(table, expectations, site_dir)
         if not (site_dir / "index.html").is_file():

@@ -1,4 +1,5 @@
-"""The PI inventory: salted hashes of every known personal-information value, never the values.
+"""The PI inventory: keyed hashes (HMAC-SHA256, the salt as key) of every known
+personal-information value, never the values.
 
 Audits hash what a model generates the same way and look the hashes up, so they can tell
 a leak without anyone storing the raw value outside the raw data folder.
@@ -7,6 +8,7 @@ a leak without anyone storing the raw value outside the raw data folder.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -43,7 +45,13 @@ def normalized(value: str) -> str:
 
 
 def salted_digest(value_normalized: str, salt: str) -> str:
-    return hashlib.sha256(f"{salt}\x00{value_normalized}".encode()).hexdigest()
+    """HMAC-SHA256 of a normalized value keyed with the corpus's salt (``data/raw/salt``).
+
+    Without the key nobody can test a guess against a digest. With it, anyone can: a phone
+    number has about 10^10 values, so the key protects the values exactly as well as the
+    raw data it sits beside is protected, and must never leave ``data/raw``.
+    """
+    return hmac.new(salt.encode(), value_normalized.encode(), hashlib.sha256).hexdigest()
 
 
 def inventory_entries(conversations: Iterable[Conversation], salt: str) -> Iterator[InventoryEntry]:

@@ -9,14 +9,17 @@ decision and its reason stay on the version as tags. People move ``champion`` by
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from components.errors import BackendError, InputError
+from components.lineage import sha256_file
 
 if TYPE_CHECKING:
     from mlflow.entities.model_registry import ModelVersion
@@ -25,6 +28,10 @@ if TYPE_CHECKING:
 CANDIDATE, CHAMPION = "candidate", "champion"
 PRODUCT_CORPUS = "anonymized"
 EVAL_TAG_PREFIX = "eval."
+# The adapter's files and the evidence it was registered with, hashed: a second register run
+# with nothing new finds its version instead of adding a copy.
+FINGERPRINT_TAG = "registration_fingerprint"
+PREVIOUS_CHAMPION_TAG = "previous_champion"
 _MODEL_REQUIREMENTS = ("torch", "transformers", "peft", "accelerate", "mlflow")
 
 
@@ -96,6 +103,7 @@ class RegisteredVersion:
     model_uri: str
     decision_reason: str
     previous_champion: str | None
+    run_id: str = ""  # the run that logged the model
 
     def to_metrics(self) -> dict[str, Any]:
         return {
@@ -105,6 +113,7 @@ class RegisteredVersion:
             "champion": CHAMPION in self.aliases,
             "decision_reason": self.decision_reason,
             "previous_champion": self.previous_champion,
+            "run_id": self.run_id,
         }
 
 
@@ -240,6 +249,49 @@ def champion_version(client: MlflowClient, model_name: str) -> ModelVersion | No
         raise BackendError(f"model registry: {exc.message}") from exc
 
 
+def registration_fingerprint(
+    adapter_dir: Path, tags: Mapping[str, str], evidence: Evidence, rule: UtilityRule
+) -> str:
+    """What makes a registration new: the adapter's files, its evidence and the rule it is
+    judged by (the git commit aside: a commit that changes nothing trained is nothing new)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in adapter_dir.rglob("*") if p.is_file()):
+        digest.update(f"{path.relative_to(adapter_dir).as_posix()}\0".encode())
+        digest.update(bytes.fromhex(sha256_file(path)))
+    stable = {k: v for k, v in tags.items() if k != "git_commit"}
+    digest.update(json.dumps([stable, asdict(evidence), asdict(rule)], sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def find_registered(
+    client: MlflowClient, model_name: str, fingerprint: str
+) -> RegisteredVersion | None:
+    """The version already registered with ``fingerprint`` (its aliases as they are now),
+    or None."""
+    from mlflow.exceptions import MlflowException
+
+    query = f"name='{model_name}' and tags.{FINGERPRINT_TAG}='{fingerprint}'"
+    try:
+        found = client.search_model_versions(query)
+        if not found:
+            return None
+        newest = max(found, key=lambda v: int(v.version))
+        version = client.get_model_version(model_name, str(newest.version))
+    except MlflowException as exc:
+        if exc.error_code == "RESOURCE_DOES_NOT_EXIST":
+            return None
+        raise BackendError(f"model registry: {exc.message}") from exc
+    return RegisteredVersion(
+        model_name,
+        str(version.version),
+        tuple(sorted(version.aliases)),
+        f"models:/{model_name}/{version.version}",
+        version.tags.get("promotion_reason", ""),
+        version.tags.get(PREVIOUS_CHAMPION_TAG) or None,
+        str(version.run_id or ""),
+    )
+
+
 def register_version(
     client: MlflowClient,
     adapter_dir: Path,
@@ -257,8 +309,12 @@ def register_version(
         "train_corpus": evidence.corpus,
         "promotion_decision": CHAMPION if decision.champion else CANDIDATE,
         "promotion_reason": decision.reason,
+        FINGERPRINT_TAG: registration_fingerprint(adapter_dir, tags, evidence, rule),
+        PREVIOUS_CHAMPION_TAG: previous.version if previous else "",
     }
-    version = _log_and_register(adapter_dir, base_model_dir, model_name, {**tags, **decision_tags})
+    version, run_id = _log_and_register(
+        adapter_dir, base_model_dir, model_name, {**tags, **decision_tags}
+    )
     client.set_registered_model_alias(model_name, CANDIDATE, version)
     aliases: tuple[str, ...] = (CANDIDATE,)
     if decision.champion:
@@ -271,12 +327,14 @@ def register_version(
         f"models:/{model_name}/{version}",
         decision.reason,
         previous.version if previous else None,
+        run_id,
     )
 
 
 def _log_and_register(
     adapter_dir: Path, base_model_dir: Path, model_name: str, tags: Mapping[str, str]
-) -> str:
+) -> tuple[str, str]:
+    """(version, id of the run that logged it) of the adapter logged and registered."""
     import mlflow
 
     from components.adapter_model import AdapterPyfunc
@@ -288,7 +346,8 @@ def _log_and_register(
         model_config={"base_model": str(base_model_dir.resolve()), "max_new_tokens": 64},
         pip_requirements=[f"{p}=={metadata.version(p)}" for p in _MODEL_REQUIREMENTS],
     )
-    return str(mlflow.register_model(info.model_uri, model_name, tags=dict(tags)).version)
+    registered = mlflow.register_model(info.model_uri, model_name, tags=dict(tags))
+    return str(registered.version), str(registered.run_id or "")
 
 
 def move_champion(

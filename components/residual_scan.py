@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -299,8 +300,9 @@ def _matches(fragment: str, suspected: str) -> bool:
 
 
 def item_digest(text: str, salt: str) -> str:
-    """A salted hash that identifies a leaked item without holding its text."""
-    return hashlib.sha256(f"{salt}\x00{variant_key(text)}".encode()).hexdigest()[:16]
+    """A keyed hash (HMAC-SHA256, the salt as key) that identifies a leaked item without
+    holding its text; see ``pi_inventory.salted_digest`` for what it protects."""
+    return hmac.new(salt.encode(), variant_key(text).encode(), hashlib.sha256).hexdigest()[:16]
 
 
 def _inside_placeholder(text: str, position: int) -> bool:

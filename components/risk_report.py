@@ -180,10 +180,15 @@ def _html_table(summary: Mapping[str, Any], threshold: float) -> str:
     return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table>"
 
 
-def _page(title: str, css: str, body: str) -> str:
+# Marks a page that shows conversation text, so that `veiltune purge-raw` finds its copies
+# (in DVC's cache, say) by their content.
+CONVERSATION_TEXT_MARK = '<meta name="veiltune-content" content="conversation-text">'
+
+
+def _page(title: str, css: str, body: str, head: str = "") -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>{html.escape(title)}</title>\n<style>\n{css}</style>\n</head>\n"
+        f"{head}<title>{html.escape(title)}</title>\n<style>\n{css}</style>\n</head>\n"
         f"<body>\n{body}\n</body>\n</html>\n"
     )
 
@@ -268,4 +273,4 @@ def review_page_html(
     if instructions:
         parts.append(f'<pre class="instructions">{html.escape(instructions)}</pre>')
     parts.extend(_record_html(index, record) for index, record in enumerate(records))
-    return _page("Review", _REVIEW_CSS, "\n".join(parts))
+    return _page("Review", _REVIEW_CSS, "\n".join(parts), CONVERSATION_TEXT_MARK + "\n")

@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_promote_demote(commands)
     _add_flow(commands)
     _add_serve(commands)
+    _add_purge_raw(commands)
     return parser
 
 
@@ -174,10 +175,28 @@ def _add_flow(commands: Any) -> None:
     _add_flow_options(sub)
 
 
+def _add_purge_raw(commands: Any) -> None:
+    text = (
+        "Erase every copy of the raw corpus and of conversation text in this checkout "
+        "(data/raw with its salt, the PI inventory, the anonymized corpus, the review "
+        "sample, and their copies in DVC's cache, run cache and experiments), for an "
+        "erasure request. Without --yes it lists what it would erase."
+    )
+    sub = commands.add_parser("purge-raw", help=text.split(" (")[0] + ".", description=text)
+    sub.add_argument("--yes", action="store_true", help="erase (without it: list only)")
+
+
 def _add_serve(commands: Any) -> None:
     text = "Serve the pipeline flow as a Prefect deployment, to start runs from the Prefect UI."
     sub = commands.add_parser("serve", help=text, description=text)
     sub.add_argument("--name", default="veiltune-pipeline", help="deployment name")
+    from flows.overrides import PROTECTED_PARAMS
+
+    sub.add_argument(
+        "--allow-overrides", action="append", default=[], metavar="PARAMS",
+        help="let runs started from the UI override these privacy controls, e.g. "
+        f"gate,anonymize (protected: {', '.join(PROTECTED_PARAMS)}; others need no allowance)",
+    )  # fmt: skip
 
 
 def _add_flow_options(parser: argparse.ArgumentParser) -> None:
@@ -232,10 +251,12 @@ def _run_command(args: argparse.Namespace) -> Any:
 
         overrides = parse_overrides(args.overrides)
         return pipeline(stages=args.stages, overrides=overrides, corpus=args.corpus)
+    if args.command == "purge-raw":
+        return stages.purge_raw(Path.cwd(), args.yes)
     if args.command == "serve":
         from flows.pipeline import serve
 
-        return serve(args.name)
+        return serve(args.name, args.allow_overrides)
     raise AssertionError(f"unhandled command {args.command}")
 
 
@@ -250,10 +271,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for chatty in ("httpx", "httpcore"):  # a line per HTTP request to the Prefect API
         logging.getLogger(chatty).setLevel(logging.WARNING)
+    # MLflow logs a store error with its traceback before raising it; store_errors reports
+    # it once, naming the store and what to do.
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)
     from components.errors import VeiltuneError
+    from components.tracking import store_errors
 
     try:
-        result = _run_command(args)
+        with store_errors():
+            result = _run_command(args)
     except VeiltuneError as exc:
         print(f"veiltune {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -13,15 +14,37 @@ from components import config as cfg
 from components import lineage, tracking
 from components.corpus import Conversation, load_corpus
 from components.errors import GateFailed, InputError, ParamsError
+from components.gate_binding import CORPUS_KEY
 from components.jsonio import (
+    PRIVATE,
     atomic_path,
+    check_input_file,
+    check_output_file,
+    private_folder,
     write_json_atomic,
     write_jsonl_atomic,
     write_text_atomic,
 )
+from components.lineage import sha256_file
 from veiltune import paths
 
 logger = logging.getLogger(__name__)
+
+
+def check_paths(inputs: Sequence[Path], outputs: Sequence[Path | None]) -> None:
+    """Refuse missing inputs and unsafe outputs before any work (or model loading) starts.
+
+    An output must name a file: not ``.``, an empty name or an existing folder, not one of
+    the inputs or another output, in an existing folder unless the folder is one of the
+    pipeline's own (``paths.OUTPUT_ROOTS``).
+    """
+    for path in inputs:
+        check_input_file(path)
+    named = [o for o in outputs if o is not None]
+    for i, output in enumerate(named):
+        check_output_file(
+            output, [*inputs, *named[:i]], create_parent=paths.is_pipeline_output(output)
+        )
 
 
 def _experiment(params_path: Path) -> str:
@@ -55,11 +78,15 @@ def ingest(params_path: Path) -> dict[str, Any]:
         raise ParamsError(f"params: ingest.canary_repetitions: {exc}") from exc
     with tracking.stage_run("ingest", _experiment(params_path)):
         salt = new_salt()
-        write_jsonl_atomic(paths.RAW_CORPUS, (c.to_record() for c in conversations))
-        write_jsonl_atomic(paths.CANARIES, (c.to_record() for c in canaries))
-        write_text_atomic(paths.SALT, salt + "\n")
+        # Raw text, the key and the inventory are readable by their owner only, whatever
+        # the umask: 0700 folders, 0600 files.
+        for folder in (paths.RAW_DIR, paths.INVENTORY.parent):
+            private_folder(folder)
+        write_jsonl_atomic(paths.RAW_CORPUS, (c.to_record() for c in conversations), PRIVATE)
+        write_jsonl_atomic(paths.CANARIES, (c.to_record() for c in canaries), PRIVATE)
+        write_text_atomic(paths.SALT, salt + "\n", PRIVATE)
         entries = inventory_entries(conversations, salt)
-        write_jsonl_atomic(paths.INVENTORY, (e.to_record() for e in entries))
+        write_jsonl_atomic(paths.INVENTORY, (e.to_record() for e in entries), PRIVATE)
         write_json_atomic(paths.SPLITS, splits)
         metrics = {**corpus_metrics(conversations, splits), "n_canaries": len(canaries)}
         write_json_atomic(paths.metrics_file("ingest"), metrics)
@@ -72,7 +99,7 @@ def base_model(params_path: Path) -> dict[str, Any]:
 
     config: cfg.BaseModelConfig = cfg.load_stage_config(params_path, "base_model")
     with tracking.stage_run("base_model", _experiment(params_path)):
-        with atomic_path(paths.BASE_MODEL) as tmp:
+        with atomic_path(paths.BASE_MODEL, directory=True) as tmp:
             info = materialize_base_model(config.source, tmp)
         metrics = asdict(info)
         write_json_atomic(paths.metrics_file("base_model"), metrics)
@@ -87,6 +114,7 @@ def anonymize(
     """Anonymize a corpus; with ``metrics_path`` it runs as the pipeline stage (MLflow too)."""
     import contextlib
 
+    check_paths([input_path], [output_path, spans_path, metrics_path])
     config: cfg.AnonymizeConfig = cfg.load_stage_config(params_path, "anonymize")
     run = (
         tracking.stage_run("anonymize", _experiment(params_path))
@@ -148,6 +176,7 @@ def detect(params_path: Path, input_path: Path, output_path: Path) -> int:
         detection_records,
     )
 
+    check_paths([input_path], [output_path])
     config: cfg.AnonymizeConfig = cfg.load_stage_config(params_path, "anonymize")
     conversations = load_corpus(input_path)
     detector, policy = build_detector(config), anonymization_policy(config, params_path.parent)
@@ -165,6 +194,7 @@ def evaluate_detection(
     from components.evaluation.datasets import load_labelled
     from components.evaluation.run import evaluate_detection as run_evaluation
 
+    check_paths([path] if path is not None else [], [output])
     config: cfg.AnonymizeConfig = cfg.load_stage_config(params_path, "anonymize")
     items = load_labelled(dataset, path, limit)
     detector, policy = build_detector(config), anonymization_policy(config, params_path.parent)
@@ -203,7 +233,8 @@ def risk(params_path: Path) -> dict[str, Any]:
             raise InputError(f"{paths.ANON_CORPUS}: conversation {missing} missing")
         sources = conversation_sources(raw, config.source, str(paths.RAW_CORPUS))
         scored = score_corpus(raw, anonymized, by_conversation, policy, salt, sources)
-        metrics = scored.to_metrics()
+        # The gate checks that the table it judges was computed on the corpus on disk.
+        metrics = {**scored.to_metrics(), CORPUS_KEY: sha256_file(paths.ANON_CORPUS)}
         artifacts = _write_risk_outputs(
             scored.table, scored.estimate_table, scored.items, metrics, threshold
         )
@@ -286,6 +317,7 @@ def review_import(params_path: Path, input_path: Path, output: Path) -> dict[str
     from components.review import annotated_summary, count_by_type, read_annotations
     from components.risk import RiskPolicy, summarize_scores
 
+    check_paths([input_path], [output])
     config: cfg.RiskConfig = cfg.load_stage_config(params_path, "risk")
     policy = RiskPolicy(config.scores, config.default_score)
     salt = paths.SALT.read_text(encoding="utf-8").strip() if paths.SALT.is_file() else ""
@@ -309,8 +341,13 @@ def gate(params_path: Path) -> dict[str, Any]:
     import pandas as pd
 
     from components.gate import validate_risk_table
+    from components.gate_binding import gate_digests
 
     config: cfg.GateConfig = cfg.load_stage_config(params_path, "gate")
+    risk_file = paths.metrics_file("risk")
+    digests = gate_digests(
+        _read_metrics("risk"), paths.ANON_CORPUS, paths.RISK_TABLE, str(risk_file)
+    )
     with tracking.stage_run("gate", _experiment(params_path)):
         table = pd.read_csv(paths.RISK_TABLE, dtype={"conversation_id": str, "context": str})
         splits = json.loads(paths.SPLITS.read_text(encoding="utf-8"))
@@ -324,7 +361,7 @@ def gate(params_path: Path) -> dict[str, Any]:
             data_docs_dir=paths.GATE_DATA_DOCS,
         )
         write_json_atomic(paths.GATE_RESULT, validation)
-        metrics = result.to_metrics()
+        metrics = {**result.to_metrics(), **digests}
         write_json_atomic(paths.metrics_file("gate"), metrics)
         _log_stage("gate", config, metrics, [paths.metrics_file("gate"), paths.GATE_RESULT])
         mlflow.log_artifacts(str(paths.GATE_DATA_DOCS), artifact_path="data_docs")
@@ -408,13 +445,14 @@ def utility_report(params_path: Path, output_dir: Path) -> dict[str, Any]:
     return {"variants": sorted(variants), "comparison": verdict, "output": str(output_dir)}
 
 
-def _require_gate_passed() -> None:
-    """Train never runs on a corpus that failed the gate, whatever called it."""
+def _require_gate_passed() -> str:
+    """Train never runs on a corpus that failed the gate, or on another corpus than the one
+    the gate passed, whatever called it; returns that corpus's sha256."""
+    from components.gate_binding import require_gate_passed
+
     gate_file = paths.metrics_file("gate")
-    if not gate_file.is_file():
-        raise GateFailed(f"{gate_file}: no gate result; run the gate stage first")
-    if not json.loads(gate_file.read_text(encoding="utf-8")).get("passed"):
-        raise GateFailed(f"{gate_file}: the corpus failed the gate; refusing to train on it")
+    verdict = json.loads(gate_file.read_text(encoding="utf-8")) if gate_file.is_file() else None
+    return require_gate_passed(verdict, gate_file, paths.ANON_CORPUS)
 
 
 def _split(conversations: list[Conversation], split: str) -> list[Conversation]:
@@ -434,7 +472,7 @@ def train(params_path: Path) -> dict[str, Any]:
     from components.train import train_lora
 
     config: cfg.TrainConfig = cfg.load_stage_config(params_path, "train")
-    _require_gate_passed()
+    gated_corpus = _require_gate_passed()
     mlflow.enable_system_metrics_logging()  # CPU, memory (and GPU) use while training
     with tracking.stage_run("train", _experiment(params_path)):
         conversations = _split(load_corpus(_training_corpus(config.corpus)), "train")
@@ -443,13 +481,13 @@ def train(params_path: Path) -> dict[str, Any]:
         if config.corpus == "masked":
             conversations = [mask_placeholders(c) for c in conversations]
         mlflow.set_tag("veiltune.train_corpus", config.corpus)
-        with atomic_path(paths.ADAPTER) as tmp:
+        with atomic_path(paths.ADAPTER, directory=True) as tmp:
             result = train_lora(paths.BASE_MODEL, conversations, config, tmp, paths.TRAIN_WORK)
         for step, loss in result.loss_history:
             mlflow.log_metric("loss", loss, step=step)
         for step, loss in result.eval_history:
             mlflow.log_metric("eval_loss", loss, step=step)
-        metrics = result.to_metrics()
+        metrics = {**result.to_metrics(), CORPUS_KEY: gated_corpus}
         write_json_atomic(paths.metrics_file("train"), metrics)
         _log_stage("train", config, metrics, [paths.metrics_file("train")])
     return metrics
@@ -464,19 +502,20 @@ def audit(params_path: Path) -> dict[str, Any]:
     from components.canaries import Canary
     from components.jsonio import iter_jsonl
     from components.pi_inventory import read_inventory
-    from components.train import eval_conversations
+    from components.tasks import training_examples
 
     config: cfg.AuditConfig = cfg.load_stage_config(params_path, "audit")
     train_config: cfg.TrainConfig = cfg.load_stage_config(params_path, "train")
     with tracking.stage_run("audit", _experiment(params_path)):
         raw = load_corpus(paths.RAW_CORPUS)
         train_raw = _split(raw, "train")
-        # Conversations train kept aside to measure eval loss were never trained on.
-        unseen = eval_conversations(
-            [c.id for c in train_raw], train_config.eval_fraction, train_config.seed
-        )
+        # Members are what the model trained on: not the conversations train kept aside to
+        # measure eval loss, nor those it skipped for want of labels for its tasks.
+        members = training_examples(
+            train_raw, train_config.tasks, train_config.eval_fraction, train_config.seed
+        ).trained_ids
         inputs = AuditInputs(
-            train_raw=[c for c in train_raw if c.id not in unseen],
+            train_raw=[c for c in train_raw if c.id in members],
             heldout_raw=_split(raw, "heldout"),
             heldout_anonymized=_split(load_corpus(paths.ANON_CORPUS), "heldout"),
             canaries=[Canary.from_record(obj) for _, obj in iter_jsonl(paths.CANARIES)],
@@ -509,10 +548,17 @@ def register(params_path: Path) -> dict[str, Any]:
     from mlflow.tracking import MlflowClient
 
     from components import registry
+    from components.gate_binding import require_trained_on_gated_corpus
 
     config: cfg.RegisterConfig = cfg.load_stage_config(params_path, "register")
     corpus = cfg.load_stage_config(params_path, "train").corpus
     sources = {stage: str(paths.metrics_file(stage)) for stage in ("gate", "audit", "evaluate")}
+    require_trained_on_gated_corpus(
+        _read_metrics("train"),
+        _read_metrics("gate"),
+        paths.metrics_file("train"),
+        paths.ANON_CORPUS,
+    )
     gate = registry.gate_result(_read_metrics("gate"), sources["gate"])
     audit = registry.audit_result(_read_metrics("audit"), sources["audit"])
     evaluation = registry.adapter_metrics(_read_metrics("evaluate"), sources["evaluate"])
@@ -531,14 +577,21 @@ def register(params_path: Path) -> dict[str, Any]:
     # is registered as a candidate to compare against, never promoted.
     evidence = registry.Evidence(gate.passed, audit.passed, audit.failed, corpus, utility)
     rule = registry.UtilityRule(config.utility_metric, config.higher_is_better)
-    with tracking.stage_run("register", config.experiment) as run:
-        version = registry.register_version(
-            MlflowClient(), paths.ADAPTER, paths.BASE_MODEL, config.model_name, tags, evidence,
-            rule,
-        )  # fmt: skip
-        metrics = {**version.to_metrics(), "run_id": run.info.run_id}
-        write_json_atomic(paths.metrics_file("register"), metrics)
-        _log_stage("register", config, {"champion": metrics["champion"]}, [])
+    tracking.configure_tracking(config.experiment)
+    fingerprint = registry.registration_fingerprint(paths.ADAPTER, tags, evidence, rule)
+    # Register runs on every `dvc repro` (DVC cannot restore the registry): an adapter
+    # registered before with the same evidence is reported, not registered again.
+    version = registry.find_registered(MlflowClient(), config.model_name, fingerprint)
+    if version is None:
+        with tracking.stage_run("register", config.experiment):
+            version = registry.register_version(
+                MlflowClient(), paths.ADAPTER, paths.BASE_MODEL, config.model_name, tags,
+                evidence, rule,
+            )  # fmt: skip
+            tracking.log_flat_params("register", asdict(config))
+            tracking.log_numeric_metrics({"champion": registry.CHAMPION in version.aliases})
+    metrics = version.to_metrics()
+    write_json_atomic(paths.metrics_file("register"), metrics)
     logger.info("%s v%s: %s", config.model_name, version.version, version.decision_reason)
     return metrics
 
@@ -578,6 +631,8 @@ EXPORT_METRICS = ("ingest", "base_model", "anonymize", "risk", "review", "gate",
 
 def export(params_path: Path) -> dict[str, Any]:
     """Write the compliance bundle (folder and zip), or nothing if its PI scan finds a value."""
+    from components.anonymize.factory import anonymization_policy, build_detector
+    from components.bundle_detector_scan import DetectorScanPolicy
     from components.compliance_export import (
         ExportInputs,
         PiScanPolicy,
@@ -590,11 +645,19 @@ def export(params_path: Path) -> dict[str, Any]:
     config: cfg.ExportConfig = cfg.load_stage_config(params_path, "export")
     params = cfg.read_params(params_path)
     metrics = {stage: _read_metrics(stage) for stage in EXPORT_METRICS}
-    for required in (paths.DVC_LOCK, paths.SALT):
+    for required in (paths.DVC_LOCK, paths.SALT, paths.RAW_CORPUS):
         if not required.is_file():
             raise InputError(f"{required}: missing; run the pipeline with `dvc repro` first")
     salt = paths.SALT.read_text(encoding="utf-8").strip()
-    pi = PiScanPolicy(read_inventory(paths.INVENTORY), salt, config.pi_scan_min_chars)
+    anonymize_config: cfg.AnonymizeConfig = cfg.load_stage_config(params_path, "anonymize")
+    detector = DetectorScanPolicy(
+        build_detector(anonymize_config),
+        anonymization_policy(anonymize_config, params_path.parent).terms,
+        paths.RAW_CORPUS,
+        config.pi_scan_min_chars,
+        anonymize_config.batch_size,
+    )
+    pi = PiScanPolicy(read_inventory(paths.INVENTORY), salt, config.pi_scan_min_chars, detector)
     inputs = ExportInputs(
         params=params_path, dvc_lock=paths.DVC_LOCK, gate_result=paths.GATE_RESULT,
         data_docs=paths.GATE_DATA_DOCS, risk_dir=paths.RISK_DIR,
@@ -643,3 +706,23 @@ def export_verify(bundle: Path) -> dict[str, Any]:
             f"{bundle}: {len(problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in problems)
         )
     return {"bundle": str(bundle), "intact": True, "n_files": len(read_manifest(bundle)["files"])}
+
+
+def purge_raw(root: Path, confirmed: bool) -> dict[str, Any]:
+    """Erase every raw copy under ``root`` (see ``components.purge``); list them unless
+    ``confirmed``."""
+    from components.purge import purge_raw as erase
+    from components.purge import raw_copies
+
+    if not confirmed:
+        listed = [p.relative_to(root).as_posix() for p in raw_copies(root)]
+        return {"would_remove": listed, "n": len(listed), "erase_with": "veiltune purge-raw --yes"}
+    report = erase(root)
+    corpus = (
+        cfg.load_stage_config(paths.PARAMS, "ingest").corpus_path
+        if paths.PARAMS.is_file()
+        else None
+    )
+    if corpus:
+        logger.warning("your source corpus %s was not touched: erase it yourself", corpus)
+    return report.to_record()

@@ -61,3 +61,25 @@ def test_a_lone_common_first_name_is_not_counted_as_a_leak() -> None:
     assert sorted(e.specific for e in entries) == [False, True]
     assert find_leaks("Sure, Shelby.", entries, SALT, min_chars=6) == []
     assert [e.n_tokens for e in find_leaks("shelby kowalski", entries, SALT, 6)] == [2]
+
+
+def test_digests_are_hmac_keyed_with_the_salt() -> None:
+    import hashlib
+    import hmac
+
+    from components.pi_inventory import salted_digest
+    from components.residual_scan import item_digest, variant_key
+
+    expected = hmac.new(SALT.encode(), b"555 010 4477", hashlib.sha256).hexdigest()
+    assert salted_digest("555 010 4477", SALT) == expected
+    # not the plain salted hash of old, which is open to length extension and mixes key and data
+    assert (
+        salted_digest("555 010 4477", SALT)
+        != hashlib.sha256(f"{SALT}\x00555 010 4477".encode()).hexdigest()
+    )
+    key = variant_key("Kowalski")
+    assert (
+        item_digest("Kowalski", SALT)
+        == hmac.new(SALT.encode(), key.encode(), hashlib.sha256).hexdigest()[:16]
+    )
+    assert salted_digest("555 010 4477", "another-salt") != expected

@@ -212,3 +212,56 @@ def test_review_import_refuses_malformed_annotations_by_line(
 def test_the_deepspeed_launchers_local_rank_argument_is_accepted() -> None:
     args = build_parser().parse_args(["--local_rank=0", "train", "--params", "p.yaml"])
     assert args.command == "train" and args.local_rank == 0
+
+
+@pytest.fixture
+def scratch_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A scratch git repo with raw data, as the review that found the data loss used."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "data" / "raw").mkdir(parents=True)
+    write_jsonl(tmp_path / "data" / "raw" / "corpus.jsonl", [{"id": "1", "text": "Hi Jo"}])
+    (tmp_path / "data" / "raw" / "salt").write_text("00ff\n")
+    write_jsonl(tmp_path / "in.jsonl", [{"id": "1", "text": "Hi Jo"}])
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def tree(folder: Path) -> dict[str, bytes | None]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() if p.is_file() else None
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["detect", "--input", "in.jsonl", "--output", ""], "names no file"),
+        (["detect", "--input", "in.jsonl", "--output", "."], "names no file"),
+        (["detect", "--input", "in.jsonl", "--output", "in.jsonl"], "names the same file"),
+        (["anonymize", "--input", "data/raw/corpus.jsonl", "--output", "data/raw"],
+         "is a directory"),
+        (["anonymize", "--input", "in.jsonl", "--output", "a.jsonl", "--spans", ""],
+         "names no file"),
+        (["anonymize", "--input", "in.jsonl", "--output", "a.jsonl", "--spans", "a.jsonl"],
+         "names the same file"),
+        (["anonymize", "--output", "data/raw/corpus.jsonl"], "names the same file"),
+        (["anonymize", "--input", "in.jsonl", "--output", "no/such/dir/a.jsonl"],
+         "does not exist"),
+        (["evaluate-detection", "--dataset", "embedded", "--output", ""], "names no file"),
+        (["review", "import", "--input", "in.jsonl", "--output", "."], "names no file"),
+        (["review", "import", "--input", "in.jsonl", "--output", "data"], "is a directory"),
+        (["anonymize", "--input", "missing.jsonl", "--output", "a.jsonl"], "no such file"),
+    ],
+)  # fmt: skip
+def test_unsafe_output_paths_are_refused_before_anything_is_touched(
+    scratch_repo: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = tree(scratch_repo)
+    command = [*argv[:2], "--params", str(REPO_PARAMS), *argv[2:]] if argv[0] == "review" else [
+        argv[0], "--params", str(REPO_PARAMS), *argv[1:]
+    ]  # fmt: skip
+    assert main(command) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert tree(scratch_repo) == before

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+from components.gate_binding import CORPUS_KEY
+from components.lineage import sha256_file
 from veiltune.cli import main
 
 REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
@@ -18,14 +20,21 @@ MODEL = "veiltune-adapter"
 
 
 def write_metrics(workspace: Path, gate: bool = True, **adapter: float) -> None:
+    """Stage metrics as the pipeline writes them, gate and train bound to one corpus."""
     metrics = workspace / "metrics"
     metrics.mkdir(exist_ok=True)
+    corpus = workspace / "data" / "anonymized" / "corpus.jsonl"
+    corpus.parent.mkdir(parents=True, exist_ok=True)
+    if not corpus.is_file():
+        corpus.write_text('{"id": "c1", "text": "Hi [PERSON_NAME_1]"}\n', encoding="utf-8")
+    digest = {CORPUS_KEY: sha256_file(corpus)}
     audits = {name: {"passed": True, "figures": {}, "thresholds": {}}
               for name in ("pii_output", "canary", "extraction", "membership")}  # fmt: skip
     files = {
-        "gate": {"passed": gate, "mu_plus_sigma": 0.74 if gate else 7.2, "threshold": 5.0},
+        "gate": {"passed": gate, "mu_plus_sigma": 0.74 if gate else 7.2, "threshold": 5.0,
+                 **digest},
         "audit": {"passed": True, "train_corpus": "anonymized", "audits": audits},
-        "train": {"train_loss": 1.9},
+        "train": {"train_loss": 1.9, **digest},
         "evaluate": {"variant": "anonymized", "n_conversations": 20,
                      "adapter": {"summary.rouge1": 0.3, "perplexity_raw": 21.5, **adapter},
                      "base": {"summary.rouge1": 0.1, "perplexity_raw": 20.0}},
@@ -197,3 +206,86 @@ def test_an_unknown_model_is_refused(workspace: Path, capsys: pytest.CaptureFixt
     set_register_params(workspace, model_name="no-such-model")
     assert main(["promote", "--params", "params.yaml", "1"]) == 1
     assert "no registered model 'no-such-model'" in capsys.readouterr().err
+
+
+def test_register_again_with_nothing_new_reports_the_same_version(workspace: Path) -> None:
+    write_metrics(workspace)
+    first = register(workspace)
+    again = register(workspace)
+    assert again == first  # the same version, decision and run: register.json unchanged
+    versions = client(workspace).search_model_versions(f"name='{MODEL}'")
+    assert [str(v.version) for v in versions] == ["1"]
+    write_metrics(workspace, **{"summary.rouge1": 0.31})  # new evidence: a new version
+    assert register(workspace)["model_version"] == "2"
+
+
+def test_register_reports_aliases_as_the_registry_holds_them(workspace: Path) -> None:
+    write_metrics(workspace)
+    assert register(workspace)["champion"] is True
+    assert main(["demote", "1", "--params", "params.yaml"]) == 0
+    assert register(workspace)["aliases"] == ["candidate"]  # not replayed from an old file
+
+
+def test_register_refuses_an_adapter_not_trained_on_the_gated_corpus(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_metrics(workspace)
+    train = workspace / "metrics" / "train.json"
+    train.write_text(json.dumps({"train_loss": 1.9, CORPUS_KEY: "0" * 64}))
+    assert main(["register", "--params", "params.yaml"]) == 3
+    assert "not trained on the corpus the gate judged" in capsys.readouterr().err
+    write_metrics(workspace)
+    (workspace / "data" / "anonymized" / "corpus.jsonl").write_text('{"id": "c1", "text": "x"}\n')
+    assert main(["register", "--params", "params.yaml"]) == 3
+    assert "changed after the gate" in capsys.readouterr().err
+    assert not (workspace / "mlflow.db").exists() or not client(workspace).search_model_versions(
+        f"name='{MODEL}'"
+    )
+
+
+def test_a_hand_run_stage_leaves_no_pipeline_run_running(workspace: Path) -> None:
+    write_metrics(workspace)
+    register(workspace)
+    runs = client(workspace).search_runs(
+        [client(workspace).get_experiment_by_name("veiltune").experiment_id]
+    )
+    parents = [r for r in runs if r.data.tags.get("veiltune.kind") == "pipeline"]
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+
+
+def test_a_locked_store_is_one_error_naming_it(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sqlite3
+
+    write_metrics(workspace)
+    register(workspace)
+    lock = sqlite3.connect(workspace / "mlflow.db", isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    try:
+        assert main(["demote", "1", "--params", "params.yaml"]) == 1
+    finally:
+        lock.close()
+    err = capsys.readouterr().err
+    assert f"MLflow store sqlite:///{workspace / 'mlflow.db'}: database is locked" in err
+    assert "another process" in err and "Traceback" not in err
+
+
+def test_a_read_only_store_says_what_to_do() -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from components.errors import BackendError
+    from components.tracking import store_errors
+
+    orig = sqlite3_error("attempt to write a readonly database")
+    read_only = "read-only; make the file and its folder writable"
+    with pytest.raises(BackendError, match=read_only), store_errors():
+        raise OperationalError("INSERT ...", {}, orig)
+    with pytest.raises(ZeroDivisionError), store_errors():
+        raise ZeroDivisionError  # anything else passes through
+
+
+def sqlite3_error(message: str) -> Exception:
+    import sqlite3
+
+    return sqlite3.OperationalError(message)
