@@ -18,22 +18,33 @@ sample is corpus text by design.
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from components.anonymize.engine import Detector, text_fields
-from components.anonymize.spans import Span
+from components.anonymize.engine import (
+    IDENTIFIER_DIGITS,
+    AnonymizationPolicy,
+    Detector,
+    anonymize_conversation,
+    detect_batch,
+    text_fields,
+)
 from components.anonymize.term_lists import TermLists
-from components.bundle_scan import RESIDUAL_MARK, text_views
-from components.corpus import read_corpus
+from components.bundle_scan import text_views
+from components.corpus import Conversation, Turn, conversation_from_record, read_corpus
 from components.pi_inventory import is_specific, normalized
 
 _PLACEHOLDER = re.compile(r"\[[A-Z][A-Z0-9_]*\]")
+# Identifiers of veiltune's own (PHONE_NUMBER, customer_support, summary.rouge1, sha256s):
+# words joined by underscores, and long hex runs.
+_MACHINE_TOKEN = re.compile(r"\b\w*_\w*\b|\b[0-9a-f]{16,}\b")
+_WORD = re.compile(r"[^\W\d_]+")
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CHUNK_CHARS = 20_000  # texts are cut at line ends into pieces the NER pipeline reads quickly
 _HTML_SUFFIXES = (".html", ".htm", ".xml", ".svg")
@@ -68,20 +79,27 @@ class DetectorScan:
 
 @dataclass(frozen=True)
 class DetectorScanPolicy:
-    """The detector, what it may never flag, the raw corpus that confirms, and the shortest
-    value that counts."""
+    """The anonymize stage's detector and policy (whose exclusions are never findings), the
+    raw corpus that confirms, and the shortest value that counts."""
 
     detector: Detector
-    terms: TermLists
+    anonymization: AnonymizationPolicy
     raw_corpus: Path
     min_chars: int
     batch_size: int = 64
 
-    def scan(self, files: Iterable[tuple[str, bytes]]) -> DetectorScan:
-        """Scan (bundle name, content) pairs."""
+    @property
+    def terms(self) -> TermLists:
+        return self.anonymization.terms
+
+    def scan(self, files: Iterable[tuple[str, bytes]], masked: Sequence[str] = ()) -> DetectorScan:
+        """Scan (bundle name, content) pairs; the files under the ``masked`` prefixes had
+        every detector finding masked already (the review sample) and are not read again."""
         candidates: dict[str, set[tuple[str, str]]] = defaultdict(set)  # value → (file, type)
         n_files = 0
         for name, text in _prose(files):
+            if name.startswith(tuple(masked)):
+                continue
             n_files += 1
             for entity_type, value in self._proposals(text):
                 candidates[value].add((name, entity_type))
@@ -95,25 +113,31 @@ class DetectorScanPolicy:
         )
 
     def _proposals(self, text: str) -> Iterator[tuple[str, str]]:
-        """(type, normalized value) of each identifying span the detector finds in ``text``."""
-        chunks = list(_chunks(_neutralized(text)))
+        """(type, normalized value) of each identifying span the detector finds in ``text``,
+        veiltune's own identifiers (info types, keys, category codes, hashes) blanked out."""
+        chunks = list(_chunks(_MACHINE_TOKEN.sub(_blank, _neutralized(text))))
         for chunk, spans in zip(chunks, self.detector.detect(chunks, self.batch_size), strict=True):
             for span in spans:
-                if self.terms.excluded(span, chunk):
+                surface = chunk[span.start : span.end]
+                value = normalized(surface)
+                if self.terms.excluded(span, chunk) or len(value.replace(" ", "")) < self.min_chars:
                     continue
-                value = normalized(chunk[span.start : span.end])
-                if len(value.replace(" ", "")) >= self.min_chars and is_specific(value):
+                if identifying(surface):
                     yield span.entity_type, value
 
-    def find(self, texts: Sequence[str]) -> list[list[Span]]:
-        """The detector's spans in each text, placeholders and exclusions aside."""
-        neutral = [_neutralized(t) for t in texts]
-        return [
-            [s for s in spans if not self.terms.excluded(s, text)]
-            for text, spans in zip(
-                neutral, self.detector.detect(neutral, self.batch_size), strict=True
-            )
-        ]
+
+def identifying(surface: str) -> bool:
+    """Whether a detector finding in veiltune's own files is shaped like a data subject's
+    value: a run of 6 or more digits (a phone, an account, a card), an e-mail address, or a
+    proper name (capitalized words, at least two of them or one the dictionary does not
+    know). Lowercase words are not: in reports and configs they are veiltune's vocabulary
+    ("phone number", "backend"), which the corpus uses too."""
+    if sum(c.isdigit() for c in surface) >= IDENTIFIER_DIGITS or "@" in surface:
+        return True
+    words = _WORD.findall(surface)
+    if not words or not all(w[0].isupper() and not w.isupper() for w in words):
+        return False
+    return len(words) >= 2 or is_specific(words[0].lower())
 
 
 def corpus_values(raw_corpus: Path, values: Iterable[str]) -> set[str]:
@@ -136,18 +160,6 @@ def corpus_values(raw_corpus: Path, values: Iterable[str]) -> set[str]:
     return found
 
 
-def mask_findings(text: str, spans: Sequence[Span], counts: Counter[str]) -> str:
-    """``text`` with each span replaced by ``[RESIDUAL_<TYPE>]``, counted by type."""
-    parts, cursor = [], 0
-    for span in sorted(spans, key=lambda s: s.start):
-        if span.start < cursor:
-            continue
-        parts += [text[cursor : span.start], RESIDUAL_MARK.format(span.entity_type)]
-        counts[span.entity_type] += 1
-        cursor = span.end
-    return "".join(parts) + text[cursor:]
-
-
 def _prose(files: Iterable[tuple[str, bytes]]) -> Iterator[tuple[str, str]]:
     """(name, the text a reader of the file sees) for each file that has text."""
     for name, data in files:
@@ -164,42 +176,34 @@ def _prose(files: Iterable[tuple[str, bytes]]) -> Iterator[tuple[str, str]]:
 
 
 def mask_records(
-    records: Sequence[Any], policy: DetectorScanPolicy, counts: Counter[str]
-) -> list[Any]:
-    """JSON records with every detector finding in their strings masked as
-    ``[RESIDUAL_<TYPE>]`` (a record's top-level ``id`` aside: ids are never anonymized)."""
-    texts: list[str] = []
-    for record in records:
-        _collect(record, texts, top=True)
-    found = iter(policy.find(texts))
-    masked = {i: mask_findings(t, next(found), counts) for i, t in enumerate(texts)}
-    position = iter(range(len(texts)))
-    return [_rebuild(record, masked, position, top=True) for record in records]
+    records: Sequence[dict[str, Any]], policy: DetectorScanPolicy, counts: Counter[str]
+) -> list[dict[str, Any]]:
+    """Conversation records (of anonymized text) with what the anonymize stage would still
+    replace in them masked as ``[RESIDUAL_<TYPE>]``: the same detector and policy (roles,
+    known categories, exclusions, names propagated through the conversation), placeholders
+    blanked so they are no names to find. Keys beside the conversation's are kept."""
+    originals = [conversation_from_record(r, f"record {i}") for i, r in enumerate(records)]
+    blanked = [_blanked(c) for c in originals]
+    residual = replace(policy.anonymization, mode="residual")
+    found = detect_batch(blanked, policy.detector, policy.anonymization)
+    masked = []
+    for record, original, (_, spans) in zip(records, originals, found, strict=True):
+        fields = text_fields(original, policy.anonymization.class_labels)
+        cleaned, replaced = anonymize_conversation(original, fields, spans, residual)
+        counts.update(r.span.entity_type for r in replaced)
+        masked.append({**record, **cleaned.to_record()})
+    return masked
 
 
-def _collect(value: Any, texts: list[str], top: bool = False) -> None:
-    if isinstance(value, str):
-        texts.append(value)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if not (top and key == "id"):
-                _collect(item, texts)
-    elif isinstance(value, list):
-        for item in value:
-            _collect(item, texts)
-
-
-def _rebuild(value: Any, masked: dict[int, str], position: Iterator[int], top: bool = False) -> Any:
-    if isinstance(value, str):
-        return masked[next(position)]
-    if isinstance(value, dict):
-        return {
-            key: item if top and key == "id" else _rebuild(item, masked, position)
-            for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [_rebuild(item, masked, position) for item in value]
-    return value
+def _blanked(conversation: Conversation) -> Conversation:
+    """The conversation with every placeholder blanked (same length) in its turns."""
+    turns = tuple(
+        Turn(_neutralized(t.speaker) if t.speaker else t.speaker, _neutralized(t.text))
+        for t in conversation.turns
+    )
+    labels = json.loads(_neutralized(json.dumps(conversation.labels)))
+    context = _neutralized(conversation.context)
+    return replace(conversation, turns=turns, context=context, labels=labels)
 
 
 def html_text(page: str) -> str:
@@ -223,7 +227,11 @@ class _TextNodes(HTMLParser):
 
 def _neutralized(text: str) -> str:
     """Placeholders blanked out (same length): ``[PERSON_NAME_1]`` is no name to detect."""
-    return _PLACEHOLDER.sub(lambda m: " " * len(m.group()), text)
+    return _PLACEHOLDER.sub(_blank, text)
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group())
 
 
 def _chunks(text: str) -> Iterator[str]:

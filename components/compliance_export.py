@@ -144,7 +144,8 @@ def write_scanned_bundle(
     scanned = scan.to_record()
     if pi.detector is not None:
         files = ((n, s if isinstance(s, bytes) else s.read_bytes()) for n, s in contents.items())
-        detected = pi.detector.scan(files)
+        # The review sample's copy had every detector finding masked, string by string.
+        detected = pi.detector.scan(files, masked=("review/",))
         if not detected.passed:
             raise LeakageDetected(
                 "export: the detector found values of the raw corpus in the bundle "

@@ -17,9 +17,6 @@ from components.errors import InputError, ParamsError
 from components.packing import PackedCollator, pack_examples, padding_share
 from components.tasks import Example, TrainingExamples, fit_prompt, label_options, training_examples
 
-# The audit stage and older callers import it from here; it moved to components.tasks.
-from components.tasks import eval_conversations as eval_conversations
-
 logger = logging.getLogger(__name__)
 LABEL_OPTIONS_FILE = "veiltune_label_options.json"
 

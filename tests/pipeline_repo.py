@@ -15,7 +15,7 @@ import yaml
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 # What dvc.yaml names as code dependencies, copied so the stages' deps exist.
-PIPELINE_FILES = ("dvc.yaml", "params.yaml", "components", "audits", "policy")
+PIPELINE_FILES = ("dvc.yaml", "params.yaml", "components", "audits", "policy", ".gitignore")
 
 # The shared DialogSum file, by absolute path: the temporary repo has no ../shared beside it.
 DIALOGSUM_FILE = REPO_ROOT.parent / "shared" / "data" / "dialogsum" / "dialogsum.dev.jsonl"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from components.gate_binding import CORPUS_KEY, RISK_TABLE_KEY
+from components.lineage import sha256_file
 from components.pi_inventory import InventoryEntry
 from tests.pipeline_repo import TINY_DIALOGSUM, dvc_repro, make_pipeline_repo
 
@@ -44,7 +46,13 @@ def test_every_stage_wrote_its_outputs_and_metrics(repo: Path) -> None:
     gate = metrics(repo, "gate")
     assert gate["passed"] is True and gate["threshold"] == 5.0
     assert gate["mu_plus_sigma"] == pytest.approx(risk["mu_plus_sigma"], abs=1e-3)
+    # the verdict names what it judged, and train checked that it trained on it
+    corpus_sha = sha256_file(repo / "data" / "anonymized" / "corpus.jsonl")
+    assert gate[CORPUS_KEY] == risk[CORPUS_KEY] == metrics(repo, "train")[CORPUS_KEY] == corpus_sha
+    assert gate[RISK_TABLE_KEY] == sha256_file(repo / "data" / "risk" / "risk_table.csv")
     assert metrics(repo, "train")["steps"] == 2
+    adapter_config = json.loads((repo / "models" / "adapter" / "adapter_config.json").read_text())
+    assert adapter_config["target_modules"] == sorted(adapter_config["target_modules"])
     audit = metrics(repo, "audit")
     assert set(audit["audits"]) == {"pii_output", "canary", "extraction", "membership"}
     assert "pii_leaks_by_type" in audit["audits"]["pii_output"]["figures"]
@@ -199,6 +207,8 @@ def test_the_bundle_pi_scan_passes_and_catches_a_planted_value(repo: Path, tmp_p
     assert scan_bundle(repo / "exports" / "bundle.zip", entries, salt, min_chars=4).passed
     recorded = json.loads((bundle / "pi_scan.json").read_text())
     assert recorded["passed"] is True and recorded["leaks_by_file"] == {}
+    # the detector read every text file too, and the raw corpus confirmed none of its findings
+    assert recorded["detector"]["passed"] is True and recorded["detector"]["n_files"] >= 25
 
     planted = shutil.copytree(bundle, tmp_path / "bundle")
     value = _a_raw_identifying_value(repo, entries, salt)
@@ -247,14 +257,25 @@ def test_export_refuses_a_bundle_with_planted_pi_and_writes_nothing(
     entries, salt = _inventory_and_salt(repo)
     value = _a_raw_identifying_value(repo, entries, salt)
     (work / "metrics" / "planted.json").write_text(json.dumps({"note": value}))
-    run = subprocess.run(
-        [str(BIN / "veiltune"), "export"], cwd=work, env=pipeline_env(),
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+
+    def export() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(BIN / "veiltune"), "export"], cwd=work, env=pipeline_env(),
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    run = export()
     assert run.returncode == 4, run.stderr[-2000:]
     assert "metrics/planted.json" in run.stderr and "nothing was written" in run.stderr
     assert value.lower() not in (run.stdout + run.stderr).lower()
     assert not (work / "exports").exists() or not any((work / "exports").iterdir())
+    # A corpus without labels has no inventory: the detector still finds the value, and the
+    # raw corpus confirms it.
+    (work / "data" / "pi_inventory" / "gold.jsonl").write_text("")
+    run = export()
+    assert run.returncode == 4, run.stderr[-2000:]
+    assert "the detector found values of the raw corpus" in run.stderr
+    assert "metrics/planted.json" in run.stderr and value.lower() not in run.stderr.lower()
 
 
 def test_no_raw_pi_outside_the_raw_data(repo: Path) -> None:
@@ -297,12 +318,22 @@ def test_no_raw_pi_outside_the_raw_data(repo: Path) -> None:
     assert not [v for v in values if v in store], "the MLflow store holds raw PI"
 
 
-def test_second_repro_skips_every_stage(repo: Path) -> None:
+def test_second_repro_skips_every_stage_and_registers_nothing_new(repo: Path) -> None:
+    from mlflow.tracking import MlflowClient
+
+    registered = (repo / "metrics" / "register.json").read_text()
     result = dvc_repro(repo)
     assert result.returncode == 0, result.stderr[-2000:]
     for stage in STAGES:
-        assert f"Stage '{stage}' didn't change, skipping" in result.stdout, stage
-    assert "Running stage" not in result.stdout
+        if stage != "register":  # its effect is the registry: it always checks it
+            assert f"Stage '{stage}' didn't change, skipping" in result.stdout, stage
+    assert "Running stage 'register'" in result.stdout
+    assert [line for line in result.stdout.splitlines() if "Running stage" in line] == [
+        "Running stage 'register':"
+    ]
+    assert (repo / "metrics" / "register.json").read_text() == registered
+    client = MlflowClient(tracking_uri=f"sqlite:///{repo / 'mlflow.db'}")
+    assert len(client.search_model_versions("name='veiltune-adapter'")) == 1
 
 
 def test_evaluate_scores_adapter_and_base_on_heldout_raw_text(repo: Path) -> None:

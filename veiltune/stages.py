@@ -652,7 +652,7 @@ def export(params_path: Path) -> dict[str, Any]:
     anonymize_config: cfg.AnonymizeConfig = cfg.load_stage_config(params_path, "anonymize")
     detector = DetectorScanPolicy(
         build_detector(anonymize_config),
-        anonymization_policy(anonymize_config, params_path.parent).terms,
+        anonymization_policy(anonymize_config, params_path.parent),
         paths.RAW_CORPUS,
         config.pi_scan_min_chars,
         anonymize_config.batch_size,

@@ -81,7 +81,9 @@ class Replacement:
 class AnonymizationPolicy:
     """What to find beyond the backend, what to leave, and how to replace."""
 
-    mode: str = "placeholder"  # placeholder | mask | type
+    # placeholder | mask | type, or residual: [RESIDUAL_<TYPE>], for what anonymized text
+    # still holds (the compliance bundle's copy of the review sample)
+    mode: str = "placeholder"
     mask_char: str = "*"
     speaker_roles: frozenset[str] = frozenset()
     terms: TermLists = field(default_factory=TermLists)
@@ -340,6 +342,8 @@ def _render(token: str, span: Span, surface: str, policy: AnonymizationPolicy) -
         return policy.mask_char * len(surface)
     if policy.mode == "type":
         return f"[{span.entity_type}]"
+    if policy.mode == "residual":
+        return f"[RESIDUAL_{span.entity_type}]"
     return token
 
 

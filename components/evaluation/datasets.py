@@ -107,8 +107,9 @@ def neutral_titles(text: str, gold: tuple[GoldSpan, ...]) -> tuple[GoldSpan, ...
 def _presidio_research(path: Path) -> Iterator[LabelledText]:
     try:
         records = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: not a JSON list of presidio-research records: {exc}") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InputError(f"{path}: not a JSON list of presidio-research records: {reason}") from exc
     for i, record in enumerate(records):
         gold = tuple(
             GoldSpan(

@@ -81,7 +81,8 @@ def test_review_sample_values_no_inventory_knows_are_masked_by_the_detector(
     tmp_path: Path,
     detector,  # type: ignore[no-untyped-def]
 ) -> None:
-    from components.anonymize.term_lists import term_lists
+    from components.anonymize.engine import AnonymizationPolicy
+    from components.anonymize.factory import DEFAULT_SPEAKER_ROLES
     from components.bundle_detector_scan import DetectorScanPolicy
 
     review = tmp_path / "review"
@@ -92,7 +93,8 @@ def test_review_sample_values_no_inventory_knows_are_masked_by_the_detector(
                                  "callback": "(555) 867-5309"}}}  # fmt: skip
     (review / "review_sample.jsonl").write_text(json.dumps(record) + "\n")
     (review / "review.html").write_text("<p>old page</p>")
-    policy = DetectorScanPolicy(detector, term_lists({}, {}), tmp_path / "unused.jsonl", 4)
+    roles = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
+    policy = DetectorScanPolicy(detector, roles, tmp_path / "unused.jsonl", 4)
     contents, summary = review_contents(review, [], SALT, 4, policy)
     bundled = b"".join(c for c in contents.values() if isinstance(c, bytes))
     assert b"Wojciechowski" not in bundled and b"5309" not in bundled

@@ -379,7 +379,7 @@ def test_adapter_config_is_the_same_whatever_the_hash_seed(
 
 
 def test_eval_split_keeps_each_conversation_on_one_side() -> None:
-    from components.train import eval_conversations
+    from components.tasks import eval_conversations
 
     ids = [f"c{i}" for i in range(200)]
     held = eval_conversations(ids, 0.1, seed=13)

@@ -12,7 +12,7 @@ import pytest
 from veiltune.cli import STAGE_HELP, build_parser, main
 
 REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
-COMMANDS = [*STAGE_HELP, "anonymize", "detect", "flow", "serve", "promote", "demote"]
+COMMANDS = [*STAGE_HELP, "anonymize", "detect", "flow", "serve", "promote", "demote", "purge-raw"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
