@@ -309,7 +309,6 @@ def register_version(
         "train_corpus": evidence.corpus,
         "promotion_decision": CHAMPION if decision.champion else CANDIDATE,
         "promotion_reason": decision.reason,
-        FINGERPRINT_TAG: registration_fingerprint(adapter_dir, tags, evidence, rule),
         PREVIOUS_CHAMPION_TAG: previous.version if previous else "",
     }
     version, run_id = _log_and_register(

@@ -585,11 +585,10 @@ def register(params_path: Path) -> dict[str, Any]:
     if version is None:
         with tracking.stage_run("register", config.experiment):
             version = registry.register_version(
-                MlflowClient(), paths.ADAPTER, paths.BASE_MODEL, config.model_name, tags,
-                evidence, rule,
+                MlflowClient(), paths.ADAPTER, paths.BASE_MODEL, config.model_name,
+                {**tags, registry.FINGERPRINT_TAG: fingerprint}, evidence, rule,
             )  # fmt: skip
-            tracking.log_flat_params("register", asdict(config))
-            tracking.log_numeric_metrics({"champion": registry.CHAMPION in version.aliases})
+            _log_stage("register", config, {"champion": registry.CHAMPION in version.aliases}, [])
     metrics = version.to_metrics()
     write_json_atomic(paths.metrics_file("register"), metrics)
     logger.info("%s v%s: %s", config.model_name, version.version, version.decision_reason)
