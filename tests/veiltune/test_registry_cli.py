@@ -258,8 +258,9 @@ def test_a_locked_store_is_one_error_naming_it(
 ) -> None:
     import sqlite3
 
-    write_metrics(workspace)
-    register(workspace)
+    from components.tracking import configure_tracking
+
+    configure_tracking("veiltune")  # the store exists, as after any stage
     lock = sqlite3.connect(workspace / "mlflow.db", isolation_level=None)
     lock.execute("BEGIN EXCLUSIVE")
     try:
