@@ -36,7 +36,7 @@ from components.anonymize.engine import (
     text_fields,
 )
 from components.anonymize.term_lists import TermLists
-from components.bundle_scan import text_views
+from components.bundle_scan import HTML_SUFFIXES, PNG_SIGNATURE, describe_leaks, text_views
 from components.corpus import Conversation, Turn, conversation_from_record, read_corpus
 from components.pi_inventory import is_specific, normalized
 
@@ -45,9 +45,7 @@ _PLACEHOLDER = re.compile(r"\[[A-Z][A-Z0-9_]*\]")
 # words joined by underscores, and long hex runs.
 _MACHINE_TOKEN = re.compile(r"\b\w*_\w*\b|\b[0-9a-f]{16,}\b")
 _WORD = re.compile(r"[^\W\d_]+")
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CHUNK_CHARS = 20_000  # texts are cut at line ends into pieces the NER pipeline reads quickly
-_HTML_SUFFIXES = (".html", ".htm", ".xml", ".svg")
 
 
 @dataclass(frozen=True)
@@ -71,10 +69,7 @@ class DetectorScan:
         }
 
     def describe_leaks(self) -> str:
-        return "; ".join(
-            f"{name}: " + ", ".join(f"{n} {t}" for t, n in sorted(types.items()))
-            for name, types in sorted(self.leaks.items())
-        )
+        return describe_leaks(self.leaks)
 
 
 @dataclass(frozen=True)
@@ -166,9 +161,9 @@ def _prose(files: Iterable[tuple[str, bytes]]) -> Iterator[tuple[str, str]]:
         texts, _reason = text_views(name, data)
         if not texts:
             continue
-        if data.startswith(_PNG_SIGNATURE):
+        if data.startswith(PNG_SIGNATURE):
             yield name, "\n".join(texts)  # its text chunks
-        elif PurePosixPath(name).suffix.lower() in _HTML_SUFFIXES:
+        elif PurePosixPath(name).suffix.lower() in HTML_SUFFIXES:
             yield name, html_text(texts[0])
         else:
             # JSON: its strings (the last view), so escapes do not glue words together.

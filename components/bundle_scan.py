@@ -31,10 +31,10 @@ from components.pi_inventory import InventoryEntry, find_leaks, salted_digest
 # The tokens components.pi_inventory.normalized compares (entity_tokens' pattern), kept with
 # their offsets so that a found value can be masked in place.
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _PNG_TEXT_CHUNKS = (b"tEXt", b"zTXt", b"iTXt")
 _JSON_SUFFIXES = (".json", ".jsonl", ".ipynb")
-_HTML_SUFFIXES = (".html", ".htm", ".xml", ".svg")
+HTML_SUFFIXES = (".html", ".htm", ".xml", ".svg")
 RESIDUAL_MARK = "[RESIDUAL_{}]"
 
 
@@ -59,10 +59,15 @@ class BundleScan:
         }
 
     def describe_leaks(self) -> str:
-        return "; ".join(
-            f"{name}: " + ", ".join(f"{n} {t}" for t, n in sorted(types.items()))
-            for name, types in sorted(self.leaks.items())
-        )
+        return describe_leaks(self.leaks)
+
+
+def describe_leaks(leaks: Mapping[str, Mapping[str, int]]) -> str:
+    """``file: 2 PERSON_NAME, 1 PHONE_NUMBER; ...``: where and what, never a value."""
+    return "; ".join(
+        f"{name}: " + ", ".join(f"{n} {t}" for t, n in sorted(types.items()))
+        for name, types in sorted(leaks.items())
+    )
 
 
 def scan_bundle(
@@ -143,7 +148,7 @@ def text_views(name: str, data: bytes) -> tuple[list[str], str | None]:
 
     A file decodes as text when it is UTF-8 with no NUL byte.
     """
-    if data.startswith(_PNG_SIGNATURE):
+    if data.startswith(PNG_SIGNATURE):
         return png_text_chunks(data), "PNG image: text chunks scanned, pixels not read"
     if b"\x00" in data:
         return [], f"binary file ({_kind(name)}): no text to scan"
@@ -153,7 +158,7 @@ def text_views(name: str, data: bytes) -> tuple[list[str], str | None]:
         return [], f"binary file ({_kind(name)}): not UTF-8 text"
     suffix = PurePosixPath(name).suffix.lower()
     views = [text]
-    if suffix in _HTML_SUFFIXES or "&" in text:
+    if suffix in HTML_SUFFIXES or "&" in text:
         views.append(html.unescape(text))
     if suffix in _JSON_SUFFIXES:
         views.append("\n".join(_json_strings(text)))
@@ -194,7 +199,7 @@ def _strings(value: Any) -> Iterator[str]:
 def png_text_chunks(data: bytes) -> list[str]:
     """The text of a PNG's tEXt, zTXt and iTXt chunks (keyword and value)."""
     texts = []
-    position = len(_PNG_SIGNATURE)
+    position = len(PNG_SIGNATURE)
     while position + 8 <= len(data):
         (length,) = struct.unpack(">I", data[position : position + 4])
         kind = data[position + 4 : position + 8]
