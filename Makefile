@@ -58,6 +58,6 @@ clean:
 	rm -rf data models metrics exports mlartifacts mlflow.db .veiltune
 
 # Erase every copy of raw and conversation text, DVC's cache and run cache included
-# (README "Raw data at rest"); `make clean` alone leaves DVC's cache.
+# (README "Safety"); `make clean` alone leaves DVC's cache.
 purge-raw: setup
 	$(BIN)/veiltune purge-raw --yes
