@@ -170,10 +170,12 @@ def _pi_from(value: Any, turns: tuple[Turn, ...], where: str) -> tuple[PiSpan, .
 
 
 def _integer(item: dict[str, Any], key: str, prefix: str, where: str) -> int:
-    """An integer as JSON wrote it: ``false``, ``8.9`` and ``"16"`` are not offsets."""
+    """An integer as JSON wrote it: ``false``, ``8.9`` and ``"16"`` are not offsets. The
+    error names the value's type, never the value (a corpus field may hold anything)."""
     value = item.get(key)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise InputError(f"{where}: key '{prefix}.{key}' must be an integer, got {value!r}")
+        got = _json_type(value) if key in item else "nothing"
+        raise InputError(f"{where}: key '{prefix}.{key}' must be an integer, got {got}")
     return value
 
 

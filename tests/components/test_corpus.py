@@ -49,11 +49,11 @@ def test_reads_turns_and_plain_records(tmp_path: Path) -> None:
         (b'{"id": "a", "turns": [{"text": "hi"}, {"text": ""}]}\n',
          "corpus.jsonl:1: key 'turns[1].text' is empty"),
         (b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": false, "start": 1, "end": 9, '
-         b'"entity_type": "X"}]}\n', "key 'pi[0].turn' must be an integer, got False"),
+         b'"entity_type": "X"}]}\n', "key 'pi[0].turn' must be an integer, got a boolean"),
         (b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": 0, "start": 8.9, "end": 9, '
-         b'"entity_type": "X"}]}\n', "key 'pi[0].start' must be an integer, got 8.9"),
+         b'"entity_type": "X"}]}\n', "key 'pi[0].start' must be an integer, got a number"),
         (b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": 0, "start": 8, "end": "16", '
-         b'"entity_type": "X"}]}\n', "key 'pi[0].end' must be an integer, got '16'"),
+         b'"entity_type": "X"}]}\n', "key 'pi[0].end' must be an integer, got a string"),
         (b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": 0, "start": 8, "end": 9, '
          b'"entity_type": ""}]}\n', "key 'pi[0].entity_type' must be a non-empty string"),
         (b'{"id": "a", "text": "hi", "pi": ["x"]}\n', "key 'pi[0]' must be an object"),
