@@ -21,9 +21,9 @@ from typing import Any
 
 from audits.lm import chat_prefix_ids, continuation_logprobs
 from audits.result import AuditResult
-from components.canaries import Canary
-from components.corpus import Conversation
-from components.tasks import continuation_cut, continuation_prompt, transcript
+from components.core.corpus import Conversation
+from components.ingest.canaries import Canary
+from components.train.tasks import continuation_cut, continuation_prompt, transcript
 
 NAME = "canary"
 

@@ -16,9 +16,9 @@ from typing import Any
 from audits.extraction import answer_offsets
 from audits.lm import assistant_token_losses
 from audits.result import AuditResult
-from components.corpus import Conversation
-from components.pi_inventory import normalized
-from components.tasks import continuation_cut, split_for_continuation
+from components.core.corpus import Conversation
+from components.ingest.pi_inventory import normalized
+from components.train.tasks import continuation_cut, split_for_continuation
 
 NAME = "membership"
 

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from audits.result import AuditResult
-from components.canaries import CANARY_FORMATS
-from components.corpus import Conversation
-from components.pi_inventory import InventoryEntry, find_leaks
-from components.tasks import TASK_PROMPTS, TRAIN_TASKS, split_for_continuation, transcript
+from components.core.corpus import Conversation
+from components.ingest.canaries import CANARY_FORMATS
+from components.ingest.pi_inventory import InventoryEntry, find_leaks
+from components.train.tasks import TASK_PROMPTS, TRAIN_TASKS, split_for_continuation, transcript
 
 NAME = "pii_output"
 

@@ -27,7 +27,7 @@ RESULTS = REPO / "benchmarks" / "results"
 def bench_texts(limit: int = 1000) -> list[str]:
     if SHARED.is_file():
         return [r["full_text"] for r in json.loads(SHARED.read_text())[:limit]]
-    from components.generate import generate_corpus
+    from components.ingest.generate import generate_corpus
 
     return [t.text for c in generate_corpus(200, 1) for t in c.turns][:limit]
 
@@ -45,8 +45,8 @@ def bench_detection(texts: list[str]) -> dict[str, float]:
 
     from components.anonymize.factory import anonymization_policy, build_detector, detection_records
     from components.anonymize.presidio_backend import use_offline_public_suffix_list
-    from components.config import AnonymizeConfig
-    from components.corpus import Conversation, Turn
+    from components.core.config import AnonymizeConfig
+    from components.core.corpus import Conversation, Turn
 
     use_offline_public_suffix_list()
     n_chars = sum(map(len, texts))
@@ -76,8 +76,8 @@ def bench_detection(texts: list[str]) -> dict[str, float]:
 def bench_workers(n_conversations: int = 600) -> dict[str, float]:
     """Anonymization throughput with 1 and 2 worker processes (model loading included)."""
     from components.anonymize.stream import anonymize_stream
-    from components.config import AnonymizeConfig
-    from components.generate import generate_corpus
+    from components.core.config import AnonymizeConfig
+    from components.ingest.generate import generate_corpus
 
     corpus = generate_corpus(n_conversations, seed=3)
     n_chars = sum(len(t.text) for c in corpus for t in c.turns)
@@ -95,7 +95,7 @@ def bench_memory(sizes: tuple[int, ...] = (200, 800, 3200)) -> dict[str, float]:
     """Peak memory of `veiltune anonymize` on corpora 4× and 16× larger: flat means streaming."""
     import subprocess
 
-    from components.generate import generate_corpus
+    from components.ingest.generate import generate_corpus
 
     peaks: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -125,11 +125,11 @@ def bench_train_step(steps: int = 6) -> dict[str, float]:
 
     Two padded baselines: each batch padded to its longest example (what veiltune does with
     packing off), and every sequence padded to ``max_seq_length`` (fixed shapes)."""
-    from components.base_model import BUNDLED_SMOLLM2, materialize_base_model
-    from components.config import DialogSumConfig, TrainConfig
-    from components.dialogsum import read_dialogsum
-    from components.generate import generate_corpus
-    from components.train import train_lora
+    from components.base_model.materialize import BUNDLED_SMOLLM2, materialize_base_model
+    from components.core.config import DialogSumConfig, TrainConfig
+    from components.ingest.dialogsum import read_dialogsum
+    from components.ingest.generate import generate_corpus
+    from components.train.lora import train_lora
 
     results: dict[str, float] = {}
     modes = {

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.errors import ParamsError
+from components.core.errors import ParamsError
 
 # In code, not params.yaml: a list kept in params could itself be overridden from the UI.
 PROTECTED_PARAMS = (

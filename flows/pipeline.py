@@ -16,10 +16,10 @@ from prefect import flow, get_run_logger, task
 from prefect.context import FlowRunContext
 from prefect.runtime import deployment, flow_run
 
-from components import config as cfg
-from components import tracking
-from components.dvc_cli import dvc_command
-from components.errors import ParamsError, VeiltuneError
+from components.core import config as cfg
+from components.core import tracking
+from components.core.dvc_cli import dvc_command
+from components.core.errors import ParamsError, VeiltuneError
 from flows.overrides import (
     allowed_from_environment,
     export_allowed,

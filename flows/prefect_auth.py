@@ -19,7 +19,7 @@ import stat
 import sys
 from pathlib import Path
 
-from components.errors import InputError
+from components.core.errors import InputError
 
 AUTH_FILE = Path(".prefect") / "auth"
 AUTH_USER = "veiltune"

@@ -20,7 +20,7 @@ SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 @pytest.fixture(scope="session")
 def detector():  # type: ignore[no-untyped-def]
     from components.anonymize.factory import build_detector
-    from components.config import AnonymizeConfig
+    from components.core.config import AnonymizeConfig
 
     return build_detector(AnonymizeConfig())
 
@@ -28,7 +28,7 @@ def detector():  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def base_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled SmolLM2 converted once into a plain Hugging Face folder."""
-    from components.base_model import BUNDLED_SMOLLM2, materialize_base_model
+    from components.base_model.materialize import BUNDLED_SMOLLM2, materialize_base_model
 
     folder = tmp_path_factory.mktemp("base") / "model"
     materialize_base_model(BUNDLED_SMOLLM2, folder)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from components.gate_binding import CORPUS_KEY, RISK_TABLE_KEY
-from components.lineage import sha256_file
-from components.pi_inventory import InventoryEntry
+from components.core.lineage import sha256_file
+from components.gate.binding import CORPUS_KEY, RISK_TABLE_KEY
+from components.ingest.pi_inventory import InventoryEntry
 from tests.pipeline_repo import TINY_DIALOGSUM, dvc_repro, make_pipeline_repo
 
 pytestmark = pytest.mark.slow
@@ -133,8 +133,8 @@ def test_registered_model_loads_back_and_generates(
 def test_export_bundle_verifies(repo: Path) -> None:
     from mlflow.tracking import MlflowClient
 
-    from components.export import verify_bundle
-    from components.lineage import sha256_file
+    from components.core.lineage import sha256_file
+    from components.export.bundle import verify_bundle
 
     bundle = repo / "exports" / "bundle"
     manifest = json.loads((bundle / "manifest.json").read_text())
@@ -171,7 +171,7 @@ def test_export_report_reads_top_to_bottom(repo: Path) -> None:
 
 
 def _inventory_and_salt(repo: Path) -> tuple[list[InventoryEntry], str]:
-    from components.pi_inventory import read_inventory
+    from components.ingest.pi_inventory import read_inventory
 
     entries = read_inventory(repo / "data" / "pi_inventory" / "gold.jsonl")
     return entries, (repo / "data" / "raw" / "salt").read_text().strip()
@@ -179,8 +179,8 @@ def _inventory_and_salt(repo: Path) -> tuple[list[InventoryEntry], str]:
 
 def _a_raw_identifying_value(repo: Path, entries: list[InventoryEntry], salt: str) -> str:
     """A value of the raw corpus that the inventory holds as identifying."""
-    from components.corpus import load_corpus
-    from components.pi_inventory import normalized, salted_digest
+    from components.core.corpus import load_corpus
+    from components.ingest.pi_inventory import normalized, salted_digest
 
     specific = {e.digest for e in entries if e.specific and e.n_chars >= 8}
     for conversation in load_corpus(repo / "data" / "raw" / "corpus.jsonl"):
@@ -196,7 +196,7 @@ def _a_raw_identifying_value(repo: Path, entries: list[InventoryEntry], salt: st
 def test_the_bundle_pi_scan_passes_and_catches_a_planted_value(repo: Path, tmp_path: Path) -> None:
     import shutil
 
-    from components.bundle_scan import scan_bundle
+    from components.export.scan import scan_bundle
 
     entries, salt = _inventory_and_salt(repo)
     bundle = repo / "exports" / "bundle"
@@ -279,8 +279,8 @@ def test_export_refuses_a_bundle_with_planted_pi_and_writes_nothing(
 
 
 def test_no_raw_pi_outside_the_raw_data(repo: Path) -> None:
-    from components.corpus import load_corpus
-    from components.lineage import sha256_file
+    from components.core.corpus import load_corpus
+    from components.core.lineage import sha256_file
 
     values = set()
     for conversation in load_corpus(repo / "data" / "raw" / "corpus.jsonl"):

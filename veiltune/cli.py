@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from veiltune import paths
+from components.core import paths
 
 # Nothing downloads at run time; Prefect and Great Expectations send no analytics.
 OFFLINE_ENVIRONMENT = {
@@ -274,8 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # MLflow logs a store error with its traceback before raising it; store_errors reports
     # it once, naming the store and what to do.
     logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)
-    from components.errors import VeiltuneError
-    from components.tracking import store_errors
+    from components.core.errors import VeiltuneError
+    from components.core.tracking import store_errors
 
     try:
         with store_errors():

@@ -10,12 +10,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from components import config as cfg
-from components import lineage, tracking
-from components.corpus import Conversation, load_corpus
-from components.errors import GateFailed, InputError, ParamsError
-from components.gate_binding import CORPUS_KEY
-from components.jsonio import (
+from components.core import config as cfg
+from components.core import lineage, paths, tracking
+from components.core.corpus import Conversation, load_corpus
+from components.core.errors import GateFailed, InputError, ParamsError
+from components.core.jsonio import (
     PRIVATE,
     atomic_path,
     check_input_file,
@@ -25,8 +24,8 @@ from components.jsonio import (
     write_jsonl_atomic,
     write_text_atomic,
 )
-from components.lineage import sha256_file
-from veiltune import paths
+from components.core.lineage import sha256_file
+from components.gate.binding import CORPUS_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -62,9 +61,9 @@ def _log_stage(stage: str, config: Any, metrics: dict[str, Any], artifacts: list
 
 
 def ingest(params_path: Path) -> dict[str, Any]:
-    from components.canaries import plant_canaries
-    from components.ingest import corpus_metrics, ingest_corpus, split_ids
-    from components.pi_inventory import inventory_entries, new_salt
+    from components.ingest.canaries import plant_canaries
+    from components.ingest.pi_inventory import inventory_entries, new_salt
+    from components.ingest.sources import corpus_metrics, ingest_corpus, split_ids
 
     config: cfg.IngestConfig = cfg.load_stage_config(params_path, "ingest")
     conversations = ingest_corpus(config, params_path.parent)  # validated before any write
@@ -95,7 +94,7 @@ def ingest(params_path: Path) -> dict[str, Any]:
 
 
 def base_model(params_path: Path) -> dict[str, Any]:
-    from components.base_model import materialize_base_model
+    from components.base_model.materialize import materialize_base_model
 
     config: cfg.BaseModelConfig = cfg.load_stage_config(params_path, "base_model")
     with tracking.stage_run("base_model", _experiment(params_path)):
@@ -144,7 +143,7 @@ def _anonymize_files(
     from tqdm import tqdm
 
     from components.anonymize.stream import AnonymizationTally, anonymize_stream
-    from components.corpus import read_corpus
+    from components.core.corpus import read_corpus
 
     tally = AnonymizationTally()
     started = time.perf_counter()
@@ -190,9 +189,9 @@ def evaluate_detection(
     """Score the anonymize stage's detector on labelled data; write and log the metrics."""
     import mlflow
 
+    from components.anonymize.evaluation.datasets import load_labelled
+    from components.anonymize.evaluation.run import evaluate_detection as run_evaluation
     from components.anonymize.factory import anonymization_policy, build_detector
-    from components.evaluation.datasets import load_labelled
-    from components.evaluation.run import evaluate_detection as run_evaluation
 
     check_paths([path] if path is not None else [], [output])
     config: cfg.AnonymizeConfig = cfg.load_stage_config(params_path, "anonymize")
@@ -214,9 +213,9 @@ def risk(params_path: Path) -> dict[str, Any]:
     """Score what survived in every conversation: by ground truth where it is labelled
     (``risk.source: auto``), else by the automatic second-opinion scan, which also runs on
     every conversation; the gate reads the chosen scores."""
-    from components.corpus_risk import conversation_sources, score_corpus
-    from components.jsonio import iter_jsonl
-    from components.risk import RiskPolicy
+    from components.core.jsonio import iter_jsonl
+    from components.risk.corpus import conversation_sources, score_corpus
+    from components.risk.scoring import RiskPolicy
 
     config: cfg.RiskConfig = cfg.load_stage_config(params_path, "risk")
     threshold = cfg.load_stage_config(params_path, "gate").threshold
@@ -245,7 +244,7 @@ def risk(params_path: Path) -> dict[str, Any]:
 def _write_risk_outputs(
     table: Any, estimate_table: Any, items: list[Any], metrics: dict[str, Any], threshold: float
 ) -> list[Path]:
-    from components.risk_report import risk_histogram_png, risk_report_html, risk_table_markdown
+    from components.risk.report import risk_histogram_png, risk_report_html, risk_table_markdown
 
     png = risk_histogram_png(
         [int(v) for v in table["score"]], threshold, metrics["mean"], metrics["std"]
@@ -291,8 +290,8 @@ def _write_review_sample(
     threshold: float,
     output_dir: Path,
 ) -> dict[str, Any]:
-    from components.review import review_sample
-    from components.risk_report import review_page_html
+    from components.review.sample import review_sample
+    from components.risk.report import review_page_html
 
     scores = dict(zip(table["conversation_id"], table["score"].astype(int), strict=True))
     records = review_sample(
@@ -313,9 +312,9 @@ def review_import(params_path: Path, input_path: Path, output: Path) -> dict[str
     """Score reviewers' annotations; report them next to the automatic estimate."""
     import pandas as pd
 
-    from components.residual_scan import estimate_items
-    from components.review import annotated_summary, count_by_type, read_annotations
-    from components.risk import RiskPolicy, summarize_scores
+    from components.review.sample import annotated_summary, count_by_type, read_annotations
+    from components.risk.estimate import estimate_items
+    from components.risk.scoring import RiskPolicy, summarize_scores
 
     check_paths([input_path], [output])
     config: cfg.RiskConfig = cfg.load_stage_config(params_path, "risk")
@@ -340,8 +339,8 @@ def gate(params_path: Path) -> dict[str, Any]:
     import mlflow
     import pandas as pd
 
-    from components.gate import validate_risk_table
-    from components.gate_binding import gate_digests
+    from components.gate.binding import gate_digests
+    from components.gate.suite import validate_risk_table
 
     config: cfg.GateConfig = cfg.load_stage_config(params_path, "gate")
     risk_file = paths.metrics_file("risk")
@@ -372,11 +371,11 @@ def gate(params_path: Path) -> dict[str, Any]:
 
 def evaluate(params_path: Path) -> dict[str, Any]:
     """Utility of the trained adapter (and the base model zero-shot) on held-out raw text."""
-    from components.adapter_model import load_adapter, load_base
-    from components.dialogsum import DATASET, MAIN, split_by_dataset
-    from components.tasks import label_options
-    from components.train import read_label_options
-    from components.utility import evaluate_datasets
+    from components.evaluate.utility import evaluate_datasets
+    from components.ingest.dialogsum import DATASET, MAIN, split_by_dataset
+    from components.train.adapter import load_adapter, load_base
+    from components.train.lora import read_label_options
+    from components.train.tasks import label_options
 
     config: cfg.EvaluateConfig = cfg.load_stage_config(params_path, "evaluate")
     variant = cfg.load_stage_config(params_path, "train").corpus
@@ -412,7 +411,7 @@ def utility_report(params_path: Path, output_dir: Path) -> dict[str, Any]:
 
     import mlflow
 
-    from components.utility_report import (
+    from components.evaluate.report import (
         collect_variants,
         comparison,
         report_chart_png,
@@ -448,7 +447,7 @@ def utility_report(params_path: Path, output_dir: Path) -> dict[str, Any]:
 def _require_gate_passed() -> str:
     """Train never runs on a corpus that failed the gate, or on another corpus than the one
     the gate passed, whatever called it; returns that corpus's sha256."""
-    from components.gate_binding import require_gate_passed
+    from components.gate.binding import require_gate_passed
 
     gate_file = paths.metrics_file("gate")
     verdict = json.loads(gate_file.read_text(encoding="utf-8")) if gate_file.is_file() else None
@@ -468,8 +467,8 @@ def _training_corpus(corpus: str) -> Path:
 def train(params_path: Path) -> dict[str, Any]:
     import mlflow
 
-    from components.tasks import mask_placeholders
-    from components.train import train_lora
+    from components.train.lora import train_lora
+    from components.train.tasks import mask_placeholders
 
     config: cfg.TrainConfig = cfg.load_stage_config(params_path, "train")
     gated_corpus = _require_gate_passed()
@@ -496,13 +495,13 @@ def train(params_path: Path) -> dict[str, Any]:
 def audit(params_path: Path) -> dict[str, Any]:
     """Attack the trained adapter; ``metrics/audit.json`` passes only if every audit did."""
     from audits.result import audit_summary
-    from audits.runner import AuditInputs, run_audits
-    from components.adapter_model import load_adapter
     from components.anonymize.factory import build_detector
-    from components.canaries import Canary
-    from components.jsonio import iter_jsonl
-    from components.pi_inventory import read_inventory
-    from components.tasks import training_examples
+    from components.audit.runner import AuditInputs, run_audits
+    from components.core.jsonio import iter_jsonl
+    from components.ingest.canaries import Canary
+    from components.ingest.pi_inventory import read_inventory
+    from components.train.adapter import load_adapter
+    from components.train.tasks import training_examples
 
     config: cfg.AuditConfig = cfg.load_stage_config(params_path, "audit")
     train_config: cfg.TrainConfig = cfg.load_stage_config(params_path, "train")
@@ -547,8 +546,8 @@ def _audit_figures(metrics: dict[str, Any]) -> dict[str, Any]:
 def register(params_path: Path) -> dict[str, Any]:
     from mlflow.tracking import MlflowClient
 
-    from components import registry
-    from components.gate_binding import require_trained_on_gated_corpus
+    from components.gate.binding import require_trained_on_gated_corpus
+    from components.register import registry
 
     config: cfg.RegisterConfig = cfg.load_stage_config(params_path, "register")
     corpus = cfg.load_stage_config(params_path, "train").corpus
@@ -598,7 +597,7 @@ def register(params_path: Path) -> dict[str, Any]:
 def promote(params_path: Path, version: str, force: bool, reason: str) -> dict[str, Any]:
     from mlflow.tracking import MlflowClient
 
-    from components.champion import promote as promote_version
+    from components.register.champion import promote as promote_version
 
     config: cfg.RegisterConfig = cfg.load_stage_config(params_path, "register")
     tracking.configure_tracking(config.experiment)
@@ -608,7 +607,7 @@ def promote(params_path: Path, version: str, force: bool, reason: str) -> dict[s
 def demote(params_path: Path, version: str) -> dict[str, Any]:
     from mlflow.tracking import MlflowClient
 
-    from components.champion import demote as demote_version
+    from components.register.champion import demote as demote_version
 
     config: cfg.RegisterConfig = cfg.load_stage_config(params_path, "register")
     tracking.configure_tracking(config.experiment)
@@ -631,15 +630,15 @@ EXPORT_METRICS = ("ingest", "base_model", "anonymize", "risk", "review", "gate",
 def export(params_path: Path) -> dict[str, Any]:
     """Write the compliance bundle (folder and zip), or nothing if its PI scan finds a value."""
     from components.anonymize.factory import anonymization_policy, build_detector
-    from components.bundle_detector_scan import DetectorScanPolicy
-    from components.compliance_export import (
+    from components.export.compliance import (
         ExportInputs,
         PiScanPolicy,
         bundle_contents,
         write_scanned_bundle,
     )
-    from components.export_sources import registry_status
-    from components.pi_inventory import read_inventory
+    from components.export.detector_scan import DetectorScanPolicy
+    from components.export.sources import registry_status
+    from components.ingest.pi_inventory import read_inventory
 
     config: cfg.ExportConfig = cfg.load_stage_config(params_path, "export")
     params = cfg.read_params(params_path)
@@ -696,8 +695,8 @@ def export(params_path: Path) -> dict[str, Any]:
 
 def export_verify(bundle: Path) -> dict[str, Any]:
     """Check a bundle folder or zip against its manifest; raise listing every problem."""
-    from components.errors import BundleTampered
-    from components.export import read_manifest, verify_bundle
+    from components.core.errors import BundleTampered
+    from components.export.bundle import read_manifest, verify_bundle
 
     problems = verify_bundle(bundle)
     if problems:
@@ -708,10 +707,10 @@ def export_verify(bundle: Path) -> dict[str, Any]:
 
 
 def purge_raw(root: Path, confirmed: bool) -> dict[str, Any]:
-    """Erase every raw copy under ``root`` (see ``components.purge``); list them unless
+    """Erase every raw copy under ``root`` (see ``components.core.purge``); list them unless
     ``confirmed``."""
-    from components.purge import purge_raw as erase
-    from components.purge import raw_copies
+    from components.core.purge import purge_raw as erase
+    from components.core.purge import raw_copies
 
     if not confirmed:
         listed = [p.relative_to(root).as_posix() for p in raw_copies(root)]

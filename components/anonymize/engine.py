@@ -8,10 +8,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from components.anonymize.placeholders import PlaceholderBook, entity_tokens
 from components.anonymize.spans import Span, resolve_overlaps
 from components.anonymize.term_lists import TermLists
-from components.corpus import Conversation, Turn
+from components.core.corpus import Conversation, Turn
+from components.core.placeholders import PlaceholderBook, entity_tokens
 
 # Names are propagated as whole words; shorter tokens are too ambiguous ("al", "ed").
 _MIN_PROPAGATED_TOKEN = 3

@@ -15,7 +15,7 @@ from spacy.tokens import Doc
 from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
 from components.anonymize.spans import Span, resolve_overlaps
 from components.anonymize.taxonomy import presidio_entities_for, to_dlp
-from components.errors import BackendError
+from components.core.errors import BackendError
 
 logger = logging.getLogger(__name__)
 

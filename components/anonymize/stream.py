@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from components.anonymize.engine import AnonymizationPolicy, Detector, Replacement, anonymize_corpus
-from components.config import AnonymizeConfig
-from components.corpus import Conversation
+from components.core.config import AnonymizeConfig
+from components.core.corpus import Conversation
 
 Result = tuple[Conversation, list[Replacement]]
 

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from components.anonymize.placeholders import entity_tokens
 from components.anonymize.spans import Span
-from components.errors import InputError
+from components.core.errors import InputError
+from components.core.placeholders import entity_tokens
 
 DICTIONARY_SCORE = 1.0
 

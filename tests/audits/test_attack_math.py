@@ -10,8 +10,8 @@ from audits.canary import candidate_secrets, estimated_exposure, exposure, rank_
 from audits.extraction import answer_offsets, extraction_prefix, reproduces
 from audits.membership import roc_auc, tpr_at_fpr
 from audits.result import AuditResult, audit_summary
-from components.canaries import Canary
-from components.corpus import Conversation, PiSpan, Turn
+from components.core.corpus import Conversation, PiSpan, Turn
+from components.ingest.canaries import Canary
 
 
 def test_exposure_from_rank() -> None:

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from audits.result import audit_summary
-from audits.runner import AuditInputs, run_audits
-from components.config import AnonymizeConfig, AuditConfig, TrainConfig
+from components.audit.runner import AuditInputs, run_audits
+from components.core.config import AnonymizeConfig, AuditConfig, TrainConfig
 
 pytestmark = pytest.mark.slow
 
@@ -36,14 +36,14 @@ def audited(
     base_model_dir: Path, detector: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, dict[str, Any]]:
     """``metrics/audit.json``-shaped results for the raw and the anonymized adapter."""
-    from components.adapter_model import load_adapter
     from components.anonymize.engine import anonymize_corpus
     from components.anonymize.factory import anonymization_policy
-    from components.canaries import plant_canaries
-    from components.generate import generate_corpus
-    from components.ingest import split_ids
-    from components.pi_inventory import inventory_entries
-    from components.train import train_lora
+    from components.ingest.canaries import plant_canaries
+    from components.ingest.generate import generate_corpus
+    from components.ingest.pi_inventory import inventory_entries
+    from components.ingest.sources import split_ids
+    from components.train.adapter import load_adapter
+    from components.train.lora import train_lora
 
     corpus = generate_corpus(20, SEED)
     splits = split_ids([c.id for c in corpus], 0.4, SEED)

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 from audits.pii_output import adversarial_prompts, audit_outputs, task_prompts
-from components.corpus import Conversation, PiSpan, Turn
-from components.pi_inventory import inventory_entries
+from components.core.corpus import Conversation, PiSpan, Turn
+from components.ingest.pi_inventory import inventory_entries
 
 SALT = "s"
 

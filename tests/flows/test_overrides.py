@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from components.errors import ParamsError
+from components.core.errors import ParamsError
 from flows import pipeline as pipeline_module
 from flows.overrides import (
     ALLOW_OVERRIDES_ENV,

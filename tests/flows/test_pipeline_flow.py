@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from components.errors import ParamsError
+from components.core.errors import ParamsError
 from flows.pipeline import (
     _stage_list,
     parse_overrides,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from components.errors import InputError
+from components.core.errors import InputError
 from flows.prefect_auth import AUTH_FILE, AUTH_USER, ensure_auth_string
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from components.export import build_bundle
-from tests.components.test_export import (
+from components.export.bundle import build_bundle
+from tests.export.test_bundle import (
     DEEP,
     bundle_entries,
     forge_zip,

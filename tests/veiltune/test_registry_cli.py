@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.gate_binding import CORPUS_KEY
-from components.lineage import sha256_file
+from components.core.lineage import sha256_file
+from components.gate.binding import CORPUS_KEY
 from veiltune.cli import main
 
 REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
@@ -258,7 +258,7 @@ def test_a_locked_store_is_one_error_naming_it(
 ) -> None:
     import sqlite3
 
-    from components.tracking import configure_tracking
+    from components.core.tracking import configure_tracking
 
     configure_tracking("veiltune")  # the store exists, as after any stage
     lock = sqlite3.connect(workspace / "mlflow.db", isolation_level=None)
@@ -275,8 +275,8 @@ def test_a_locked_store_is_one_error_naming_it(
 def test_a_read_only_store_says_what_to_do() -> None:
     from sqlalchemy.exc import OperationalError
 
-    from components.errors import BackendError
-    from components.tracking import store_errors
+    from components.core.errors import BackendError
+    from components.core.tracking import store_errors
 
     orig = sqlite3_error("attempt to write a readonly database")
     read_only = "read-only; make the file and its folder writable"

@@ -1,0 +1,190 @@
+"""Labelled texts from the formats veiltune evaluates on, with gold types mapped to DLP names.
+
+Gold spans of types the policy deliberately leaves in clear (dates, titles, nationalities;
+in WNUT also groups, products, creative works, and unlabelled URLs and @handles) are kept
+as ``NEUTRAL``: predictions over them are neither hits nor false positives.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from components.core.errors import InputError
+from components.core.jsonio import iter_jsonl
+from components.risk.scoring import base_info_type
+
+NEUTRAL = "NEUTRAL"
+
+PRESIDIO_RESEARCH_TYPES = {
+    "PERSON": "PERSON_NAME",
+    "ADDRESS": "STREET_ADDRESS",
+    "STREET_ADDRESS": "STREET_ADDRESS",
+    "LOCATION": "LOCATION",
+    "GPE": "LOCATION",
+    "ORGANIZATION": "ORGANIZATION_NAME",
+    "CREDIT_CARD": "CREDIT_CARD_NUMBER",
+    "PHONE_NUMBER": "PHONE_NUMBER",
+    "EMAIL_ADDRESS": "EMAIL_ADDRESS",
+    "US_SSN": "US_SOCIAL_SECURITY_NUMBER",
+    "IBAN_CODE": "IBAN_CODE",
+    "DOMAIN_NAME": "DOMAIN_NAME",
+    "US_DRIVER_LICENSE": "US_DRIVERS_LICENSE_NUMBER",
+    "IP_ADDRESS": "IP_ADDRESS",
+    "DATE_TIME": NEUTRAL,
+    "TITLE": NEUTRAL,
+    "PREFIX": NEUTRAL,
+    "NRP": NEUTRAL,
+}
+WNUT_TYPES = {
+    "person": "PERSON_NAME",
+    "location": "LOCATION",
+    "corporation": "ORGANIZATION_NAME",
+    "group": NEUTRAL,
+    "product": NEUTRAL,
+    "creative-work": NEUTRAL,
+}
+# URLs and @handles WNUT leaves unlabelled: neither hits nor false positives.
+_WNUT_UNLABELLED = re.compile(r"^(?:@\w+|https?://\S+|www\.\S+)$")
+
+
+@dataclass(frozen=True)
+class GoldSpan:
+    start: int
+    end: int
+    entity_type: str  # a DLP info type, or NEUTRAL
+
+
+@dataclass(frozen=True)
+class LabelledText:
+    id: str
+    text: str
+    gold: tuple[GoldSpan, ...]
+
+
+def load_labelled(kind: str, path: Path | None, limit: int | None = None) -> list[LabelledText]:
+    """Load ``kind`` (presidio_research | wnut17 | jsonl | embedded) from ``path``."""
+    loaders = {
+        "presidio_research": _presidio_research,
+        "wnut17": _wnut17,
+        "jsonl": _jsonl,
+    }
+    if kind == "embedded":
+        texts = list(_embedded(limit or 300))
+    elif kind in loaders:
+        if path is None or not path.is_file():
+            raise InputError(f"{path}: no such file (needed for dataset {kind!r})")
+        texts = list(loaders[kind](path))
+    else:
+        raise InputError(f"unknown dataset kind {kind!r}; one of: embedded, {', '.join(loaders)}")
+    if not texts:
+        raise InputError(f"{path}: no labelled texts")
+    texts = [replace(t, gold=neutral_titles(t.text, t.gold)) for t in texts]
+    return texts[:limit] if limit else texts
+
+
+_TITLE = re.compile(r"(?:mr|mrs|ms|mx|miss|dr|prof|sir|madam|dame|lord|lady)\.?(?=\s|$)\s*", re.I)
+
+
+def neutral_titles(text: str, gold: tuple[GoldSpan, ...]) -> tuple[GoldSpan, ...]:
+    """Titles are left in clear on purpose: a gold span that opens with one ("Mr. Ford",
+    or a lone "Dr." that a data set labels as a person) gives the title to ``NEUTRAL``."""
+    spans: list[GoldSpan] = []
+    for span in gold:
+        title = _TITLE.match(text, span.start, span.end)
+        if span.entity_type == NEUTRAL or not title:
+            spans.append(span)
+            continue
+        spans.append(GoldSpan(span.start, title.end(), NEUTRAL))
+        if title.end() < span.end:
+            spans.append(GoldSpan(title.end(), span.end, span.entity_type))
+    return tuple(spans)
+
+
+def _presidio_research(path: Path) -> Iterator[LabelledText]:
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InputError(f"{path}: not a JSON list of presidio-research records: {reason}") from exc
+    for i, record in enumerate(records):
+        gold = tuple(
+            GoldSpan(
+                s["start_position"],
+                s["end_position"],
+                PRESIDIO_RESEARCH_TYPES.get(s["entity_type"], s["entity_type"]),
+            )
+            for s in record["spans"]
+        )
+        yield LabelledText(f"pr-{i}", record["full_text"], gold)
+
+
+def _wnut17(path: Path) -> Iterator[LabelledText]:
+    sentence: list[tuple[str, str]] = []
+    count = 0
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            line = line.rstrip("\n")
+            if line.strip():
+                token, _, tag = line.partition("\t")
+                sentence.append((token, tag.strip() or "O"))
+            elif sentence:
+                count += 1
+                yield _wnut_sentence(f"wnut-{count}", sentence)
+                sentence = []
+    if sentence:
+        yield _wnut_sentence(f"wnut-{count + 1}", sentence)
+
+
+def _wnut_sentence(sentence_id: str, tokens: list[tuple[str, str]]) -> LabelledText:
+    """Join tokens with single spaces; BIO tags become character spans."""
+    parts: list[str] = []
+    gold: list[GoldSpan] = []
+    current: GoldSpan | None = None
+    current_label, offset = "", 0
+    for token, tag in tokens:
+        start, end = offset, offset + len(token)
+        offset = end + 1
+        parts.append(token)
+        prefix, _, label = tag.partition("-")
+        if prefix == "I" and current is not None and label == current_label:
+            current = GoldSpan(current.start, end, current.entity_type)
+            continue
+        if current is not None:
+            gold.append(current)
+            current = None
+        if prefix in {"B", "I"}:
+            current, current_label = GoldSpan(start, end, WNUT_TYPES.get(label, NEUTRAL)), label
+        elif _WNUT_UNLABELLED.match(token):
+            gold.append(GoldSpan(start, end, NEUTRAL))
+    if current is not None:
+        gold.append(current)
+    return LabelledText(sentence_id, " ".join(parts), tuple(gold))
+
+
+def _jsonl(path: Path) -> Iterator[LabelledText]:
+    for line_no, obj in iter_jsonl(path):
+        where = f"{path}:{line_no}"
+        if not isinstance(obj.get("text"), str) or "id" not in obj:
+            raise InputError(f"{where}: needs 'id' and a string 'text'")
+        try:
+            gold = tuple(GoldSpan(int(s), int(e), str(t)) for s, e, t in obj.get("gold", []))
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{where}: 'gold' must be a list of [start, end, type]") from exc
+        yield LabelledText(str(obj["id"]), obj["text"], gold)
+
+
+def _embedded(n_conversations: int) -> Iterator[LabelledText]:
+    from components.ingest.generate import generate_corpus
+
+    for conversation in generate_corpus(n_conversations, seed=2024):
+        for i, turn in enumerate(conversation.turns):
+            gold = tuple(
+                GoldSpan(s.start, s.end, base_info_type(s.entity_type))
+                for s in conversation.pi
+                if s.turn == i and s.field == "text"
+            )
+            yield LabelledText(f"{conversation.id}/{i}", turn.text, gold)

@@ -1,0 +1,69 @@
+"""Run the audits params select against one model, from the corpus's splits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from audits.canary import audit_canaries
+from audits.extraction import audit_extraction
+from audits.membership import audit_membership
+from audits.pii_output import adversarial_prompts, audit_outputs, task_prompts
+from audits.result import AuditResult
+from components.core.config import AuditConfig
+from components.core.corpus import Conversation
+from components.ingest.canaries import Canary
+from components.ingest.pi_inventory import InventoryEntry
+
+
+@dataclass(frozen=True)
+class AuditInputs:
+    """What the attacks know. Raw text is the attacker's side knowledge (the attacks score
+    or prompt with it); only anonymized text is ever shown in prompts whose outputs are
+    searched for PI, so a value in an output came from the model."""
+
+    train_raw: Sequence[Conversation]
+    heldout_raw: Sequence[Conversation]
+    heldout_anonymized: Sequence[Conversation]
+    canaries: Sequence[Canary]
+    inventory: Sequence[InventoryEntry]
+    salt: str
+
+
+def run_audits(
+    model: Any, tokenizer: Any, config: AuditConfig, inputs: AuditInputs, detector: Any = None
+) -> list[AuditResult]:
+    from components.train.adapter import generate
+
+    results = []
+    if "pii_output" in config.audits:
+        prompts = task_prompts(inputs.heldout_anonymized, config.n_prompts)
+        prompts += adversarial_prompts(inputs.heldout_anonymized)
+        outputs = generate(model, tokenizer, prompts, config.max_new_tokens)
+        pii = audit_outputs(
+            outputs, inputs.inventory, inputs.salt, config.min_value_chars, config.max_leaks,
+            detector,
+        )  # fmt: skip
+        results.append(pii)
+    if "canary" in config.audits and inputs.canaries:
+        hosts = {c.id: c for c in inputs.train_raw}
+        canary = audit_canaries(
+            model, tokenizer, inputs.canaries, hosts, config.canary_candidates,
+            config.max_canary_exposure, config.seed,
+        )  # fmt: skip
+        results.append(canary)
+    if "extraction" in config.audits:
+        extraction = audit_extraction(
+            model, tokenizer, inputs.train_raw, config.extraction_prefixes, config.extraction_k,
+            config.max_extraction_rate, config.max_prompt_tokens,
+        )  # fmt: skip
+        results.append(extraction)
+    if "membership" in config.audits:
+        n = config.mia_conversations
+        membership = audit_membership(
+            model, tokenizer, inputs.train_raw[:n], inputs.heldout_raw[:n], config.max_mia_auc,
+            config.max_prompt_tokens,
+        )  # fmt: skip
+        results.append(membership)
+    return results

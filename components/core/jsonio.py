@@ -1,0 +1,274 @@
+"""Strict JSONL reading and atomic writing: bad input is named by file and line, and a
+failed write never leaves a half-written output behind, nor touches anything but its own
+temporary folder."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import socket
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from components.core.errors import InputError
+
+# Deeper JSON is refused: a record of 100,000 nested brackets would otherwise end in a
+# RecursionError here or in any code that walks the record.
+MAX_JSON_DEPTH = 64
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF][0-9a-fA-F]{2}")
+# Each write works in a hidden sibling folder ``.<name>.veiltune-XXXX/`` holding the new
+# output and an owner file (pid and host); a folder whose owner is dead is debris of a
+# killed write and is removed on the next write to the same target.
+_PARTIAL = ".veiltune-"
+_OWNER = ".veiltune-owner"
+_LEGACY_PARTIAL = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}")
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line of a UTF-8 JSONL file.
+
+    Raises:
+        InputError: the file is missing, not UTF-8, or a line is not a JSON object, nests
+            deeper than ``MAX_JSON_DEPTH`` or holds a lone surrogate (no UTF-8 form).
+    """
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            obj = _parse_line(raw, f"{path}:{line_no}")
+            if obj is not None:
+                yield line_no, obj
+
+
+def _parse_line(raw: bytes, where: str) -> dict[str, Any] | None:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{where}: not valid UTF-8 (byte {exc.start}); re-encode the file as UTF-8"
+        ) from exc
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: malformed JSON: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise InputError(f"{where}: JSON nested too deeply (at most {MAX_JSON_DEPTH})") from exc
+    if not isinstance(obj, dict):
+        raise InputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    # Depth is at most the count of opening brackets: only a line with many is walked.
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth(obj) > MAX_JSON_DEPTH:
+        raise InputError(f"{where}: JSON nested too deeply (at most {MAX_JSON_DEPTH})")
+    if _SURROGATE_ESCAPE.search(raw):
+        _refuse_lone_surrogates(obj, where, "")
+    return obj
+
+
+def json_depth(value: Any) -> int:
+    """How deeply lists and objects nest in a parsed JSON value (a scalar is 0), without
+    recursing, so any depth can be measured."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth + 1)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _refuse_lone_surrogates(value: Any, where: str, key: str) -> None:
+    """A ``\\ud800`` escape parses into a string that no UTF-8 writer can write back."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(
+                f"{where}: key '{key or 'record'}' holds a lone UTF-16 surrogate "
+                f"(\\u{ord(value[exc.start]):04x}), which is not text; fix the escape"
+            ) from exc
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _refuse_lone_surrogates(k, where, key)
+            _refuse_lone_surrogates(v, where, f"{key}.{k}" if key else str(k))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _refuse_lone_surrogates(item, where, f"{key}[{i}]")
+
+
+def check_output_file(
+    path: Path, inputs: Iterable[Path | None] = (), create_parent: bool = False
+) -> None:
+    """Refuse an output path that does not name a file veiltune may replace, before any
+    work is done: an empty name, ``.`` or ``..``, an existing directory, a missing folder
+    (unless ``create_parent``), or the same file as one of ``inputs`` (the command's input
+    files and its other outputs).
+
+    Raises:
+        InputError: naming the path and what to give instead.
+    """
+    if path.name in ("", ".", ".."):
+        raise InputError(
+            f"output path {str(path)!r} names no file (empty, '.' or '..'); give a file path"
+        )
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory; give the path of a file to write")
+    if not create_parent and not path.parent.is_dir():
+        raise InputError(f"{path}: its folder {path.parent} does not exist")
+    for source in inputs:
+        if source is not None and same_file(path, source):
+            raise InputError(f"{path}: names the same file as {source}; write the output elsewhere")
+
+
+def check_input_file(path: Path) -> None:
+    """Refuse a missing input before anything slow (a model) loads."""
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (through links too, when both exist)."""
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
+
+
+@contextlib.contextmanager
+def atomic_path(path: Path, *, directory: bool = False) -> Iterator[Path]:
+    """Yield a temporary sibling of ``path``; move it onto ``path`` only if the block succeeds.
+
+    Whatever the block creates at the yielded path (a file, or a folder when ``directory``)
+    replaces ``path`` in one rename; an existing folder at ``path`` is replaced only in
+    ``directory`` mode. Cleanup removes only the temporary folder this call created.
+
+    Raises:
+        InputError: ``path`` is empty, ``.``, ``..``, the working folder or one above it,
+            or a folder where a file is to be written (or a file where a folder is).
+    """
+    _refuse_unsafe_target(path, directory)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_partials(path)
+    workdir = Path(tempfile.mkdtemp(prefix=f".{path.name}{_PARTIAL}", dir=path.parent))
+    (workdir / _OWNER).write_text(f"{os.getpid()} {socket.gethostname()}\n", encoding="utf-8")
+    tmp = workdir / path.name
+    try:
+        yield tmp
+        _move_into_place(tmp, path, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _refuse_unsafe_target(path: Path, directory: bool) -> None:
+    if path.name in ("", ".", ".."):
+        raise InputError(f"output path {str(path)!r} names no file or folder to write")
+    resolved = path.resolve()
+    if Path.cwd().resolve().is_relative_to(resolved):
+        raise InputError(f"{path}: is the working folder or one above it; refusing to replace it")
+    if path.is_dir() and not path.is_symlink() and not directory:
+        raise InputError(f"{path}: is a directory; give the path of a file to write")
+    if path.is_file() and directory:
+        raise InputError(f"{path}: is a file where a folder is to be written")
+
+
+def _move_into_place(tmp: Path, path: Path, workdir: Path) -> None:
+    """Rename ``tmp`` onto ``path``; an old folder there is moved aside into ``workdir``
+    first (and put back if the rename fails), so it is deleted only with ``workdir``."""
+    if not (path.is_dir() and not path.is_symlink()):
+        os.replace(tmp, path)
+        return
+    previous = workdir / f"{_OWNER}.previous"
+    os.replace(path, previous)
+    try:
+        os.replace(tmp, path)
+    except OSError:
+        os.replace(previous, path)
+        raise
+
+
+def remove_stale_partials(path: Path) -> list[Path]:
+    """Remove the temporary folders that killed writes to ``path`` left beside it; return them.
+
+    Only folders this module made are candidates: ``.<name>.veiltune-XXXX`` whose owner
+    process (same host) is gone, and the older ``.<name>.XXXXXXXX`` form holding nothing but
+    the partial output.
+    """
+    removed: list[Path] = []
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        return removed
+    for candidate in parent.iterdir():
+        if candidate.is_dir() and not candidate.is_symlink() and _is_stale(candidate, path.name):
+            shutil.rmtree(candidate, ignore_errors=True)
+            removed.append(candidate)
+    return removed
+
+
+def _is_stale(folder: Path, name: str) -> bool:
+    if folder.name.startswith(f".{name}{_PARTIAL}"):
+        return not _owner_alive(folder / _OWNER)
+    legacy = _LEGACY_PARTIAL.fullmatch(folder.name)
+    if legacy is None or legacy.group("name") != name:
+        return False
+    return {p.name for p in folder.iterdir()} <= {name}
+
+
+def _owner_alive(owner_file: Path) -> bool:
+    try:
+        pid_text, host = owner_file.read_text(encoding="utf-8").split()
+        pid = int(pid_text)
+    except (OSError, ValueError):
+        return False  # no readable owner: the write died before naming itself
+    if host != socket.gethostname():
+        return True  # another machine's write on a shared file system: not ours to judge
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+PRIVATE = 0o600  # a file of raw data: its owner reads and writes it, nobody else
+
+
+def private_folder(folder: Path) -> None:
+    """Create ``folder`` (and missing parents) readable by its owner only (0700), whatever
+    the umask; an existing one is made so."""
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)
+
+
+def write_text_atomic(path: Path, text: str, mode: int | None = None) -> None:
+    """Write ``text`` to ``path`` atomically (UTF-8); ``mode`` sets its permissions."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+        if mode is not None:
+            tmp.chmod(mode)
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write ``obj`` as pretty, key-sorted JSON atomically."""
+    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def write_jsonl_atomic(
+    path: Path, records: Iterable[dict[str, Any]], mode: int | None = None
+) -> int:
+    """Stream ``records`` to ``path`` as JSONL atomically; return how many were written.
+    ``mode`` sets the file's permissions before any record is written."""
+    count = 0
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as handle:
+        if mode is not None:
+            tmp.chmod(mode)
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+    return count

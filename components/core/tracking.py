@@ -1,0 +1,193 @@
+"""MLflow tracking: one parent run per pipeline run, a nested run per stage.
+
+Stages run as separate processes (DVC calls them one by one), so the parent run is found
+through ``VEILTUNE_PARENT_RUN_ID`` (set by the Prefect flow, which opens and closes it) or a
+small state file that the first stage of a pipeline run writes and the export stage, the
+last one, removes. A parent found through the state file is RUNNING only while one of its
+stages runs: each stage ends it again (FAILED, and forgotten, when the stage failed), so a
+stage run by hand, or a ``dvc repro`` that stops before export, leaves no run RUNNING. The
+next stage reopens it if it ended less than ``REOPEN_WINDOW_S`` ago; later, a new pipeline
+run begins.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from components.core.errors import BackendError
+
+DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+DEFAULT_ARTIFACT_ROOT = "mlartifacts"
+PARENT_RUN_ENV = "VEILTUNE_PARENT_RUN_ID"
+PIPELINE_STATE = Path(".veiltune") / "pipeline_run.json"
+# DVC starts each stage as soon as the previous one ends: a longer gap is a new pipeline run.
+REOPEN_WINDOW_S = 600
+
+
+# What the tracking store's errors mean, and what to do about them.
+_STORE_ADVICE = {
+    "database is locked": "another process (an MLflow UI, a second pipeline run) holds it; "
+    "wait for it to finish or stop it, then run again",
+    "readonly database": "it is read-only; make the file and its folder writable (SQLite "
+    "writes a journal beside it) or set MLFLOW_TRACKING_URI to a writable store",
+    "unable to open database": "it cannot be opened; check that its folder exists and is "
+    "writable, or set MLFLOW_TRACKING_URI",
+    "disk i/o error": "the disk failed or is full; free space and run again",
+}
+
+
+def tracking_uri() -> str:
+    """The store MLflow writes to: ``MLFLOW_TRACKING_URI``, or ``mlflow.db`` here."""
+    # An absolute path: MLflow caches stores by URI, and a relative one changes with the cwd.
+    default = f"sqlite:///{Path(DEFAULT_TRACKING_URI.removeprefix('sqlite:///')).resolve()}"
+    return os.environ.get("MLFLOW_TRACKING_URI", default)
+
+
+@contextlib.contextmanager
+def store_errors() -> Iterator[None]:
+    """Translate a failing tracking store (locked, read-only, missing) into one
+    ``BackendError`` naming the store and what to do, instead of a database traceback.
+    Any other error passes through unchanged (nothing is imported unless one happens)."""
+    try:
+        yield
+    except Exception as exc:
+        advice = _store_advice(exc)
+        if advice is None:
+            raise
+        # SQLAlchemy's first line reads "(sqlite3.OperationalError) database is locked".
+        message = re.sub(r"^\([\w.]+\)\s*", "", str(getattr(exc, "orig", None) or exc))
+        reason = message.splitlines()[0] if message else type(exc).__name__
+        raise BackendError(f"MLflow store {tracking_uri()}: {reason}; {advice}") from exc
+
+
+def _store_advice(exc: Exception) -> str | None:
+    """What to do about a store error of SQLAlchemy's or MLflow's; None for anything else."""
+    if not type(exc).__module__.startswith(("sqlalchemy", "mlflow")):
+        return None
+    text = str(getattr(exc, "orig", None) or exc).lower()
+    return next((advice for key, advice in _STORE_ADVICE.items() if key in text), None)
+
+
+def configure_tracking(experiment: str) -> str:
+    """Point MLflow at the project's store and return the experiment's id."""
+    import mlflow
+
+    mlflow.set_tracking_uri(tracking_uri())
+    found = mlflow.get_experiment_by_name(experiment)
+    if found is not None:
+        return str(found.experiment_id)
+    artifact_root = Path(DEFAULT_ARTIFACT_ROOT).resolve().as_uri()
+    return str(mlflow.create_experiment(experiment, artifact_location=artifact_root))
+
+
+def start_pipeline_run(experiment_id: str, tags: dict[str, str] | None = None) -> str:
+    """Open a parent run for one pipeline run and return its id (the run stays open)."""
+    from mlflow.tracking import MlflowClient
+
+    run = MlflowClient().create_run(
+        experiment_id,
+        run_name=f"pipeline-{time.strftime('%Y%m%d-%H%M%S')}",
+        tags={"veiltune.kind": "pipeline", **(tags or {})},
+    )
+    return str(run.info.run_id)
+
+
+def pipeline_run_id(experiment_id: str) -> str:
+    """The parent run of the pipeline run in progress (RUNNING), opening one if there is none."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
+    if os.environ.get(PARENT_RUN_ENV):
+        return os.environ[PARENT_RUN_ENV]
+    if PIPELINE_STATE.is_file():
+        run_id = str(json.loads(PIPELINE_STATE.read_text(encoding="utf-8"))["run_id"])
+        client = MlflowClient()
+        try:
+            info = client.get_run(run_id).info
+        except MlflowException:  # a deleted run or another store: open anew
+            info = None
+        if info is not None and _continues(info.status, info.end_time):
+            client.update_run(run_id, status="RUNNING")
+            return run_id
+    run_id = start_pipeline_run(experiment_id)
+    PIPELINE_STATE.parent.mkdir(parents=True, exist_ok=True)
+    PIPELINE_STATE.write_text(json.dumps({"run_id": run_id}), encoding="utf-8")
+    return run_id
+
+
+def _continues(status: str, end_time: int | None) -> bool:
+    """Whether a stage starting now belongs to the pipeline run of this parent."""
+    if status == "RUNNING":
+        return True
+    ended_ago = time.time() - (end_time or 0) / 1000
+    return status == "FINISHED" and ended_ago < REOPEN_WINDOW_S
+
+
+def finish_pipeline_run(run_id: str, status: str = "FINISHED") -> None:
+    """Close the parent run and forget it, so the next pipeline run opens a new one."""
+    from mlflow.tracking import MlflowClient
+
+    MlflowClient().set_terminated(run_id, status=status)
+    if PIPELINE_STATE.is_file() and not os.environ.get(PARENT_RUN_ENV):
+        PIPELINE_STATE.unlink()
+
+
+@contextlib.contextmanager
+def stage_run(stage: str, experiment: str) -> Iterator[Any]:
+    """A nested MLflow run for one stage under the pipeline's parent run."""
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    experiment_id = configure_tracking(experiment)
+    parent = pipeline_run_id(experiment_id)
+    own_parent = not os.environ.get(PARENT_RUN_ENV)  # the flow ends its own parent
+    try:
+        with mlflow.start_run(
+            experiment_id=experiment_id,
+            run_name=stage,
+            parent_run_id=parent,
+            tags={"veiltune.stage": stage},
+        ) as run:
+            yield run
+    except BaseException:
+        if own_parent:
+            finish_pipeline_run(parent, status="FAILED")
+        raise
+    if own_parent:
+        MlflowClient().set_terminated(parent, status="FINISHED")
+
+
+def log_flat_params(prefix: str, values: dict[str, Any]) -> None:
+    """Log a config's fields as ``prefix.key`` params (lists and dicts as JSON)."""
+    import mlflow
+
+    flat = {
+        f"{prefix}.{k}": json.dumps(v, sort_keys=True) if isinstance(v, list | dict) else v
+        for k, v in values.items()
+    }
+    mlflow.log_params({k: str(v)[:6000] for k, v in flat.items()})
+
+
+def log_numeric_metrics(metrics: dict[str, Any], prefix: str = "") -> None:
+    """Log the numeric leaves of a (nested) metrics dict as ``a.b.c`` keys."""
+    import mlflow
+
+    flat: dict[str, float] = {}
+    _flatten(metrics, prefix, flat)
+    if flat:
+        mlflow.log_metrics(flat)
+
+
+def _flatten(value: Any, key: str, out: dict[str, float]) -> None:
+    if isinstance(value, int | float):  # bools too: passed -> 1.0
+        out[key] = float(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(v, f"{key}.{k}" if key else str(k), out)

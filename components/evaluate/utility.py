@@ -1,0 +1,197 @@
+"""Utility of a fine-tuned model: what anonymizing the training data cost in usefulness.
+
+Generative tasks (summary, action items) score ROUGE-1/2/L F1 against the references;
+classification tasks (purpose, outcome) score accuracy and macro-F1 over the label set;
+perplexity is measured on held-out **raw** transcripts, because what matters is how well
+the model serves real conversations, names and numbers included. Each dataset of the corpus
+(the main one, DialogSum) is scored apart.
+
+ROUGE here is the standard definition (Lin, 2004) on lowercase alphanumeric tokens, without
+stemming: n-gram overlap F1 for ROUGE-1/2 and longest-common-subsequence F1 for ROUGE-L.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from components.core.corpus import Conversation
+from components.train.tasks import (
+    CLASSIFICATION_TASKS,
+    Example,
+    fit_prompt,
+    task_examples,
+    transcript,
+)
+
+GENERATIVE_TASKS = ("summary", "action_items")
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+def _f1(overlap: int, predicted: int, reference: int) -> float:
+    if not overlap or not predicted or not reference:
+        return 0.0
+    precision, recall = overlap / predicted, overlap / reference
+    return 2 * precision * recall / (precision + recall)
+
+
+def rouge_n(prediction: str, reference: str, n: int) -> float:
+    """ROUGE-N F1 of one prediction against one reference."""
+
+    def grams(words: list[str]) -> Counter[tuple[str, ...]]:
+        return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+    p, r = grams(tokens(prediction)), grams(tokens(reference))
+    return _f1(sum((p & r).values()), sum(p.values()), sum(r.values()))
+
+
+def rouge_l(prediction: str, reference: str) -> float:
+    """ROUGE-L F1: the longest common subsequence of the two token lists."""
+    p, r = tokens(prediction), tokens(reference)
+    if not p or not r:
+        return 0.0
+    previous = [0] * (len(r) + 1)
+    for word in p:
+        current = [0]
+        for j, other in enumerate(r, start=1):
+            current.append(previous[j - 1] + 1 if word == other else max(previous[j], current[-1]))
+        previous = current
+    return _f1(previous[-1], len(p), len(r))
+
+
+def rouge(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
+    """Mean ROUGE-1/2/L F1 over pairs."""
+    pairs = list(zip(predictions, references, strict=True))
+    if not pairs:
+        return {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
+    return {
+        "rouge1": sum(rouge_n(p, r, 1) for p, r in pairs) / len(pairs),
+        "rouge2": sum(rouge_n(p, r, 2) for p, r in pairs) / len(pairs),
+        "rougeL": sum(rouge_l(p, r) for p, r in pairs) / len(pairs),
+    }
+
+
+def predicted_label(output: str, labels: Iterable[str]) -> str:
+    """The label an answer names: the first label (underscores as spaces too) it contains,
+    longest first so "order_status" wins over "status"; the answer itself when none."""
+    text = output.lower()
+    for label in sorted(labels, key=len, reverse=True):
+        if label.lower() in text or label.lower().replace("_", " ") in text:
+            return label
+    return output.strip()
+
+
+def classification(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
+    """Accuracy and macro-F1 over the reference label set."""
+    if not references:
+        return {"accuracy": 0.0, "macro_f1": 0.0}
+    labels = sorted(set(references))
+    accuracy = sum(p == r for p, r in zip(predictions, references, strict=True)) / len(references)
+    f1s = []
+    for label in labels:
+        tp = sum(p == r == label for p, r in zip(predictions, references, strict=True))
+        fp = sum(p == label != r for p, r in zip(predictions, references, strict=True))
+        fn = sum(r == label != p for p, r in zip(predictions, references, strict=True))
+        f1s.append(_f1(tp, tp + fp, tp + fn))
+    return {"accuracy": accuracy, "macro_f1": sum(f1s) / len(f1s)}
+
+
+@dataclass(frozen=True)
+class UtilityResult:
+    metrics: dict[str, float]
+    n_examples: dict[str, int]
+
+    def to_metrics(self) -> dict[str, Any]:
+        return {**{k: round(v, 4) for k, v in self.metrics.items()}, "n_examples": self.n_examples}
+
+
+def evaluate_utility(
+    model: Any,
+    tokenizer: Any,
+    heldout: Sequence[Conversation],
+    label_sets: Mapping[str, Sequence[str]],
+    max_new_tokens: int,
+    max_prompt_tokens: int,
+    batch_size: int = 8,
+) -> UtilityResult:
+    """Task scores and perplexity on held-out raw conversations the model was not trained
+    on: a deployed model serves real conversations, whatever it was trained on."""
+    from components.train.adapter import generate
+
+    examples: dict[str, list[Example]] = {
+        task: [] for task in (*GENERATIVE_TASKS, *CLASSIFICATION_TASKS)
+    }
+    for conversation in heldout:
+        for example in task_examples(conversation, options=label_sets):
+            if example.task in examples:
+                examples[example.task].append(example)
+    metrics: dict[str, float] = {}
+    for task, items in examples.items():
+        if not items:
+            continue
+        prompts = [fit_prompt(e.prompt, tokenizer, max_prompt_tokens) for e in items]
+        # A label needs a few tokens; a summary needs the whole budget.
+        budget = max_new_tokens if task in GENERATIVE_TASKS else min(12, max_new_tokens)
+        outputs = generate(model, tokenizer, prompts, budget, batch_size=batch_size)
+        references = [e.target for e in items]
+        if task in GENERATIVE_TASKS:
+            metrics.update({f"{task}.{k}": v for k, v in rouge(outputs, references).items()})
+        else:
+            labels = label_sets.get(task) or sorted(set(references))
+            predicted = [predicted_label(o, labels) for o in outputs]
+            metrics.update(
+                {f"{task}.{k}": v for k, v in classification(predicted, references).items()}
+            )
+    metrics["perplexity_raw"] = perplexity(model, tokenizer, [transcript(c) for c in heldout])
+    return UtilityResult(metrics, {task: len(items) for task, items in examples.items()})
+
+
+def evaluate_datasets(
+    model: Any,
+    tokenizer: Any,
+    datasets: Mapping[str, Sequence[Conversation]],
+    label_sets: Mapping[str, Sequence[str]],
+    max_new_tokens: int,
+    max_prompt_tokens: int,
+) -> dict[str, Any]:
+    """:func:`evaluate_utility` on each dataset's held-out conversations apart: the main
+    corpus's metrics keep their names (``summary.rouge1``), another dataset's carry its name
+    (``dialogsum.summary.rouge1``, ``dialogsum.perplexity_raw``). Empty datasets are left out."""
+    from components.ingest.dialogsum import MAIN
+
+    metrics: dict[str, Any] = {}
+    for name, conversations in datasets.items():
+        if not conversations:
+            continue
+        result = evaluate_utility(
+            model, tokenizer, conversations, label_sets, max_new_tokens, max_prompt_tokens
+        ).to_metrics()
+        prefix = "" if name == MAIN else f"{name}."
+        metrics.update({f"{prefix}{key}": value for key, value in result.items()})
+    return metrics
+
+
+def perplexity(model: Any, tokenizer: Any, texts: Sequence[str], max_length: int = 512) -> float:
+    """exp of the mean next-token loss over all tokens of ``texts`` (each cut to max_length)."""
+    import torch
+
+    total_loss, total_tokens = 0.0, 0
+    model.eval()
+    with torch.no_grad():
+        for text in texts:
+            ids = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_length)
+            n = int(ids["input_ids"].shape[1]) - 1
+            if n < 1:
+                continue
+            loss = model(**ids, labels=ids["input_ids"]).loss
+            total_loss += float(loss) * n
+            total_tokens += n
+    return math.exp(total_loss / total_tokens) if total_tokens else float("nan")

@@ -1,0 +1,133 @@
+"""The compliance bundle format: files with their sha256 in a manifest that hashes itself.
+
+An auditor checks a bundle without veiltune: ``sha256sum -c SHA256SUMS`` in the folder checks
+every file, and the manifest's own hash is the sha256 of
+``json.dumps(manifest_without_manifest_sha256, sort_keys=True)`` (VERIFY.md in the bundle
+says so). ``verify_bundle`` (in ``components.export.verify``) does both, on a folder or on
+the zip, lists files that are missing or that the manifest does not name, and refuses what no
+exporter writes (duplicate, unsafe or linked entries). ``build_bundle`` refuses to write a
+name that verification would refuse.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from components.core.errors import InputError
+from components.core.jsonio import atomic_path
+from components.core.lineage import sha256_file, sha256_text
+from components.export.verify import MANIFEST, read_manifest, unsafe_name, verify_bundle
+
+# verify_bundle and read_manifest live in components.export.verify; they are importable from
+# here too, beside the writer of the format they check.
+__all__ = [
+    "CHECKSUMS", "FORMAT", "MANIFEST", "VERIFY_NOTE", "Source", "build_bundle", "read_manifest",
+    "verify_bundle",
+]  # fmt: skip
+
+CHECKSUMS = "SHA256SUMS"
+VERIFY_NOTE = "VERIFY.md"
+FORMAT = "veiltune-bundle/1"
+_RESERVED = frozenset({MANIFEST, CHECKSUMS, VERIFY_NOTE})
+
+VERIFY_TEXT = f"""\
+# Verifying this bundle
+
+Every file of the bundle but `{MANIFEST}` and `{CHECKSUMS}` is listed in `{CHECKSUMS}`, and
+every file but `{MANIFEST}` (with its sha256) under `files` in `{MANIFEST}`.
+
+1. Files: in this folder (unzip `bundle.zip` first), run `sha256sum -c {CHECKSUMS}`.
+2. The manifest: its `manifest_sha256` is the sha256 of the manifest without that key,
+   serialized as Python's `json.dumps(manifest, sort_keys=True)`:
+
+       python3 -c 'import hashlib, json; m = json.load(open("{MANIFEST}")); \\
+       c = m.pop("manifest_sha256"); \\
+       print(c == hashlib.sha256(json.dumps(m, sort_keys=True).encode()).hexdigest())'
+
+3. `{CHECKSUMS}` itself is listed in the manifest, so steps 1 and 2 together cover every
+   file. Files present but listed nowhere were added after export.
+
+With veiltune installed, `veiltune export --verify BUNDLE` (a folder or the zip) does all of
+this and names each tampered, missing or unlisted file.
+"""
+
+# A source is a file to copy or the bytes to write.
+Source = Path | bytes
+
+
+def build_bundle(
+    contents: Mapping[str, Source],
+    lineage: Mapping[str, Any],
+    bundle_dir: Path,
+    make_zip: bool,
+    check: Callable[[Path], None] | None = None,
+) -> dict[str, Any]:
+    """Write ``contents`` (bundle name → file or bytes) into ``bundle_dir`` with a manifest.
+
+    The folder and its zip (``bundle_dir`` with ``.zip``) appear together or not at all:
+    both are built in temporary siblings, ``check`` (e.g. the PI scan) runs on the finished
+    folder, and only then are they renamed into place.
+
+    Raises:
+        InputError: a source file is missing or a bundle name is not a plain relative path.
+    """
+    _check_names(contents)
+    missing = sorted(str(s) for s in contents.values() if isinstance(s, Path) and not s.is_file())
+    if missing:
+        raise InputError(f"export: missing input file(s): {', '.join(missing)}")
+    with atomic_path(bundle_dir, directory=True) as tmp:
+        tmp.mkdir()
+        manifest = _write_folder(contents, lineage, tmp)
+        if check is not None:
+            check(tmp)
+        if make_zip:
+            with atomic_path(bundle_dir.with_suffix(".zip")) as tmp_zip:
+                _write_zip(tmp, tmp_zip)
+    if not make_zip:
+        # A zip left from an earlier export would disagree with the new folder.
+        bundle_dir.with_suffix(".zip").unlink(missing_ok=True)
+    return manifest
+
+
+def _check_names(contents: Mapping[str, Source]) -> None:
+    for name in contents:
+        # The names verify_bundle refuses: a bundle it would not pass is never written.
+        if unsafe_name(name):
+            raise InputError(f"export: bundle name {name!r} is not a plain relative path")
+        if name in _RESERVED:
+            raise InputError(f"export: bundle name {name!r} is reserved for the bundle itself")
+
+
+def _write_folder(
+    contents: Mapping[str, Source], lineage: Mapping[str, Any], folder: Path
+) -> dict[str, Any]:
+    for name, source in sorted(contents.items()):
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source if isinstance(source, bytes) else source.read_bytes())
+    (folder / VERIFY_NOTE).write_text(VERIFY_TEXT, encoding="utf-8")
+    listed = sorted([*contents, VERIFY_NOTE])
+    digests = {name: sha256_file(folder / name) for name in listed}
+    sums = "".join(f"{digests[name]}  {name}\n" for name in listed)
+    (folder / CHECKSUMS).write_text(sums, encoding="utf-8")
+    digests[CHECKSUMS] = sha256_file(folder / CHECKSUMS)
+    manifest: dict[str, Any] = {
+        **lineage,
+        "format": FORMAT,
+        "files": dict(sorted(digests.items())),
+    }
+    manifest["manifest_sha256"] = sha256_text(json.dumps(manifest, sort_keys=True))
+    (folder / MANIFEST).write_text(
+        json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    return manifest
+
+
+def _write_zip(folder: Path, zip_path: Path) -> None:
+    with zipfile.ZipFile(zip_path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            archive.write(path, path.relative_to(folder).as_posix())

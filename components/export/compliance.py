@@ -1,0 +1,164 @@
+"""The export stage's logic: gather the bundle's contents, scan them for PI, write the bundle.
+
+A bundle is written only if no file of it holds an identifying value of the PI inventory:
+the contents are scanned before they are written (the result goes into the bundle as
+``pi_scan.json``), and the finished folder, manifest included, once more before it is
+renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from components.core.errors import LeakageDetected
+from components.export.bundle import Source, build_bundle
+from components.export.detector_scan import DetectorScanPolicy
+from components.export.facts import ExportFacts
+from components.export.model_card import model_card_markdown
+from components.export.report import compliance_report_html
+from components.export.scan import BundleScan, scan_bundle, scan_files
+from components.export.sources import (
+    folder_contents,
+    policy_contents,
+    review_contents,
+    utility_contents,
+)
+from components.ingest.pi_inventory import InventoryEntry
+
+
+@dataclass(frozen=True)
+class ExportInputs:
+    """Where the stage outputs the bundle takes are (the paths dvc.yaml names)."""
+
+    params: Path
+    dvc_lock: Path
+    gate_result: Path
+    data_docs: Path
+    risk_dir: Path
+    risk_histogram: Path
+    review_dir: Path
+    metrics_dir: Path
+    adapter_dir: Path
+    utility_dir: Path
+
+
+@dataclass(frozen=True)
+class PiScanPolicy:
+    """The bundle's two PI scans: inventory values by keyed hash, and the detector's
+    findings confirmed in the raw corpus (``detector``; None only where no detector can
+    load, in tests of the bundle's format)."""
+
+    entries: list[InventoryEntry]
+    salt: str
+    min_chars: int
+    detector: DetectorScanPolicy | None = None
+
+    def scan_contents(self, contents: dict[str, Source]) -> BundleScan:
+        files = ((n, s if isinstance(s, bytes) else s.read_bytes()) for n, s in contents.items())
+        return scan_files(files, self.entries, self.salt, self.min_chars)
+
+    def scan_folder(self, folder: Path) -> BundleScan:
+        return scan_bundle(folder, self.entries, self.salt, self.min_chars)
+
+
+def bundle_contents(
+    inputs: ExportInputs,
+    params: dict[str, Any],
+    metrics: dict[str, dict[str, Any]],
+    lineage: dict[str, Any],
+    pi: PiScanPolicy,
+) -> dict[str, Source]:
+    """Bundle name → file or bytes: the stage outputs an auditor reads, the policy, the
+    review sample (residual PI masked), the report and the model card.
+
+    Args:
+        metrics: stage → its metrics (what the report and the model card state).
+        lineage: what the manifest records; ``registered_model`` is the registry's answer.
+    """
+    policy, policy_summary = policy_contents(params.get("anonymize") or {}, inputs.params.parent)
+    review, review_summary = review_contents(
+        inputs.review_dir, pi.entries, pi.salt, pi.min_chars, pi.detector
+    )
+    utility, utility_report, utility_png = utility_contents(inputs.utility_dir)
+    adapter_config = inputs.adapter_dir / "adapter_config.json"
+    contents: dict[str, Source] = {
+        "params.yaml": inputs.params,
+        "dvc.lock": inputs.dvc_lock,
+        "gate/validation.json": inputs.gate_result,
+        **folder_contents(inputs.data_docs, "gate/data_docs"),
+        **folder_contents(inputs.risk_dir, "risk"),
+        **{f"metrics/{p.name}": p for p in sorted(inputs.metrics_dir.glob("*.json"))},
+        **policy,
+        **review,
+        **utility,
+    }
+    if adapter_config.is_file():
+        contents["model/adapter_config.json"] = adapter_config
+    facts = ExportFacts(
+        metrics=metrics,
+        params=params,
+        registry=lineage["registered_model"],
+        lineage=lineage,
+        policy=policy_summary,
+        review=review_summary,
+        adapter_config=_json_file(adapter_config) if adapter_config.is_file() else None,
+        utility_report=utility_report,
+    )
+    histogram = inputs.risk_histogram.read_bytes() if inputs.risk_histogram.is_file() else None
+    contents["report.html"] = compliance_report_html(facts, histogram, utility_png).encode()
+    contents["model_card.md"] = model_card_markdown(facts).encode()
+    return contents
+
+
+def _json_file(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def refuse_leaks(scan: BundleScan) -> None:
+    """Raise when the scan found inventory values (naming files and types, never values)."""
+    if not scan.passed:
+        raise LeakageDetected(
+            "export: the bundle would hold identifying values of the PI inventory "
+            f"({scan.describe_leaks()}); nothing was written"
+        )
+
+
+def write_scanned_bundle(
+    contents: dict[str, Source],
+    lineage: dict[str, Any],
+    bundle_dir: Path,
+    make_zip: bool,
+    pi: PiScanPolicy,
+) -> tuple[dict[str, Any], BundleScan]:
+    """Scan ``contents``, add the scan's record, and write the bundle (rescanned whole before
+    it replaces the old one). Returns the manifest and the scan.
+
+    Raises:
+        LeakageDetected: a file holds an identifying inventory value; nothing is written.
+    """
+    scan = pi.scan_contents(contents)
+    refuse_leaks(scan)
+    scanned = scan.to_record()
+    if pi.detector is not None:
+        files = ((n, s if isinstance(s, bytes) else s.read_bytes()) for n, s in contents.items())
+        # The review sample's copy had every detector finding masked, string by string.
+        detected = pi.detector.scan(files, masked=("review/",))
+        if not detected.passed:
+            raise LeakageDetected(
+                "export: the detector found values of the raw corpus in the bundle "
+                f"({detected.describe_leaks()}); nothing was written"
+            )
+        scanned["detector"] = detected.to_record()
+    record = json.dumps(scanned, indent=2, sort_keys=True) + "\n"
+    with_scan = {**contents, "pi_scan.json": record.encode()}
+    manifest = build_bundle(
+        with_scan,
+        lineage,
+        bundle_dir,
+        make_zip,
+        check=lambda folder: refuse_leaks(pi.scan_folder(folder)),
+    )
+    return manifest, scan

@@ -1,0 +1,159 @@
+"""The model card of the registered adapter, in Markdown, from the facts of one export."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from components.export.facts import ExportFacts, audit_rows, format_value, utility_rows
+
+_ADAPTER_KEYS = ("peft_type", "task_type", "r", "lora_alpha", "lora_dropout", "target_modules")
+_TRAIN_RESULT_KEYS = (
+    "steps", "train_loss", "n_examples", "n_sequences", "trainable_parameters",
+    "total_parameters", "tokens_per_second", "runtime_s", "engine",
+)  # fmt: skip
+
+INTENDED_USE = """\
+- For: the conversation tasks it was tuned on (summaries, action items, purpose and outcome
+  of a conversation), on conversations of the contexts listed under Training data, inside
+  the organization that holds the data. Only the version holding the `champion` alias is
+  approved for use; a `candidate` is for evaluation.
+- Not for: identifying, profiling or contacting the people in conversations; writing
+  about named individuals; decisions about people without human review; contexts or
+  languages the corpus does not cover.
+"""
+
+
+def _cell(value: Any) -> str:
+    return format_value(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _bullets(items: Iterable[tuple[str, Any]]) -> str:
+    return "\n".join(f"- {label}: {_cell(value)}" for label, value in items)
+
+
+def _details(facts: ExportFacts) -> str:
+    decided = facts.decision()
+    base = facts.stage("base_model")
+    source = base.get("source") or (facts.params.get("base_model") or {}).get("source")
+    size = f"{base.get('model_type')}, {base.get('n_parameters')} parameters"
+    adapter = facts.adapter_config or {}
+    return _bullets(
+        [
+            ("registered model", f"{decided.model_name} version {decided.model_version}"),
+            ("aliases", f"{format_value(list(decided.aliases))} (from {decided.aliases_source})"),
+            ("champion", f"{'yes' if decided.champion else 'no'}: {decided.reason}"),
+            ("base model", source),
+            ("base model type and size", size),
+            *((f"adapter {key}", adapter.get(key)) for key in _ADAPTER_KEYS if key in adapter),
+        ]
+    )
+
+
+def _training(facts: ExportFacts) -> str:
+    params = facts.params.get("train") or {}
+    results = facts.stage("train")
+    return "\n\n".join(
+        [
+            "Parameters (`train` in params.yaml):",
+            _table(["param", "value"], sorted(params.items())),
+            "Results (`metrics/train.json`):",
+            _table(
+                ["figure", "value"], [(k, results[k]) for k in _TRAIN_RESULT_KEYS if k in results]
+            ),
+        ]
+    )
+
+
+def _data(facts: ExportFacts) -> str:
+    ingest, risk, gate = facts.stage("ingest"), facts.stage("risk"), facts.stage("gate")
+    corpus_variant = (facts.params.get("train") or {}).get("corpus", "anonymized")
+    split = f"{ingest.get('n_train')} train, {ingest.get('n_heldout')} held out"
+    verdict = "passed" if gate.get("passed") else "failed"
+    residual = (
+        f"{format_value(risk.get('mu_plus_sigma'))} against gate threshold "
+        f"{format_value(gate.get('threshold'))}: gate {verdict}"
+    )
+    versions = facts.lineage.get("data_versions") or {}
+    md5s = [
+        (f"DVC md5 of {path}", md5)
+        for stage in sorted(versions)
+        for path, md5 in sorted(versions[stage].items())
+    ]
+    return _bullets(
+        [
+            ("corpus", facts.corpus_source()),
+            ("trained on", f"the {corpus_variant} text of the training split"),
+            ("conversations", f"{format_value(ingest.get('n_conversations'))} ({split})"),
+            ("contexts", ingest.get("by_context")),
+            ("spans anonymized", facts.stage("anonymize").get("n_replacements")),
+            ("residual risk μ+σ", residual),
+            *md5s,
+            ("git commit", facts.lineage.get("git_commit")),
+            ("params hash", facts.lineage.get("params_hash")),
+            ("dvc.lock sha256", facts.lineage.get("dvc_lock_sha256")),
+        ]
+    )
+
+
+def _evaluation(facts: ExportFacts) -> str:
+    evaluate = facts.stage("evaluate")
+    rows = utility_rows(evaluate)
+    intro = (
+        f"On {format_value(evaluate.get('n_conversations'))} held-out raw conversations "
+        "(`metrics/evaluate.json`); the base model zero-shot for comparison."
+    )
+    return intro + "\n\n" + _table(["metric", "adapter", "base"], rows)
+
+
+def _audits(facts: ExportFacts) -> str:
+    rows = audit_rows(facts.stage("audit"))
+    if not rows:
+        return "No audit results."
+    return _table(
+        ["audit", "passed", "figures", "thresholds"],
+        [(r.name, r.passed, r.figures, r.thresholds) for r in rows],
+    )
+
+
+def _limitations(facts: ExportFacts) -> str:
+    audits = ", ".join(r.name for r in audit_rows(facts.stage("audit"))) or "none"
+    lines = [
+        "- Anonymization is statistical: what it missed (residual risk above) is in the "
+        "training data. The residual-risk gate bounds its mean and spread, not each value.",
+        f"- The audits ({audits}) probe the model with a sample of prompts; a pass is "
+        "evidence against memorization, not proof of its absence.",
+        "- PI is matched against the inventory as exact word sequences (salted hashes): "
+        "misspelled or paraphrased values, and lone common words, are not counted.",
+        f"- Utility is measured on {format_value(facts.stage('evaluate').get('n_conversations'))}"
+        " held-out conversations: differences of a few points are noise.",
+    ]
+    if not (facts.params.get("ingest") or {}).get("corpus_path"):
+        lines.append(
+            "- Trained on the embedded synthetic corpus: every figure here describes it, "
+            "not real conversations."
+        )
+    return "\n".join(lines)
+
+
+def model_card_markdown(facts: ExportFacts) -> str:
+    """The model card: details, training, data lineage, intended use, evaluation, audits and
+    limitations of the registered version."""
+    decided = facts.decision()
+    sections = [
+        f"# Model card: {decided.model_name} version {decided.model_version}",
+        "## Model details\n\n" + _details(facts),
+        "## Training\n\n" + _training(facts),
+        "## Training data and lineage\n\n" + _data(facts),
+        "## Intended use\n\n" + INTENDED_USE.rstrip(),
+        "## Evaluation\n\n" + _evaluation(facts),
+        "## Privacy audits\n\n" + _audits(facts),
+        "## Limitations\n\n" + _limitations(facts),
+    ]
+    return "\n\n".join(sections) + "\n"

@@ -1,0 +1,382 @@
+"""Reading a compliance bundle back and checking it against its manifest, on a folder or a zip.
+
+The manifest only proves that nobody edited the bundle *without* rewriting the manifest, so
+a verifier must also refuse what no exporter writes and what would make the files checked
+differ from the files an auditor extracts or opens:
+
+- Problems, listed with tampering (``veiltune export --verify`` exits 5): two zip members of
+  one name (``unzip -n`` extracts the first, zipfile reads the last), a name that is not a
+  plain relative path (absolute, ``..``, a drive letter, a backslash), a symbolic link (a zip
+  member marked as one, or any link in a folder, which is reported and never followed), and
+  anything else that is not a regular file or a folder.
+- Errors (``InputError``, exit 1), a bundle that cannot be read: no manifest, a manifest over
+  ``MAX_MANIFEST_BYTES`` or nested deeper than ``MAX_MANIFEST_DEPTH``, an encrypted member, a
+  compression method other than stored or deflated, a member whose bytes disagree with its
+  header (length, CRC, a corrupt deflate stream).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+import zipfile
+import zlib
+from collections import Counter
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import accumulate
+from pathlib import Path, PurePosixPath
+from typing import IO, Any
+
+from components.core.errors import InputError
+from components.core.lineage import sha256_text
+
+MANIFEST = "manifest.json"
+
+# A real manifest is a few KB (a sha256 per file); 16 MiB would list some 100,000 files. The
+# cap is what keeps a zip bomb (784 KB inflating to a 768 MiB manifest) from being inflated.
+MAX_MANIFEST_BYTES = 16 * 2**20
+# A real manifest is 3 levels deep; json.loads recurses once per level and fails near 1,000.
+MAX_MANIFEST_DEPTH = 64
+_CHUNK = 1 << 20
+
+# What the exporter and the common zip tools write; bzip2 and lzma are refused rather than
+# left to optional modules (and their own decompression costs).
+_ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
+_ZIP_ENCRYPTED = 0x1 | 0x40  # flag bits: traditional PKWARE encryption, strong encryption
+# What zipfile and its decompressors raise on a corrupt or unusual archive or member.
+_UNREADABLE_ZIP = (
+    zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, OSError,
+    ValueError, zlib.error,
+)  # fmt: skip
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_SYMLINK = "a symbolic link (refused)"
+_SPECIAL = "not a regular file (refused)"
+_UNSAFE = "not a plain relative path (refused)"
+
+# Open a folder's file only if it is itself a regular file: not through a link, not blocking.
+_NO_FOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+# A JSON string (escapes included), and the brackets left once strings are removed.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+@dataclass(frozen=True)
+class _Contents:
+    """A bundle as read: its manifest (None when the manifest entry itself was refused), the
+    sha256 of every other regular file, and the entries refused, with why."""
+
+    manifest: dict[str, Any] | None
+    digests: dict[str, str]
+    refused: dict[str, str]
+
+
+def unsafe_name(name: str) -> bool:
+    """Whether a bundle name could land outside the bundle when extracted: empty, absolute,
+    with a ``..`` component, a drive letter or a backslash."""
+    parts = PurePosixPath(name).parts
+    return (
+        not parts
+        or name.startswith("/")
+        or ".." in parts
+        or "\\" in name
+        or _DRIVE.match(name) is not None
+    )
+
+
+def verify_bundle(bundle: Path) -> list[str]:
+    """Problems found in a bundle folder or zip: each tampered, missing or unlisted file, an
+    edited manifest, and each entry refused (see the module docstring). Empty when intact.
+
+    Raises:
+        InputError: the bundle does not exist or cannot be read (see the module docstring).
+    """
+    contents = _read_bundle(bundle, hash_files=True)
+    problems = [f"{name}: {reason}" for name, reason in sorted(contents.refused.items())]
+    if contents.manifest is None:
+        return problems  # the manifest itself was refused: nothing trustworthy to compare with
+    return problems + compare_with_manifest(contents.manifest, contents.digests, contents.refused)
+
+
+def compare_with_manifest(
+    manifest: dict[str, Any], digests: Mapping[str, str], refused: Collection[str] = ()
+) -> list[str]:
+    """Problems between a parsed manifest and the sha256 of each file actually present.
+
+    Names in ``refused`` are present but were not hashed (reported apart), so they are
+    neither missing nor unlisted.
+    """
+    problems = []
+    claimed = manifest.pop("manifest_sha256", None)
+    if claimed != sha256_text(json.dumps(manifest, sort_keys=True)):
+        problems.append(f"{MANIFEST}: its own hash does not match (the manifest was edited)")
+    listed: dict[str, str] = manifest["files"]
+    for name, digest in sorted(listed.items()):
+        if name in refused:
+            continue
+        if name not in digests:
+            problems.append(f"{name}: missing")
+        elif digests[name] != digest:
+            problems.append(f"{name}: sha256 differs from the manifest (tampered)")
+    for name in sorted(set(digests) - set(listed) - {MANIFEST}):
+        problems.append(f"{name}: not listed in the manifest")
+    return problems
+
+
+def read_manifest(bundle: Path) -> dict[str, Any]:
+    """The parsed manifest of a bundle folder or zip (see ``verify_bundle`` for errors)."""
+    contents = _read_bundle(bundle, hash_files=False)
+    if contents.manifest is None:
+        raise InputError(f"{bundle}: {MANIFEST}: {contents.refused[MANIFEST]}")
+    return contents.manifest
+
+
+def _read_bundle(bundle: Path, hash_files: bool) -> _Contents:
+    if bundle.is_dir():
+        return _read_folder(bundle, hash_files)
+    if bundle.is_file():
+        return _read_zip(bundle, hash_files)
+    raise InputError(f"{bundle}: no such bundle (expected a folder or a .zip)")
+
+
+def _refusal(name: str, mode: int) -> str | None:
+    """Why an entry is refused, from its name and its st_mode (0 when a zip records none)."""
+    kind = stat.S_IFMT(mode)
+    if kind == stat.S_IFLNK:
+        return _SYMLINK
+    if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
+        return _SPECIAL
+    return _UNSAFE if unsafe_name(name) else None
+
+
+# The folder
+
+
+def _read_folder(folder: Path, hash_files: bool) -> _Contents:
+    try:
+        files, refused = _list_folder(folder)
+        if MANIFEST in files:
+            manifest = _parse_manifest(_read_folder_manifest(folder), folder)
+        elif MANIFEST in refused:
+            manifest = None
+        else:
+            raise InputError(
+                f"{folder / MANIFEST}: no manifest; not a veiltune bundle, or it was removed"
+            )
+        names = files if hash_files else []
+        digests = {name: _sha256_regular(folder / name) for name in names if name != MANIFEST}
+    except OSError as exc:
+        raise InputError(f"{exc.filename or folder}: cannot be read: {exc.strerror}") from exc
+    return _Contents(manifest, digests, refused)
+
+
+def _list_folder(folder: Path) -> tuple[list[str], dict[str, str]]:
+    """The regular files under ``folder`` (relative names) and the entries refused, with why.
+
+    Links are looked at, never followed (``lstat``; ``os.walk`` does not descend into them).
+    """
+    files: list[str] = []
+    refused: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(folder, onerror=_raise_os_error):
+        here = Path(dirpath)
+        for entry in [*dirnames, *filenames]:
+            name = _relative_name(here / entry, folder)
+            mode = (here / entry).lstat().st_mode
+            reason = _refusal(name, mode)
+            if reason is not None:
+                refused[name] = reason
+            elif stat.S_ISREG(mode):
+                files.append(name)
+        # A refused folder is reported once, not once per file under it.
+        dirnames[:] = [d for d in dirnames if _relative_name(here / d, folder) not in refused]
+    return sorted(files), refused
+
+
+def _relative_name(path: Path, folder: Path) -> str:
+    return path.relative_to(folder).as_posix()
+
+
+def _raise_os_error(exc: OSError) -> None:
+    """os.walk's onerror: a folder it cannot list is an error, not a folder skipped."""
+    raise exc
+
+
+@contextmanager
+def _open_regular(path: Path) -> Iterator[IO[bytes]]:
+    """``path`` opened for reading only if it is itself a regular file, not a link to one."""
+    with os.fdopen(os.open(path, _NO_FOLLOW), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise InputError(f"{path}: not a regular file (it changed while being verified)")
+        yield handle
+
+
+def _read_folder_manifest(folder: Path) -> bytes:
+    with _open_regular(folder / MANIFEST) as handle:
+        declared = os.fstat(handle.fileno()).st_size
+        return _read_manifest_bytes(handle, declared, f"{folder}: {MANIFEST}")
+
+
+def _sha256_regular(path: Path) -> str:
+    digest = hashlib.sha256()
+    with _open_regular(path) as handle:
+        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+# The zip
+
+
+def _read_zip(zip_path: Path, hash_files: bool) -> _Contents:
+    try:
+        with zipfile.ZipFile(zip_path) as archive:
+            members, refused = _list_zip(archive.infolist())
+            manifest = _zip_manifest(archive, members, refused, zip_path)
+            infos = list(members.values()) if hash_files else []
+            digests = {
+                info.filename: _zip_member_sha256(archive, info, zip_path)
+                for info in infos
+                if info.filename != MANIFEST
+            }
+    except _UNREADABLE_ZIP as exc:
+        raise InputError(f"{zip_path}: not a readable zip archive: {exc}") from exc
+    return _Contents(manifest, digests, refused)
+
+
+def _list_zip(infos: list[zipfile.ZipInfo]) -> tuple[dict[str, zipfile.ZipInfo], dict[str, str]]:
+    """The file members by name and the entries refused, with why; a name found twice is
+    refused, both copies unread (extractors differ on which one wins)."""
+    counts = Counter(info.filename for info in infos)
+    refused = {
+        name: f"{n} entries with this name in the archive (refused)"
+        for name, n in counts.items()
+        if n > 1
+    }
+    members: dict[str, zipfile.ZipInfo] = {}
+    for info in infos:
+        # The high 16 bits of external_attr are the st_mode of the file zipped, if recorded.
+        reason = _refusal(info.filename, info.external_attr >> 16)
+        if reason is not None:
+            refused.setdefault(info.filename, reason)
+        elif not info.is_dir() and info.filename not in refused:
+            members[info.filename] = info
+    return members, refused
+
+
+def _zip_manifest(
+    archive: zipfile.ZipFile,
+    members: Mapping[str, zipfile.ZipInfo],
+    refused: Mapping[str, str],
+    zip_path: Path,
+) -> dict[str, Any] | None:
+    """The parsed manifest member, None when it was refused."""
+    info = members.get(MANIFEST)
+    if info is None and MANIFEST in refused:
+        return None
+    if info is None:
+        raise InputError(
+            f"{zip_path}: no {MANIFEST} in the archive; not a veiltune bundle, or it was removed"
+        )
+    where = f"{zip_path}: {MANIFEST}"
+    with _open_member(archive, info, zip_path) as handle:
+        raw = _read_manifest_bytes(handle, info.file_size, where)
+    _check_length(where, len(raw), info.file_size)
+    return _parse_manifest(raw, zip_path)
+
+
+@contextmanager
+def _open_member(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, zip_path: Path
+) -> Iterator[IO[bytes]]:
+    """A member opened for reading; what zipfile raises on it becomes an InputError naming it."""
+    where = f"{zip_path}: {info.filename}"
+    if info.flag_bits & _ZIP_ENCRYPTED:
+        raise InputError(f"{where}: encrypted; a bundle is never encrypted, so it cannot be read")
+    if info.compress_type not in _ZIP_METHODS:
+        raise InputError(
+            f"{where}: compression method {info.compress_type} is not supported "
+            f"(only {' or '.join(_ZIP_METHODS.values())})"
+        )
+    try:
+        with archive.open(info) as handle:
+            yield handle
+    except _UNREADABLE_ZIP as exc:
+        detail = str(exc) or type(exc).__name__  # EOFError on a truncated stream says nothing
+        raise InputError(f"{where}: cannot be read (corrupt): {detail}") from exc
+
+
+def _zip_member_sha256(archive: zipfile.ZipFile, info: zipfile.ZipInfo, zip_path: Path) -> str:
+    """The member's sha256, once its length is found to be the one its header declares
+    (zipfile checks the CRC, but stops short without a word when a stored member is short)."""
+    digest = hashlib.sha256()
+    length = 0
+    with _open_member(archive, info, zip_path) as handle:
+        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(chunk)
+            length += len(chunk)
+    _check_length(f"{zip_path}: {info.filename}", length, info.file_size)
+    return digest.hexdigest()
+
+
+def _check_length(where: str, length: int, declared: int) -> None:
+    if length != declared:
+        raise InputError(f"{where}: holds {length} bytes, declares {declared} (corrupt)")
+
+
+# The manifest
+
+
+def _read_manifest_bytes(handle: IO[bytes], declared: int, where: str) -> bytes:
+    """At most ``MAX_MANIFEST_BYTES``: the declared size is checked before a byte is read
+    (or inflated), then never trusted."""
+    if declared > MAX_MANIFEST_BYTES:
+        raise _oversized_manifest(where, f"{declared} bytes")
+    raw = handle.read(MAX_MANIFEST_BYTES + 1)
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise _oversized_manifest(where, f"declares {declared} bytes, holds more")
+    return raw
+
+
+def _oversized_manifest(where: str, detail: str) -> InputError:
+    return InputError(
+        f"{where}: larger than {MAX_MANIFEST_BYTES // 2**20} MiB ({detail}; a real manifest "
+        "is a few KB), refused"
+    )
+
+
+def _parse_manifest(raw: bytes, bundle: Path) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{bundle}: {MANIFEST} is not UTF-8 text (corrupt)") from exc
+    if _nesting_depth(text) > MAX_MANIFEST_DEPTH:
+        raise InputError(
+            f"{bundle}: {MANIFEST}: nested deeper than {MAX_MANIFEST_DEPTH} levels "
+            "(a real manifest is 3 deep), refused"
+        )
+    try:
+        manifest = json.loads(text)
+    except ValueError as exc:  # JSONDecodeError, or an integer too long to convert
+        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise InputError(f"{bundle}: {MANIFEST} is not valid JSON (corrupt): {detail}") from exc
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        raise InputError(f"{bundle}: {MANIFEST} has no 'files' mapping of name to sha256 (corrupt)")
+    return dict(manifest)
+
+
+def _nesting_depth(text: str) -> int:
+    """How deep JSON text nests arrays and objects, counted without recursing.
+
+    Strings are removed first, so brackets inside them do not count. On text that is not
+    valid JSON the count may be off, but json.loads refuses such text before it gets deep.
+    """
+    brackets = _NOT_A_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)

@@ -1,0 +1,58 @@
+"""The ingest stage: a validated corpus (a user's JSONL or the embedded generated one) and a
+deterministic train / held-out split."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from components.core.config import IngestConfig
+from components.core.corpus import Conversation, load_corpus
+from components.ingest.dialogsum import append_dialogsum, load_dialogsum
+
+
+def ingest_corpus(config: IngestConfig, base_dir: Path) -> list[Conversation]:
+    """The main corpus, then DialogSum's dialogues unless ``dialogsum.path`` is null."""
+    name = config.corpus_path or "the embedded corpus"
+    main = _main_corpus(config, base_dir)
+    return append_dialogsum(main, load_dialogsum(config.dialogsum, base_dir), name)
+
+
+def _main_corpus(config: IngestConfig, base_dir: Path) -> list[Conversation]:
+    """The user's corpus when ``corpus_path`` is set (relative to ``base_dir``), else the
+    embedded corpus generated from ``n_conversations`` and ``seed``."""
+    if config.corpus_path:
+        path = Path(config.corpus_path)
+        return load_corpus(path if path.is_absolute() else base_dir / path)
+    from components.ingest.generate import generate_corpus
+
+    return generate_corpus(config.n_conversations, config.seed)
+
+
+def split_ids(ids: Sequence[str], heldout_fraction: float, seed: int) -> dict[str, list[str]]:
+    """Assign each id to ``train`` or ``heldout`` by a seeded hash: stable as the corpus grows."""
+    splits: dict[str, list[str]] = {"train": [], "heldout": []}
+    for conv_id in ids:
+        digest = hashlib.sha256(f"{seed}:{conv_id}".encode()).digest()
+        fraction = int.from_bytes(digest[:8], "big") / 2**64
+        splits["heldout" if fraction < heldout_fraction else "train"].append(conv_id)
+    if not splits["train"] and splits["heldout"]:  # a tiny corpus still trains on something
+        splits["train"].append(splits["heldout"].pop())
+    return splits
+
+
+def corpus_metrics(
+    conversations: Sequence[Conversation], splits: dict[str, list[str]]
+) -> dict[str, Any]:
+    return {
+        "n_conversations": len(conversations),
+        "n_turns": sum(len(c.turns) for c in conversations),
+        "n_characters": sum(len(t.text) for c in conversations for t in c.turns),
+        "n_pi_mentions": sum(len(c.pi) for c in conversations),
+        "by_context": dict(sorted(Counter(c.context for c in conversations).items())),
+        "n_train": len(splits["train"]),
+        "n_heldout": len(splits["heldout"]),
+    }

@@ -1,0 +1,242 @@
+"""Instruction examples built from anonymized conversations for the downstream tasks.
+
+Prompts are built only from anonymized text (placeholders, never raw values).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from components.core.corpus import Conversation
+from components.core.errors import InputError
+
+TASK_PROMPTS = {
+    "summary": "Summarize this call in one or two sentences.",
+    "action_items": "List the action items agreed in this call, one per line.",
+    "purpose": "What was the purpose of this call? Answer with one label.",
+    "outcome": "What was the outcome of this call? Answer with one label.",
+}
+CONTINUATION = "continuation"
+# Agent assist: continue a call from its first half. It needs no label, so every
+# conversation yields one, and it is the task that trains on transcript text itself:
+# opt-in only, never a fallback for a conversation without labels.
+TRAIN_TASKS = (*TASK_PROMPTS, CONTINUATION)
+
+
+_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z0-9_]*_\d+\]")
+MASK = "[MASK]"
+
+
+def mask_placeholders(conversation: Conversation) -> Conversation:
+    """The anonymized conversation with every placeholder a bare ``[MASK]``: the baseline
+    that keeps neither the type nor the identity of what was removed."""
+    turns = tuple(
+        replace(
+            turn,
+            speaker=_PLACEHOLDER.sub(MASK, turn.speaker) if turn.speaker else turn.speaker,
+            text=_PLACEHOLDER.sub(MASK, turn.text),
+        )
+        for turn in conversation.turns
+    )
+    labels = {
+        key: _PLACEHOLDER.sub(MASK, value) if isinstance(value, str) else value
+        for key, value in conversation.labels.items()
+    }
+    return replace(conversation, turns=turns, labels=labels)
+
+
+@dataclass(frozen=True)
+class Example:
+    """One chat exchange: the user's message and the assistant's target answer."""
+
+    conversation_id: str
+    task: str
+    prompt: str
+    target: str
+
+
+def transcript(conversation: Conversation, max_turns: int | None = None) -> str:
+    """The conversation as ``speaker: text`` lines."""
+    turns = conversation.turns[:max_turns] if max_turns else conversation.turns
+    return "\n".join(f"{t.speaker}: {t.text}" if t.speaker else t.text for t in turns)
+
+
+CLASSIFICATION_TASKS = ("purpose", "outcome")
+
+
+def label_options(conversations: Sequence[Conversation]) -> dict[str, list[str]]:
+    """Each classification task's labels found in ``conversations``, sorted: the options a
+    prompt offers, so a model picks a label instead of guessing how labels are spelled."""
+    found: dict[str, set[str]] = {task: set() for task in CLASSIFICATION_TASKS}
+    for conversation in conversations:
+        for task in CLASSIFICATION_TASKS:
+            label = conversation.labels.get(task)
+            if isinstance(label, str) and label:
+                found[task].add(label)
+    return {task: sorted(labels) for task, labels in found.items() if labels}
+
+
+def instruction(task: str, options: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The task's instruction; a classification task lists its options when given."""
+    text = TASK_PROMPTS[task]
+    labels = (options or {}).get(task)
+    return f"{text} Choose from: {', '.join(labels)}." if labels else text
+
+
+def task_examples(
+    conversation: Conversation,
+    tasks: Sequence[str] = tuple(TASK_PROMPTS),
+    options: Mapping[str, Sequence[str]] | None = None,
+) -> list[Example]:
+    """An example per task in ``tasks`` the conversation has a label for, plus the
+    continuation when ``tasks`` names it; none for a conversation without those labels
+    (continuation puts the loss on transcript text, so it is never a silent fallback).
+    ``options`` (from :func:`label_options`) are listed in classification prompts."""
+    body = transcript(conversation)
+    examples = []
+    for task in TASK_PROMPTS:
+        target = conversation.labels.get(task)
+        if isinstance(target, list):
+            target = "\n".join(f"- {item}" for item in target)
+        if task in tasks and isinstance(target, str) and target:
+            prompt = f"{instruction(task, options)}\n\n{body}"
+            examples.append(Example(conversation.id, task, prompt, target))
+    if CONTINUATION in tasks:
+        head, tail = split_for_continuation(conversation)
+        examples.append(Example(conversation.id, CONTINUATION, head, tail))
+    return examples
+
+
+def eval_conversations(ids: Sequence[str], fraction: float, seed: int) -> set[str]:
+    """The conversations whose examples form the eval split (by a seeded hash, so all tasks
+    of one conversation land on the same side); none when fewer than 10 conversations."""
+    if fraction <= 0 or len(ids) < 10:
+        return set()
+    chosen = {
+        conversation_id
+        for conversation_id in ids
+        if int(hashlib.sha256(f"eval:{seed}:{conversation_id}".encode()).hexdigest()[:8], 16)
+        / 2**32
+        < fraction
+    }
+    return chosen if len(chosen) < len(ids) else set()
+
+
+@dataclass(frozen=True)
+class TrainingExamples:
+    """A training run's examples, by conversation: trained on, held out for eval loss, or
+    skipped (no example for the selected tasks)."""
+
+    train: list[Example]
+    evaluation: list[Example]
+    skipped: list[str]
+
+    @property
+    def trained_ids(self) -> set[str]:
+        """The conversations the model learns from: the members a leakage audit attacks."""
+        return {e.conversation_id for e in self.train}
+
+    @property
+    def eval_ids(self) -> set[str]:
+        return {e.conversation_id for e in self.evaluation}
+
+
+def training_examples(
+    conversations: Sequence[Conversation],
+    tasks: Sequence[str],
+    eval_fraction: float,
+    seed: int,
+    options: Mapping[str, Sequence[str]] | None = None,
+) -> TrainingExamples:
+    """The conversations' examples for ``tasks``, split by conversation into training and
+    eval (:func:`eval_conversations` over the conversations that yield an example).
+
+    Raises:
+        InputError: no conversation yields an example for ``tasks``.
+    """
+    per_conversation = [(c.id, task_examples(c, tasks, options)) for c in conversations]
+    usable = [cid for cid, examples in per_conversation if examples]
+    if not usable:
+        raise InputError(_no_examples_message(len(conversations), tasks))
+    held = eval_conversations(usable, eval_fraction, seed)
+    return TrainingExamples(
+        train=[e for cid, examples in per_conversation if cid not in held for e in examples],
+        evaluation=[e for cid, examples in per_conversation if cid in held for e in examples],
+        skipped=[cid for cid, examples in per_conversation if not examples],
+    )
+
+
+def _no_examples_message(n_conversations: int, tasks: Sequence[str]) -> str:
+    if not n_conversations:
+        return "train: the training split has no conversations"
+    return (
+        f"train: the training split yields no examples: none of its {n_conversations} "
+        f"conversations has a label for train.tasks {list(tasks)}; add '{CONTINUATION}' to "
+        "train.tasks to train on the transcripts themselves (where a model can memorize "
+        "what anonymizing missed)"
+    )
+
+
+def continuation_prompt(conversation: Conversation, prompt_turns: int) -> str:
+    """A prompt asking the model to continue the first turns of a transcript."""
+    return "Continue this call transcript.\n\n" + transcript(conversation, prompt_turns)
+
+
+def continuation_cut(conversation: Conversation) -> int:
+    """The turn the continuation task's answer starts at: the second half of the call."""
+    return max(1, len(conversation.turns) // 2)
+
+
+def split_for_continuation(conversation: Conversation) -> tuple[str, str]:
+    """The continuation task's prompt and answer for a conversation."""
+    if len(conversation.turns) > 1:
+        cut = continuation_cut(conversation)
+        rest = Conversation(conversation.id, conversation.turns[cut:])
+        return continuation_prompt(conversation, cut), transcript(rest)
+    words = conversation.turns[0].text.split()
+    cut = max(1, len(words) // 2)
+    return "Continue this text.\n\n" + " ".join(words[:cut]), " ".join(words[cut:])
+
+
+ELLIPSIS = "\n...\n"
+
+
+def fit_prompt(prompt: str, tokenizer: Any, max_tokens: int) -> str:
+    """The prompt cut to at most ``max_tokens`` tokens without losing what it asks.
+
+    A prompt is an instruction, a blank line and a transcript. A long transcript loses its
+    middle (marked ``...``): the instruction says which task this is, the opening says why
+    the call was made and the end how it went, so those are kept, the end getting two
+    thirds of the room. Without a blank line the prompt keeps its end. Training and
+    evaluation cut prompts alike, so a model is scored on the inputs it learned from.
+    """
+
+    def count(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    if count(prompt) <= max_tokens:
+        return prompt
+    asked, blank, body = prompt.partition("\n\n")
+    if not blank:
+        asked, body = "", prompt
+    body_ids = tokenizer(body, add_special_tokens=False)["input_ids"]
+    head_text = f"{asked}\n\n" if asked else ""
+    room = max_tokens - count(head_text) - count(ELLIPSIS)
+    # Token counts of decoded pieces can differ by a token or two from the ids they came
+    # from (merges across the cut), so shrink until the result fits.
+    while room > 0:
+        front, back = room // 3, room - room // 3
+        text = (
+            head_text
+            + (tokenizer.decode(body_ids[:front]) + ELLIPSIS if front else "")
+            + tokenizer.decode(body_ids[-back:])
+        )
+        excess = count(text) - max_tokens
+        if excess <= 0:
+            return text
+        room -= excess
+    return tokenizer.decode(tokenizer(prompt, add_special_tokens=False)["input_ids"][-max_tokens:])

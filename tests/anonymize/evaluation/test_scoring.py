@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from components.anonymize.evaluation.datasets import NEUTRAL, GoldSpan, LabelledText, load_labelled
+from components.anonymize.evaluation.scoring import DetectionScore, score_text
+from components.anonymize.spans import Span
+from components.core.errors import InputError
+
+SHARED = Path(__file__).resolve().parents[4] / "shared" / "data"
+
+
+def test_character_scores_are_label_agnostic_and_ignore_neutral_and_spaces() -> None:
+    text = "Call Ann Lee on Monday at home"
+    #       0123456789012345678901234567890
+    item = LabelledText("t", text, (GoldSpan(5, 12, "PERSON_NAME"), GoldSpan(16, 22, NEUTRAL)))
+    score = DetectionScore()
+    # "Ann" caught under another type, "Monday" (neutral) predicted, "home" a false positive
+    score_text(
+        item,
+        [Span(5, 8, "LOCATION", 1.0), Span(16, 22, "DATE", 1.0), Span(26, 30, "X", 1.0)],
+        score,
+    )
+    assert (score.true_positive_chars, score.false_positive_chars, score.false_negative_chars) == (
+        3,
+        4,
+        3,
+    )
+    metrics = score.to_metrics()
+    assert metrics["char_recall"] == 0.5 and metrics["char_precision"] == round(3 / 7, 4)
+    # 3 of 6 non-space characters < 80%: the entity is missed
+    assert metrics["entity_recall_by_type"]["PERSON_NAME"] == {
+        "recall": 0.0,
+        "caught": 0,
+        "total": 1,
+    }
+
+
+def test_entity_caught_at_eighty_percent_coverage() -> None:
+    item = LabelledText("t", "id 1234567890", (GoldSpan(3, 13, "GENERIC_ID"),))
+    score = DetectionScore()
+    score_text(item, [Span(3, 11, "GENERIC_ID", 1.0)], score)
+    assert score.to_metrics()["entity_recall"] == 1.0
+    score = DetectionScore()
+    score_text(item, [Span(3, 10, "GENERIC_ID", 1.0)], score)
+    assert score.to_metrics()["entity_recall"] == 0.0
+
+
+def test_jsonl_loader_and_its_errors(tmp_path: Path) -> None:
+    path = tmp_path / "gold.jsonl"
+    path.write_text('{"id": 1, "text": "Hi Bob", "gold": [[3, 6, "PERSON_NAME"]]}\n')
+    (item,) = load_labelled("jsonl", path)
+    assert item.gold == (GoldSpan(3, 6, "PERSON_NAME"),) and item.text[3:6] == "Bob"
+    path.write_text('{"id": 1, "text": "Hi", "gold": [[3, "PERSON_NAME"]]}\n')
+    with pytest.raises(InputError, match="gold.jsonl:1: 'gold' must be a list of"):
+        load_labelled("jsonl", path)
+    with pytest.raises(InputError, match="unknown dataset kind"):
+        load_labelled("csv", path)
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not beside the project")
+def test_shared_loaders_map_types_and_offsets() -> None:
+    research = load_labelled(
+        "presidio_research", SHARED / "presidio_research" / "generated_small.json"
+    )
+    assert len(research) == 100
+    types = {g.entity_type for item in research for g in item.gold}
+    assert "PERSON_NAME" in types and "PERSON" not in types
+    wnut = load_labelled("wnut17", SHARED / "wnut17" / "emerging.dev.conll")
+    assert len(wnut) == 1009
+    persons = [
+        item.text[g.start : g.end]
+        for item in wnut
+        for g in item.gold
+        if g.entity_type == "PERSON_NAME"
+    ]
+    assert len(persons) == 470 and all(p == p.strip() and p for p in persons)
+
+
+def test_titles_are_neutral_even_when_labelled_as_a_person() -> None:
+    from components.anonymize.evaluation.datasets import NEUTRAL, GoldSpan, neutral_titles
+
+    text = "Mr. Ford met Dr. Ann Lee and Mrs."
+    gold = (
+        GoldSpan(0, 8, "PERSON_NAME"),
+        GoldSpan(13, 24, "PERSON_NAME"),
+        GoldSpan(29, 33, "PERSON_NAME"),
+        GoldSpan(4, 8, NEUTRAL),
+    )
+    assert [(text[g.start : g.end], g.entity_type) for g in neutral_titles(text, gold)] == [
+        ("Mr. ", NEUTRAL),
+        ("Ford", "PERSON_NAME"),
+        ("Dr. ", NEUTRAL),
+        ("Ann Lee", "PERSON_NAME"),
+        ("Mrs.", NEUTRAL),
+        ("Ford", NEUTRAL),
+    ]

@@ -1,0 +1,265 @@
+"""The anonymization engine on the real Presidio + spaCy detector."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from components.anonymize.engine import AnonymizationPolicy, anonymize_corpus
+from components.anonymize.factory import DEFAULT_SPEAKER_ROLES
+from components.core.corpus import Conversation, Turn
+
+POLICY = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
+
+
+def call(conv_id: str, name: str, email: str) -> Conversation:
+    return Conversation(
+        conv_id,
+        (
+            Turn("Agent", "Thank you for calling. Who am I speaking with?"),
+            Turn(name, f"Hi, this is {name}. My email is {email}."),
+            Turn("Agent", f"Thanks {name.split()[0].lower()}, I have updated it."),
+        ),
+        context="customer_support",
+        labels={"summary": f"{name} updated the email address.", "purpose": "address_change"},
+    )
+
+
+def run(conversations: list[Conversation], detector, policy=POLICY):  # type: ignore[no-untyped-def]
+    return list(anonymize_corpus(conversations, detector, policy, batch_size=2))
+
+
+def test_placeholders_are_consistent_within_and_restart_across_conversations(detector) -> None:  # type: ignore[no-untyped-def]
+    results = run(
+        [call("c1", "Mark Kowalski", "mark.k@example.com"), call("c2", "Jane Doe", "jd@mail.org")],
+        detector,
+    )
+    (first, _), (second, _) = results
+    assert first.turns[1].speaker == "[PERSON_NAME_1]"
+    assert first.turns[1].text == "Hi, this is [PERSON_NAME_1]. My email is [EMAIL_ADDRESS_1]."
+    # the lowercase first name later in the call is the same person
+    assert first.turns[2].text == "Thanks [PERSON_NAME_1], I have updated it."
+    assert first.turns[0].speaker == "Agent"  # a role, not a name
+    assert first.labels["summary"] == "[PERSON_NAME_1] updated the email address."
+    assert first.labels["purpose"] == "address_change"
+    # numbering restarts: a different person in the next call is number 1 again
+    assert second.turns[1].speaker == "[PERSON_NAME_1]"
+    assert first.pi == () and second.pi == ()
+
+
+def test_no_raw_value_survives_and_replacements_hold_no_values(detector) -> None:  # type: ignore[no-untyped-def]
+    ((anonymized, replacements),) = run(
+        [call("c1", "Mark Kowalski", "mark.k@example.com")], detector
+    )
+    text = repr(anonymized.to_record()).lower()
+    for value in ("kowalski", "mark", "example.com"):
+        assert value not in text
+    records = repr([r.to_record() for r in replacements]).lower()
+    assert "kowalski" not in records and "example" not in records
+    assert {r.span.entity_type for r in replacements} >= {"PERSON_NAME", "EMAIL_ADDRESS"}
+
+
+def test_mask_and_type_policies(detector) -> None:  # type: ignore[no-untyped-def]
+    conversation = [call("c1", "Mark Kowalski", "mark.k@example.com")]
+    masked = run(conversation, detector, AnonymizationPolicy("mask", "#", DEFAULT_SPEAKER_ROLES))
+    assert (
+        masked[0][0].turns[1].text == "Hi, this is #############. My email is ##################."
+    )
+    typed = run(conversation, detector, AnonymizationPolicy("type", "*", DEFAULT_SPEAKER_ROLES))
+    assert typed[0][0].turns[1].text == "Hi, this is [PERSON_NAME]. My email is [EMAIL_ADDRESS]."
+
+
+def test_robust_to_odd_text(detector) -> None:  # type: ignore[no-untyped-def]
+    odd = ["", "1234567890" * 5, "ÇA VA? 你好 🙂 \x00\x07", "ALL CAPS TEXT FROM JOHN SMITH"]
+    conversations = [Conversation(f"o{i}", (Turn(None, t),), plain=True) for i, t in enumerate(odd)]
+    results = run(conversations, detector)
+    assert [c.id for c, _ in results] == ["o0", "o1", "o2", "o3"]
+    assert results[0][0].turns[0].text == ""
+
+
+def test_dictionaries_always_find_and_exclusions_never_redact(detector) -> None:  # type: ignore[no-untyped-def]
+    from components.anonymize.term_lists import term_lists
+
+    terms = term_lists(
+        exclusions={"PERSON_NAME": ["Jane Doe"]},
+        dictionaries={"ORGANIZATION_NAME": ["Dunder Mifflin", "Vance Refrigeration"]},
+    )
+    policy = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES, terms=terms)
+    conversation = Conversation(
+        "c1", (Turn(None, "jane doe from dunder mifflin called vance refrigeration"),), plain=True
+    )
+    ((anonymized, _),) = run([conversation], detector, policy)
+    assert anonymized.turns[0].text == (
+        "jane doe from [ORGANIZATION_NAME_1] called [ORGANIZATION_NAME_2]"
+    )
+
+
+def test_term_list_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from components.anonymize.spans import Span
+    from components.anonymize.term_lists import read_term_lists
+    from components.core.errors import InputError
+
+    (tmp_path / "ex.txt").write_text("# comment\nMark\n\n  Acme Corp  \n")
+    lists = read_term_lists({"PERSON_NAME": "ex.txt"}, {"PERSON_NAME": "ex.txt"}, tmp_path)
+    assert lists.excluded(Span(0, 4, "PERSON_NAME", 1.0), "MARK my words")
+    assert not lists.excluded(Span(0, 4, "LOCATION", 1.0), "MARK my words")
+    assert [(s.start, s.end) for s in lists.dictionary_spans("acme corp and Acme Corporation")] == [
+        (0, 9)
+    ]
+    with pytest.raises(InputError, match="missing.txt: no such term list"):
+        read_term_lists({"PERSON_NAME": "missing.txt"}, {}, tmp_path)
+
+
+def test_an_item_found_once_is_found_everywhere_in_the_call(detector) -> None:  # type: ignore[no-untyped-def]
+    conversation = Conversation(
+        "c1",
+        (
+            Turn("Agent", "What's your username?"),
+            Turn("Customer", "It's username jthomas."),
+            Turn("Agent", "Okay, I see jthomas. JTHOMAS is locked."),
+        ),
+    )
+    ((anonymized, _),) = run([conversation], detector)
+    assert anonymized.turns[2].text == "Okay, I see [USER_NAME_1]. [USER_NAME_1] is locked."
+
+
+def test_a_dialogsum_summary_names_people_with_the_conversations_placeholders(detector) -> None:  # type: ignore[no-untyped-def]
+    from components.ingest.dialogsum import dialogsum_conversation
+
+    record = {
+        "fname": "t",
+        "dialogue": "#Person1#: Hey Karen, how was the beach?\n"
+        "#Person2#: Lovely. Mr. White drove us there.",
+        "summary": "#Person1# asks Karen about the beach. Karen says Mr. White drove them.",
+    }
+    ((anonymized, replacements),) = run([dialogsum_conversation(record, "f:1")], detector)
+    assert [t.speaker for t in anonymized.turns] == ["Person1", "Person2"]  # roles, not names
+    assert anonymized.turns[0].text == "Hey [PERSON_NAME_1], how was the beach?"
+    assert anonymized.turns[1].text == "Lovely. Mr. [PERSON_NAME_2] drove us there."
+    # the same person keeps their number in the summary; the speaker role stays as it is
+    assert anonymized.labels["summary"] == (
+        "Person1 asks [PERSON_NAME_1] about the beach. [PERSON_NAME_1] says Mr. "
+        "[PERSON_NAME_2] drove them."
+    )
+    assert sum(r.field.kind == "label" for r in replacements) == 3
+
+
+@pytest.mark.parametrize("role", ["Person1", "Speaker 2", "agent_3", "Agent"])
+def test_a_numbered_role_is_not_a_name_in_speakers_or_text(detector, role: str) -> None:  # type: ignore[no-untyped-def]
+    conversation = Conversation(
+        "r",
+        (Turn(role, "Hi Karen."), Turn("Karen", f"Hello, {role}.")),
+        labels={"summary": f"{role}'s call with Karen."},
+    )
+    ((anonymized, _),) = run([conversation], detector)
+    assert anonymized.turns[0].speaker == role
+    assert anonymized.turns[1].speaker == "[PERSON_NAME_1]"  # a name stays a name
+    assert anonymized.turns[1].text == f"Hello, {role}."
+    assert anonymized.labels["summary"] == f"{role}'s call with [PERSON_NAME_1]."
+
+
+def test_windows_cover_long_texts_without_splitting_words() -> None:
+    from components.anonymize.presidio_backend import WINDOW_CHARS, _windows
+
+    text = " ".join(f"word{i}" for i in range(5000))
+    windows = _windows(text)
+    assert windows[0][0] == 0 and windows[-1][1] == len(text)
+    for (s1, e1), (s2, e2) in itertools.pairwise(windows):
+        assert s2 < e1 <= e2 and e1 - s1 <= WINDOW_CHARS  # overlapping, bounded
+        assert text[s2 - 1] == " " and (e1 == len(text) or text[e1] == " ")
+    assert _windows("short") == [(0, 5)]
+
+
+@pytest.mark.slow
+def test_a_one_megabyte_record(detector) -> None:  # type: ignore[no-untyped-def]
+    from components.ingest.generate import generate_corpus
+
+    text = " ".join(t.text for c in generate_corpus(600, 9) for t in c.turns)
+    text = (text * 3)[:1_000_000]
+    corpus = [Conversation("big", (Turn(None, text),), plain=True)]
+    ((anonymized, replacements),) = run(corpus, detector)
+    assert len(replacements) > 10_000
+    import re
+
+    assert re.findall(r"[\w.]+@[\w-]+\.\w+", text)  # the input has written emails ...
+    assert not re.findall(r"[\w.]+@[\w-]+\.\w+", anonymized.turns[0].text)  # ... none survive
+    outside_placeholders = re.sub(r"\[[A-Z_]+_\d+\]", "", anonymized.turns[0].text)
+    assert not re.findall(r"\d{3}", outside_placeholders)  # nor any run of 3+ digits
+
+
+def test_only_known_class_labels_are_categories() -> None:
+    from components.anonymize.engine import text_fields
+    from components.anonymize.factory import known_class_labels
+
+    conversation = Conversation(
+        "c",
+        (Turn("Agent", "Payroll here."),),
+        context="one_to_one",
+        labels={"purpose": "payroll_issue", "outcome": "jsmith_1984", "summary": "Payroll fixed it.",
+                "action_items": ["Call Mark back."]},
+    )  # fmt: skip
+    known = known_class_labels({})
+    labelled = {
+        (f.key, value) for f, value in text_fields(conversation, known) if f.kind == "label"
+    }
+    # a snake_case value is a category only when it is a known one
+    assert labelled == {
+        ("summary", "Payroll fixed it."), ("action_items", "Call Mark back."),
+        ("outcome", "jsmith_1984"),
+    }  # fmt: skip
+    assert not any(f.kind == "context" for f, _ in text_fields(conversation, known))
+    users = known_class_labels({"outcome": ["jsmith_1984"], "context": ["billing_line"]})
+    assert ("outcome", "jsmith_1984") not in {
+        (f.key, value) for f, value in text_fields(conversation, users)
+    }
+    assert "billing_line" in users["context"] and "one_to_one" in users["context"]
+
+
+CRM = {
+    "caller_name": "Maria Gonzalez",
+    "callback": 5551234567,
+    "card": "4111111111111111",
+    "ssn": "078051120",
+    "login": "jsmith_1984",
+    "contacts": [{"email": "maria.gonzalez@example.com", "vip": True, "visits": 3}],
+    "maria.gonzalez@example.com": "primary",
+    "nested": {"deeper": {"phone": "(555) 123-4567"}},
+}
+
+
+def test_every_string_and_identifier_number_of_a_record_is_anonymized(detector) -> None:  # type: ignore[no-untyped-def]
+    from components.anonymize.factory import known_class_labels
+
+    conversation = Conversation(
+        "c1",
+        (Turn("Agent", "Thanks for calling."), Turn("Caller", "Hi, I need help.")),
+        context="Maria Gonzalez support line",
+        labels={"crm": CRM, "summary": "The caller asked for help.", "purpose": "payroll_issue",
+                "tags": ["urgent", 9876543210], "duration_s": 312, "resolved": True},
+    )  # fmt: skip
+    policy = AnonymizationPolicy(
+        speaker_roles=DEFAULT_SPEAKER_ROLES, class_labels=known_class_labels({})
+    )
+    ((anonymized, replacements),) = run([conversation], detector, policy)
+    text = repr(anonymized.to_record()).lower()
+    for value in ("maria", "gonzalez", "5551234567", "4111111111111111", "078051120",
+                  "jsmith", "example.com", "123-4567", "9876543210"):  # fmt: skip
+        assert value not in text, value
+    labels = anonymized.labels
+    assert labels["purpose"] == "payroll_issue" and labels["summary"] == conversation.labels[
+        "summary"
+    ]  # fmt: skip
+    assert labels["duration_s"] == 312 and labels["resolved"] is True  # short numbers stay
+    assert (
+        labels["crm"]["contacts"][0]["vip"] is True and labels["crm"]["contacts"][0]["visits"] == 3
+    )
+    assert labels["crm"]["callback"].startswith("[")  # the number became its placeholder
+    assert "[EMAIL_ADDRESS_1]" in labels["crm"]  # a key holding PI is replaced too
+    assert anonymized.context == "[PERSON_NAME_1] support line"
+    assert labels["crm"]["caller_name"] == "[PERSON_NAME_1]"  # one person, one placeholder
+    records = repr([r.to_record() for r in replacements]).lower()
+    assert "maria" not in records and "example" not in records and "crm" not in records
+    assert any(r.to_record().get("label_path") for r in replacements)

@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from components.core.corpus import Conversation, PiSpan, Turn, conversation_from_record, load_corpus
+from components.core.errors import InputError
+
+
+def write(tmp_path: Path, body: bytes) -> Path:
+    path = tmp_path / "corpus.jsonl"
+    path.write_bytes(body)
+    return path
+
+
+def test_reads_turns_and_plain_records(tmp_path: Path) -> None:
+    lines = [
+        {"id": "a", "context": "sales", "turns": [{"speaker": "Ann", "text": "hi"}]},
+        {"id": 7, "text": "plain text"},
+    ]
+    path = write(tmp_path, "\n".join(json.dumps(x) for x in lines).encode() + b"\n\n")
+    corpus = load_corpus(path)
+    assert [c.id for c in corpus] == ["a", "7"]
+    assert corpus[0].turns == (Turn("Ann", "hi"),)
+    assert corpus[1].plain and corpus[1].to_record() == {"id": "7", "text": "plain text"}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"id": "a", "text": "x"}\n{"id": "b", "text": \n', "corpus.jsonl:2: malformed JSON"),
+        (b'{"text": "x"}\n', "corpus.jsonl:1: missing or empty key 'id'"),
+        (b'{"id": "a"}\n', "corpus.jsonl:1: record a has neither 'turns' nor 'text'"),
+        (b'{"id": "a", "text": "caf\xe9"}\n', "corpus.jsonl:1: not valid UTF-8"),
+        (b"", "the corpus is empty"),
+        (b"\n  \n", "the corpus is empty"),
+        (b"[1, 2]\n", "corpus.jsonl:1: expected a JSON object"),
+        (b'{"id": "a", "turns": []}\n', "corpus.jsonl:1: key 'turns' must be a non-empty list"),
+        (b'{"id": "a", "turns": [{"speaker": "A"}]}\n', "turns[0] needs a string 'text'"),
+        (b'{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', "corpus.jsonl:2: duplicate id"),
+        (
+            b'{"id": "a", "text": "abc", "pi": [{"turn": 0, "start": 1, "end": 9, '
+            b'"entity_type": "X"}]}\n',
+            "pi[0] offsets 1:9 outside its text",
+        ),
+        (b'{"id": "a", "text": "  "}\n', "corpus.jsonl:1: key 'text' is empty"),
+        (b'{"id": "a", "turns": [{"text": "hi"}, {"text": ""}]}\n',
+         "corpus.jsonl:1: key 'turns[1].text' is empty"),
+        (b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": false, "start": 1, "end": 9, '
+         b'"entity_type": "X"}]}\n', "key 'pi[0].turn' must be an integer, got a boolean"),
+        (b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": 0, "start": 8.9, "end": 9, '
+         b'"entity_type": "X"}]}\n', "key 'pi[0].start' must be an integer, got a number"),
+        (b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": 0, "start": 8, "end": "16", '
+         b'"entity_type": "X"}]}\n', "key 'pi[0].end' must be an integer, got a string"),
+        (b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": 0, "start": 8, "end": 9, '
+         b'"entity_type": ""}]}\n', "key 'pi[0].entity_type' must be a non-empty string"),
+        (b'{"id": "a", "text": "hi", "pi": ["x"]}\n', "key 'pi[0]' must be an object"),
+        (b'{"id": "a", "text": "hi", "labels": {"summary": ["a"]}}\n',
+         "corpus.jsonl:1: key 'labels.summary' must be a string, got a list of strings"),
+        (b'{"id": "a", "text": "hi", "labels": {"action_items": "call back"}}\n',
+         "key 'labels.action_items' must be a list of strings, got a string"),
+        (b'{"id": "a", "text": "hi", "labels": {"action_items": ["ok", 5551234567]}}\n',
+         "key 'labels.action_items' must be a list of strings, got a list of numbers/strings"),
+        (b'{"id": "a", "text": "hi", "labels": {"purpose": {"code": 1}}}\n',
+         "key 'labels.purpose' must be a string, got an object"),
+        (b'{"id": "a", "text": "hi", "labels": {"outcome": 7}}\n',
+         "key 'labels.outcome' must be a string, got a number"),
+        (b'{"id": "a", "text": "hi \\ud800"}\n', "corpus.jsonl:1: key 'text' holds a lone"),
+    ],
+)  # fmt: skip
+def test_bad_input_names_file_and_line(tmp_path: Path, body: bytes, message: str) -> None:
+    path = write(tmp_path, body)
+    with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        load_corpus(path)
+
+
+def test_missing_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="nope.jsonl: no such file"):
+        load_corpus(tmp_path / "nope.jsonl")
+
+
+def test_record_round_trip_keeps_ground_truth_and_labels() -> None:
+    conversation = Conversation(
+        id="c1",
+        turns=(Turn("Pam Beesly", "call me at 555 0100"),),
+        context="sales",
+        pi=(
+            PiSpan(0, 11, 19, "PHONE_NUMBER", "phone:1"),
+            PiSpan(0, 0, 10, "PERSON_NAME", "p1", "speaker"),
+        ),
+        labels={"summary": "A call.", "action_items": ["call back"]},
+    )
+    assert conversation_from_record(conversation.to_record(), "x") == conversation

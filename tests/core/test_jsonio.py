@@ -1,0 +1,195 @@
+"""Atomic writes touch nothing but their own temporary folder; strict JSONL reading."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from components.core.errors import InputError
+from components.core.jsonio import (
+    MAX_JSON_DEPTH,
+    atomic_path,
+    check_output_file,
+    iter_jsonl,
+    remove_stale_partials,
+    write_text_atomic,
+)
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every path under ``folder`` (hidden ones too) with its bytes (None for folders)."""
+    return {
+        str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None)
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working folder with a raw corpus, a salt, a hidden folder and a git-like folder."""
+    (tmp_path / "data" / "raw").mkdir(parents=True)
+    (tmp_path / "data" / "raw" / "corpus.jsonl").write_text('{"id": "1", "text": "hi"}\n')
+    (tmp_path / "data" / "raw" / "salt").write_text("abc\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (tmp_path / ".other.jsonl.k2j4h_x1").mkdir()  # someone else's folder, not ours
+    (tmp_path / ".other.jsonl.k2j4h_x1" / "keep").write_text("x")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "sub/.."])
+def test_a_path_naming_no_file_is_refused_and_nothing_is_touched(
+    workspace: Path, name: str
+) -> None:
+    (workspace / "sub").mkdir()
+    before = snapshot(workspace)
+    with pytest.raises(InputError, match="names no file"), atomic_path(Path(name)) as tmp:
+        tmp.write_text("never")
+    assert snapshot(workspace) == before
+
+
+def test_an_existing_directory_is_not_replaced_by_a_file(workspace: Path) -> None:
+    before = snapshot(workspace)
+    with pytest.raises(InputError, match="is a directory"), atomic_path(Path("data/raw")) as tmp:
+        tmp.write_text("never")
+    assert snapshot(workspace) == before
+
+
+def test_the_working_folder_and_its_parents_are_never_replaced(workspace: Path) -> None:
+    before = snapshot(workspace)
+    for target in (workspace, workspace.parent):
+        with pytest.raises(InputError), atomic_path(target, directory=True) as tmp:
+            tmp.mkdir()
+    assert snapshot(workspace) == before
+
+
+def test_a_failed_write_removes_only_its_own_temporary_folder(workspace: Path) -> None:
+    (workspace / "out.jsonl").write_text("old\n")
+    before = snapshot(workspace)
+    with pytest.raises(RuntimeError), atomic_path(Path("out.jsonl")) as tmp:
+        tmp.write_text("half")
+        assert tmp.parent.name.startswith(".out.jsonl.veiltune-")
+        raise RuntimeError("the write failed")
+    assert snapshot(workspace) == before
+
+
+def test_a_failed_open_of_the_temporary_name_touches_nothing_else(workspace: Path) -> None:
+    before = snapshot(workspace)
+    with pytest.raises(IsADirectoryError), atomic_path(Path("out.jsonl")) as tmp:
+        tmp.mkdir()
+        tmp.open("w")  # the failure the old helper met with an empty name
+    assert snapshot(workspace) == before
+
+
+def test_a_folder_is_replaced_whole_and_kept_when_the_write_fails(workspace: Path) -> None:
+    target = workspace / "models" / "adapter"
+    target.mkdir(parents=True)
+    (target / "old.bin").write_text("old")
+    with atomic_path(target, directory=True) as tmp:
+        tmp.mkdir()
+        (tmp / "new.bin").write_text("new")
+    assert sorted(p.name for p in target.iterdir()) == ["new.bin"]
+    with pytest.raises(RuntimeError), atomic_path(target, directory=True) as tmp:
+        tmp.mkdir()
+        raise RuntimeError("training died")
+    assert sorted(p.name for p in target.iterdir()) == ["new.bin"]
+    assert [p.name for p in target.parent.iterdir()] == ["adapter"]
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_stale_partials_of_the_same_target_are_removed_and_nothing_else(
+    workspace: Path,
+) -> None:
+    host = os.uname().nodename
+    dead = workspace / ".out.jsonl.veiltune-dead1234"
+    alive = workspace / ".out.jsonl.veiltune-live1234"
+    legacy = workspace / ".out.jsonl.ab12cd_3"
+    foreign = workspace / ".out.jsonl.zz99yy_1"  # the old shape, but holds more than output
+    for folder in (dead, alive, legacy, foreign):
+        folder.mkdir()
+        (folder / "out.jsonl").write_text("partial")
+    (dead / ".veiltune-owner").write_text(f"{dead_pid()} {host}\n")
+    (alive / ".veiltune-owner").write_text(f"{os.getpid()} {host}\n")
+    (foreign / "notes.txt").write_text("mine")
+    removed = remove_stale_partials(workspace / "out.jsonl")
+    assert sorted(p.name for p in removed) == sorted([dead.name, legacy.name])
+    assert alive.is_dir() and foreign.is_dir()
+    assert (workspace / ".other.jsonl.k2j4h_x1" / "keep").is_file()
+
+
+KILLED_WRITER = """
+import sys, time
+from pathlib import Path
+from components.core.jsonio import atomic_path
+with atomic_path(Path(sys.argv[1])) as tmp:
+    tmp.write_text("partial output")
+    print("writing", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_killed_write_leaves_debris_that_the_next_write_cleans(workspace: Path) -> None:
+    from tests.pipeline_repo import REPO_ROOT
+
+    writer = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, "out.jsonl"],
+        cwd=workspace, stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )  # fmt: skip
+    assert writer.stdout is not None and writer.stdout.readline().strip() == "writing"
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait()
+    debris = [p for p in workspace.iterdir() if p.name.startswith(".out.jsonl.veiltune-")]
+    assert len(debris) == 1 and (debris[0] / "out.jsonl").read_text() == "partial output"
+    write_text_atomic(workspace / "out.jsonl", "complete\n")
+    assert (workspace / "out.jsonl").read_text() == "complete\n"
+    assert not any(p.name.startswith(".out.jsonl.") and p.is_dir() for p in workspace.iterdir())
+
+
+def test_check_output_file_refuses_what_cannot_be_written_safely(workspace: Path) -> None:
+    raw = Path("data/raw/corpus.jsonl")
+    with pytest.raises(InputError, match="names no file"):
+        check_output_file(Path(""))
+    with pytest.raises(InputError, match="is a directory"):
+        check_output_file(Path("data/raw"))
+    with pytest.raises(InputError, match="names the same file as"):
+        check_output_file(Path("data/./raw/corpus.jsonl"), [raw])
+    with pytest.raises(InputError, match="does not exist"):
+        check_output_file(Path("missing/out.jsonl"))
+    check_output_file(Path("missing/out.jsonl"), create_parent=True)
+    check_output_file(Path("out.jsonl"), [raw])
+
+
+def test_deeply_nested_json_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text(
+        '{"id": "1", "text": "ok"}\n{"labels": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    )
+    with pytest.raises(InputError, match=r"deep.jsonl:2: JSON nested too deeply"):
+        list(iter_jsonl(path))
+    shallow_enough = "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)
+    path.write_text('{"labels": ' + shallow_enough + "}\n")
+    with pytest.raises(InputError, match=r"deep.jsonl:1: JSON nested too deeply"):
+        list(iter_jsonl(path))
+
+
+def test_a_lone_surrogate_is_named_by_line_and_key(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    good = json.dumps({"id": "1", "text": "emoji \U0001f600"}, ensure_ascii=True)
+    path.write_text(good + '\n{"id": "2", "turns": [{"text": "bad \\ud800 here"}]}\n')
+    with pytest.raises(InputError, match=r"s.jsonl:2: key 'turns\[0\].text' holds a lone"):
+        list(iter_jsonl(path))
+    path.write_text(good + "\n")
+    assert [obj["text"] for _, obj in iter_jsonl(path)] == ["emoji \U0001f600"]

@@ -1,0 +1,120 @@
+"""The bundle's detector scan on the real detector: findings confirmed in the raw corpus."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from components.anonymize.engine import AnonymizationPolicy
+from components.anonymize.factory import DEFAULT_SPEAKER_ROLES, known_class_labels
+from components.anonymize.term_lists import term_lists
+from components.export.detector_scan import (
+    DetectorScanPolicy,
+    corpus_values,
+    html_text,
+    mask_records,
+)
+
+RAW = [
+    {"id": "c1", "turns": [{"speaker": "Agent", "text": "Who am I speaking with?"},
+                           {"speaker": "Caller", "text": "Maria Gonzalez, call 555-867-5309."},
+                           {"speaker": "Agent", "text": "Hermione Granger, your phone number."},
+                           {"speaker": "Caller", "text": "1,000 calls, 2 000 turns, jsmith_1984"}],
+     "labels": {"crm": {"caller_name": "Maria Gonzalez", "login": "jsmith_1984"}}},
+]  # fmt: skip
+
+
+@pytest.fixture
+def policy(detector, tmp_path: Path) -> DetectorScanPolicy:  # type: ignore[no-untyped-def]
+    raw = tmp_path / "corpus.jsonl"
+    raw.write_text("".join(json.dumps(r) + "\n" for r in RAW))
+    terms = term_lists({"PERSON_NAME": ["Hermione Granger"]}, {})
+    anonymization = AnonymizationPolicy(
+        speaker_roles=DEFAULT_SPEAKER_ROLES, terms=terms, class_labels=known_class_labels({})
+    )
+    return DetectorScanPolicy(detector, anonymization, raw, 4)
+
+
+def test_a_corpus_value_in_any_text_file_is_a_leak(policy: DetectorScanPolicy) -> None:
+    files = [
+        ("report.html", b"<html><body><p>Reviewed by <b>Maria Gonzalez</b>.</p></body></html>"),
+        ("metrics/x.json", json.dumps({"note": "callback 555-867-5309"}).encode()),
+        ("model_card.md", b"Trained for Maria Gonzalez."),
+        ("review/s.jsonl", json.dumps({"text": "Maria Gonzalez"}).encode() + b"\n"),
+        ("clean.md", b"The adapter was reviewed by Zorbulan Quixtrel, who is no caller."),
+    ]
+    scan = policy.scan(files, masked=("review/",))
+    assert not scan.passed
+    assert set(scan.leaks) == {"report.html", "metrics/x.json", "model_card.md"}
+    assert scan.leaks["report.html"] == {"PERSON_NAME": 1}
+    # a name the detector finds but the corpus never held is veiltune's own text, not a leak;
+    # the review sample was masked by the detector already and is not read again
+    assert "clean.md" not in scan.leaks and scan.n_files == 4
+    record = json.dumps(scan.to_record())
+    assert "Maria" not in record and "5309" not in record
+
+
+def test_veiltunes_own_vocabulary_is_not_a_finding(policy: DetectorScanPolicy) -> None:
+    files = [
+        ("a.md", b"[PERSON_NAME_1] called [ORGANIZATION_NAME_2] about [USER_NAME_1]."),
+        ("b.md", b"Hermione Granger asked about the refund."),  # excluded by the policy
+        ("c.md", b"Maria asked about the refund."),  # a lone common first name proves nothing
+        # info types, category codes and keys: identifiers, even where the corpus has the words
+        ("params.yaml", b"info_types: [PERSON_NAME, USER_NAME]\nlogin: jsmith_1984\n"),
+        ("d.md", b"maria gonzalez, in lowercase, is the vocabulary of a config"),
+        ("e.json", json.dumps({"count": "1,000 calls, 2 000 turns"}).encode()),
+    ]
+    scan = policy.scan(files)
+    assert scan.passed, scan.describe_leaks()
+
+
+@pytest.mark.parametrize(
+    ("surface", "identifying"),
+    [("Maria Gonzalez", True), ("555-867-5309", True), ("m.g@example.org", True),
+     ("Wojciechowski", True), ("Maria", False), ("phone number", False), ("PHONE", False),
+     ("1,000", False), ("Customer Support", True)],
+)  # fmt: skip
+def test_what_counts_as_a_data_subjects_value(surface: str, identifying: bool) -> None:
+    from components.export.detector_scan import identifying as shaped_like_pi
+
+    assert shaped_like_pi(surface) is identifying
+
+
+def test_corpus_values_match_whole_word_sequences(tmp_path: Path) -> None:
+    raw = tmp_path / "corpus.jsonl"
+    raw.write_text(json.dumps(RAW[0]) + "\n")
+    assert corpus_values(raw, {"maria gonzalez", "gonzalez maria", "jsmith 1984", "smith"}) == {
+        "maria gonzalez", "jsmith 1984",
+    }  # fmt: skip
+
+
+def test_html_text_is_what_a_reader_sees() -> None:
+    page = "<html><head><style>p{x:1}</style></head><body><p>A &amp; B</p><p> </p>C</body></html>"
+    assert html_text(page).splitlines() == ["p{x:1}", "A & B", "C"]
+
+
+def test_review_records_mask_what_anonymize_would_still_replace(
+    policy: DetectorScanPolicy,
+) -> None:
+    records = [{"id": "jsmith_1984", "context": "customer_support", "risk_band": "high",
+                "turns": [{"speaker": "[PERSON_NAME_1]",
+                           "text": "My login is jsmith_1984, I'm Maria Gonzalez"},
+                          {"speaker": "Person2", "text": "Thanks Person2 here, Maria."}],
+                "labels": {"purpose": "account_access", "summary": "Person2 helps the caller.",
+                           "crm": {"callback": "555-867-5309"}}}]  # fmt: skip
+    counts: Counter[str] = Counter()
+    (masked,) = mask_records(records, policy, counts)
+    text = json.dumps(masked)
+    assert "Gonzalez" not in text and "5309" not in text and "login is jsmith" not in text
+    assert "Maria" not in text  # the name propagates through the conversation, as in anonymize
+    # its id, placeholders, roles, known categories and the record's other keys stay
+    assert masked["id"] == "jsmith_1984" and masked["risk_band"] == "high"
+    assert masked["turns"][0]["speaker"] == "[PERSON_NAME_1]"
+    assert masked["turns"][1]["speaker"] == "Person2" and "Person2 helps" in text
+    assert masked["labels"]["purpose"] == "account_access"
+    assert masked["context"] == "customer_support"
+    assert "[RESIDUAL_PERSON_NAME]" in masked["turns"][0]["text"]
+    assert counts["PERSON_NAME"] >= 2 and sum(counts.values()) >= 4

@@ -1,0 +1,194 @@
+from __future__ import annotations
+
+import base64
+import re
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+
+from components.export.facts import ExportFacts, audit_rows, decision, threshold_pairs
+from components.export.model_card import model_card_markdown
+from components.export.report import SECTIONS, compliance_report_html
+from tests.export.fixtures import (
+    AUDIT_OLD,
+    LINEAGE,
+    PARAMS,
+    REGISTRY,
+    stage_metrics,
+)
+
+HISTOGRAM = b"\x89PNG\r\n\x1a\nhistogram-bytes"
+UTILITY_PNG = b"\x89PNG\r\n\x1a\nutility-bytes"
+UTILITY_REPORT = {
+    "variants": {
+        "oracle": {"run": "exp-oracle", "metrics": {"summary.rouge1": 0.38}},
+        "anonymized": {"run": "exp-anon", "metrics": {"summary.rouge1": 0.31}},
+    },
+    "comparison": {"rouge1_gap_to_oracle": 0.175, "within_5pct_of_oracle": False},
+}
+
+
+def facts(audit: dict[str, Any] | None = None, **extra: Any) -> ExportFacts:
+    return ExportFacts(stage_metrics(audit), PARAMS, REGISTRY, LINEAGE, **extra)
+
+
+class _Page(HTMLParser):
+    """Sections (id → text) and every URL-bearing attribute of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sections: dict[str, list[str]] = {}
+        self.current: str | None = None
+        self.urls: list[str] = []
+        self.tags: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        values = dict(attrs)
+        if tag == "section":
+            self.current = values.get("id")
+            self.sections[str(self.current)] = []
+        self.urls += [v or "" for k, v in attrs if k in ("src", "href", "action")]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "section":
+            self.current = None
+
+    def handle_data(self, data: str) -> None:
+        if self.current:
+            self.sections[self.current].append(data)
+
+
+def parse(page: str) -> _Page:
+    parser = _Page()
+    parser.feed(page)
+    return parser
+
+
+def section_text(parsed: _Page, key: str) -> str:
+    return " ".join(parsed.sections[key])
+
+
+def test_every_section_in_order_with_its_facts() -> None:
+    page = compliance_report_html(facts(), HISTOGRAM, None)
+    parsed = parse(page)
+    assert list(parsed.sections) == [key for key, _ in SECTIONS]
+    assert "300" in section_text(parsed, "data") and "voicemail" in section_text(parsed, "data")
+    assert "PERSON_NAME" in section_text(parsed, "removed")
+    assert "4587" in section_text(parsed, "removed")
+    risk = section_text(parsed, "residual-risk")
+    assert "μ+σ = 0.74 against threshold 5" in risk and "pass" in risk
+    utility = section_text(parsed, "utility")
+    assert "summary.rouge1" in utility and "0.18" in utility  # adapter 0.33 - base 0.15
+    assert "No privacy–utility report was present" in utility
+    decided = section_text(parsed, "decision")
+    assert "not champion" in decided and "failed audit(s): membership" in decided
+    assert "currently points at version 2" in decided
+    assert "abc123" in section_text(parsed, "lineage")
+
+
+def test_audits_render_generically_with_thresholds_and_verdicts() -> None:
+    parsed = parse(compliance_report_html(facts(), HISTOGRAM, None))
+    audits = section_text(parsed, "audits")
+    for name in ("pii_output", "canary", "extraction", "membership"):
+        assert name in audits
+    assert "mia_auc: 0.81" in audits and "max_auc: 0.7" in audits
+    assert "16: 2.1" in audits  # canary exposure per repetition
+    renamed = stage_metrics()["audit"]
+    renamed["audits"]["novel_attack"] = renamed["audits"].pop("canary")
+    assert "novel_attack" in section_text(
+        parse(compliance_report_html(facts(renamed), None, None)), "audits"
+    )
+
+
+def test_the_old_audit_shape_still_renders() -> None:
+    parsed = parse(compliance_report_html(facts(AUDIT_OLD), HISTOGRAM, None))
+    audits = section_text(parsed, "audits")
+    assert "pii_output" in audits and "max_leaks: 0" in audits and "n_leaks: 1" in audits
+    (row,) = audit_rows(AUDIT_OLD)
+    assert row.passed is False and row.thresholds == {"max_leaks": 0}
+
+
+def test_threshold_pairs_match_figures_by_name() -> None:
+    pairs = {
+        (p.audit, p.figure, p.threshold)
+        for r in audit_rows(stage_metrics()["audit"])
+        for p in threshold_pairs(r)
+    }
+    assert pairs == {
+        ("pii_output", "n_leaks", "max_leaks"),
+        ("canary", "canary_exposure", "max_exposure"),
+        ("extraction", "extraction_rate", "max_extraction_rate"),
+        ("membership", "mia_auc", "max_auc"),
+    }
+    (old,) = audit_rows(AUDIT_OLD)
+    assert [p.figure for p in threshold_pairs(old)] == ["n_leaks"]  # not n_outputs_with_leaks
+
+
+def images(page: str) -> list[bytes]:
+    return [base64.b64decode(m) for m in re.findall(r'src="data:image/png;base64,([^"]+)"', page)]
+
+
+def test_images_are_embedded_and_nothing_is_fetched() -> None:
+    page = compliance_report_html(facts(utility_report=UTILITY_REPORT), HISTOGRAM, UTILITY_PNG)
+    embedded = images(page)
+    assert HISTOGRAM in embedded and UTILITY_PNG in embedded
+    assert len(embedded) == 4  # histogram, audit chart, utility chart, utility report chart
+    assert all(png.startswith(b"\x89PNG") for png in embedded)
+    parsed = parse(page)
+    assert all(url.startswith("data:image/png;base64,") for url in parsed.urls)
+    assert not parsed.tags & {"script", "link", "iframe", "object"}
+    assert not re.search(r"https?://|//[a-z]", re.sub(r"base64,[^\"]+", "", page))
+
+
+def test_the_utility_report_is_shown_when_present() -> None:
+    page = compliance_report_html(facts(utility_report=UTILITY_REPORT), HISTOGRAM, UTILITY_PNG)
+    utility = section_text(parse(page), "utility")
+    assert "exp-oracle" in utility and "within_5pct_of_oracle" in utility
+    assert "No privacy–utility report" not in utility
+
+
+def test_strings_from_data_are_escaped() -> None:
+    metrics = stage_metrics()
+    metrics["ingest"]["by_context"] = {"<script>alert(1)</script>": 3}
+    page = compliance_report_html(ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE), HISTOGRAM, None)
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+@pytest.mark.parametrize(
+    ("corpus", "gate_passed", "audit_passed", "reason"),
+    [
+        ("raw", True, True, "never promoted"),
+        ("anonymized", False, True, "failed the residual-risk gate"),
+        ("anonymized", True, True, "passed every audit"),
+    ],
+)
+def test_the_decision_reason(
+    corpus: str, gate_passed: bool, audit_passed: bool, reason: str
+) -> None:
+    audit = {**stage_metrics()["audit"], "passed": audit_passed}
+    decided = decision({}, REGISTRY, {"passed": gate_passed}, audit, corpus)
+    assert reason in decided.reason
+    stated = decision({"decision_reason": "stated by register"}, REGISTRY, {}, audit, corpus)
+    assert stated.reason == "stated by register"
+
+
+def test_the_champion_follows_the_live_aliases() -> None:
+    live = {**REGISTRY, "aliases": ["candidate", "champion"], "champion_version": "3"}
+    page = compliance_report_html(ExportFacts(stage_metrics(), PARAMS, live, LINEAGE), None, None)
+    assert 'This version is <span class="pass">champion</span>' in page
+
+
+def test_the_model_card_has_every_section() -> None:
+    card = model_card_markdown(
+        facts(adapter_config={"peft_type": "LORA", "r": 32, "target_modules": ["q_proj"]})
+    )
+    for heading in ("# Model card: veiltune-adapter version 3", "## Model details",
+                    "## Training", "## Training data and lineage", "## Intended use",
+                    "## Evaluation", "## Privacy audits", "## Limitations"):  # fmt: skip
+        assert heading in card
+    assert "adapter r: 32" in card and "adapter target_modules: q_proj" in card
+    assert "| membership | no | mia_auc: 0.81, mia_tpr_at_1pct_fpr: 0 | max_auc: 0.7 |" in card
+    assert "| summary.rouge1 | 0.33 | 0.15 |" in card
+    assert "embedded synthetic corpus" in card

@@ -1,0 +1,177 @@
+"""DialogSum records as conversations, and ingest with DialogSum on and off."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from components.core.config import DialogSumConfig, IngestConfig, ParamsError, stage_config
+from components.core.corpus import Conversation, Turn
+from components.core.errors import InputError
+from components.ingest.dialogsum import (
+    dialogsum_conversation,
+    load_dialogsum,
+    read_dialogsum,
+    split_by_dataset,
+)
+from components.ingest.sources import ingest_corpus
+from tests.conftest import SHARED_DATA
+
+DIALOGSUM_FILE = SHARED_DATA / "dialogsum" / "dialogsum.dev.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("record", "turns", "summary"),
+    [
+        (
+            {"fname": "dev_1", "dialogue": "#Person1#: Hey Jimmy.\n#Person2#: Sure.",
+             "summary": "#Person1# invites Jimmy.", "topic": "gym"},
+            (Turn("Person1", "Hey Jimmy."), Turn("Person2", "Sure.")),
+            "Person1 invites Jimmy.",
+        ),
+        (  # blank lines skipped, a third speaker, tags inside a turn written like speakers
+            {"fname": 7, "dialogue": "#Person1#:Hi.\n\n#Person3#: Ask #Person1#!  \n",
+             "summary": " #Person3# greets #Person1#'s friend. "},
+            (Turn("Person1", "Hi."), Turn("Person3", "Ask Person1!")),
+            "Person3 greets Person1's friend.",
+        ),
+    ],
+)  # fmt: skip
+def test_a_record_becomes_a_conversation(
+    record: dict[str, object], turns: tuple[Turn, ...], summary: str
+) -> None:
+    conversation = dialogsum_conversation(record, "f:1")
+    assert conversation.id == f"dialogsum-{record['fname']}"
+    assert conversation.turns == turns
+    assert conversation.context == "dialogue"
+    assert conversation.labels == {"summary": summary}
+    assert conversation.pi == ()
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"dialogue": "#Person1#: Hi.", "summary": "x"}, "f:3: missing or empty key 'fname'"),
+        ({"fname": "a", "summary": "x"}, "f:3: missing or empty key 'dialogue'"),
+        ({"fname": "a", "dialogue": "#Person1#: Hi."}, "f:3: missing or empty key 'summary'"),
+        ({"fname": "a", "dialogue": "#Person1#: Hi.", "summary": "  "}, "key 'summary'"),
+        ({"fname": "a", "dialogue": ["#Person1#: Hi."], "summary": "x"}, "key 'dialogue'"),
+        (
+            {"fname": "a", "dialogue": "\n \n", "summary": "x"},
+            "f:3: missing or empty key 'dialogue'",
+        ),
+        (
+            {"fname": "a", "dialogue": "#Person1#: Hi.\nPerson2: Hello.", "summary": "x"},
+            "f:3: 'dialogue' line 2 does not start with a '#PersonN#:' speaker tag",
+        ),
+    ],
+)
+def test_bad_records_are_named_by_file_and_line(record: dict[str, object], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        dialogsum_conversation(record, "f:3")
+
+
+def _write(path: Path, records: list[object]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _record(fname: str, name: str = "Jimmy") -> dict[str, str]:
+    return {
+        "fname": fname,
+        "dialogue": f"#Person1#: Hey {name}.\n#Person2#: Hi.",
+        "summary": f"#Person1# greets {name}.",
+    }
+
+
+def test_reading_stops_at_max_dialogues_and_rejects_bad_lines(tmp_path: Path) -> None:
+    path = _write(tmp_path / "ds.jsonl", [_record("a"), _record("b"), {"fname": "c"}])
+    assert [c.id for c in read_dialogsum(path, 2)] == ["dialogsum-a", "dialogsum-b"]
+    with pytest.raises(InputError, match=rf"{path}:3: missing or empty key 'dialogue'"):
+        read_dialogsum(path, 3)
+    repeated = _write(tmp_path / "twice.jsonl", [_record("a"), _record("a")])
+    with pytest.raises(InputError, match=rf"{repeated}:2: fname a repeats line 1"):
+        read_dialogsum(repeated, 5)
+    with pytest.raises(InputError, match="no DialogSum records"):
+        read_dialogsum(_write(tmp_path / "empty.jsonl", []), 5)
+
+
+def test_the_shared_file_reads_whole_and_keeps_its_speakers() -> None:
+    conversations = read_dialogsum(DIALOGSUM_FILE, 10_000)
+    assert len(conversations) == 500 and len({c.id for c in conversations}) == 500
+    speakers = {t.speaker for c in conversations for t in c.turns}
+    assert {"Person1", "Person2"} <= speakers and all(s.startswith("Person") for s in speakers)
+    assert not any("#Person" in c.labels["summary"] for c in conversations)
+
+
+def test_a_missing_file_names_the_key_the_path_and_how_to_turn_it_off(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        load_dialogsum(DialogSumConfig(path="nowhere/ds.jsonl"), tmp_path)
+    message = str(caught.value)
+    assert "ingest.dialogsum.path" in message and str(tmp_path / "nowhere/ds.jsonl") in message
+    assert "ingest.dialogsum.path: null" in message
+    assert load_dialogsum(DialogSumConfig(path=None), tmp_path) == []
+
+
+def test_ingest_appends_dialogsum_to_the_embedded_corpus_or_leaves_it_off() -> None:
+    on = IngestConfig(n_conversations=5, dialogsum=DialogSumConfig(str(DIALOGSUM_FILE), 4))
+    conversations = ingest_corpus(on, Path("/nonexistent"))  # an absolute path is kept
+    assert [c.context for c in conversations[5:]] == ["dialogue"] * 4
+    assert [c.id for c in conversations[5:]] == [f"dialogsum-dev_{i}" for i in range(4)]
+    assert all(c.pi for c in conversations[:5]) and not any(c.pi for c in conversations[5:])
+    off = IngestConfig(n_conversations=5, dialogsum=DialogSumConfig(path=None))
+    assert [c.id for c in ingest_corpus(off, Path())] == [c.id for c in conversations[:5]]
+
+
+def test_ingest_resolves_the_path_from_the_params_folder(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    _write(tmp_path / "data" / "ds.jsonl", [_record("x")])
+    (tmp_path / "mine.jsonl").write_text(json.dumps({"id": "u1", "text": "hello"}) + "\n")
+    config = IngestConfig(corpus_path="mine.jsonl", dialogsum=DialogSumConfig("data/ds.jsonl"))
+    assert [c.id for c in ingest_corpus(config, tmp_path)] == ["u1", "dialogsum-x"]
+
+
+def test_a_user_id_in_the_dialogsum_namespace_is_refused(tmp_path: Path) -> None:
+    _write(tmp_path / "ds.jsonl", [_record("x")])
+    (tmp_path / "mine.jsonl").write_text(json.dumps({"id": "dialogsum-x", "text": "hi"}) + "\n")
+    config = IngestConfig(corpus_path="mine.jsonl", dialogsum=DialogSumConfig("ds.jsonl"))
+    with pytest.raises(InputError, match="mine.jsonl: id 'dialogsum-x' starts with 'dialogsum-'"):
+        ingest_corpus(config, tmp_path)
+
+
+def test_params_mirror_the_nested_dialogsum_section() -> None:
+    config = stage_config(
+        {"ingest": {"dialogsum": {"path": None, "max_dialogues": 3}}}, "ingest", IngestConfig
+    )
+    assert config.dialogsum == DialogSumConfig(path=None, max_dialogues=3)
+    assert stage_config({}, "ingest", IngestConfig).dialogsum == DialogSumConfig()
+    for section, message in [
+        ({"dialogsum": {"paht": "x"}}, "unknown key 'ingest.dialogsum.paht'; allowed: path"),
+        ({"dialogsum": {"max_dialogues": 0}}, "bad value for 'ingest.dialogsum.max_dialogues'"),
+        ({"dialogsum": {"path": 3}}, "'ingest.dialogsum.path' must be"),
+        ({"dialogsum": "off"}, "'ingest.dialogsum' must be a mapping"),
+    ]:
+        with pytest.raises(ParamsError, match=message):
+            stage_config({"ingest": section}, "ingest", IngestConfig)
+
+
+def test_split_by_dataset_needs_both_the_prefix_and_the_context() -> None:
+    def conv(conv_id: str, context: str) -> Conversation:
+        return Conversation(conv_id, (Turn(None, "x"),), context)
+
+    conversations = [
+        conv("conv-1", "sales"),
+        conv("dialogsum-a", "dialogue"),
+        conv("dialogsum-b", "sales"),
+        conv("dialogsum-c", "dialogue"),
+    ]
+    groups = split_by_dataset(conversations)
+    assert [c.id for c in groups["main"]] == ["conv-1", "dialogsum-b"]
+    assert [c.id for c in groups["dialogsum"]] == ["dialogsum-a", "dialogsum-c"]
+    assert split_by_dataset([]) == {"main": [], "dialogsum": []}
+    capped = split_by_dataset(conversations, limit=1)  # evaluate.max_conversations, per dataset
+    assert {name: [c.id for c in group] for name, group in capped.items()} == {
+        "main": ["conv-1"], "dialogsum": ["dialogsum-a"],
+    }  # fmt: skip

@@ -1,0 +1,182 @@
+"""Registry promotion: the decision table (pure) and the register flow on a real MLflow store."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.core.errors import InputError
+from components.register.registry import (
+    AuditResult,
+    ChampionUtility,
+    Evidence,
+    GateResult,
+    UtilityRule,
+    adapter_metrics,
+    audit_result,
+    promotion_decision,
+    register_version,
+    utility_of,
+    version_tags,
+)
+
+ROUGE = UtilityRule("summary.rouge1")
+PERPLEXITY = UtilityRule("perplexity_raw", higher_is_better=False)
+
+
+def evidence(utility: float, **changes: Any) -> Evidence:
+    fields: dict[str, Any] = {
+        "gate_passed": True, "audit_passed": True, "failed_audits": (), "corpus": "anonymized",
+    }  # fmt: skip
+    return Evidence(utility=utility, **{**fields, **changes})
+
+
+@pytest.mark.parametrize(
+    ("new", "champion", "rule", "promoted", "reason"),
+    [
+        (evidence(0.31), None, ROUGE, True, "no current champion; summary.rouge1 0.31"),
+        (evidence(0.35), ChampionUtility("3", 0.33), ROUGE, True,
+         "summary.rouge1 0.35 > champion v3's 0.33"),
+        (evidence(0.33), ChampionUtility("3", 0.33), ROUGE, True,
+         "summary.rouge1 0.33 = champion v3's 0.33"),
+        (evidence(0.31), ChampionUtility("3", 0.33), ROUGE, False,
+         "summary.rouge1 0.31 < champion v3's 0.33"),
+        (evidence(0.9, gate_passed=False), None, ROUGE, False, "gate failed"),
+        (evidence(0.9, audit_passed=False), ChampionUtility("3", 0.1), ROUGE, False,
+         "audit failed"),
+        (evidence(0.9, audit_passed=False, failed_audits=("canary", "membership")), None, ROUGE,
+         False, "audit failed (canary, membership)"),
+        # A failed audit counts even when the overall flag disagrees.
+        (evidence(0.9, failed_audits=("extraction",)), None, ROUGE, False,
+         "audit failed (extraction)"),
+        (evidence(0.9, corpus="raw"), None, ROUGE, False,
+         "trained on the raw corpus, a baseline that is never champion"),
+        (evidence(0.9, corpus="masked", gate_passed=False), None, ROUGE, False,
+         "gate failed; trained on the masked corpus, a baseline that is never champion"),
+        (evidence(20.5), ChampionUtility("2", 21.5), PERPLEXITY, True,
+         "perplexity_raw 20.5 < champion v2's 21.5 (lower is better)"),
+        (evidence(22.0), ChampionUtility("2", 21.5), PERPLEXITY, False,
+         "perplexity_raw 22 > champion v2's 21.5 (lower is better)"),
+        (evidence(0.5), ChampionUtility("4", None), ROUGE, False,
+         "champion v4 has no tag eval.summary.rouge1 to compare with"),
+        (evidence(math.nan), None, ROUGE, False, "summary.rouge1 nan is not a finite number"),
+    ],
+)  # fmt: skip
+def test_promotion_rules(
+    new: Evidence, champion: ChampionUtility | None, rule: UtilityRule, promoted: bool, reason: str
+) -> None:
+    decision = promotion_decision(new, champion, rule)
+    assert decision.champion is promoted
+    assert decision.reason.startswith(reason)
+
+
+NEW_AUDIT = {
+    "passed": False,
+    "train_corpus": "anonymized",
+    "audits": {
+        "pii_output": {"passed": True, "figures": {"n_leaks": 0}, "thresholds": {"max_leaks": 0}},
+        "canary": {"passed": False, "figures": {"canary_exposure": {"1": 9.1}}, "thresholds": {}},
+    },
+}
+
+
+def test_audit_result_reads_each_audit_and_tolerates_the_older_shape() -> None:
+    result = audit_result(NEW_AUDIT, "metrics/audit.json")
+    assert (result.passed, result.failed) == (False, ("canary",))
+    assert result.to_tags() == {
+        "audit_passed": "false", "audit.pii_output.passed": "true", "audit.canary.passed": "false",
+    }  # fmt: skip
+    older = audit_result({"passed": True, "pii_output": {"n_leaks": 0}}, "metrics/audit.json")
+    assert (older.passed, older.failed, older.to_tags()) == (True, (), {"audit_passed": "true"})
+    with pytest.raises(
+        InputError, match=r"metrics/audit.json: audits.canary: missing key 'passed'"
+    ):
+        audit_result({"passed": True, "audits": {"canary": {"figures": {}}}}, "metrics/audit.json")
+
+
+def test_a_missing_utility_metric_names_the_key_the_param_and_the_file() -> None:
+    evaluation = {"adapter": {"summary.rouge1": 0.3, "perplexity_raw": 21.5, "note": "x"}}
+    metrics = adapter_metrics(evaluation, "metrics/evaluate.json")
+    assert metrics == {"summary.rouge1": 0.3, "perplexity_raw": 21.5}
+    assert utility_of(metrics, "perplexity_raw", "metrics/evaluate.json") == 21.5
+    with pytest.raises(InputError) as error:
+        utility_of(metrics, "summary.rougeX", "metrics/evaluate.json")
+    message = str(error.value)
+    assert message.startswith("metrics/evaluate.json: no numeric key 'summary.rougeX'")
+    assert "register.utility_metric" in message and "perplexity_raw, summary.rouge1" in message
+    with pytest.raises(InputError, match="metrics/evaluate.json: missing key 'adapter'"):
+        adapter_metrics({"base": {}}, "metrics/evaluate.json")
+
+
+@pytest.fixture
+def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    from components.core.tracking import configure_tracking
+
+    configure_tracking("registry-test")  # sqlite:///<tmp_path>/mlflow.db, artifacts beside it
+    assert mlflow.get_tracking_uri() == f"sqlite:///{tmp_path / 'mlflow.db'}"
+    return MlflowClient()
+
+
+def register(
+    client: Any, adapter: Path, utility: float, gate: bool = True, corpus: str = "anonymized"
+) -> Any:
+    import mlflow
+
+    gate_result = GateResult(gate, 0.7, 5.0)
+    audit = AuditResult(True, {"pii_output": True, "canary": True})
+    tags = version_tags(gate_result, audit, {"summary.rouge1": utility, "perplexity_raw": 21.0},
+                        {"git_commit": "abc", "params_hash": "p", "data_version": "{}"})  # fmt: skip
+    new = Evidence(gate, audit.passed, audit.failed, corpus, utility)
+    experiment = mlflow.get_experiment_by_name("registry-test").experiment_id
+    with mlflow.start_run(experiment_id=experiment):
+        return register_version(client, adapter, Path("base"), "m", tags, new, ROUGE)
+
+
+def test_register_always_candidate_and_champion_by_the_rule(
+    client: Any, lora_adapter_dir: Path
+) -> None:
+    first = register(client, lora_adapter_dir, 0.30)
+    assert first.aliases == ("candidate", "champion") and first.previous_champion is None
+    assert first.decision_reason == "no current champion; summary.rouge1 0.3"
+
+    lower = register(client, lora_adapter_dir, 0.25)
+    assert lower.aliases == ("candidate",) and lower.previous_champion == first.version
+    assert lower.to_metrics()["decision_reason"] == "summary.rouge1 0.25 < champion v1's 0.3"
+    assert champion_of(client) == first.version
+    assert str(client.get_model_version_by_alias("m", "candidate").version) == lower.version
+
+    refused = register(client, lora_adapter_dir, 0.9, gate=False)  # better, but the gate failed
+    baseline = register(client, lora_adapter_dir, 0.9, corpus="raw")
+    assert champion_of(client) == first.version
+    assert refused.to_metrics()["champion"] is False and baseline.to_metrics()["champion"] is False
+
+    equal = register(client, lora_adapter_dir, 0.30)
+    assert equal.aliases == ("candidate", "champion") and equal.previous_champion == "1"
+    assert champion_of(client) == equal.version == "5"
+    assert "champion" not in client.get_model_version("m", "1").aliases
+    assert client.get_model_version("m", "1").tags["superseded_by"] == "5"
+
+    tags = client.get_model_version("m", equal.version).tags
+    assert tags["promotion_decision"] == "champion"
+    assert tags["promotion_reason"] == "summary.rouge1 0.3 = champion v1's 0.3"
+    assert {k: tags[k] for k in ("eval.summary.rouge1", "eval.perplexity_raw", "gate_passed",
+                                 "gate_threshold", "audit.canary.passed", "train_corpus")} == {
+        "eval.summary.rouge1": "0.3", "eval.perplexity_raw": "21.0", "gate_passed": "true",
+        "gate_threshold": "5.0", "audit.canary.passed": "true", "train_corpus": "anonymized",
+    }  # fmt: skip
+    rejected = client.get_model_version("m", refused.version).tags
+    assert (rejected["promotion_decision"], rejected["promotion_reason"]) == (
+        "candidate", "gate failed",
+    )  # fmt: skip
+
+
+def champion_of(client: Any) -> str:
+    return str(client.get_model_version_by_alias("m", "champion").version)

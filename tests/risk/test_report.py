@@ -1,0 +1,170 @@
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from components.core.errors import InputError
+from components.risk.report import (
+    ANNOTATION_INSTRUCTIONS,
+    review_page_html,
+    risk_histogram_png,
+    risk_report_html,
+    risk_table_markdown,
+)
+from components.risk.scoring import summarize_risk
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SCORES = [0, 2, 4, 1, 1, 3]
+
+
+def risk_table(contexts: list[str] | None = None) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "conversation_id": [f"c{i}" for i in range(len(SCORES))],
+            "context": contexts or ["support"] * 3 + ["sales"] * 3,
+            "score": SCORES,
+            "n_leaked": [0, 1, 2, 1, 1, 2],
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def summary() -> dict[str, Any]:
+    return summarize_risk(risk_table())
+
+
+@pytest.fixture(scope="module")
+def png() -> bytes:
+    return risk_histogram_png(SCORES, threshold=5.0, mean=1.8333, std=1.3437)
+
+
+def table_rows(markdown: str) -> list[list[str]]:
+    lines = markdown.strip().splitlines()[2:]  # past the header and the alignment row
+    return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in lines]
+
+
+def test_markdown_has_one_row_per_sorted_context_then_total(summary: dict[str, Any]) -> None:
+    markdown = risk_table_markdown(summary, threshold=3.5)
+    assert markdown.splitlines()[0] == "| context | count | mean | std | P95 | max | μ+σ | gate |"
+    # sales: 1 1 3; support: 0 2 4; all six: σ with ddof=0
+    assert table_rows(markdown) == [
+        ["sales", "3", "1.667", "0.943", "2.800", "3", "2.610", "< 3.5 ✓"],
+        ["support", "3", "2.000", "1.633", "3.800", "4", "3.633", "≥ 3.5 ✗"],
+        ["**total**", "6", "1.833", "1.344", "3.750", "4", "3.177", "< 3.5 ✓"],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("threshold", "mark"),
+    [(3.178, "< 3.178 ✓"), (3.177, "≥ 3.177 ✗"), (3.0, "≥ 3 ✗")],
+)
+def test_markdown_mark_flips_at_the_threshold(
+    summary: dict[str, Any], threshold: float, mark: str
+) -> None:
+    """μ+σ of the corpus is 3.177; the gate passes only strictly below the threshold."""
+    total = table_rows(risk_table_markdown(summary, threshold))[-1]
+    assert total[-1] == mark
+
+
+def test_markdown_escapes_pipes_in_context_names() -> None:
+    summary = summarize_risk(risk_table(["a|b"] * 6))
+    rows = table_rows(risk_table_markdown(summary, 5.0))
+    assert [row[0] for row in rows] == ["a\\|b", "**total**"]
+
+
+def test_histogram_is_a_png_and_deterministic(png: bytes) -> None:
+    assert png.startswith(PNG_SIGNATURE)
+    assert risk_histogram_png(SCORES, threshold=5.0, mean=1.8333, std=1.3437) == png
+    assert b"Software" not in png
+    assert risk_histogram_png([*SCORES, 9], threshold=5.0, mean=2.5, std=2.8) != png
+
+
+def test_histogram_of_no_scores_still_renders() -> None:
+    assert risk_histogram_png([], threshold=5.0, mean=0.0, std=0.0).startswith(PNG_SIGNATURE)
+
+
+def test_report_html_embeds_the_png_and_no_external_resource(
+    summary: dict[str, Any], png: bytes
+) -> None:
+    page = risk_report_html(summary, 5.0, png)
+    assert f"data:image/png;base64,{base64.b64encode(png).decode('ascii')}" in page
+    assert "http://" not in page and "https://" not in page
+    references = re.findall(r"""(?:src|href)\s*=\s*["']?([^"'\s>]*)""", page)
+    assert references and all(ref.startswith("data:") for ref in references)
+    assert "<script" not in page
+    assert "Gate statistic μ+σ = 3.177 &lt; threshold 5: the corpus passes" in page
+    assert "3.633" in page and "<title>Residual risk</title>" in page
+
+
+def test_report_html_states_failure_and_escapes_context_names(png: bytes) -> None:
+    summary = summarize_risk(risk_table(["<script>alert(1)</script>"] * 3 + ["sales"] * 3))
+    page = risk_report_html(summary, 3.0, png, title="Risk <of> run")
+    assert "<script" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<h1>Risk &lt;of&gt; run</h1>" in page
+    assert "μ+σ = 3.177 ≥ threshold 3: the corpus fails" in page
+
+
+RECORDS = [
+    {
+        "id": "conv-1",
+        "context": "support",
+        "risk_band": "high",
+        "turns": [
+            {"speaker": "[PERSON_NAME_1]", "text": "Hi, <b>I am</b> [PERSON_NAME_2] Green & co"},
+            {"speaker": None, "text": "call [PHONE_NUMBER_1] or 555 0199"},
+        ],
+    },
+    {"id": "conv-<2>", "context": "sales", "risk_band": "low", "turns": []},
+]
+
+
+def test_review_page_escapes_text_and_highlights_placeholders() -> None:
+    page = review_page_html(RECORDS)
+    assert "<b>" not in page
+    assert "&lt;b&gt;I am&lt;/b&gt;" in page and "Green &amp; co" in page
+    for placeholder in ("[PERSON_NAME_2]", "[PHONE_NUMBER_1]"):
+        assert f'<span class="placeholder">{placeholder}</span>' in page
+    assert '<strong><span class="placeholder">[PERSON_NAME_1]</span>:</strong>' in page
+    assert '<p class="turn">call' in page  # no speaker, no label
+    assert "<h2>conv-1</h2>" in page and "<h2>conv-&lt;2&gt;</h2>" in page
+    assert "<dd>high</dd>" in page and "<dd>sales</dd>" in page
+    assert "http://" not in page and "https://" not in page and "<script" not in page
+
+
+def test_review_page_includes_the_annotation_instructions() -> None:
+    page = review_page_html(RECORDS)
+    for example in (
+        "(Dunder Mifflin)[MISSED_ORGANIZATION_NAME_SPEAKER]",
+        "(Green)[MISSED_PERSON_NAME_PARTIAL]",
+        "(555 0199)[MISSED_PHONE_NUMBER]",
+        "veiltune review import --input FILE",
+    ):
+        assert example in ANNOTATION_INSTRUCTIONS
+        assert example in page
+    assert "(missed text)[MISSED_&lt;INFO_TYPE&gt;]" in page
+
+
+def test_review_page_takes_custom_instructions_or_none() -> None:
+    custom = review_page_html(RECORDS, instructions_md="Look for <names>.")
+    assert "Look for &lt;names&gt;." in custom and "MISSED_PHONE_NUMBER" not in custom
+    assert '<pre class="instructions">' not in review_page_html(RECORDS, instructions_md="")
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"id": "x", "context": "support", "turns": []}, "review record 0 lacks risk_band"),
+        (
+            {"id": "x", "context": "s", "risk_band": "low", "turns": [{"speaker": "A"}]},
+            "review record 0 has a turn without 'text'",
+        ),
+    ],
+)
+def test_review_page_rejects_incomplete_records(record: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputError, match=re.escape(message)):
+        review_page_html([record])
