@@ -22,8 +22,8 @@ from typing import Any
 from audits.lm import chat_prefix_ids, continuation_logprobs
 from audits.result import AuditResult
 from components.core.corpus import Conversation
-from components.ingest.canaries import Canary
-from components.train.tasks import continuation_cut, continuation_prompt, transcript
+from components.ingest import Canary
+from components.train import continuation_cut, continuation_prompt, transcript
 
 NAME = "canary"
 

@@ -16,8 +16,8 @@ from typing import Any
 from audits.lm import chat_prefix_ids, greedy_tokens
 from audits.result import AuditResult
 from components.core.corpus import Conversation
-from components.ingest.pi_inventory import normalized
-from components.train.tasks import split_for_continuation
+from components.ingest import normalized
+from components.train import split_for_continuation
 
 NAME = "extraction"
 
@@ -56,7 +56,7 @@ def answer_offsets(conversation: Conversation, cut: int) -> list[tuple[int, int,
 def extraction_prefix(conversation: Conversation) -> Prefix | None:
     """The conversation's prefix that ends at its first PI value not shown before; the
     middle of the answer when it has no labelled PI; None when it has only shown values."""
-    from components.train.tasks import continuation_cut
+    from components.train import continuation_cut
 
     if len(conversation.turns) < 2:
         return None

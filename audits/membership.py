@@ -17,8 +17,8 @@ from audits.extraction import answer_offsets
 from audits.lm import assistant_token_losses
 from audits.result import AuditResult
 from components.core.corpus import Conversation
-from components.ingest.pi_inventory import normalized
-from components.train.tasks import continuation_cut, split_for_continuation
+from components.ingest import normalized
+from components.train import continuation_cut, split_for_continuation
 
 NAME = "membership"
 

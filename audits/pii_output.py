@@ -16,9 +16,8 @@ from typing import Any
 
 from audits.result import AuditResult
 from components.core.corpus import Conversation
-from components.ingest.canaries import CANARY_FORMATS
-from components.ingest.pi_inventory import InventoryEntry, find_leaks
-from components.train.tasks import TASK_PROMPTS, TRAIN_TASKS, split_for_continuation, transcript
+from components.ingest import CANARY_FORMATS, InventoryEntry, find_leaks
+from components.train import TASK_PROMPTS, TRAIN_TASKS, split_for_continuation, transcript
 
 NAME = "pii_output"
 

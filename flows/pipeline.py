@@ -16,8 +16,9 @@ from prefect import flow, get_run_logger, task
 from prefect.context import FlowRunContext
 from prefect.runtime import deployment, flow_run
 
-from components.core import config as cfg
+from components import stages as registry
 from components.core import tracking
+from components.core.config import write_params
 from components.core.dvc_cli import dvc_command
 from components.core.errors import ParamsError, VeiltuneError
 from flows.overrides import (
@@ -29,10 +30,7 @@ from flows.overrides import (
     refuse_protected_overrides,
 )
 
-STAGES = (
-    "ingest", "base_model", "anonymize", "risk", "review", "gate", "train", "evaluate", "audit",
-    "register", "export",
-)  # fmt: skip
+STAGES = tuple(stage.name for stage in registry.STAGES)
 _OUTPUT_TAIL_LINES = 25
 
 
@@ -118,8 +116,8 @@ def set_run_params(params_path: Path, changes: dict[str, Any]) -> None:
     refuse_protected_overrides(
         changes, deployment_run=_is_deployment_run(), allowed=allowed_from_environment(os.environ)
     )
-    params = cfg.read_params(params_path)
-    cfg.write_params(params_path, cfg.apply_overrides(params, changes))
+    params = registry.load_params(params_path)
+    write_params(params_path, registry.apply_overrides(params, changes))
     logger = get_run_logger()
     for change in override_changes(params, changes):
         level = logging.WARNING if protected_prefix(change.key) else logging.INFO
@@ -147,7 +145,7 @@ def pipeline(
     changes = {**(overrides or {}), **({"ingest.corpus_path": corpus} if corpus else {})}
     if changes:
         set_run_params(params_path, changes)
-    experiment = cfg.load_stage_config(params_path, "register").experiment
+    experiment = registry.stage_context(params_path).experiment
     parent = tracking.start_pipeline_run(
         tracking.configure_tracking(experiment), {"prefect.flow_run_id": str(flow_run.id)}
     )

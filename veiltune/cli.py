@@ -1,4 +1,6 @@
-"""``veiltune``: a subcommand per pipeline stage, plus detect, anonymize, flow and serve."""
+"""``veiltune``: a subcommand per pipeline stage (from the registry, ``components.stages``),
+plus the tools around them: detect, evaluate-detection, review import, utility-report,
+promote/demote, flow, serve, purge-raw. No stage logic lives here."""
 
 from __future__ import annotations
 
@@ -7,11 +9,17 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from components.anonymize.config import AnonymizeConfig
 from components.core import paths
+from components.ingest.config import IngestConfig
+from components.register.config import RegisterConfig
+from components.review.config import ReviewConfig
+from components.risk.config import RiskConfig
+from components.stages import BY_NAME, STAGES, run_stage, stage_context
 
 # Nothing downloads at run time; Prefect and Great Expectations send no analytics.
 OFFLINE_ENVIRONMENT = {
@@ -23,20 +31,6 @@ OFFLINE_ENVIRONMENT = {
     "GX_ANALYTICS_ENABLED": "false",
     "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",
     "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": "",
-}
-
-STAGE_HELP = {
-    "ingest": "Validate a user corpus, or generate the embedded one; split train/held-out.",
-    "base-model": "Turn the bundled SmolLM2 GGUF (or a named folder) into a HF model folder.",
-    "risk": "Score the residual risk of each conversation (ground truth and automatic scan).",
-    "gate": "Great Expectations gate: refuse the corpus unless mean + std of risk < threshold.",
-    "train": "LoRA fine-tune the base model on the anonymized corpus.",
-    "evaluate": "Utility on held-out raw text: ROUGE, accuracy/macro-F1, perplexity; base too.",
-    "audit": "Attack the trained model: PI in outputs, canary exposure, extraction, membership.",
-    "register": "Register the adapter in MLflow as candidate; champion if gate and audits "
-    "passed, it learnt from the anonymized corpus and its utility is at least the champion's.",
-    "export": "Write the compliance bundle (report, model card, manifest with sha256 of "
-    "every file, zip); with --verify BUNDLE, check a bundle folder or zip instead.",
 }
 
 
@@ -52,9 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     # also arrives in LOCAL_RANK, which is what training reads.
     parser.add_argument("--local_rank", "--local-rank", type=int, help=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, text in STAGE_HELP.items():
-        stage = commands.add_parser(name, help=text, description=text)
-        _add_params(stage)
+    for stage in STAGES:
+        if len(stage.cli) == 1 and stage.name != "anonymize":
+            sub = commands.add_parser(stage.cli[0], help=stage.help, description=stage.help)
+            _add_params(sub)
     commands.choices["export"].add_argument(
         "--verify", type=Path, metavar="BUNDLE",
         help="check a bundle folder or .zip against its manifest (exit 5 when not intact)",
@@ -79,15 +74,15 @@ def _add_params(parser: argparse.ArgumentParser) -> None:
 
 def _add_anonymize(commands: Any) -> None:
     text = (
-        "Replace personal information with placeholders numbered within each conversation. "
-        "With --spans/--metrics it runs as the pipeline stage (and logs to MLflow)."
+        f"{BY_NAME['anonymize'].help} Without --input/--output it runs as the pipeline stage "
+        f"({paths.RAW_CORPUS} to {paths.ANON_CORPUS} with its spans and metrics, logged to "
+        "MLflow); with them, on any corpus file, logging nothing."
     )
-    sub = commands.add_parser("anonymize", help=text.split(". ")[0] + ".", description=text)
+    sub = commands.add_parser("anonymize", help=BY_NAME["anonymize"].help, description=text)
     _add_params(sub)
-    sub.add_argument("--input", type=Path, default=paths.RAW_CORPUS, help="JSONL corpus")
-    sub.add_argument("--output", type=Path, default=paths.ANON_CORPUS, help="JSONL to write")
+    sub.add_argument("--input", type=Path, help=f"JSONL corpus (default: {paths.RAW_CORPUS})")
+    sub.add_argument("--output", type=Path, help=f"JSONL to write (default: {paths.ANON_CORPUS})")
     sub.add_argument("--spans", type=Path, help="also write one record per replaced span")
-    sub.add_argument("--metrics", type=Path, help="also write stage metrics (stage mode)")
 
 
 def _add_detect(commands: Any) -> None:
@@ -125,11 +120,10 @@ def _add_review(commands: Any) -> None:
         "The human review loop: export a stratified sample of anonymized conversations for "
         "reviewers, then import their (missed text)[MISSED_TYPE] annotations and score them."
     )
-    sub = commands.add_parser("review", help=text.split(":")[0] + ".", description=text)
+    short = f"The human review loop. export: {BY_NAME['review'].help} import: score annotations."
+    sub = commands.add_parser("review", help=short, description=text)
     actions = sub.add_subparsers(dest="action", required=True, metavar="ACTION")
-    export = actions.add_parser(
-        "export", help="write review_sample.jsonl (to annotate) and review.html (to read)"
-    )
+    export = actions.add_parser("export", help=BY_NAME["review"].help)
     _add_params(export)
     export.add_argument("--output", type=Path, default=paths.REVIEW_DIR, help="folder to write")
     imported = actions.add_parser("import", help="score annotations next to the automatic estimate")
@@ -211,53 +205,102 @@ def _add_flow_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_command(args: argparse.Namespace) -> Any:
-    from veiltune import stages
-
-    stage_entries: dict[str, Callable[[Path], Any]] = {
-        "ingest": stages.ingest,
-        "base-model": stages.base_model,
-        "risk": stages.risk,
-        "gate": stages.gate,
-        "train": stages.train,
-        "evaluate": stages.evaluate,
-        "audit": stages.audit,
-        "register": stages.register,
-        "export": stages.export,
-    }
+    stage = next((s for s in STAGES if s.cli == _words(args)), None)
     if args.command == "export" and args.verify is not None:
-        return stages.export_verify(args.verify)
-    if args.command in stage_entries:
-        return stage_entries[args.command](args.params)
-    if args.command == "anonymize":
-        return stages.anonymize(args.params, args.input, args.output, args.spans, args.metrics)
-    if args.command == "detect":
-        return {"records": stages.detect(args.params, args.input, args.output)}
-    if args.command == "evaluate-detection":
-        return stages.evaluate_detection(
-            args.params, args.dataset, args.path, args.limit, args.output
+        from components.export.commands import verify
+
+        return verify(args.verify)
+    if args.command == "anonymize" and (args.input or args.output or args.spans):
+        from components.anonymize.commands import anonymize
+
+        context = stage_context(args.params)
+        return anonymize(
+            context.config(AnonymizeConfig),
+            context,
+            args.input or paths.RAW_CORPUS,
+            args.output or paths.ANON_CORPUS,
+            args.spans,
         )
-    if args.command == "utility-report":
-        return stages.utility_report(args.params, args.output)
-    if args.command == "promote":
-        return stages.promote(args.params, args.version, args.force, args.reason)
-    if args.command == "demote":
-        return stages.demote(args.params, args.version)
     if args.command == "review" and args.action == "export":
-        return stages.review_export(args.params, args.output)
+        from components.review.stage import run as review_export
+
+        context = stage_context(args.params)
+        return review_export(context.config(ReviewConfig), context, args.output)
+    if stage is not None:
+        return run_stage(stage.name, args.params)
+    return _run_tool(args)
+
+
+def _words(args: argparse.Namespace) -> tuple[str, ...]:
+    """The command words given: ``("review", "export")``, ``("train",)``."""
+    action = getattr(args, "action", None)
+    return (args.command, action) if action else (args.command,)
+
+
+def _run_tool(args: argparse.Namespace) -> Any:
+    """The commands that are not a pipeline stage."""
+    if args.command == "detect":
+        from components.anonymize.commands import detect
+
+        context = stage_context(args.params)
+        return {
+            "records": detect(context.config(AnonymizeConfig), context, args.input, args.output)
+        }
+    if args.command == "evaluate-detection":
+        from components.anonymize.commands import evaluate_detection
+
+        context = stage_context(args.params)
+        config = context.config(AnonymizeConfig)
+        return evaluate_detection(config, context, args.dataset, args.path, args.limit, args.output)
     if args.command == "review":
-        return stages.review_import(args.params, args.input, args.output)
+        from components.review.commands import review_import
+
+        risk = stage_context(args.params).config(RiskConfig)
+        return review_import(risk, args.input, args.output)
+    if args.command == "utility-report":
+        from components.evaluate.commands import utility_report
+
+        return utility_report(stage_context(args.params), args.output)
+    if args.command in ("promote", "demote"):
+        from components.register import commands
+
+        register = stage_context(args.params).config(RegisterConfig)
+        if args.command == "promote":
+            return commands.promote(register, args.version, args.force, args.reason)
+        return commands.demote(register, args.version)
     if args.command == "flow":
         from flows.pipeline import parse_overrides, pipeline
 
         overrides = parse_overrides(args.overrides)
         return pipeline(stages=args.stages, overrides=overrides, corpus=args.corpus)
     if args.command == "purge-raw":
-        return stages.purge_raw(Path.cwd(), args.yes)
+        return _purge_raw(Path.cwd(), args.yes)
     if args.command == "serve":
         from flows.pipeline import serve
 
         return serve(args.name, args.allow_overrides)
     raise AssertionError(f"unhandled command {args.command}")
+
+
+def _purge_raw(root: Path, confirmed: bool) -> dict[str, Any]:
+    """Erase every raw copy under ``root`` (``components.core.purge``); list them unless
+    ``confirmed``."""
+    from components.core.purge import purge_raw, raw_copies
+
+    if not confirmed:
+        listed = [p.relative_to(root).as_posix() for p in raw_copies(root)]
+        return {"would_remove": listed, "n": len(listed), "erase_with": "veiltune purge-raw --yes"}
+    report = purge_raw(root)
+    corpus = (
+        stage_context(paths.PARAMS).config(IngestConfig).corpus_path
+        if paths.PARAMS.is_file()
+        else None
+    )
+    if corpus:
+        logging.getLogger(__name__).warning(
+            "your source corpus %s was not touched: erase it yourself", corpus
+        )
+    return report.to_record()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,1 +1,30 @@
-"""Anonymization: detect personal information and replace it with numbered placeholders."""
+"""The anonymize stage: detect PI (Presidio and veiltune's recognizers) and replace it.
+
+Other stages import from here only; the modules behind these names are this stage's own."""
+
+from __future__ import annotations
+
+from components.anonymize.config import AnonymizeConfig
+from components.anonymize.engine import (
+    IDENTIFIER_DIGITS,
+    AnonymizationPolicy,
+    Detector,
+    anonymize_conversation,
+    detect_batch,
+    text_fields,
+)
+from components.anonymize.factory import anonymization_policy, build_detector
+from components.anonymize.term_lists import TermLists
+
+__all__ = [
+    "IDENTIFIER_DIGITS",
+    "AnonymizationPolicy",
+    "AnonymizeConfig",
+    "Detector",
+    "TermLists",
+    "anonymization_policy",
+    "anonymize_conversation",
+    "build_detector",
+    "detect_batch",
+    "text_fields",
+]

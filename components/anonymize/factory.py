@@ -6,13 +6,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from components.anonymize.config import AnonymizeConfig
 from components.anonymize.engine import (
     AnonymizationPolicy,
     Detector,
     detect_batch,
 )
 from components.anonymize.term_lists import read_term_lists
-from components.core.config import AnonymizeConfig
 from components.core.corpus import Conversation
 
 DEFAULT_SPEAKER_ROLES = frozenset(
@@ -46,8 +46,8 @@ def anonymization_policy(config: AnonymizeConfig, base_dir: Path = Path()) -> An
 def known_class_labels(extra: Mapping[str, Sequence[str]]) -> dict[str, frozenset[str]]:
     """The category values kept as they are: the embedded corpus's contexts, purposes and
     outcomes, DialogSum's context, ``unknown``, and those params add."""
-    from components.ingest.dialogsum import CONTEXT as DIALOGSUM_CONTEXT
-    from components.ingest.generate.vocabulary import CONTEXT_WEIGHTS, OUTCOMES, PURPOSES
+    from components.ingest import CONTEXT as DIALOGSUM_CONTEXT
+    from components.ingest import CONTEXT_WEIGHTS, OUTCOMES, PURPOSES
 
     built_in = {
         "context": {*CONTEXT_WEIGHTS, DIALOGSUM_CONTEXT, "unknown"},

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.anonymize.config import AnonymizeConfig
 from components.anonymize.engine import AnonymizationPolicy, Detector, Replacement, anonymize_corpus
-from components.core.config import AnonymizeConfig
 from components.core.corpus import Conversation
 
 Result = tuple[Conversation, list[Replacement]]

@@ -11,10 +11,9 @@ from audits.extraction import audit_extraction
 from audits.membership import audit_membership
 from audits.pii_output import adversarial_prompts, audit_outputs, task_prompts
 from audits.result import AuditResult
-from components.core.config import AuditConfig
+from components.audit.config import AuditConfig
 from components.core.corpus import Conversation
-from components.ingest.canaries import Canary
-from components.ingest.pi_inventory import InventoryEntry
+from components.ingest import Canary, InventoryEntry
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,7 @@ class AuditInputs:
 def run_audits(
     model: Any, tokenizer: Any, config: AuditConfig, inputs: AuditInputs, detector: Any = None
 ) -> list[AuditResult]:
-    from components.train.adapter import generate
+    from components.train import generate
 
     results = []
     if "pii_output" in config.audits:

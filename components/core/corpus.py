@@ -27,6 +27,16 @@ TASK_LABEL_TYPES = {
 }
 
 
+# A PI label with this suffix marks an organization or product that belongs to a speaker
+# (it identifies them), not one that is a topic of the conversation.
+SPEAKER_SUFFIX = "_SPEAKER"
+
+
+def base_info_type(entity_type: str) -> str:
+    """``ORGANIZATION_NAME_SPEAKER`` → ``ORGANIZATION_NAME``; other types unchanged."""
+    return entity_type.removesuffix(SPEAKER_SUFFIX)
+
+
 @dataclass(frozen=True)
 class Turn:
     speaker: str | None

@@ -15,6 +15,10 @@ TRACKED_TOOLS = (
     "prefect", "dvc", "great_expectations",
 )  # fmt: skip
 
+# The metrics key under which risk, gate and train record the anonymized corpus they read:
+# the gate refuses a risk table of another corpus, train a corpus the gate did not pass.
+CORPUS_KEY = "anonymized_corpus_sha256"
+
 
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()

@@ -26,11 +26,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from components.risk.report import CONVERSATION_TEXT_MARK
-
 # The workspace folders that hold conversation text, or the key to its hashes.
 CONVERSATION_FOLDERS = ("data/raw", "data/pi_inventory", "data/anonymized", "data/review")
 DVC_DISPOSABLE = (".dvc/cache/runs", ".dvc/tmp/exps")
+# Marks a page that shows conversation text (the review page), so that purge finds its
+# copies (in DVC's cache, say) by their content.
+CONVERSATION_TEXT_MARK = '<meta name="veiltune-content" content="conversation-text">'
 _SALT = re.compile(rb"[0-9a-f]{32}\s*")
 _FIRST_LINE_LIMIT = 1 << 20  # a corpus record's first line is read whole up to 1 MiB
 _TEXT_KEYS = frozenset({"turns", "text"})  # a conversation record (raw, anonymized, review)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.core.corpus import Conversation
-from components.train.tasks import (
+from components.train import (
     CLASSIFICATION_TASKS,
     Example,
     fit_prompt,
@@ -124,7 +124,7 @@ def evaluate_utility(
 ) -> UtilityResult:
     """Task scores and perplexity on held-out raw conversations the model was not trained
     on: a deployed model serves real conversations, whatever it was trained on."""
-    from components.train.adapter import generate
+    from components.train import generate
 
     examples: dict[str, list[Example]] = {
         task: [] for task in (*GENERATIVE_TASKS, *CLASSIFICATION_TASKS)
@@ -165,7 +165,7 @@ def evaluate_datasets(
     """:func:`evaluate_utility` on each dataset's held-out conversations apart: the main
     corpus's metrics keep their names (``summary.rouge1``), another dataset's carry its name
     (``dialogsum.summary.rouge1``, ``dialogsum.perplexity_raw``). Empty datasets are left out."""
-    from components.ingest.dialogsum import MAIN
+    from components.ingest import MAIN
 
     metrics: dict[str, Any] = {}
     for name, conversations in datasets.items():

@@ -26,7 +26,7 @@ from components.export.sources import (
     review_contents,
     utility_contents,
 )
-from components.ingest.pi_inventory import InventoryEntry
+from components.ingest import InventoryEntry
 
 
 @dataclass(frozen=True)

@@ -27,18 +27,18 @@ from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from components.anonymize.engine import (
+from components.anonymize import (
     IDENTIFIER_DIGITS,
     AnonymizationPolicy,
     Detector,
+    TermLists,
     anonymize_conversation,
     detect_batch,
     text_fields,
 )
-from components.anonymize.term_lists import TermLists
 from components.core.corpus import Conversation, Turn, conversation_from_record, read_corpus
 from components.export.scan import HTML_SUFFIXES, PNG_SIGNATURE, describe_leaks, text_views
-from components.ingest.pi_inventory import is_specific, normalized
+from components.ingest import is_specific, normalized
 
 _PLACEHOLDER = re.compile(r"\[[A-Z][A-Z0-9_]*\]")
 # Identifiers of veiltune's own (PHONE_NUMBER, customer_support, summary.rouge1, sha256s):

@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from components.core.errors import InputError
-from components.ingest.pi_inventory import InventoryEntry, find_leaks, salted_digest
+from components.ingest import InventoryEntry, find_leaks, salted_digest
 
 # The tokens components.ingest.pi_inventory.normalized compares (entity_tokens' pattern), kept with
 # their offsets so that a found value can be masked in place.

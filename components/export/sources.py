@@ -16,7 +16,7 @@ from components.core.jsonio import iter_jsonl
 from components.core.lineage import sha256_file
 from components.export.detector_scan import DetectorScanPolicy, mask_records
 from components.export.scan import redact_record
-from components.ingest.pi_inventory import InventoryEntry
+from components.ingest import InventoryEntry
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ def review_contents(
     Returns the bundle contents under ``review/`` and ``{"n_records", "residual_masked",
     "detector_masked"}``.
     """
-    from components.risk.report import review_page_html
+    from components.risk import review_page_html
 
     contents = folder_contents(review_dir, "review")
     specific = [e for e in entries if e.specific]

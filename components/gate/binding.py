@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from components.core.errors import GateFailed
-from components.core.lineage import sha256_file
+from components.core.lineage import CORPUS_KEY, sha256_file
 
-CORPUS_KEY = "anonymized_corpus_sha256"
 RISK_TABLE_KEY = "risk_table_sha256"
 
 

@@ -1,0 +1,40 @@
+"""The ingest stage: the raw corpus (a user's, or the embedded one plus DialogSum), its
+canaries, splits and PI inventory.
+
+Other stages import from here only; the modules behind these names are this stage's own."""
+
+from __future__ import annotations
+
+from components.ingest.canaries import CANARY_FORMATS, Canary
+from components.ingest.config import IngestConfig
+from components.ingest.dialogsum import CONTEXT, DATASET, MAIN, split_by_dataset
+from components.ingest.generate import generate_corpus
+from components.ingest.generate.vocabulary import CONTEXT_WEIGHTS, OUTCOMES, PURPOSES
+from components.ingest.pi_inventory import (
+    InventoryEntry,
+    find_leaks,
+    is_specific,
+    normalized,
+    read_inventory,
+    salted_digest,
+)
+
+__all__ = [
+    "CANARY_FORMATS",
+    "CONTEXT",
+    "CONTEXT_WEIGHTS",
+    "DATASET",
+    "MAIN",
+    "OUTCOMES",
+    "PURPOSES",
+    "Canary",
+    "IngestConfig",
+    "InventoryEntry",
+    "find_leaks",
+    "generate_corpus",
+    "is_specific",
+    "normalized",
+    "read_inventory",
+    "salted_digest",
+    "split_by_dataset",
+]

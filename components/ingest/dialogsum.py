@@ -5,7 +5,8 @@ Each record ``{"fname", "dialogue", "summary", "topic"}`` becomes the conversati
 by ``PersonN``, and the human-written summary as its ``summary`` label, with the summary's
 ``#PersonN#`` tags written ``PersonN`` like the speakers. DialogSum carries no ground-truth PI
 spans: its names are in the text and the summaries, found by the anonymizer and scored by
-the automatic residual-risk estimate. The data (CC BY-NC-SA 4.0) stay outside the repository.
+the automatic residual-risk estimate. A 200-record sample (CC BY-NC-SA 4.0) ships in
+``samples/dialogsum/`` with its licence; the full sets stay outside the repository.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from components.core.config import DialogSumConfig
 from components.core.corpus import Conversation, Turn
 from components.core.errors import InputError
 from components.core.jsonio import iter_jsonl
+from components.ingest.config import DialogSumConfig
 
 DATASET = "dialogsum"
 MAIN = "main"  # the user's or the embedded corpus

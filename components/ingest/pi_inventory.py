@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import secrets
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,10 +32,6 @@ class InventoryEntry:
 
     def to_record(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def new_salt() -> str:
-    return secrets.token_hex(16)
 
 
 def normalized(value: str) -> str:
@@ -80,7 +75,7 @@ COMMON_WORD_ZIPF = 3.0  # wordfreq Zipf frequency from which a single word is "c
 
 def is_specific(value_normalized: str) -> bool:
     """Whether a value identifies someone on its own: several words, digits, or a rare word."""
-    from components.anonymize.recognizers.lexicon import zipf
+    from components.core.lexicon import zipf
 
     if " " in value_normalized or any(c.isdigit() for c in value_normalized):
         return True

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from components.core.config import IngestConfig
 from components.core.corpus import Conversation, load_corpus
+from components.ingest.config import IngestConfig
 from components.ingest.dialogsum import append_dialogsum, load_dialogsum
 
 

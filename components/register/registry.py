@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from components.core.errors import BackendError, InputError
 from components.core.lineage import sha256_file
+from components.gate import GateResult
 
 if TYPE_CHECKING:
     from mlflow.entities.model_registry import ModelVersion
@@ -33,20 +34,6 @@ EVAL_TAG_PREFIX = "eval."
 FINGERPRINT_TAG = "registration_fingerprint"
 PREVIOUS_CHAMPION_TAG = "previous_champion"
 _MODEL_REQUIREMENTS = ("torch", "transformers", "peft", "accelerate", "mlflow")
-
-
-@dataclass(frozen=True)
-class GateResult:
-    passed: bool
-    mu_plus_sigma: float
-    threshold: float
-
-    def to_tags(self) -> dict[str, str]:
-        return {
-            "gate_passed": _flag(self.passed),
-            "gate_mu_plus_sigma": str(self.mu_plus_sigma),
-            "gate_threshold": str(self.threshold),
-        }
 
 
 @dataclass(frozen=True)
@@ -165,13 +152,13 @@ def refusals(
     return reasons
 
 
-def gate_result(metrics: Mapping[str, Any], source: str) -> GateResult:
-    """The gate's verdict from its metrics (``source`` names the file in errors)."""
-    return GateResult(
-        passed=bool(_required(metrics, "passed", source)),
-        mu_plus_sigma=float(_required(metrics, "mu_plus_sigma", source)),
-        threshold=float(_required(metrics, "threshold", source)),
-    )
+def gate_tags(gate: GateResult) -> dict[str, str]:
+    """The gate's verdict as version tags."""
+    return {
+        "gate_passed": _flag(gate.passed),
+        "gate_mu_plus_sigma": str(gate.mu_plus_sigma),
+        "gate_threshold": str(gate.threshold),
+    }
 
 
 def audit_result(metrics: Mapping[str, Any], source: str) -> AuditResult:
@@ -215,7 +202,7 @@ def version_tags(
     lineage: Mapping[str, str],
 ) -> dict[str, str]:
     """The tags a new version carries: gate, audits, ``eval.*`` metrics and lineage."""
-    tags = {**gate.to_tags(), **audit.to_tags(), **lineage}
+    tags = {**gate_tags(gate), **audit.to_tags(), **lineage}
     tags.update({f"{EVAL_TAG_PREFIX}{k}": str(v) for k, v in evaluation.items()})
     return tags
 
@@ -336,7 +323,7 @@ def _log_and_register(
     """(version, id of the run that logged it) of the adapter logged and registered."""
     import mlflow
 
-    from components.train.adapter import AdapterPyfunc
+    from components.train import AdapterPyfunc
 
     info = mlflow.pyfunc.log_model(
         name="adapter",

@@ -20,19 +20,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.core.corpus import Conversation, conversation_from_record
+from components.core.corpus import (
+    SPEAKER_SUFFIX,
+    Conversation,
+    base_info_type,
+    conversation_from_record,
+)
 from components.core.errors import InputError
 from components.core.jsonio import iter_jsonl
-from components.risk.estimate import scored_items
-from components.risk.scoring import (
+from components.risk import (
     FULL,
     PARTIAL,
     PARTIAL_SUFFIX,
     SPEAKER_OWNABLE,
-    SPEAKER_SUFFIX,
     ResidualItem,
     RiskPolicy,
-    base_info_type,
+    scored_items,
 )
 
 _ANNOTATION = re.compile(r"\(([^()\n]+)\)\[([^\[\]\n]*)\]")

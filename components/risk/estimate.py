@@ -326,7 +326,7 @@ def _luhn(number: str) -> bool:
 
 def _name_like(word: str) -> bool:
     """A capitalized rare word, or a lowercase one that is a known name."""
-    from components.anonymize.recognizers.lexicon import zipf
+    from components.core.lexicon import zipf
 
     if word[0].isupper():
         return _uncommon(word)
@@ -334,13 +334,13 @@ def _name_like(word: str) -> bool:
 
 
 def _stop_words() -> frozenset[str]:
-    from components.anonymize.recognizers.lexicon import stop_words
+    from components.core.lexicon import stop_words
 
     return stop_words()
 
 
 def _uncommon(word: str) -> bool:
-    from components.anonymize.recognizers.lexicon import stop_words, zipf
+    from components.core.lexicon import stop_words, zipf
 
     low = word.lower()
     return low not in stop_words() and zipf(low) < _NAME_MAX_ZIPF

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.core.errors import InputError
+from components.core.purge import CONVERSATION_TEXT_MARK
 
 # (summary key, column header, shown as an int when integral)
 _COLUMNS = (
@@ -178,11 +179,6 @@ def _html_table(summary: Mapping[str, Any], threshold: float) -> str:
         )
     rows = "\n".join(body)
     return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table>"
-
-
-# Marks a page that shows conversation text, so that `veiltune purge-raw` finds its copies
-# (in DVC's cache, say) by their content.
-CONVERSATION_TEXT_MARK = '<meta name="veiltune-content" content="conversation-text">'
 
 
 def _page(title: str, css: str, body: str, head: str = "") -> str:

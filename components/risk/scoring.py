@@ -20,27 +20,26 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from components.core.corpus import Conversation, PiSpan
+from components.core.corpus import Conversation, PiSpan, base_info_type
 
 FULL, PARTIAL, CAUGHT = "full", "partial", "caught"
 _SEVERITY = {CAUGHT: 0, PARTIAL: 1, FULL: 2}
-SPEAKER_SUFFIX, PARTIAL_SUFFIX = "_SPEAKER", "_PARTIAL"
+PARTIAL_SUFFIX = "_PARTIAL"
 # Types that score as a topic unless a speaker owns them.
 SPEAKER_OWNABLE = frozenset({"ORGANIZATION_NAME", "PRODUCT_NAME"})
 # Types whose partial leak rounds up: half a name still names.
 ROUND_UP_TYPES = frozenset({"PERSON_NAME"})
-RISK_COLUMNS = ["conversation_id", "context", "score", "n_leaked"]
+# The risk table: one row per conversation; the gate judges its score column.
+SCORE_COLUMN = "score"
+CONTEXT_COLUMN = "context"
+RISK_COLUMNS = ["conversation_id", CONTEXT_COLUMN, SCORE_COLUMN, "n_leaked"]
 SOURCES = ("ground_truth", "annotation", "estimate")
-
-
-def base_info_type(entity_type: str) -> str:
-    """``ORGANIZATION_NAME_SPEAKER`` → ``ORGANIZATION_NAME``; other types unchanged."""
-    return entity_type.removesuffix(SPEAKER_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -272,3 +271,8 @@ def summarize_risk(table: pd.DataFrame) -> dict[str, Any]:
         for context, group in table.groupby("context", sort=True)
     }
     return summary
+
+
+def read_risk_table(path: Path) -> pd.DataFrame:
+    """The risk table the risk stage wrote (ids and contexts read as text)."""
+    return pd.read_csv(path, dtype={"conversation_id": str, CONTEXT_COLUMN: str})

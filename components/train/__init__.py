@@ -1,0 +1,62 @@
+"""The train stage: LoRA fine-tuning, the task prompts and examples, loading the adapter.
+
+Other stages import from here only; the modules behind these names are this stage's own.
+The adapter loaders import torch: they load on first use, so that importing the train
+stage's config or tasks stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from components.train.config import TrainConfig
+from components.train.lora import read_label_options
+from components.train.tasks import (
+    CLASSIFICATION_TASKS,
+    TASK_PROMPTS,
+    TRAIN_TASKS,
+    Example,
+    continuation_cut,
+    continuation_prompt,
+    fit_prompt,
+    label_options,
+    split_for_continuation,
+    task_examples,
+    training_examples,
+    transcript,
+)
+
+if TYPE_CHECKING:
+    from components.train.adapter import AdapterPyfunc, generate, load_adapter, load_base
+
+_ADAPTER_NAMES = ("AdapterPyfunc", "generate", "load_adapter", "load_base")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ADAPTER_NAMES:
+        from components.train import adapter
+
+        return getattr(adapter, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "CLASSIFICATION_TASKS",
+    "TASK_PROMPTS",
+    "TRAIN_TASKS",
+    "AdapterPyfunc",
+    "Example",
+    "TrainConfig",
+    "continuation_cut",
+    "continuation_prompt",
+    "fit_prompt",
+    "generate",
+    "label_options",
+    "load_adapter",
+    "load_base",
+    "read_label_options",
+    "split_for_continuation",
+    "task_examples",
+    "training_examples",
+    "transcript",
+]

@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components.core.config import TrainConfig
 from components.core.corpus import Conversation
 from components.core.errors import InputError, ParamsError
+from components.train.config import TrainConfig
 from components.train.packing import PackedCollator, pack_examples, padding_share
 from components.train.tasks import (
     Example,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.anonymize.recognizers.lexicon import Dictionary
+from components.core.lexicon import Dictionary
 from components.anonymize.recognizers.name_gazetteer import (
     NameGazetteerRecognizer,
     first_name_frequencies,

@@ -159,7 +159,7 @@ def test_organizations_by_cue_and_suffix(text: str, organizations: list[str]) ->
 def unfamiliar():  # type: ignore[no-untyped-def]
     import spacy
 
-    from components.anonymize.recognizers.lexicon import Dictionary
+    from components.core.lexicon import Dictionary
     from components.anonymize.recognizers.unfamiliar_words import (
         UnfamiliarWordRecognizer,
         lemma_vocabulary,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from components.anonymize.config import AnonymizeConfig
 from components.anonymize.stream import AnonymizationTally, anonymize_stream
-from components.core.config import AnonymizeConfig
 from components.ingest.generate import generate_corpus
 
 REPO = Path(__file__).resolve().parents[3]

@@ -4,23 +4,18 @@ from pathlib import Path
 
 import pytest
 
-from components.core.config import (
-    STAGE_CONFIGS,
-    TrainConfig,
-    apply_overrides,
-    load_stage_config,
-    read_params,
-    stage_config,
-)
+from components.core.config import stage_config
+from components.stages import SECTIONS, apply_overrides, load_params, stage_context
 from components.core.errors import ParamsError
+from components.train.config import TrainConfig
 
 REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
 
 
 def test_repo_params_build_every_stage_config() -> None:
-    params = read_params(REPO_PARAMS)
-    assert set(params) == set(STAGE_CONFIGS)
-    for stage, cls in STAGE_CONFIGS.items():
+    params = load_params(REPO_PARAMS)
+    assert set(params) == set(SECTIONS)
+    for stage, cls in SECTIONS.items():
         assert isinstance(stage_config(params, stage, cls), cls)
 
 
@@ -45,11 +40,11 @@ def test_unknown_stage_key_in_file(tmp_path: Path) -> None:
     path = tmp_path / "params.yaml"
     path.write_text("ingest: {}\ntrian: {max_steps: 3}\n")
     with pytest.raises(ParamsError, match="unknown key 'trian'"):
-        load_stage_config(path, "ingest")
+        stage_context(path)
 
 
 def test_overrides_are_validated_and_applied() -> None:
-    params = read_params(REPO_PARAMS)
+    params = load_params(REPO_PARAMS)
     updated = apply_overrides(params, {"train.max_steps": 2, "gate.threshold": 4.0})
     assert updated["train"]["max_steps"] == 2 and updated["gate"]["threshold"] == 4.0
     assert params["train"]["max_steps"] != 2  # the input is not mutated

@@ -16,9 +16,10 @@ import pandas as pd
 import pytest
 
 from components.core.errors import ParamsError
+from components.risk import RISK_COLUMNS
+from components.gate.expectations import ExpectColumnMeanPlusStdToBeLessThan
 from components.gate.suite import (
     MEAN_PLUS_STD_TYPE,
-    REQUIRED_COLUMNS,
     GateResult,
     validate_risk_table,
 )
@@ -207,7 +208,7 @@ def test_known_context_and_expected_ids_are_only_checked_when_given() -> None:
 
 @pytest.mark.parametrize(
     "table",
-    [pd.DataFrame(columns=list(REQUIRED_COLUMNS)), pd.DataFrame()],
+    [pd.DataFrame(columns=list(RISK_COLUMNS)), pd.DataFrame()],
     ids=["no-rows", "no-columns"],
 )
 def test_empty_table_fails_clearly(table: pd.DataFrame) -> None:
@@ -240,6 +241,7 @@ def test_validation_dict_reports_custom_expectation_with_population_mu_plus_sigm
         if entry["expectation_config"]["type"] == MEAN_PLUS_STD_TYPE
     ]
     assert MEAN_PLUS_STD_TYPE == "expect_column_mean_plus_std_to_be_less_than"
+    assert MEAN_PLUS_STD_TYPE == ExpectColumnMeanPlusStdToBeLessThan.expectation_type
     assert len(custom) == 1
     observed = custom[0]["result"]["observed_value"]
     assert observed == pytest.approx(np.mean(scores) + np.std(scores, ddof=0), rel=1e-12)

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from components.core.config import DialogSumConfig, IngestConfig, ParamsError, stage_config
+from components.core.config import stage_config
 from components.core.corpus import Conversation, Turn
-from components.core.errors import InputError
+from components.core.errors import InputError, ParamsError
+from components.ingest.config import DialogSumConfig, IngestConfig
 from components.ingest.dialogsum import (
     dialogsum_conversation,
     load_dialogsum,
@@ -17,9 +18,10 @@ from components.ingest.dialogsum import (
     split_by_dataset,
 )
 from components.ingest.sources import ingest_corpus
-from tests.conftest import SHARED_DATA
+from tests.conftest import DIALOGSUM_SAMPLE, REPO_ROOT, SHARED_DATA
 
-DIALOGSUM_FILE = SHARED_DATA / "dialogsum" / "dialogsum.dev.jsonl"
+DIALOGSUM_FILE = DIALOGSUM_SAMPLE  # the 200 records that ship with veiltune
+SHARED_DIALOGSUM = SHARED_DATA / "dialogsum" / "dialogsum.dev.jsonl"  # optional
 
 
 @pytest.mark.parametrize(
@@ -98,12 +100,25 @@ def test_reading_stops_at_max_dialogues_and_rejects_bad_lines(tmp_path: Path) ->
         read_dialogsum(_write(tmp_path / "empty.jsonl", []), 5)
 
 
-def test_the_shared_file_reads_whole_and_keeps_its_speakers() -> None:
+def test_the_vendored_sample_reads_whole_and_keeps_its_speakers() -> None:
     conversations = read_dialogsum(DIALOGSUM_FILE, 10_000)
-    assert len(conversations) == 500 and len({c.id for c in conversations}) == 500
+    assert len(conversations) == 200 and len({c.id for c in conversations}) == 200
     speakers = {t.speaker for c in conversations for t in c.turns}
     assert {"Person1", "Person2"} <= speakers and all(s.startswith("Person") for s in speakers)
     assert not any("#Person" in c.labels["summary"] for c in conversations)
+
+
+def test_the_default_path_is_the_sample_from_the_params_folder() -> None:
+    # params.yaml sits at the repository root: the default resolves from there, in the checkout.
+    conversations = load_dialogsum(DialogSumConfig(), REPO_ROOT)
+    assert len(conversations) == DialogSumConfig().max_dialogues == 200
+
+
+@pytest.mark.skipif(not SHARED_DIALOGSUM.is_file(), reason="../shared is not beside the project")
+def test_the_sample_is_the_first_200_lines_of_the_dev_split_unmodified() -> None:
+    with SHARED_DIALOGSUM.open("rb") as handle:
+        first_lines = b"".join(handle.readline() for _ in range(200))
+    assert DIALOGSUM_FILE.read_bytes() == first_lines
 
 
 def test_a_missing_file_names_the_key_the_path_and_how_to_turn_it_off(tmp_path: Path) -> None:

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from components.core.errors import InputError
+from components.gate import GateResult
 from components.register.registry import (
     AuditResult,
     ChampionUtility,
     Evidence,
-    GateResult,
     UtilityRule,
     adapter_metrics,
     audit_result,
@@ -130,7 +130,7 @@ def register(
 ) -> Any:
     import mlflow
 
-    gate_result = GateResult(gate, 0.7, 5.0)
+    gate_result = GateResult.from_metrics({"passed": gate, "mu_plus_sigma": 0.7, "threshold": 5.0}, "gate.json")
     audit = AuditResult(True, {"pii_output": True, "canary": True})
     tags = version_tags(gate_result, audit, {"summary.rouge1": utility, "perplexity_raw": 21.0},
                         {"git_commit": "abc", "params_hash": "p", "data_version": "{}"})  # fmt: skip

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from components.core.config import DEFAULT_RISK_SCORES
 from components.core.corpus import Conversation, Turn
 from components.core.errors import InputError
 from components.review.sample import (
@@ -15,6 +14,7 @@ from components.review.sample import (
     review_sample,
     strip_annotations,
 )
+from components.risk.config import DEFAULT_RISK_SCORES
 from components.risk.scoring import RiskPolicy
 
 # The method's worked example scores a partial email at 3 (its own table).

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.core.config import DEFAULT_RISK_SCORES
 from components.core.corpus import Conversation, PiSpan, Turn
 from components.core.errors import InputError
+from components.risk.config import DEFAULT_RISK_SCORES
 from components.risk.corpus import conversation_sources, score_corpus
 from components.risk.scoring import RiskPolicy
 

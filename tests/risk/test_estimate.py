@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.core.config import DEFAULT_RISK_SCORES
 from components.core.corpus import Conversation, Turn
 from components.evaluate.utility import GENERATIVE_TASKS
+from components.risk.config import DEFAULT_RISK_SCORES
 from components.risk.estimate import (
     PROSE_LABELS,
     Agreement,

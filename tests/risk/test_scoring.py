@@ -3,8 +3,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from components.core.config import DEFAULT_RISK_SCORES
 from components.core.corpus import Conversation, PiSpan, Turn
+from components.risk.config import DEFAULT_RISK_SCORES
 from components.risk.scoring import item_score, residual_items, risk_row, summarize_risk
 
 SCORES = {**DEFAULT_RISK_SCORES, "ORGANIZATION_NAME_SPEAKER": 2, "EMAIL_ADDRESS": 3}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from components.core.config import TrainConfig
 from components.core.errors import ParamsError
+from components.train.config import TrainConfig
 from components.train.lora import deepspeed_config, train_lora
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,7 +19,7 @@ CONFIGS = REPO / "infra" / "deepspeed"
 SCRIPT = """
 import json, sys
 from pathlib import Path
-from components.core.config import TrainConfig
+from components.train.config import TrainConfig
 from components.core.corpus import Conversation, Turn
 from components.train.lora import train_lora
 

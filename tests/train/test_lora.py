@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from components.core.config import TrainConfig
 from components.core.corpus import Conversation, Turn
 from components.core.errors import InputError
 from components.train.adapter import generate, load_adapter
+from components.train.config import TrainConfig
 from components.train.lora import (
     CountingRows,
     lora_config,
@@ -354,7 +354,7 @@ def test_rerunning_a_finished_training_never_trains_past_max_steps(
 _SAVE_ADAPTER = """
 import sys
 from pathlib import Path
-from components.core.config import TrainConfig
+from components.train.config import TrainConfig
 from components.core.corpus import Conversation, Turn
 from components.train.lora import train_lora
 call = Conversation("c", (Turn("A", "My card was charged twice."), Turn("B", "Refunded.")),

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from veiltune.cli import STAGE_HELP, build_parser, main
+from components.stages import STAGES
+from veiltune.cli import build_parser, main
 
 REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
-COMMANDS = [*STAGE_HELP, "anonymize", "detect", "flow", "serve", "promote", "demote", "purge-raw"]
+COMMANDS = [*(s.cli[0] for s in STAGES), "evaluate-detection", "utility-report", "detect", "flow", "serve", "promote", "demote", "purge-raw"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -22,6 +23,16 @@ def test_every_subcommand_explains_itself(command: str, capsys: pytest.CaptureFi
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
     assert f"veiltune {command}" in out and len(out.splitlines()) >= 4
+
+
+def test_top_level_help_gives_each_stage_its_registry_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for stage in STAGES:
+        assert " ".join(stage.help.split())[:40] in out, stage.name
 
 
 def test_top_level_help_lists_every_command() -> None:

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from components.core.corpus import base_info_type
 from components.core.errors import InputError
 from components.core.jsonio import iter_jsonl
-from components.risk.scoring import base_info_type
 
 NEUTRAL = "NEUTRAL"
 
@@ -178,7 +178,7 @@ def _jsonl(path: Path) -> Iterator[LabelledText]:
 
 
 def _embedded(n_conversations: int) -> Iterator[LabelledText]:
-    from components.ingest.generate import generate_corpus
+    from components.ingest import generate_corpus
 
     for conversation in generate_corpus(n_conversations, seed=2024):
         for i, turn in enumerate(conversation.turns):

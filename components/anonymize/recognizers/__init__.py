@@ -6,7 +6,6 @@ from collections.abc import Set
 from typing import Any
 
 from components.anonymize.recognizers.address_block import AddressBlockRecognizer
-from components.anonymize.recognizers.lexicon import Dictionary
 from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
 from components.anonymize.recognizers.organization_cues import OrganizationCueRecognizer
 from components.anonymize.recognizers.place_gazetteer import PlaceGazetteerRecognizer
@@ -14,6 +13,7 @@ from components.anonymize.recognizers.spoken_characters import SpokenCharactersR
 from components.anonymize.recognizers.transcript_patterns import transcript_pattern_recognizers
 from components.anonymize.recognizers.unfamiliar_words import UnfamiliarWordRecognizer
 from components.anonymize.recognizers.username_hotword import UsernameHotwordRecognizer
+from components.core.lexicon import Dictionary
 
 
 def transcript_recognizers(vocabulary: Set[str]) -> list[Any]:

@@ -19,8 +19,8 @@ from typing import Any
 from presidio_analyzer import RecognizerResult
 
 from components.anonymize.recognizers.base import ScannerRecognizer
-from components.anonymize.recognizers.lexicon import zipf
 from components.anonymize.recognizers.place_gazetteer import place_names
+from components.core.lexicon import zipf
 
 _WORD = r"[^\W\d_][\w'’.-]*"
 _SUFFIX = (

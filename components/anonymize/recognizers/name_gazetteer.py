@@ -26,14 +26,14 @@ from typing import Any
 
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 
-from components.anonymize.recognizers.lexicon import (
+from components.anonymize.spans import Span
+from components.core.lexicon import (
     SENTENCE_START,
     Dictionary,
     stop_words,
     title_case,
     zipf,
 )
-from components.anonymize.spans import Span
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 CUE_BEFORE = (

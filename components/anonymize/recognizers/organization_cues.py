@@ -12,11 +12,11 @@ from typing import Any
 from presidio_analyzer import RecognizerResult
 
 from components.anonymize.recognizers.base import ScannerRecognizer
-from components.anonymize.recognizers.lexicon import stop_words, zipf
 from components.anonymize.recognizers.name_gazetteer import (
     common_surnames,
     first_name_frequencies,
 )
+from components.core.lexicon import stop_words, zipf
 
 INTRODUCERS = (
     "thank you for calling", "thanks for calling", "thank you for contacting",

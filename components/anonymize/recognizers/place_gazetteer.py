@@ -17,7 +17,7 @@ from typing import Any
 from presidio_analyzer import RecognizerResult
 
 from components.anonymize.recognizers.base import ScannerRecognizer
-from components.anonymize.recognizers.lexicon import SENTENCE_START, zipf
+from components.core.lexicon import SENTENCE_START, zipf
 
 LOWERCASE_MAX_ZIPF = 4.2  # "tampa" (3.4) and "baltimore" (4.0) are places, "split" (4.7) not
 CAPITALIZED_MAX_ZIPF = 5.5  # mid-sentence "Nice" (5.6) is still the word

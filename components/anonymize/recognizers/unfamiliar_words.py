@@ -24,7 +24,7 @@ from typing import Any
 from presidio_analyzer import RecognizerResult
 
 from components.anonymize.recognizers.base import ScannerRecognizer
-from components.anonymize.recognizers.lexicon import (
+from components.core.lexicon import (
     SENTENCE_START,
     Dictionary,
     stop_words,

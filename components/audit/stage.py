@@ -1,0 +1,58 @@
+"""The audit stage: attack the trained adapter (the attacks live in top-level ``audits/``);
+``metrics/audit.json`` passes only if every audit did."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from audits.result import audit_summary
+from components.anonymize import AnonymizeConfig, build_detector
+from components.audit.config import AuditConfig
+from components.audit.runner import AuditInputs, run_audits
+from components.core import paths, tracking
+from components.core.corpus import load_corpus
+from components.core.jsonio import iter_jsonl, write_json_atomic
+from components.core.salt import read_salt
+from components.core.stage import Metrics, StageContext, log_stage, split
+from components.ingest import Canary, read_inventory
+from components.train import TrainConfig, load_adapter, training_examples
+
+
+def run(config: AuditConfig, context: StageContext) -> Metrics:
+    train_config = context.config(TrainConfig)
+    with tracking.stage_run("audit", context.experiment):
+        raw = load_corpus(paths.RAW_CORPUS)
+        train_raw = split(raw, "train")
+        # Members are what the model trained on: not the conversations train kept aside to
+        # measure eval loss, nor those it skipped for want of labels for its tasks.
+        members = training_examples(
+            train_raw, train_config.tasks, train_config.eval_fraction, train_config.seed
+        ).trained_ids
+        inputs = AuditInputs(
+            train_raw=[c for c in train_raw if c.id in members],
+            heldout_raw=split(raw, "heldout"),
+            heldout_anonymized=split(load_corpus(paths.ANON_CORPUS), "heldout"),
+            canaries=[Canary.from_record(obj) for _, obj in iter_jsonl(paths.CANARIES)],
+            inventory=read_inventory(paths.INVENTORY),
+            salt=read_salt(),
+        )
+        model, tokenizer = load_adapter(paths.BASE_MODEL, paths.ADAPTER)
+        detector = build_detector(context.config(AnonymizeConfig))
+        results = run_audits(model, tokenizer, config, inputs, detector)
+        metrics = audit_summary(results, train_config.corpus)
+        write_json_atomic(paths.metrics_file("audit"), metrics)
+        log_stage("audit", config, audit_figures(metrics), [paths.metrics_file("audit")])
+    return metrics
+
+
+def audit_figures(metrics: Metrics) -> dict[str, Any]:
+    """The audit's headline numbers, flat, for MLflow."""
+    flat: dict[str, Any] = {"audit_passed": metrics["passed"]}
+    for name, result in metrics["audits"].items():
+        flat[f"{name}.passed"] = result["passed"]
+        for key, value in result["figures"].items():
+            if isinstance(value, dict) and key != "canaries":
+                flat.update({f"{name}.{key}.{k}": v for k, v in value.items()})
+            elif key != "canaries":
+                flat[f"{name}.{key}"] = value
+    return flat

@@ -1,0 +1,22 @@
+"""The base_model stage: the bundled SmolLM2 GGUF (or a named folder) as a Hugging Face
+model folder in ``models/base``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from components.base_model.config import BaseModelConfig
+from components.base_model.materialize import materialize_base_model
+from components.core import paths, tracking
+from components.core.jsonio import atomic_path, write_json_atomic
+from components.core.stage import Metrics, StageContext, log_stage
+
+
+def run(config: BaseModelConfig, context: StageContext) -> Metrics:
+    with tracking.stage_run("base_model", context.experiment):
+        with atomic_path(paths.BASE_MODEL, directory=True) as tmp:
+            info = materialize_base_model(config.source, tmp)
+        metrics = asdict(info)
+        write_json_atomic(paths.metrics_file("base_model"), metrics)
+        log_stage("base_model", config, metrics, [paths.metrics_file("base_model")])
+    return metrics

@@ -1,0 +1,104 @@
+"""What every stage entry shares: its view of params, path checks, MLflow logging, and the
+metrics and splits earlier stages wrote. The entries themselves are
+``components/<stage>/stage.py: run(config, context)``; the registry (``components.stages``)
+builds the context and calls them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, is_dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from components.core import paths, tracking
+from components.core.corpus import Conversation
+from components.core.errors import InputError, ParamsError
+from components.core.jsonio import check_input_file, check_output_file
+
+C = TypeVar("C")
+
+Metrics = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class StageContext:
+    """A stage's view of the run: the params file and every stage's validated config.
+
+    A stage reads its own config as ``run``'s first argument; another stage's settings (the
+    dotted keys its ``dvc.yaml`` entry lists under ``params``) through :meth:`setting` or,
+    for an upstream stage whose config class it imports, :meth:`config`.
+    """
+
+    params_path: Path
+    params: Mapping[str, Any]  # params.yaml as read (validated)
+    configs: Mapping[str, Any]  # stage name -> its config dataclass, defaults filled in
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder relative paths in params are read from (params.yaml's own)."""
+        return self.params_path.parent
+
+    @property
+    def experiment(self) -> str:
+        """The MLflow experiment every stage logs to (``register.experiment``)."""
+        return str(self.setting("register.experiment"))
+
+    def config(self, cls: type[C]) -> C:
+        """The validated config of the stage whose dataclass is ``cls``."""
+        section: str = getattr(cls, "SECTION", "")
+        config = self.configs.get(section)
+        if not isinstance(config, cls):
+            raise ParamsError(f"params: no section '{section}' for {cls.__name__}")
+        return config
+
+    def setting(self, dotted: str) -> Any:
+        """One validated value by its dotted key, e.g. ``gate.threshold``."""
+        stage, *keys = dotted.split(".")
+        value: Any = self.configs[stage]
+        for key in keys:
+            value = getattr(value, key)
+        return value
+
+
+def check_paths(inputs: Sequence[Path], outputs: Sequence[Path | None]) -> None:
+    """Refuse missing inputs and unsafe outputs before any work (or model loading) starts.
+
+    An output must name a file: not ``.``, an empty name or an existing folder, not one of
+    the inputs or another output, in an existing folder unless the folder is one of the
+    pipeline's own (``paths.OUTPUT_ROOTS``).
+    """
+    for path in inputs:
+        check_input_file(path)
+    named = [o for o in outputs if o is not None]
+    for i, output in enumerate(named):
+        check_output_file(
+            output, [*inputs, *named[:i]], create_parent=paths.is_pipeline_output(output)
+        )
+
+
+def log_stage(stage: str, config: object, metrics: Metrics, artifacts: Sequence[Path]) -> None:
+    """Log a stage's params, numeric metrics and artifacts to the active MLflow run."""
+    import mlflow
+
+    tracking.log_flat_params(stage, asdict(config) if is_dataclass(config) else {})  # type: ignore[arg-type]
+    tracking.log_numeric_metrics(metrics)
+    for artifact in artifacts:
+        mlflow.log_artifact(str(artifact))
+
+
+def read_metrics(stage: str) -> Metrics:
+    """What an earlier stage wrote to ``metrics/<stage>.json``."""
+    path = paths.metrics_file(stage)
+    if not path.is_file():
+        raise InputError(f"{path}: missing; run the {stage} stage first")
+    data: Metrics = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def split(conversations: Sequence[Conversation], name: str) -> list[Conversation]:
+    """The conversations of one split (``train`` or ``heldout``) of ``data/splits.json``."""
+    if not paths.SPLITS.is_file():
+        raise InputError(f"{paths.SPLITS}: missing; run the ingest stage first")
+    ids = set(json.loads(paths.SPLITS.read_text(encoding="utf-8"))[name])
+    return [c for c in conversations if c.id in ids]

@@ -1,0 +1,108 @@
+"""The export stage: the compliance bundle (folder and zip) an auditor verifies, or nothing
+if its PI scan finds a value of the inventory or a detector hit confirmed in the raw corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from components.anonymize import AnonymizeConfig, anonymization_policy, build_detector
+from components.core import lineage, paths, tracking
+from components.core.errors import InputError
+from components.core.salt import read_salt
+from components.core.stage import Metrics, StageContext, log_stage, read_metrics
+from components.export.compliance import (
+    ExportInputs,
+    PiScanPolicy,
+    bundle_contents,
+    write_scanned_bundle,
+)
+from components.export.config import ExportConfig
+from components.export.detector_scan import DetectorScanPolicy
+from components.export.sources import registry_status
+from components.ingest import read_inventory
+
+# The stages whose metrics the compliance report reads; all of metrics/*.json goes in the
+# bundle. Every stage before export.
+EXPORT_METRICS = (
+    "ingest",
+    "base_model",
+    "anonymize",
+    "risk",
+    "review",
+    "gate",
+    "train",
+    "evaluate",
+    "audit",
+    "register",
+)
+
+
+def run(config: ExportConfig, context: StageContext) -> Metrics:
+    metrics = {stage: read_metrics(stage) for stage in EXPORT_METRICS}
+    for required in (paths.DVC_LOCK, paths.SALT, paths.RAW_CORPUS):
+        if not required.is_file():
+            raise InputError(f"{required}: missing; run the pipeline with `dvc repro` first")
+    pi = _pi_scan_policy(config, context)
+    params = dict(context.params)
+    inputs = ExportInputs(
+        params=context.params_path,
+        dvc_lock=paths.DVC_LOCK,
+        gate_result=paths.GATE_RESULT,
+        data_docs=paths.GATE_DATA_DOCS,
+        risk_dir=paths.RISK_DIR,
+        risk_histogram=paths.RISK_HISTOGRAM,
+        review_dir=paths.REVIEW_DIR,
+        metrics_dir=paths.METRICS_DIR,
+        adapter_dir=paths.ADAPTER,
+        utility_dir=paths.UTILITY_REPORT,
+    )
+    with tracking.stage_run("export", context.experiment) as run:
+        parent = run.data.tags.get("mlflow.parentRunId", "")
+        lineage_info = _lineage(params, metrics, parent, run.info.run_id)
+        contents = bundle_contents(inputs, params, metrics, lineage_info, pi)
+        manifest, scan = write_scanned_bundle(
+            contents, lineage_info, paths.BUNDLE, config.make_zip, pi
+        )
+        result = {
+            "n_files": len(manifest["files"]),
+            "manifest_sha256": manifest["manifest_sha256"],
+            "pi_scan": {"n_scanned": len(scan.scanned), "n_skipped": len(scan.skipped)},
+        }
+        bundled = [paths.BUNDLE / "manifest.json", paths.BUNDLE / "report.html"]
+        log_stage("export", config, result, bundled)
+    if parent:
+        tracking.finish_pipeline_run(parent)
+    return result
+
+
+def _pi_scan_policy(config: ExportConfig, context: StageContext) -> PiScanPolicy:
+    """What the bundle is scanned for: the inventory's values, and the detector's hits."""
+    anonymize = context.config(AnonymizeConfig)
+    detector = DetectorScanPolicy(
+        build_detector(anonymize),
+        anonymization_policy(anonymize, context.base_dir),
+        paths.RAW_CORPUS,
+        config.pi_scan_min_chars,
+        anonymize.batch_size,
+    )
+    inventory = read_inventory(paths.INVENTORY)
+    return PiScanPolicy(inventory, read_salt(), config.pi_scan_min_chars, detector)
+
+
+def _lineage(
+    params: dict[str, Any], metrics: dict[str, Metrics], parent_run: str, export_run: str
+) -> dict[str, Any]:
+    return {
+        "git_commit": lineage.git_commit(Path.cwd()),
+        "params": params,
+        "params_hash": lineage.params_hash(params),
+        "dvc_lock_sha256": lineage.sha256_file(paths.DVC_LOCK),
+        "data_versions": {
+            stage: lineage.dvc_lock_outs(paths.DVC_LOCK, stage)
+            for stage in ("ingest", "anonymize", "train")
+        },
+        "mlflow": {"pipeline_run_id": parent_run, "export_run_id": export_run},
+        "registered_model": registry_status(metrics["register"]),
+        "tool_versions": lineage.tool_versions(),
+    }

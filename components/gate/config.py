@@ -1,0 +1,20 @@
+"""The gate stage's params."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from components.core.config import require as _require
+
+
+@dataclass
+class GateConfig:
+    SECTION: ClassVar[str] = "gate"
+
+    threshold: float = 5.0
+    known_contexts: list[str] | None = None  # every conversation's context must be one of these
+    per_context: bool = False  # also require mu + sigma < threshold within each context
+
+    def __post_init__(self) -> None:
+        _require(self.threshold > 0, "gate.threshold", "a number > 0")

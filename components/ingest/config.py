@@ -1,0 +1,49 @@
+"""The ingest stage's params: the corpus, its split, the canaries, DialogSum."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from components.core.config import require as _require
+
+CANARY_TYPES = ("PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER")
+
+
+@dataclass
+class DialogSumConfig:
+    """DialogSum dialogues appended to the main corpus; ``path`` null turns them off."""
+
+    # from params.yaml's folder: the CC BY-NC-SA sample that ships with veiltune
+    path: str | None = "components/ingest/samples/dialogsum/dialogsum.dev.sample.jsonl"
+    max_dialogues: int = 200  # the first N records of the file
+
+    def __post_init__(self) -> None:
+        _require(self.path != "", "ingest.dialogsum.path", "a JSONL file path, or null for off")
+        _require(self.max_dialogues >= 1, "ingest.dialogsum.max_dialogues", "an integer >= 1")
+
+
+@dataclass
+class IngestConfig:
+    SECTION: ClassVar[str] = "ingest"
+
+    corpus_path: str | None = None  # None: generate the embedded corpus
+    n_conversations: int = 300
+    seed: int = 13
+    heldout_fraction: float = 0.1
+    # Canaries for the exposure audit: one random secret per (type, count), planted in
+    # that many training conversations. An empty list plants none.
+    canary_types: list[str] = field(default_factory=lambda: list(CANARY_TYPES))
+    canary_repetitions: list[int] = field(default_factory=lambda: [1, 4, 16])
+    dialogsum: DialogSumConfig = field(default_factory=DialogSumConfig)
+
+    def __post_init__(self) -> None:
+        _require(self.n_conversations >= 1, "ingest.n_conversations", "an integer >= 1")
+        _require(0.0 <= self.heldout_fraction < 1.0, "ingest.heldout_fraction", "0 <= x < 1")
+        unknown = sorted(set(self.canary_types) - set(CANARY_TYPES))
+        _require(not unknown, "ingest.canary_types", f"a list of {CANARY_TYPES}")
+        _require(
+            all(r >= 1 for r in self.canary_repetitions),
+            "ingest.canary_repetitions",
+            "a list of integers >= 1",
+        )

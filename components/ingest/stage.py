@@ -1,0 +1,51 @@
+"""The ingest stage: validate a user corpus or generate the embedded one, plant the
+canaries, split train/held-out, and write the raw corpus, its salt and the PI inventory."""
+
+from __future__ import annotations
+
+from components.core import paths, tracking
+from components.core.errors import ParamsError
+from components.core.jsonio import (
+    PRIVATE,
+    private_folder,
+    write_json_atomic,
+    write_jsonl_atomic,
+    write_text_atomic,
+)
+from components.core.salt import new_salt
+from components.core.stage import Metrics, StageContext, log_stage
+from components.ingest.canaries import plant_canaries
+from components.ingest.config import IngestConfig
+from components.ingest.pi_inventory import inventory_entries
+from components.ingest.sources import corpus_metrics, ingest_corpus, split_ids
+
+
+def run(config: IngestConfig, context: StageContext) -> Metrics:
+    conversations = ingest_corpus(config, context.base_dir)  # validated before any write
+    splits = split_ids([c.id for c in conversations], config.heldout_fraction, config.seed)
+    try:
+        conversations, canaries = plant_canaries(
+            conversations,
+            splits["train"],
+            config.canary_types,
+            config.canary_repetitions,
+            config.seed,
+        )
+    except ValueError as exc:
+        raise ParamsError(f"params: ingest.canary_repetitions: {exc}") from exc
+    with tracking.stage_run("ingest", context.experiment):
+        salt = new_salt()
+        # Raw text, the key and the inventory are readable by their owner only, whatever
+        # the umask: 0700 folders, 0600 files.
+        for folder in (paths.RAW_DIR, paths.INVENTORY.parent):
+            private_folder(folder)
+        write_jsonl_atomic(paths.RAW_CORPUS, (c.to_record() for c in conversations), PRIVATE)
+        write_jsonl_atomic(paths.CANARIES, (c.to_record() for c in canaries), PRIVATE)
+        write_text_atomic(paths.SALT, salt + "\n", PRIVATE)
+        entries = inventory_entries(conversations, salt)
+        write_jsonl_atomic(paths.INVENTORY, (e.to_record() for e in entries), PRIVATE)
+        write_json_atomic(paths.SPLITS, splits)
+        metrics = {**corpus_metrics(conversations, splits), "n_canaries": len(canaries)}
+        write_json_atomic(paths.metrics_file("ingest"), metrics)
+        log_stage("ingest", config, metrics, [paths.metrics_file("ingest")])
+    return metrics

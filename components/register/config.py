@@ -1,0 +1,28 @@
+"""The register stage's params."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from components.core.config import require as _require
+
+
+@dataclass
+class RegisterConfig:
+    SECTION: ClassVar[str] = "register"
+
+    model_name: str = "veiltune-adapter"
+    experiment: str = "veiltune"
+    # A key of metrics/evaluate.json's adapter section: a new version becomes champion only
+    # if this is at least the current champion's (at most, when lower is better).
+    utility_metric: str = "summary.rouge1"
+    higher_is_better: bool = True
+
+    def __post_init__(self) -> None:
+        _require(bool(self.model_name), "register.model_name", "a non-empty name")
+        _require(
+            bool(self.utility_metric.strip()),
+            "register.utility_metric",
+            "a metric key of evaluate.json's adapter section, e.g. summary.rouge1",
+        )

@@ -1,0 +1,68 @@
+"""The register stage: the adapter into the MLflow registry as a candidate; ``champion`` only
+when the gate and every audit passed, it learnt from the anonymized corpus and its utility is
+at least the current champion's."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from components.core import lineage, paths, tracking
+from components.core.jsonio import write_json_atomic
+from components.core.stage import Metrics, StageContext, log_stage, read_metrics
+from components.gate import GateResult, require_trained_on_gated_corpus
+from components.register import registry
+from components.register.config import RegisterConfig
+
+logger = logging.getLogger(__name__)
+
+
+def run(config: RegisterConfig, context: StageContext) -> Metrics:
+    from mlflow.tracking import MlflowClient
+
+    corpus: str = context.setting("train.corpus")
+    sources = {stage: str(paths.metrics_file(stage)) for stage in ("gate", "audit", "evaluate")}
+    require_trained_on_gated_corpus(
+        read_metrics("train"), read_metrics("gate"), paths.metrics_file("train"), paths.ANON_CORPUS
+    )
+    gate = GateResult.from_metrics(read_metrics("gate"), sources["gate"])
+    audit = registry.audit_result(read_metrics("audit"), sources["audit"])
+    evaluation = registry.adapter_metrics(read_metrics("evaluate"), sources["evaluate"])
+    utility = registry.utility_of(evaluation, config.utility_metric, sources["evaluate"])
+    lock_outs = {
+        **lineage.dvc_lock_outs(paths.DVC_LOCK, "ingest"),
+        **lineage.dvc_lock_outs(paths.DVC_LOCK, "anonymize"),
+    }
+    lineage_tags = {
+        "train_loss": str(read_metrics("train")["train_loss"]),
+        "git_commit": lineage.git_commit(Path.cwd()),
+        "params_hash": lineage.params_hash(dict(context.params)),
+        "data_version": json.dumps(lock_outs, sort_keys=True),
+    }
+    tags = registry.version_tags(gate, audit, evaluation, lineage_tags)
+    # A baseline trained on the raw or masked corpus is for the utility report only: it
+    # is registered as a candidate to compare against, never promoted.
+    evidence = registry.Evidence(gate.passed, audit.passed, audit.failed, corpus, utility)
+    rule = registry.UtilityRule(config.utility_metric, config.higher_is_better)
+    tracking.configure_tracking(config.experiment)
+    fingerprint = registry.registration_fingerprint(paths.ADAPTER, tags, evidence, rule)
+    # Register runs on every `dvc repro` (DVC cannot restore the registry): an adapter
+    # registered before with the same evidence is reported, not registered again.
+    version = registry.find_registered(MlflowClient(), config.model_name, fingerprint)
+    if version is None:
+        with tracking.stage_run("register", config.experiment):
+            version = registry.register_version(
+                MlflowClient(),
+                paths.ADAPTER,
+                paths.BASE_MODEL,
+                config.model_name,
+                {**tags, registry.FINGERPRINT_TAG: fingerprint},
+                evidence,
+                rule,
+            )
+            log_stage("register", config, {"champion": registry.CHAMPION in version.aliases}, [])
+    metrics = version.to_metrics()
+    write_json_atomic(paths.metrics_file("register"), metrics)
+    logger.info("%s v%s: %s", config.model_name, version.version, version.decision_reason)
+    return metrics

@@ -1,0 +1,51 @@
+"""The review stage: a stratified sample of anonymized conversations for reviewers (JSONL
+to annotate, HTML to read). The sample is anonymized text that may hold what the anonymizer
+missed: it stays a DVC output and is never logged to MLflow; only its counts are."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from components.core import paths, tracking
+from components.core.corpus import Conversation, load_corpus
+from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
+from components.core.stage import Metrics, StageContext
+from components.review.config import ReviewConfig
+from components.review.sample import review_sample
+from components.risk import read_risk_table, review_page_html
+
+
+def run(
+    config: ReviewConfig, context: StageContext, output_dir: Path = paths.REVIEW_DIR
+) -> Metrics:
+    threshold: float = context.setting("gate.threshold")
+    with tracking.stage_run("review", context.experiment):
+        table = read_risk_table(paths.RISK_TABLE)
+        scores = dict(zip(table["conversation_id"], table["score"].astype(int), strict=True))
+        metrics = write_review_sample(
+            load_corpus(paths.ANON_CORPUS), scores, config, threshold, output_dir
+        )
+        write_json_atomic(paths.metrics_file("review"), metrics)
+        tracking.log_numeric_metrics({"sampled": metrics["sampled"]})
+    return metrics
+
+
+def write_review_sample(
+    conversations: Sequence[Conversation],
+    scores: Mapping[str, int],
+    config: ReviewConfig,
+    threshold: float,
+    output_dir: Path,
+) -> Metrics:
+    """Write the sample to ``output_dir``; return its counts by risk band and context."""
+    records = review_sample(conversations, scores, config.sample_size, threshold, config.seed)
+    write_jsonl_atomic(output_dir / "review_sample.jsonl", records)
+    write_text_atomic(output_dir / "review.html", review_page_html(records))
+    bands = Counter(str(record["risk_band"]) for record in records)
+    contexts = Counter(str(record["context"]) for record in records)
+    return {"sampled": len(records), "by_band": dict(bands), "by_context": dict(contexts)}
+
+
+__all__ = ["run", "write_review_sample"]

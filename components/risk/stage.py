@@ -1,0 +1,84 @@
+"""The risk stage: score what survived anonymizing in every conversation, by ground truth
+where the corpus is labelled (``risk.source: auto``), else by the automatic second-opinion
+scan, which also runs on every conversation; the gate reads the chosen scores."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from components.core import paths, tracking
+from components.core.corpus import load_corpus
+from components.core.errors import InputError
+from components.core.jsonio import (
+    atomic_path,
+    iter_jsonl,
+    write_json_atomic,
+    write_jsonl_atomic,
+    write_text_atomic,
+)
+from components.core.lineage import CORPUS_KEY, sha256_file
+from components.core.salt import read_salt
+from components.core.stage import Metrics, StageContext, log_stage
+from components.risk.config import RiskConfig
+from components.risk.corpus import conversation_sources, score_corpus
+from components.risk.report import risk_histogram_png, risk_report_html, risk_table_markdown
+from components.risk.scoring import ResidualItem, RiskPolicy
+
+
+def run(config: RiskConfig, context: StageContext) -> Metrics:
+    threshold: float = context.setting("gate.threshold")
+    policy = RiskPolicy(config.scores, config.default_score)
+    with tracking.stage_run("risk", context.experiment):
+        salt = read_salt()
+        by_conversation: dict[str, list[dict[str, Any]]] = {}
+        for _, record in iter_jsonl(paths.ANON_SPANS):
+            by_conversation.setdefault(record["conversation_id"], []).append(record)
+        raw = load_corpus(paths.RAW_CORPUS)
+        anonymized = {c.id: c for c in load_corpus(paths.ANON_CORPUS)}
+        missing = next((c.id for c in raw if c.id not in anonymized), None)
+        if missing is not None:
+            raise InputError(f"{paths.ANON_CORPUS}: conversation {missing} missing")
+        sources = conversation_sources(raw, config.source, str(paths.RAW_CORPUS))
+        scored = score_corpus(raw, anonymized, by_conversation, policy, salt, sources)
+        # The gate checks that the table it judges was computed on the corpus on disk.
+        metrics = {**scored.to_metrics(), CORPUS_KEY: sha256_file(paths.ANON_CORPUS)}
+        artifacts = _write_outputs(
+            scored.table, scored.estimate_table, scored.items, metrics, threshold
+        )
+        log_stage("risk", config, metrics, artifacts)
+    return metrics
+
+
+def _write_outputs(
+    table: pd.DataFrame,
+    estimate_table: pd.DataFrame,
+    items: Sequence[ResidualItem],
+    metrics: Metrics,
+    threshold: float,
+) -> list[Path]:
+    png = risk_histogram_png(
+        [int(v) for v in table["score"]], threshold, metrics["mean"], metrics["std"]
+    )
+    markdown = risk_table_markdown(metrics, threshold)
+    html = risk_report_html(metrics, threshold, png, title=f"Residual risk ({metrics['source']})")
+    write_text_atomic(paths.RISK_TABLE, table.to_csv(index=False))
+    write_text_atomic(paths.RISK_ESTIMATE_TABLE, estimate_table.to_csv(index=False))
+    write_jsonl_atomic(paths.RISK_ITEMS, [item.to_record() for item in items])
+    write_text_atomic(paths.RISK_REPORT_MD, markdown)
+    write_text_atomic(paths.RISK_REPORT_HTML, html)
+    with atomic_path(paths.RISK_HISTOGRAM) as tmp:
+        tmp.write_bytes(png)
+    write_json_atomic(paths.metrics_file("risk"), metrics)
+    return [
+        paths.metrics_file("risk"),
+        paths.RISK_TABLE,
+        paths.RISK_ESTIMATE_TABLE,
+        paths.RISK_ITEMS,
+        paths.RISK_REPORT_MD,
+        paths.RISK_REPORT_HTML,
+        paths.RISK_HISTOGRAM,
+    ]

@@ -1,0 +1,177 @@
+"""The one stage registry: every pipeline stage in order, with its config, its entry, its
+command and what it reads of other stages' params.
+
+``dvc.yaml`` (checked against it by a test), the CLI (``veiltune <command>``), the Prefect
+flow, ``veiltune --help`` and the README's pipeline line all come from ``STAGES``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from components.anonymize.config import AnonymizeConfig
+from components.audit.config import AuditConfig
+from components.base_model.config import BaseModelConfig
+from components.core.config import apply_overrides as _apply_overrides
+from components.core.config import build_configs, read_params
+from components.core.stage import Metrics, StageContext
+from components.evaluate.config import EvaluateConfig
+from components.export.config import ExportConfig
+from components.gate.config import GateConfig
+from components.ingest.config import IngestConfig
+from components.register.config import RegisterConfig
+from components.review.config import ReviewConfig
+from components.risk.config import RiskConfig
+from components.train.config import TrainConfig
+
+
+class StageEntry(Protocol):
+    def __call__(self, config: Any, context: StageContext, /) -> Metrics: ...
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pipeline stage.
+
+    Attributes:
+        name: its key in ``dvc.yaml`` and ``params.yaml``, and its package under components/.
+        help: one line for ``veiltune --help``.
+        config: the dataclass of its ``params.yaml`` key.
+        reads: other stages' params it reads (dotted keys, or a whole stage's key): what
+            its ``dvc.yaml`` entry lists under ``params`` beside its own key.
+        command: the CLI words that run it (``veiltune <command>``), also its dvc.yaml cmd.
+    """
+
+    name: str
+    help: str
+    config: type
+    reads: tuple[str, ...] = ()
+    command: tuple[str, ...] = ()
+
+    @property
+    def cli(self) -> tuple[str, ...]:
+        return self.command or (self.name.replace("_", "-"),)
+
+    @property
+    def package(self) -> str:
+        return f"components/{self.name}"
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """What its dvc.yaml entry lists under ``params``: its own key, then ``reads``."""
+        return (self.name, *self.reads)
+
+    def entry(self) -> StageEntry:
+        """``components.<name>.stage.run``, imported on first use (keeps ``--help`` fast)."""
+        module = importlib.import_module(f"components.{self.name}.stage")
+        entry: StageEntry = module.run
+        return entry
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage(
+        "ingest",
+        "Validate a user corpus, or generate the embedded one; split train/held-out.",
+        IngestConfig,
+    ),
+    Stage(
+        "base_model",
+        "Turn the bundled SmolLM2 GGUF (or a named folder) into a HF model folder.",
+        BaseModelConfig,
+    ),
+    Stage(
+        "anonymize",
+        "Replace personal information with placeholders numbered within each conversation.",
+        AnonymizeConfig,
+    ),
+    Stage(
+        "risk",
+        "Score the residual risk of each conversation (ground truth and automatic scan).",
+        RiskConfig,
+        reads=("gate.threshold",),
+    ),
+    Stage(
+        "review",
+        "Write the stratified sample of anonymized conversations for human review.",
+        ReviewConfig,
+        reads=("gate.threshold",),
+        command=("review", "export"),
+    ),
+    Stage(
+        "gate",
+        "Great Expectations gate: refuse the corpus unless mean + std of risk < threshold.",
+        GateConfig,
+    ),
+    Stage("train", "LoRA fine-tune the base model on the anonymized corpus.", TrainConfig),
+    Stage(
+        "evaluate",
+        "Utility on held-out raw text: ROUGE, accuracy/macro-F1, perplexity; base too.",
+        EvaluateConfig,
+        reads=("train.corpus",),
+    ),
+    Stage(
+        "audit",
+        "Attack the trained model: PI in outputs, canary exposure, extraction, membership.",
+        AuditConfig,
+        reads=(
+            "anonymize",
+            "train.corpus",
+            "train.eval_fraction",
+            "train.seed",
+            "train.tasks",
+        ),
+    ),
+    Stage(
+        "register",
+        "Register the adapter in MLflow as candidate; champion if gate and audits passed, it "
+        "learnt from the anonymized corpus and its utility is at least the champion's.",
+        RegisterConfig,
+        reads=("train.corpus",),
+    ),
+    Stage(
+        "export",
+        "Write the compliance bundle (report, model card, manifest with sha256 of every "
+        "file, zip); with --verify BUNDLE, check a bundle folder or zip instead.",
+        ExportConfig,
+        reads=("anonymize", "base_model", "gate", "train"),
+    ),
+)
+
+BY_NAME: Mapping[str, Stage] = {stage.name: stage for stage in STAGES}
+SECTIONS: Mapping[str, type] = {stage.name: stage.config for stage in STAGES}
+
+
+def pipeline_line() -> str:
+    """The stages in order, as the README's first lines show them."""
+    return " → ".join(stage.name for stage in STAGES)
+
+
+def load_params(params_path: Path) -> dict[str, Any]:
+    """params.yaml, every key a stage of the registry."""
+    return read_params(params_path, SECTIONS)
+
+
+def stage_context(params_path: Path) -> StageContext:
+    """Every stage's validated config from params.yaml (a bad key anywhere is an error)."""
+    params = load_params(params_path)
+    return StageContext(params_path, params, build_configs(params, SECTIONS))
+
+
+def config_of(params_path: Path, name: str) -> Any:
+    """One stage's validated config."""
+    return stage_context(params_path).configs[name]
+
+
+def run_stage(name: str, params_path: Path) -> Metrics:
+    """Run one stage as ``dvc repro`` does: its config from params, its entry."""
+    context = stage_context(params_path)
+    return BY_NAME[name].entry()(context.configs[name], context)
+
+
+def apply_overrides(params: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with dotted ``stage.key`` overrides applied, every stage validated."""
+    return _apply_overrides(params, overrides, SECTIONS)

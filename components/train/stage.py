@@ -1,0 +1,55 @@
+"""The train stage: LoRA on the base model from the corpus the gate passed (or, for the
+utility report's baselines, the raw or masked corpus), resumable from its checkpoints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from components.core import paths, tracking
+from components.core.corpus import load_corpus
+from components.core.errors import InputError
+from components.core.jsonio import atomic_path, write_json_atomic
+from components.core.lineage import CORPUS_KEY
+from components.core.stage import Metrics, StageContext, log_stage, split
+from components.gate import require_gate_passed
+from components.train.config import TrainConfig
+from components.train.lora import train_lora
+from components.train.tasks import mask_placeholders
+
+
+def run(config: TrainConfig, context: StageContext) -> Metrics:
+    import mlflow
+
+    gated_corpus = _require_gate_passed()
+    mlflow.enable_system_metrics_logging()  # CPU, memory (and GPU) use while training
+    with tracking.stage_run("train", context.experiment):
+        conversations = split(load_corpus(training_corpus(config.corpus)), "train")
+        if not conversations:
+            raise InputError(f"{paths.SPLITS}: the train split is empty")
+        if config.corpus == "masked":
+            conversations = [mask_placeholders(c) for c in conversations]
+        mlflow.set_tag("veiltune.train_corpus", config.corpus)
+        with atomic_path(paths.ADAPTER, directory=True) as tmp:
+            result = train_lora(paths.BASE_MODEL, conversations, config, tmp, paths.TRAIN_WORK)
+        for step, loss in result.loss_history:
+            mlflow.log_metric("loss", loss, step=step)
+        for step, loss in result.eval_history:
+            mlflow.log_metric("eval_loss", loss, step=step)
+        metrics = {**result.to_metrics(), CORPUS_KEY: gated_corpus}
+        write_json_atomic(paths.metrics_file("train"), metrics)
+        log_stage("train", config, metrics, [paths.metrics_file("train")])
+    return metrics
+
+
+def training_corpus(corpus: str) -> Path:
+    """The anonymized corpus; the raw one only for the oracle baseline of the report."""
+    return paths.RAW_CORPUS if corpus == "raw" else paths.ANON_CORPUS
+
+
+def _require_gate_passed() -> str:
+    """Train never runs on a corpus that failed the gate, or on another corpus than the one
+    the gate passed, whatever called it; returns that corpus's sha256."""
+    gate_file = paths.metrics_file("gate")
+    verdict = json.loads(gate_file.read_text(encoding="utf-8")) if gate_file.is_file() else None
+    return require_gate_passed(verdict, gate_file, paths.ANON_CORPUS)
