@@ -49,8 +49,19 @@ class AnonymizeConfig:
     batch_size: int = 64
     workers: int = 1  # detection processes; each loads its own spaCy pipeline
     # info type -> file of words never to redact / names always to redact (one per line)
-    exclusions: dict[str, str] = field(default_factory=dict)
-    dictionaries: dict[str, str] = field(default_factory=dict)
+    exclusions: dict[str, str] = field(
+        default_factory=lambda: {
+            "PERSON_NAME": "policy/exclusions/person_name.txt",
+            "ORGANIZATION_NAME": "policy/exclusions/organization_name.txt",
+            "LOCATION": "policy/exclusions/location.txt",
+        }
+    )
+    dictionaries: dict[str, str] = field(
+        default_factory=lambda: {
+            "PERSON_NAME": "policy/dictionaries/person_name.txt",
+            "ORGANIZATION_NAME": "policy/dictionaries/organization_name.txt",
+        }
+    )
     # Category values of your corpus beyond the embedded corpus's, by "context", "purpose"
     # and "outcome": only a listed value is kept as a category; any other is scanned as text.
     class_labels: dict[str, list[str]] = field(default_factory=dict)

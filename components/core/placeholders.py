@@ -10,6 +10,11 @@ import re
 from dataclasses import dataclass, field
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+# The placeholder grammar, the one place it is written: ``[PERSON_NAME_2]`` (what
+# ``PlaceholderBook`` writes; group 1 is the info type) and ``[PERSON_NAME]`` (the ``type``
+# replacement, numberless). Every reader of anonymized text parses placeholders with these.
+NUMBERED_PLACEHOLDER = re.compile(r"\[([A-Z][A-Z0-9_]*?)_(\d+)\]")
+ANY_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z0-9_]*\]")
 # Types whose mentions are often partial: a first name after the full name is the same person.
 _PARTIAL_MENTION_TYPES = frozenset({"PERSON_NAME", "ORGANIZATION_NAME"})
 

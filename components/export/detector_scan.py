@@ -37,10 +37,10 @@ from components.anonymize import (
     text_fields,
 )
 from components.core.corpus import Conversation, Turn, conversation_from_record, read_corpus
+from components.core.placeholders import ANY_PLACEHOLDER
 from components.export.scan import HTML_SUFFIXES, PNG_SIGNATURE, describe_leaks, text_views
 from components.ingest import is_specific, normalized
 
-_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z0-9_]*\]")
 # Identifiers of veiltune's own (PHONE_NUMBER, customer_support, summary.rouge1, sha256s):
 # words joined by underscores, and long hex runs.
 _MACHINE_TOKEN = re.compile(r"\b\w*_\w*\b|\b[0-9a-f]{16,}\b")
@@ -222,7 +222,7 @@ class _TextNodes(HTMLParser):
 
 def _neutralized(text: str) -> str:
     """Placeholders blanked out (same length): ``[PERSON_NAME_1]`` is no name to detect."""
-    return _PLACEHOLDER.sub(_blank, text)
+    return ANY_PLACEHOLDER.sub(_blank, text)
 
 
 def _blank(match: re.Match[str]) -> str:

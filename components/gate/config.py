@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from components.core.config import require as _require
@@ -13,7 +13,17 @@ class GateConfig:
     SECTION: ClassVar[str] = "gate"
 
     threshold: float = 5.0
-    known_contexts: list[str] | None = None  # every conversation's context must be one of these
+    known_contexts: list[str] | None = field(
+        default_factory=lambda: [
+            "customer_support",
+            "sales",
+            "internal_meeting",
+            "one_to_one",
+            "voicemail",
+            "dialogue",
+            "unknown",
+        ]
+    )  # every conversation's context must be one of these
     per_context: bool = False  # also require mu + sigma < threshold within each context
 
     def __post_init__(self) -> None:

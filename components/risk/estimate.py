@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.core.corpus import Conversation
+from components.core.placeholders import NUMBERED_PLACEHOLDER
 from components.risk.scoring import (
     FULL,
     PARTIAL,
@@ -41,7 +42,6 @@ from components.risk.scoring import (
     variant_key,
 )
 
-_PLACEHOLDER = re.compile(r"\[([A-Z][A-Z0-9_]*?)_\d+\]")
 _NAME_WORD = r"[A-Za-z][a-z]+(?:['’-][A-Za-z]?[a-z]+)?"
 _BESIDE_PERSON = re.compile(
     rf"\[PERSON_NAME_\d+\][ \t]+({_NAME_WORD})"
@@ -310,7 +310,7 @@ def _inside_placeholder(text: str, position: int) -> bool:
     return (
         opening >= 0
         and text.find("]", opening) >= position
-        and bool(_PLACEHOLDER.match(text, opening))
+        and bool(NUMBERED_PLACEHOLDER.match(text, opening))
     )
 
 

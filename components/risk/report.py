@@ -11,11 +11,11 @@ from __future__ import annotations
 import base64
 import html
 import io
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.core.errors import InputError
+from components.core.placeholders import NUMBERED_PLACEHOLDER
 from components.core.purge import CONVERSATION_TEXT_MARK
 
 # (summary key, column header, shown as an int when integral)
@@ -30,7 +30,6 @@ _COLUMNS = (
 _HEADERS = ("context", *(header for _, header, _ in _COLUMNS), "gate")
 _TOTAL = "total"
 # Placeholders as components.core.placeholders writes them: [PERSON_NAME_1].
-_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z0-9_]*_\d+\]")
 _RECORD_KEYS = ("id", "context", "risk_band", "turns")
 
 ANNOTATION_INSTRUCTIONS = """\
@@ -219,7 +218,7 @@ def highlight_placeholders(text: str) -> str:
     """``text`` escaped for HTML, with every ``[TYPE_N]`` placeholder wrapped in a span."""
     parts = []
     position = 0
-    for match in _PLACEHOLDER.finditer(text):
+    for match in NUMBERED_PLACEHOLDER.finditer(text):
         parts.append(html.escape(text[position : match.start()]))
         parts.append(f'<span class="placeholder">{html.escape(match.group())}</span>')
         position = match.end()

@@ -6,13 +6,13 @@ Prompts are built only from anonymized text (placeholders, never raw values).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from components.core.corpus import Conversation
 from components.core.errors import InputError
+from components.core.placeholders import NUMBERED_PLACEHOLDER
 
 TASK_PROMPTS = {
     "summary": "Summarize this call in one or two sentences.",
@@ -27,7 +27,6 @@ CONTINUATION = "continuation"
 TRAIN_TASKS = (*TASK_PROMPTS, CONTINUATION)
 
 
-_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z0-9_]*_\d+\]")
 MASK = "[MASK]"
 
 
@@ -37,13 +36,13 @@ def mask_placeholders(conversation: Conversation) -> Conversation:
     turns = tuple(
         replace(
             turn,
-            speaker=_PLACEHOLDER.sub(MASK, turn.speaker) if turn.speaker else turn.speaker,
-            text=_PLACEHOLDER.sub(MASK, turn.text),
+            speaker=NUMBERED_PLACEHOLDER.sub(MASK, turn.speaker) if turn.speaker else turn.speaker,
+            text=NUMBERED_PLACEHOLDER.sub(MASK, turn.text),
         )
         for turn in conversation.turns
     )
     labels = {
-        key: _PLACEHOLDER.sub(MASK, value) if isinstance(value, str) else value
+        key: NUMBERED_PLACEHOLDER.sub(MASK, value) if isinstance(value, str) else value
         for key, value in conversation.labels.items()
     }
     return replace(conversation, turns=turns, labels=labels)

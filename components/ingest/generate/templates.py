@@ -1,7 +1,8 @@
 """The dialogue scripts as data: their line and scenario types, and the reader of ``SCRIPTS``.
 
 The line language is described in ``components.ingest.generate.scripts``; it is read once,
-at import, into ``BLOCKS`` and ``SCENARIOS``. ``TEMPLATE_WORDS`` is every word the templates can write.
+at import, into ``BLOCKS`` and ``SCENARIOS``. ``TEMPLATE_WORDS`` is every word the templates
+can write.
 """
 
 from __future__ import annotations

@@ -1,0 +1,151 @@
+"""The stage registry is the one source: dvc.yaml, the CLI, the flow, the README and the
+shipped params follow it; and the layering rules between packages hold."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.stages import BY_NAME, SECTIONS, STAGES, load_params, pipeline_line
+
+ROOT = Path(__file__).resolve().parents[1]
+DVC = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+ORDER = [stage.name for stage in STAGES]
+# Packages every component may import besides its own: the kernel.
+KERNEL = "components/core"
+
+
+def _imports(path: Path) -> Iterator[str]:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+
+
+def _package(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] == "components" and len(parts) > 1 and parts[1] != "stages":
+        return f"components/{parts[1]}"
+    return "audits" if parts[0] == "audits" else None
+
+
+def _package_imports(folder: str) -> set[str]:
+    found = {_package(m) for f in (ROOT / folder).rglob("*.py") for m in _imports(f)}
+    return {p for p in found if p and p != folder}
+
+
+def _closure(folder: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [folder]
+    while todo:
+        for package in _package_imports(todo.pop()) - seen:
+            seen.add(package)
+            todo.append(package)
+    return seen - {folder}
+
+
+def test_dvc_stages_are_the_registry_in_its_order() -> None:
+    assert list(DVC) == ORDER
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=ORDER)
+def test_each_dvc_stage_runs_its_registry_command_with_its_params(stage: object) -> None:
+    spec = BY_NAME[stage.name]  # type: ignore[attr-defined]
+    entry = DVC[spec.name]
+    assert entry["cmd"] == "veiltune " + " ".join(spec.cli)
+    assert entry["params"] == list(spec.params)
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=ORDER)
+def test_each_dvc_stage_depends_on_exactly_the_code_it_runs(stage: object) -> None:
+    """Its own package first, then core and every package it imports (transitively): editing
+    any of them re-runs it; editing the CLI or the flow re-runs nothing."""
+    spec = BY_NAME[stage.name]  # type: ignore[attr-defined]
+    deps = [d for d in DVC[spec.name]["deps"] if d.startswith(("components", "audits", "veiltune"))]
+    assert deps[0] == spec.package
+    assert set(deps[1:]) == _closure(spec.package)
+
+
+def test_every_stage_has_its_package_entry_and_config() -> None:
+    for stage in STAGES:
+        assert (ROOT / stage.package / "stage.py").is_file(), stage.name
+        assert (ROOT / stage.package / "config.py").is_file(), stage.name
+        assert callable(stage.entry())
+        assert getattr(stage.config, "SECTION", None) == stage.name
+
+
+def test_a_stage_imports_only_core_and_the_stages_before_it() -> None:
+    for index, stage in enumerate(STAGES):
+        upstream = {s.package for s in STAGES[:index]}
+        allowed = upstream | {KERNEL} | ({"audits"} if stage.name == "audit" else set())
+        assert _package_imports(stage.package) <= allowed, stage.name
+
+
+def test_core_imports_no_stage_and_audits_only_core_ingest_and_train() -> None:
+    assert _package_imports(KERNEL) == set()
+    assert _package_imports("audits") <= {KERNEL, "components/ingest", "components/train"}
+
+
+def test_stages_reach_each_other_through_public_names_only() -> None:
+    """``from components.risk import RiskPolicy``, never ``components.risk.scoring``."""
+    for stage in STAGES:
+        for path in (ROOT / stage.package).rglob("*.py"):
+            for module in _imports(path):
+                parts = module.split(".")
+                package = _package(module)
+                if package in (None, KERNEL, "audits", stage.package) or len(parts) < 3:
+                    continue
+                public = __import__(f"components.{parts[1]}", fromlist=["__all__"]).__all__
+                assert parts[2] in public, f"{path.relative_to(ROOT)} imports {module}"
+
+
+def test_no_component_imports_prefect_flows_or_the_cli() -> None:
+    for path in [*(ROOT / "components").rglob("*.py"), *(ROOT / "audits").rglob("*.py")]:
+        for module in _imports(path):
+            assert not module.startswith(("prefect", "flows", "veiltune")), (path, module)
+
+
+def test_the_flow_runs_the_registry_stages() -> None:
+    from flows.pipeline import STAGES as FLOW_STAGES
+
+    assert list(FLOW_STAGES) == ORDER
+
+
+def test_the_readme_pipeline_line_is_the_registry() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = [line for line in readme.splitlines() if line.startswith("ingest →")]
+    assert lines[0] == pipeline_line()
+
+
+def test_shipped_params_are_the_config_defaults() -> None:
+    """params.yaml writes out every default; a change to one must change the other."""
+    params = load_params(ROOT / "params.yaml")
+    assert list(params) == ORDER
+    for name, cls in SECTIONS.items():
+        shipped = dataclasses.asdict(load_section(params, name, cls))
+        assert shipped == dataclasses.asdict(cls()), name
+        assert set(params[name]) <= {f.name for f in dataclasses.fields(cls)}
+
+
+def load_section(params: dict[str, object], name: str, cls: type) -> object:
+    from components.core.config import stage_config
+
+    return stage_config(params, name, cls)
+
+
+def test_placeholders_are_parsed_by_one_grammar() -> None:
+    pattern = re.compile(r"re\.compile\(r\"\\\[\[A-Z\]")
+    writers = [
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "components").rglob("*.py")
+        if pattern.search(p.read_text(encoding="utf-8"))
+    ]
+    assert writers == ["components/core/placeholders.py"]
