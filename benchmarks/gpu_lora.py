@@ -28,15 +28,26 @@ from typing import Any
 
 ZERO2 = Path(__file__).resolve().parents[1] / "infra" / "deepspeed" / "zero2.json"
 LLAMA_1B = {
-    "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
-    "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
-    "max_position_embeddings": 8192, "rope_theta": 500000.0, "tie_word_embeddings": True,
-}  # fmt: skip
+    "hidden_size": 2048,
+    "intermediate_size": 8192,
+    "num_hidden_layers": 16,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "max_position_embeddings": 8192,
+    "rope_theta": 500000.0,
+    "tie_word_embeddings": True,
+}
 TINY = {
-    "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-    "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000,
-    "max_position_embeddings": 512, "tie_word_embeddings": True,
-}  # fmt: skip
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "vocab_size": 1000,
+    "max_position_embeddings": 512,
+    "tie_word_embeddings": True,
+}
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
@@ -62,7 +73,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     shape = TINY if args.smoke else LLAMA_1B
     config = LlamaConfig(**shape, use_cache=False)
     torch.manual_seed(0)
-    model = LlamaForCausalLM(config).to(torch.bfloat16 if cuda else torch.float32)
+    # transformers types PreTrainedModel.to by @wraps(nn.Module.to), which hides the bound self.
+    model = LlamaForCausalLM(config).to(torch.bfloat16 if cuda else torch.float32)  # type: ignore[arg-type]
     n_frozen = sum(p.numel() for p in model.parameters())
     lora = LoraConfig(
         r=args.lora_r, lora_alpha=2 * args.lora_r, target_modules=TARGETS, task_type="CAUSAL_LM"
@@ -90,14 +102,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             times.append(time.perf_counter() - self.start)
 
     training = TrainingArguments(
-        output_dir=str(Path(args.work_dir)), max_steps=args.steps + args.warmup,
-        per_device_train_batch_size=args.micro_batch, learning_rate=1e-4, bf16=cuda,
-        deepspeed=str(ZERO2), ddp_backend=None if cuda else "gloo", report_to="none",
-        save_strategy="no", logging_steps=10**6, disable_tqdm=True, remove_unused_columns=False,
-        gradient_checkpointing=args.gradient_checkpointing, dataloader_num_workers=2 if cuda else 0,
-    )  # fmt: skip
-    trainer = Trainer(model=model, args=training, train_dataset=rows, callbacks=[Clock()],
-                      data_collator=_collate)  # fmt: skip
+        output_dir=str(Path(args.work_dir)),
+        max_steps=args.steps + args.warmup,
+        per_device_train_batch_size=args.micro_batch,
+        learning_rate=1e-4,
+        bf16=cuda,
+        deepspeed=str(ZERO2),
+        ddp_backend=None if cuda else "gloo",
+        report_to="none",
+        save_strategy="no",
+        logging_steps=10**6,
+        disable_tqdm=True,
+        remove_unused_columns=False,
+        gradient_checkpointing=args.gradient_checkpointing,
+        dataloader_num_workers=2 if cuda else 0,
+    )
+    trainer = Trainer(
+        model=model, args=training, train_dataset=rows, callbacks=[Clock()], data_collator=_collate
+    )
     trainer.train()
     measured = times[args.warmup :]
     tokens_per_s = args.micro_batch * seq / (sum(measured) / len(measured))  # per GPU
@@ -107,13 +129,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     peak = args.peak_tflops * 1e12
     return {
         "device": torch.cuda.get_device_name() if cuda else "cpu (smoke)",
-        "world_size": world, "frozen_parameters": n_frozen, "lora_parameters": n_lora,
-        "seq_len": seq, "micro_batch": args.micro_batch, "steps_timed": len(measured),
+        "world_size": world,
+        "frozen_parameters": n_frozen,
+        "lora_parameters": n_lora,
+        "seq_len": seq,
+        "micro_batch": args.micro_batch,
+        "steps_timed": len(measured),
         "tokens_per_s_per_gpu": round(tokens_per_s, 1),
         "mfu_lora": float(f"{tokens_per_s * flops['lora'] / peak:.4g}"),
         "mfu_full_finetune_convention": float(f"{tokens_per_s * flops['full'] / peak:.4g}"),
         "engine": type(trainer.model_wrapped).__name__,
-    }  # fmt: skip
+    }
 
 
 def _collate(rows: list[dict[str, list[int]]]) -> dict[str, Any]:

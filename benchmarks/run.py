@@ -25,8 +25,17 @@ RESULTS = REPO / "benchmarks" / "results"
 
 
 def bench_texts(limit: int = 1000) -> list[str]:
+    """presidio-research's synthetic PII sentences, or the embedded corpus's turns when
+    ../shared does not hold them (said on stderr: the two give different figures)."""
     if SHARED.is_file():
         return [r["full_text"] for r in json.loads(SHARED.read_text())[:limit]]
+    print(
+        f"benchmarks: {SHARED} is missing, so detection is timed on the embedded corpus, "
+        "not on the texts of the README's figures. To compare with them, put "
+        "generated_large.json there (tests/data/generated_large.json of "
+        "github.com/microsoft/presidio-research, MIT).",
+        file=sys.stderr,
+    )
     from components.ingest.generate import generate_corpus
 
     return [t.text for c in generate_corpus(200, 1) for t in c.turns][:limit]
@@ -43,9 +52,9 @@ def bench_detection(texts: list[str]) -> dict[str, float]:
     from presidio_analyzer import AnalyzerEngine
     from presidio_analyzer.nlp_engine import NlpEngineProvider
 
+    from components.anonymize.config import AnonymizeConfig
     from components.anonymize.factory import anonymization_policy, build_detector, detection_records
     from components.anonymize.presidio_backend import use_offline_public_suffix_list
-    from components.core.config import AnonymizeConfig
     from components.core.corpus import Conversation, Turn
 
     use_offline_public_suffix_list()
@@ -75,8 +84,8 @@ def bench_detection(texts: list[str]) -> dict[str, float]:
 
 def bench_workers(n_conversations: int = 600) -> dict[str, float]:
     """Anonymization throughput with 1 and 2 worker processes (model loading included)."""
+    from components.anonymize.config import AnonymizeConfig
     from components.anonymize.stream import anonymize_stream
-    from components.core.config import AnonymizeConfig
     from components.ingest.generate import generate_corpus
 
     corpus = generate_corpus(n_conversations, seed=3)
@@ -121,14 +130,15 @@ def bench_memory(sizes: tuple[int, ...] = (200, 800, 3200)) -> dict[str, float]:
 def bench_train_step(steps: int = 6) -> dict[str, float]:
     """Training throughput of the default config: non-padding tokens per second over the
     same number of steps, packed vs padded, on the embedded corpus alone and on the default
-    mix (embedded + DialogSum's dialogues, when ../shared holds them).
+    mix (embedded + DialogSum's dialogues from the sample in the checkout).
 
     Two padded baselines: each batch padded to its longest example (what veiltune does with
     packing off), and every sequence padded to ``max_seq_length`` (fixed shapes)."""
     from components.base_model.materialize import BUNDLED_SMOLLM2, materialize_base_model
-    from components.core.config import DialogSumConfig, TrainConfig
+    from components.ingest.config import DialogSumConfig
     from components.ingest.dialogsum import read_dialogsum
     from components.ingest.generate import generate_corpus
+    from components.train.config import TrainConfig
     from components.train.lora import train_lora
 
     results: dict[str, float] = {}
@@ -172,7 +182,9 @@ def bench_train_step(steps: int = 6) -> dict[str, float]:
 
 def main() -> int:
     results = {
-        "detection": bench_detection(bench_texts()),
+        # which texts were timed: the figures of the two sources do not compare
+        "detection": bench_detection(bench_texts())
+        | {"texts": SHARED.name if SHARED.is_file() else "embedded corpus"},
         "workers": bench_workers(),
         "memory": bench_memory(),
         "train": bench_train_step(),

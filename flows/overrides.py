@@ -18,8 +18,13 @@ from components.core.errors import ParamsError
 
 # In code, not params.yaml: a list kept in params could itself be overridden from the UI.
 PROTECTED_PARAMS = (
-    "anonymize", "risk", "gate", "audit", "train.corpus", "export.pi_scan_min_chars",
-)  # fmt: skip
+    "anonymize",
+    "risk",
+    "gate",
+    "audit",
+    "train.corpus",
+    "export.pi_scan_min_chars",
+)
 ALLOW_OVERRIDES_ENV = "VEILTUNE_ALLOW_OVERRIDES"
 _ALLOW_FLAG = "veiltune serve --allow-overrides"
 

@@ -81,8 +81,12 @@ def repro_stage(stage: str, env: Mapping[str, str], cwd: Path | None = None) -> 
     """
     completed = subprocess.run(
         stage_command(stage),
-        capture_output=True, text=True, env=dict(env), cwd=cwd, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=dict(env),
+        cwd=cwd,
+        check=False,
+    )
     tail = "\n".join(
         (completed.stdout + completed.stderr).strip().splitlines()[-_OUTPUT_TAIL_LINES:]
     )

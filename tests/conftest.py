@@ -14,13 +14,17 @@ for _key, _value in OFFLINE_ENVIRONMENT.items():
     os.environ.setdefault(_key, _value)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# Optional: the full public data sets, when ../shared is beside the checkout. Tests that
+# must always run read the samples vendored in the checkout instead.
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+DIALOGSUM_SAMPLE = REPO_ROOT / "components/ingest/samples/dialogsum/dialogsum.dev.sample.jsonl"
+TEST_DATA = REPO_ROOT / "tests" / "data"  # samples of presidio-research and WNUT-17
 
 
 @pytest.fixture(scope="session")
 def detector():  # type: ignore[no-untyped-def]
+    from components.anonymize.config import AnonymizeConfig
     from components.anonymize.factory import build_detector
-    from components.core.config import AnonymizeConfig
 
     return build_detector(AnonymizeConfig())
 
@@ -43,5 +47,5 @@ def lora_adapter_dir(tmp_path_factory: pytest.TempPathFactory, base_model_dir: P
 
     folder = tmp_path_factory.mktemp("lora") / "adapter"
     model = AutoModelForCausalLM.from_pretrained(base_model_dir)
-    get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj"])).save_pretrained(folder)
+    get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj"])).save_pretrained(str(folder))
     return folder

@@ -12,18 +12,20 @@ from typing import Any
 
 import yaml
 
+from components.ingest.config import DialogSumConfig
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 # What dvc.yaml names as code dependencies, copied so the stages' deps exist.
 PIPELINE_FILES = ("dvc.yaml", "params.yaml", "components", "audits", "policy", ".gitignore")
 
-# The shared DialogSum file, by absolute path: the temporary repo has no ../shared beside it.
-DIALOGSUM_FILE = REPO_ROOT.parent / "shared" / "data" / "dialogsum" / "dialogsum.dev.jsonl"
+# DialogSum's first dialogues from the sample that ships in components/ (copied above),
+# by params.yaml's relative path: the temporary repo needs nothing beside it.
 TINY_DIALOGSUM = 6
 
 TINY_PARAMS: dict[str, dict[str, Any]] = {
     "ingest": {"n_conversations": 14, "heldout_fraction": 0.2,
-               "dialogsum": {"path": str(DIALOGSUM_FILE), "max_dialogues": TINY_DIALOGSUM},
+               "dialogsum": {"path": DialogSumConfig().path, "max_dialogues": TINY_DIALOGSUM},
                "canary_repetitions": [1, 2]},
     "train": {"max_steps": 2, "batch_size": 2, "max_seq_length": 160, "lora_r": 4,
               "lora_alpha": 8},

@@ -16,8 +16,12 @@ REPO = Path(__file__).resolve().parents[1]
 def test_gpu_benchmark_runs_its_smoke_configuration(tmp_path: Path) -> None:
     run = subprocess.run(
         [sys.executable, "-m", "benchmarks.gpu_lora", "--smoke", "--work-dir", str(tmp_path)],
-        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(run.stdout[run.stdout.rindex('{\n  "') :])  # after the Trainer logs
     assert result["engine"] == "DeepSpeedEngine" and result["steps_timed"] == 2

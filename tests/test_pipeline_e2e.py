@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,8 +17,19 @@ from tests.pipeline_repo import TINY_DIALOGSUM, dvc_repro, make_pipeline_repo
 pytestmark = pytest.mark.slow
 
 N_CONVERSATIONS = 14 + TINY_DIALOGSUM  # generated, then DialogSum's
-STAGES = ("ingest", "base_model", "anonymize", "risk", "review", "gate", "train", "evaluate",
-          "audit", "register", "export")  # fmt: skip
+STAGES = (
+    "ingest",
+    "base_model",
+    "anonymize",
+    "risk",
+    "review",
+    "gate",
+    "train",
+    "evaluate",
+    "audit",
+    "register",
+    "export",
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +40,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path) -> Path
     return repo
 
 
-def metrics(repo: Path, stage: str) -> dict:  # type: ignore[type-arg]
+def metrics(repo: Path, stage: str) -> dict[str, Any]:
     return json.loads((repo / "metrics" / f"{stage}.json").read_text())
 
 
@@ -69,8 +81,13 @@ def test_risk_review_and_gate_outputs(repo: Path) -> None:
     assert (risk["n_ground_truth"], risk["n_estimate"]) == (14, TINY_DIALOGSUM)
     assert {"precision", "recall", "score_pearson_r"} <= set(risk["estimator_agreement"])
     assert risk["estimate"]["count"] == risk["count"] == N_CONVERSATIONS
-    for name in ("report.md", "report.html", "histogram.png", "estimate_table.csv",
-                 "residual_items.jsonl"):  # fmt: skip
+    for name in (
+        "report.md",
+        "report.html",
+        "histogram.png",
+        "estimate_table.csv",
+        "residual_items.jsonl",
+    ):
         assert (repo / "data" / "risk" / name).is_file(), name
     assert "**total**" in (repo / "data" / "risk" / "report.md").read_text()
     sample = (repo / "data" / "review" / "review_sample.jsonl").read_text().splitlines()
@@ -84,6 +101,7 @@ def test_mlflow_holds_one_pipeline_run_with_a_child_per_stage(repo: Path) -> Non
 
     client = MlflowClient(tracking_uri=f"sqlite:///{repo / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("veiltune")
+    assert experiment is not None
     runs = client.search_runs([experiment.experiment_id])
     parents = [r for r in runs if r.data.tags.get("veiltune.kind") == "pipeline"]
     assert len(parents) == 1 and parents[0].info.status == "FINISHED"
@@ -125,8 +143,9 @@ def test_registered_model_loads_back_and_generates(
     mlflow.set_tracking_uri(uri)
     monkeypatch.chdir(repo)
     model = mlflow.pyfunc.load_model("models:/veiltune-adapter@candidate")
-    outputs = model.predict(["Summarize this call: [PERSON_NAME_1] asked for a refund."],
-                            params={"max_new_tokens": 6})  # fmt: skip
+    outputs = model.predict(
+        ["Summarize this call: [PERSON_NAME_1] asked for a refund."], params={"max_new_tokens": 6}
+    )
     assert len(outputs) == 1 and isinstance(outputs[0], str) and outputs[0].strip()
 
 
@@ -138,12 +157,25 @@ def test_export_bundle_verifies(repo: Path) -> None:
 
     bundle = repo / "exports" / "bundle"
     manifest = json.loads((bundle / "manifest.json").read_text())
-    assert {"dvc.lock", "params.yaml", "report.html", "model_card.md", "pi_scan.json",
-            "risk/risk_table.csv", "risk/histogram.png", "gate/validation.json",
-            "gate/data_docs/index.html", "review/review_sample.jsonl", "review/review.html",
-            "policy/anonymize.json", "policy/exclusions/PERSON_NAME.txt",
-            "policy/dictionaries.json", "model/adapter_config.json",
-            "metrics/register.json", "metrics/audit.json"} <= set(manifest["files"])  # fmt: skip
+    assert {
+        "dvc.lock",
+        "params.yaml",
+        "report.html",
+        "model_card.md",
+        "pi_scan.json",
+        "risk/risk_table.csv",
+        "risk/histogram.png",
+        "gate/validation.json",
+        "gate/data_docs/index.html",
+        "review/review_sample.jsonl",
+        "review/review.html",
+        "policy/anonymize.json",
+        "policy/exclusions/PERSON_NAME.txt",
+        "policy/dictionaries.json",
+        "model/adapter_config.json",
+        "metrics/register.json",
+        "metrics/audit.json",
+    } <= set(manifest["files"])
     assert manifest["dvc_lock_sha256"] == sha256_file(bundle / "dvc.lock")
     registered = manifest["registered_model"]
     assert registered["model_version"] == metrics(repo, "register")["model_version"]
@@ -227,8 +259,12 @@ def test_export_verify_cli_on_the_real_bundle(repo: Path, tmp_path: Path) -> Non
     def verify(target: Path) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(BIN / "veiltune"), "export", "--verify", str(target)],
-            cwd=tmp_path, env=pipeline_env(), capture_output=True, text=True, check=False,
-        )  # fmt: skip
+            cwd=tmp_path,
+            env=pipeline_env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
 
     assert verify(repo / "exports" / "bundle.zip").returncode == 0
     copy = shutil.copytree(repo / "exports" / "bundle", tmp_path / "bundle")
@@ -260,9 +296,13 @@ def test_export_refuses_a_bundle_with_planted_pi_and_writes_nothing(
 
     def export() -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(BIN / "veiltune"), "export"], cwd=work, env=pipeline_env(),
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
+            [str(BIN / "veiltune"), "export"],
+            cwd=work,
+            env=pipeline_env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
 
     run = export()
     assert run.returncode == 4, run.stderr[-2000:]
@@ -364,8 +404,12 @@ def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
     subprocess.run([*git, "commit", "-qm", "pipeline"], cwd=repo, check=True, env=env)
     run = subprocess.run(
         [str(BIN / "dvc"), "exp", "run", "-S", "train.corpus=raw", "-n", "oracle"],
-        cwd=repo, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert metrics(repo, "evaluate")["variant"] == "raw"
     register = metrics(repo, "register")
@@ -378,8 +422,12 @@ def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
     assert register["previous_champion"] == ("1" if "champion" in first.aliases else None)
     report = subprocess.run(
         [str(BIN / "veiltune"), "utility-report", "--output", "reports/utility"],
-        cwd=repo, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert report.returncode == 0, report.stderr[-2000:]
     table = (repo / "reports" / "utility" / "utility.md").read_text()
     for variant in ("base", "anonymized", "oracle"):

@@ -8,6 +8,7 @@ import dataclasses
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -135,7 +136,7 @@ def test_shipped_params_are_the_config_defaults() -> None:
         assert set(params[name]) <= {f.name for f in dataclasses.fields(cls)}
 
 
-def load_section(params: dict[str, object], name: str, cls: type) -> object:
+def load_section(params: dict[str, object], name: str, cls: type) -> Any:
     from components.core.config import stage_config
 
     return stage_config(params, name, cls)

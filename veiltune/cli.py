@@ -51,9 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
             sub = commands.add_parser(stage.cli[0], help=stage.help, description=stage.help)
             _add_params(sub)
     commands.choices["export"].add_argument(
-        "--verify", type=Path, metavar="BUNDLE",
+        "--verify",
+        type=Path,
+        metavar="BUNDLE",
         help="check a bundle folder or .zip against its manifest (exit 5 when not intact)",
-    )  # fmt: skip
+    )
     _add_anonymize(commands)
     _add_detect(commands)
     _add_evaluate_detection(commands)
@@ -104,15 +106,19 @@ def _add_evaluate_detection(commands: Any) -> None:
     sub = commands.add_parser("evaluate-detection", help=text.split(":")[0] + ".", description=text)
     _add_params(sub)
     sub.add_argument(
-        "--dataset", required=True, choices=["embedded", "presidio_research", "wnut17", "jsonl"],
+        "--dataset",
+        required=True,
+        choices=["embedded", "presidio_research", "wnut17", "jsonl"],
         help="format of the labelled data",
-    )  # fmt: skip
+    )
     sub.add_argument("--path", type=Path, help="file of labelled data (not for embedded)")
     sub.add_argument("--limit", type=int, help="score only the first N texts")
     sub.add_argument(
-        "--output", type=Path, default=paths.METRICS_DIR / "evaluate_detection.json",
+        "--output",
+        type=Path,
+        default=paths.METRICS_DIR / "evaluate_detection.json",
         help="metrics file to write",
-    )  # fmt: skip
+    )
 
 
 def _add_review(commands: Any) -> None:
@@ -130,9 +136,11 @@ def _add_review(commands: Any) -> None:
     _add_params(imported)
     imported.add_argument("--input", type=Path, required=True, help="annotated review JSONL")
     imported.add_argument(
-        "--output", type=Path, default=paths.REVIEW_DIR / "annotated_risk.json",
+        "--output",
+        type=Path,
+        default=paths.REVIEW_DIR / "annotated_risk.json",
         help="report to write",
-    )  # fmt: skip
+    )
 
 
 def _add_utility_report(commands: Any) -> None:
@@ -187,10 +195,13 @@ def _add_serve(commands: Any) -> None:
     from flows.overrides import PROTECTED_PARAMS
 
     sub.add_argument(
-        "--allow-overrides", action="append", default=[], metavar="PARAMS",
+        "--allow-overrides",
+        action="append",
+        default=[],
+        metavar="PARAMS",
         help="let runs started from the UI override these privacy controls, e.g. "
         f"gate,anonymize (protected: {', '.join(PROTECTED_PARAMS)}; others need no allowance)",
-    )  # fmt: skip
+    )
 
 
 def _add_flow_options(parser: argparse.ArgumentParser) -> None:
@@ -198,9 +209,13 @@ def _add_flow_options(parser: argparse.ArgumentParser) -> None:
         "--stages", nargs="+", help="stages to run, in pipeline order (default: all)"
     )
     parser.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="override a param for this run, e.g. --set train.max_steps=5 (YAML value)",
-    )  # fmt: skip
+    )
     parser.add_argument("--corpus", help="path of a JSONL corpus (sets ingest.corpus_path)")
 
 

@@ -16,10 +16,26 @@ from components.anonymize.term_lists import read_term_lists
 from components.core.corpus import Conversation
 
 DEFAULT_SPEAKER_ROLES = frozenset(
-    {"agent", "customer", "caller", "client", "operator", "representative", "rep", "user",
-     "system", "assistant", "bot", "speaker", "unknown", "interviewer", "patient", "doctor",
-     "person"}
-)  # fmt: skip
+    {
+        "agent",
+        "customer",
+        "caller",
+        "client",
+        "operator",
+        "representative",
+        "rep",
+        "user",
+        "system",
+        "assistant",
+        "bot",
+        "speaker",
+        "unknown",
+        "interviewer",
+        "patient",
+        "doctor",
+        "person",
+    }
+)
 
 
 def build_detector(config: AnonymizeConfig) -> Detector:

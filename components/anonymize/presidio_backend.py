@@ -38,9 +38,17 @@ _NER_MAPPING = {
     "TIME": "DATE_TIME",
 }
 _NER_IGNORED = [
-    "CARDINAL", "EVENT", "LANGUAGE", "LAW", "MONEY", "ORDINAL", "PERCENT", "PRODUCT",
-    "QUANTITY", "WORK_OF_ART",
-]  # fmt: skip
+    "CARDINAL",
+    "EVENT",
+    "LANGUAGE",
+    "LAW",
+    "MONEY",
+    "ORDINAL",
+    "PERCENT",
+    "PRODUCT",
+    "QUANTITY",
+    "WORK_OF_ART",
+]
 
 
 def _windows(text: str) -> list[tuple[int, int]]:

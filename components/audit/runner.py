@@ -41,28 +41,46 @@ def run_audits(
         prompts += adversarial_prompts(inputs.heldout_anonymized)
         outputs = generate(model, tokenizer, prompts, config.max_new_tokens)
         pii = audit_outputs(
-            outputs, inputs.inventory, inputs.salt, config.min_value_chars, config.max_leaks,
+            outputs,
+            inputs.inventory,
+            inputs.salt,
+            config.min_value_chars,
+            config.max_leaks,
             detector,
-        )  # fmt: skip
+        )
         results.append(pii)
     if "canary" in config.audits and inputs.canaries:
         hosts = {c.id: c for c in inputs.train_raw}
         canary = audit_canaries(
-            model, tokenizer, inputs.canaries, hosts, config.canary_candidates,
-            config.max_canary_exposure, config.seed,
-        )  # fmt: skip
+            model,
+            tokenizer,
+            inputs.canaries,
+            hosts,
+            config.canary_candidates,
+            config.max_canary_exposure,
+            config.seed,
+        )
         results.append(canary)
     if "extraction" in config.audits:
         extraction = audit_extraction(
-            model, tokenizer, inputs.train_raw, config.extraction_prefixes, config.extraction_k,
-            config.max_extraction_rate, config.max_prompt_tokens,
-        )  # fmt: skip
+            model,
+            tokenizer,
+            inputs.train_raw,
+            config.extraction_prefixes,
+            config.extraction_k,
+            config.max_extraction_rate,
+            config.max_prompt_tokens,
+        )
         results.append(extraction)
     if "membership" in config.audits:
         n = config.mia_conversations
         membership = audit_membership(
-            model, tokenizer, inputs.train_raw[:n], inputs.heldout_raw[:n], config.max_mia_auc,
+            model,
+            tokenizer,
+            inputs.train_raw[:n],
+            inputs.heldout_raw[:n],
+            config.max_mia_auc,
             config.max_prompt_tokens,
-        )  # fmt: skip
+        )
         results.append(membership)
     return results

@@ -133,10 +133,14 @@ def _json_type(value: Any) -> str:
 
 
 _JSON_TYPES = {
-    bool: ("a boolean", "booleans"), int: ("a number", "numbers"), float: ("a number", "numbers"),
-    str: ("a string", "strings"), dict: ("an object", "objects"), list: ("a list", "lists"),
+    bool: ("a boolean", "booleans"),
+    int: ("a number", "numbers"),
+    float: ("a number", "numbers"),
+    str: ("a string", "strings"),
+    dict: ("an object", "objects"),
+    list: ("a list", "lists"),
     type(None): ("null", "nulls"),
-}  # fmt: skip
+}
 
 
 def _turns_from(value: Any, where: str) -> tuple[Turn, ...]:

@@ -32,9 +32,21 @@ def stop_words() -> frozenset[str]:
 
 
 _INFLECTIONS = (
-    ("'s", ""), ("’s", ""), ("s", ""), ("es", ""), ("ies", "y"), ("ed", ""), ("ed", "e"),
-    ("ing", ""), ("ing", "e"), ("ly", ""), ("er", ""), ("est", ""), ("ness", ""), ("ful", ""),
-)  # fmt: skip
+    ("'s", ""),
+    ("’s", ""),
+    ("s", ""),
+    ("es", ""),
+    ("ies", "y"),
+    ("ed", ""),
+    ("ed", "e"),
+    ("ing", ""),
+    ("ing", "e"),
+    ("ly", ""),
+    ("er", ""),
+    ("est", ""),
+    ("ness", ""),
+    ("ful", ""),
+)
 
 
 class Dictionary:

@@ -11,9 +11,17 @@ from typing import Any
 import yaml
 
 TRACKED_TOOLS = (
-    "veiltune", "torch", "transformers", "peft", "presidio-analyzer", "spacy", "mlflow",
-    "prefect", "dvc", "great_expectations",
-)  # fmt: skip
+    "veiltune",
+    "torch",
+    "transformers",
+    "peft",
+    "presidio-analyzer",
+    "spacy",
+    "mlflow",
+    "prefect",
+    "dvc",
+    "great_expectations",
+)
 
 # The metrics key under which risk, gate and train record the anonymized corpus they read:
 # the gate refuses a risk table of another corpus, train a corpus the gate did not pass.
@@ -40,8 +48,11 @@ def git_commit(repo: Path) -> str:
         ).stdout.strip()
         status = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=repo, capture_output=True, text=True, check=True,
-        ).stdout.strip()  # fmt: skip
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return f"{commit}-dirty" if status else commit

@@ -88,9 +88,11 @@ def comparison(variants: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         verdict["rouge1_gap_to_oracle"] = None if rouge_gap is None else round(rouge_gap, 4)
         verdict["perplexity_gap_to_oracle"] = None if ppl_gap is None else round(ppl_gap, 4)
         verdict["within_5pct_of_oracle"] = (
-            rouge_gap is not None and ppl_gap is not None
-            and rouge_gap <= TOLERANCE and ppl_gap <= TOLERANCE
-        )  # fmt: skip
+            rouge_gap is not None
+            and ppl_gap is not None
+            and rouge_gap <= TOLERANCE
+            and ppl_gap <= TOLERANCE
+        )
         if o.get("dialogsum.summary.rouge1") and "dialogsum.summary.rouge1" in a:
             gap = 1 - a["dialogsum.summary.rouge1"] / o["dialogsum.summary.rouge1"]
             verdict["dialogsum_rouge1_gap_to_oracle"] = round(gap, 4)

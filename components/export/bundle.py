@@ -25,9 +25,15 @@ from components.export.verify import MANIFEST, read_manifest, unsafe_name, verif
 # verify_bundle and read_manifest live in components.export.verify; they are importable from
 # here too, beside the writer of the format they check.
 __all__ = [
-    "CHECKSUMS", "FORMAT", "MANIFEST", "VERIFY_NOTE", "Source", "build_bundle", "read_manifest",
+    "CHECKSUMS",
+    "FORMAT",
+    "MANIFEST",
+    "VERIFY_NOTE",
+    "Source",
+    "build_bundle",
+    "read_manifest",
     "verify_bundle",
-]  # fmt: skip
+]
 
 CHECKSUMS = "SHA256SUMS"
 VERIFY_NOTE = "VERIFY.md"

@@ -9,9 +9,16 @@ from components.export.facts import ExportFacts, audit_rows, format_value, utili
 
 _ADAPTER_KEYS = ("peft_type", "task_type", "r", "lora_alpha", "lora_dropout", "target_modules")
 _TRAIN_RESULT_KEYS = (
-    "steps", "train_loss", "n_examples", "n_sequences", "trainable_parameters",
-    "total_parameters", "tokens_per_second", "runtime_s", "engine",
-)  # fmt: skip
+    "steps",
+    "train_loss",
+    "n_examples",
+    "n_sequences",
+    "trainable_parameters",
+    "total_parameters",
+    "tokens_per_second",
+    "runtime_s",
+    "engine",
+)
 
 INTENDED_USE = """\
 - For: the conversation tasks it was tuned on (summaries, action items, purpose and outcome

@@ -50,9 +50,14 @@ _ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 _ZIP_ENCRYPTED = 0x1 | 0x40  # flag bits: traditional PKWARE encryption, strong encryption
 # What zipfile and its decompressors raise on a corrupt or unusual archive or member.
 _UNREADABLE_ZIP = (
-    zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, OSError,
-    ValueError, zlib.error,
-)  # fmt: skip
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    NotImplementedError,
+    EOFError,
+    OSError,
+    ValueError,
+    zlib.error,
+)
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _SYMLINK = "a symbolic link (refused)"

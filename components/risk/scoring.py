@@ -169,9 +169,13 @@ def leaked_fragments(
 _SPELLED = re.compile(r"^(?:[a-z][\s.-]+)+[a-z]$", re.I)  # M-A-R-K, m. a. r. k
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
 _SOUNDEX_CODES = {
-    **dict.fromkeys("bfpv", "1"), **dict.fromkeys("cgjkqsxz", "2"), **dict.fromkeys("dt", "3"),
-    "l": "4", **dict.fromkeys("mn", "5"), "r": "6",
-}  # fmt: skip
+    **dict.fromkeys("bfpv", "1"),
+    **dict.fromkeys("cgjkqsxz", "2"),
+    **dict.fromkeys("dt", "3"),
+    "l": "4",
+    **dict.fromkeys("mn", "5"),
+    "r": "6",
+}
 
 
 def variant_key(text: str) -> str:

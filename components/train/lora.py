@@ -181,8 +181,10 @@ def train_lora(
     if split.skipped:
         logger.info(
             "%d of %d conversations have no label for train.tasks %s: skipped",
-            len(split.skipped), len(conversations), config.tasks,
-        )  # fmt: skip
+            len(split.skipped),
+            len(conversations),
+            config.tasks,
+        )
     tokenized = [tokenize_example(e, tokenizer, config.max_seq_length) for e in split.train]
     evaluation = [tokenize_example(e, tokenizer, config.max_seq_length) for e in split.evaluation]
     model = AutoModelForCausalLM.from_pretrained(base_model_dir, dtype=torch.float32)
@@ -412,9 +414,12 @@ def ensure_distributed_environment() -> bool:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     for key, value in {
-        "RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0",
-        "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
-    }.items():  # fmt: skip
+        "RANK": "0",
+        "WORLD_SIZE": "1",
+        "LOCAL_RANK": "0",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port),
+    }.items():
         os.environ.setdefault(key, value)
     return True
 

@@ -198,18 +198,23 @@ def test_only_known_class_labels_are_categories() -> None:
         "c",
         (Turn("Agent", "Payroll here."),),
         context="one_to_one",
-        labels={"purpose": "payroll_issue", "outcome": "jsmith_1984", "summary": "Payroll fixed it.",
-                "action_items": ["Call Mark back."]},
-    )  # fmt: skip
+        labels={
+            "purpose": "payroll_issue",
+            "outcome": "jsmith_1984",
+            "summary": "Payroll fixed it.",
+            "action_items": ["Call Mark back."],
+        },
+    )
     known = known_class_labels({})
     labelled = {
         (f.key, value) for f, value in text_fields(conversation, known) if f.kind == "label"
     }
     # a snake_case value is a category only when it is a known one
     assert labelled == {
-        ("summary", "Payroll fixed it."), ("action_items", "Call Mark back."),
+        ("summary", "Payroll fixed it."),
+        ("action_items", "Call Mark back."),
         ("outcome", "jsmith_1984"),
-    }  # fmt: skip
+    }
     assert not any(f.kind == "context" for f, _ in text_fields(conversation, known))
     users = known_class_labels({"outcome": ["jsmith_1984"], "context": ["billing_line"]})
     assert ("outcome", "jsmith_1984") not in {
@@ -237,21 +242,36 @@ def test_every_string_and_identifier_number_of_a_record_is_anonymized(detector) 
         "c1",
         (Turn("Agent", "Thanks for calling."), Turn("Caller", "Hi, I need help.")),
         context="Maria Gonzalez support line",
-        labels={"crm": CRM, "summary": "The caller asked for help.", "purpose": "payroll_issue",
-                "tags": ["urgent", 9876543210], "duration_s": 312, "resolved": True},
-    )  # fmt: skip
+        labels={
+            "crm": CRM,
+            "summary": "The caller asked for help.",
+            "purpose": "payroll_issue",
+            "tags": ["urgent", 9876543210],
+            "duration_s": 312,
+            "resolved": True,
+        },
+    )
     policy = AnonymizationPolicy(
         speaker_roles=DEFAULT_SPEAKER_ROLES, class_labels=known_class_labels({})
     )
     ((anonymized, replacements),) = run([conversation], detector, policy)
     text = repr(anonymized.to_record()).lower()
-    for value in ("maria", "gonzalez", "5551234567", "4111111111111111", "078051120",
-                  "jsmith", "example.com", "123-4567", "9876543210"):  # fmt: skip
+    for value in (
+        "maria",
+        "gonzalez",
+        "5551234567",
+        "4111111111111111",
+        "078051120",
+        "jsmith",
+        "example.com",
+        "123-4567",
+        "9876543210",
+    ):
         assert value not in text, value
     labels = anonymized.labels
-    assert labels["purpose"] == "payroll_issue" and labels["summary"] == conversation.labels[
-        "summary"
-    ]  # fmt: skip
+    assert (
+        labels["purpose"] == "payroll_issue" and labels["summary"] == conversation.labels["summary"]
+    )
     assert labels["duration_s"] == 312 and labels["resolved"] is True  # short numbers stay
     assert (
         labels["crm"]["contacts"][0]["vip"] is True and labels["crm"]["contacts"][0]["visits"] == 3

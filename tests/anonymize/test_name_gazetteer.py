@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from components.core.lexicon import Dictionary
 from components.anonymize.recognizers.name_gazetteer import (
     NameGazetteerRecognizer,
     first_name_frequencies,
 )
 from components.anonymize.spans import Span
+from components.core.lexicon import Dictionary
 
 
 def names(text: str) -> list[str]:

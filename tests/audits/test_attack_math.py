@@ -82,8 +82,11 @@ def test_answer_offsets_locate_values_in_the_continuation_answer() -> None:
     answer = "Ann Lee: Mail me at ann.lee@example.com please.\nBob Ray: Will do, Ann Lee."
     spans = answer_offsets(conv, 2)
     assert [answer[s:e] for s, e, _ in spans] == [
-        "Ann Lee", "ann.lee@example.com", "Bob Ray", "Ann Lee",
-    ]  # fmt: skip
+        "Ann Lee",
+        "ann.lee@example.com",
+        "Bob Ray",
+        "Ann Lee",
+    ]
 
 
 def test_extraction_prefix_stops_before_the_first_value_the_context_has_not_shown() -> None:

@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 from audits.result import audit_summary
+from components.anonymize.config import AnonymizeConfig
+from components.audit.config import AuditConfig
 from components.audit.runner import AuditInputs, run_audits
-from components.core.config import AnonymizeConfig, AuditConfig, TrainConfig
+from components.train.config import TrainConfig
 
 pytestmark = pytest.mark.slow
 

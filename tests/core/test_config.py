@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from components.core.config import stage_config
-from components.stages import SECTIONS, apply_overrides, load_params, stage_context
 from components.core.errors import ParamsError
+from components.stages import SECTIONS, apply_overrides, load_params, stage_context
 from components.train.config import TrainConfig
 
 REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"

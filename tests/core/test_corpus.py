@@ -46,30 +46,54 @@ def test_reads_turns_and_plain_records(tmp_path: Path) -> None:
             "pi[0] offsets 1:9 outside its text",
         ),
         (b'{"id": "a", "text": "  "}\n', "corpus.jsonl:1: key 'text' is empty"),
-        (b'{"id": "a", "turns": [{"text": "hi"}, {"text": ""}]}\n',
-         "corpus.jsonl:1: key 'turns[1].text' is empty"),
-        (b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": false, "start": 1, "end": 9, '
-         b'"entity_type": "X"}]}\n', "key 'pi[0].turn' must be an integer, got a boolean"),
-        (b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": 0, "start": 8.9, "end": 9, '
-         b'"entity_type": "X"}]}\n', "key 'pi[0].start' must be an integer, got a number"),
-        (b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": 0, "start": 8, "end": "16", '
-         b'"entity_type": "X"}]}\n', "key 'pi[0].end' must be an integer, got a string"),
-        (b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": 0, "start": 8, "end": 9, '
-         b'"entity_type": ""}]}\n', "key 'pi[0].entity_type' must be a non-empty string"),
+        (
+            b'{"id": "a", "turns": [{"text": "hi"}, {"text": ""}]}\n',
+            "corpus.jsonl:1: key 'turns[1].text' is empty",
+        ),
+        (
+            b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": false, "start": 1, "end": 9, '
+            b'"entity_type": "X"}]}\n',
+            "key 'pi[0].turn' must be an integer, got a boolean",
+        ),
+        (
+            b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": 0, "start": 8.9, "end": 9, '
+            b'"entity_type": "X"}]}\n',
+            "key 'pi[0].start' must be an integer, got a number",
+        ),
+        (
+            b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": 0, "start": 8, "end": "16", '
+            b'"entity_type": "X"}]}\n',
+            "key 'pi[0].end' must be an integer, got a string",
+        ),
+        (
+            b'{"id": "a", "text": "abcdefghijklmnopq", "pi": [{"turn": 0, "start": 8, "end": 9, '
+            b'"entity_type": ""}]}\n',
+            "key 'pi[0].entity_type' must be a non-empty string",
+        ),
         (b'{"id": "a", "text": "hi", "pi": ["x"]}\n', "key 'pi[0]' must be an object"),
-        (b'{"id": "a", "text": "hi", "labels": {"summary": ["a"]}}\n',
-         "corpus.jsonl:1: key 'labels.summary' must be a string, got a list of strings"),
-        (b'{"id": "a", "text": "hi", "labels": {"action_items": "call back"}}\n',
-         "key 'labels.action_items' must be a list of strings, got a string"),
-        (b'{"id": "a", "text": "hi", "labels": {"action_items": ["ok", 5551234567]}}\n',
-         "key 'labels.action_items' must be a list of strings, got a list of numbers/strings"),
-        (b'{"id": "a", "text": "hi", "labels": {"purpose": {"code": 1}}}\n',
-         "key 'labels.purpose' must be a string, got an object"),
-        (b'{"id": "a", "text": "hi", "labels": {"outcome": 7}}\n',
-         "key 'labels.outcome' must be a string, got a number"),
+        (
+            b'{"id": "a", "text": "hi", "labels": {"summary": ["a"]}}\n',
+            "corpus.jsonl:1: key 'labels.summary' must be a string, got a list of strings",
+        ),
+        (
+            b'{"id": "a", "text": "hi", "labels": {"action_items": "call back"}}\n',
+            "key 'labels.action_items' must be a list of strings, got a string",
+        ),
+        (
+            b'{"id": "a", "text": "hi", "labels": {"action_items": ["ok", 5551234567]}}\n',
+            "key 'labels.action_items' must be a list of strings, got a list of numbers/strings",
+        ),
+        (
+            b'{"id": "a", "text": "hi", "labels": {"purpose": {"code": 1}}}\n',
+            "key 'labels.purpose' must be a string, got an object",
+        ),
+        (
+            b'{"id": "a", "text": "hi", "labels": {"outcome": 7}}\n',
+            "key 'labels.outcome' must be a string, got a number",
+        ),
         (b'{"id": "a", "text": "hi \\ud800"}\n', "corpus.jsonl:1: key 'text' holds a lone"),
     ],
-)  # fmt: skip
+)
 def test_bad_input_names_file_and_line(tmp_path: Path, body: bytes, message: str) -> None:
     path = write(tmp_path, body)
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):

@@ -145,9 +145,11 @@ def test_a_killed_write_leaves_debris_that_the_next_write_cleans(workspace: Path
 
     writer = subprocess.Popen(
         [sys.executable, "-c", KILLED_WRITER, "out.jsonl"],
-        cwd=workspace, stdout=subprocess.PIPE, text=True,
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-    )  # fmt: skip
+    )
     assert writer.stdout is not None and writer.stdout.readline().strip() == "writing"
     os.kill(writer.pid, signal.SIGKILL)
     writer.wait()

@@ -28,20 +28,32 @@ CARD, SSN = "4111111111111111", "078-05-1120"
 
 
 def user_corpus() -> list[dict[str, object]]:
-    records = []
+    records: list[dict[str, object]] = []
     for i in range(12):
         name, phone, login, email = CALLERS[i % len(CALLERS)]
-        records.append({
-            "id": f"call-{i}", "context": "customer_support",
-            "turns": [{"speaker": "Agent", "text": "Thanks for calling, how can I help?"},
-                      {"speaker": "Caller", "text": "Hi, I would like to update my details."},
-                      {"speaker": "Agent", "text": "Sure, I have updated your record now."}],
-            "labels": {"summary": "The caller asked to update their details.",
-                       "purpose": "address_change",
-                       "crm": {"caller_name": name, "callback": int(phone.replace("-", "")),
-                               "login": login, "contacts": [{"email": email, "primary": True}],
-                               "card": CARD, "ssn": SSN}},
-        })  # fmt: skip
+        records.append(
+            {
+                "id": f"call-{i}",
+                "context": "customer_support",
+                "turns": [
+                    {"speaker": "Agent", "text": "Thanks for calling, how can I help?"},
+                    {"speaker": "Caller", "text": "Hi, I would like to update my details."},
+                    {"speaker": "Agent", "text": "Sure, I have updated your record now."},
+                ],
+                "labels": {
+                    "summary": "The caller asked to update their details.",
+                    "purpose": "address_change",
+                    "crm": {
+                        "caller_name": name,
+                        "callback": int(phone.replace("-", "")),
+                        "login": login,
+                        "contacts": [{"email": email, "primary": True}],
+                        "card": CARD,
+                        "ssn": SSN,
+                    },
+                },
+            }
+        )
     return records
 
 
@@ -69,8 +81,12 @@ def repro(repo: Path, *args: str) -> None:
     # umask 000: the raw folder and files must be private whatever the umask says
     result = subprocess.run(
         ["sh", "-c", f"umask 000 && {BIN / 'dvc'} repro {' '.join(args)}"],
-        cwd=repo, env=pipeline_env(), capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=repo,
+        env=pipeline_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 
 
@@ -78,9 +94,10 @@ def repro(repo: Path, *args: str) -> None:
 def repo(tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path) -> Path:
     assert not files_holding(REPO_ROOT / "components", RAW_VALUES)  # the values are ours
     repo = make_pipeline_repo(
-        tmp_path_factory.mktemp("at-rest"), base_model_dir,
+        tmp_path_factory.mktemp("at-rest"),
+        base_model_dir,
         ingest={"corpus_path": "user.jsonl", "canary_types": [], "dialogsum": {"path": None}},
-    )  # fmt: skip
+    )
     (repo / "user.jsonl").write_text("".join(json.dumps(r) + "\n" for r in user_corpus()))
     repro(repo, "review")
     return repo
@@ -99,8 +116,12 @@ def test_no_string_of_a_record_escapes_anonymization(repo: Path) -> None:
 def test_raw_files_are_private_whatever_the_umask(repo: Path) -> None:
     for folder in ("data/raw", "data/pi_inventory"):
         assert stat.S_IMODE((repo / folder).stat().st_mode) == 0o700, folder
-    for name in ("data/raw/corpus.jsonl", "data/raw/salt", "data/raw/canaries.jsonl",
-                 "data/pi_inventory/gold.jsonl"):  # fmt: skip
+    for name in (
+        "data/raw/corpus.jsonl",
+        "data/raw/salt",
+        "data/raw/canaries.jsonl",
+        "data/pi_inventory/gold.jsonl",
+    ):
         assert stat.S_IMODE((repo / name).stat().st_mode) == 0o600, name
 
 
@@ -117,8 +138,11 @@ def test_purge_raw_erases_every_raw_copy_old_cached_ones_included(repo: Path) ->
     dvc_yaml = repo / "dvc.yaml"
     current = dvc_yaml.read_text()
     stages = yaml.safe_load(current)
-    stages["stages"]["ingest"]["outs"] = ["data/raw", "data/pi_inventory/gold.jsonl",
-                                          "data/splits.json"]  # fmt: skip
+    stages["stages"]["ingest"]["outs"] = [
+        "data/raw",
+        "data/pi_inventory/gold.jsonl",
+        "data/splits.json",
+    ]
     dvc_yaml.write_text(yaml.safe_dump(stages, sort_keys=False))
     repro(repo, "-f", "ingest")
     dvc_yaml.write_text(current)
@@ -126,7 +150,7 @@ def test_purge_raw_erases_every_raw_copy_old_cached_ones_included(repo: Path) ->
     veiltune = [str(BIN / "veiltune"), "purge-raw"]
     listed = subprocess.run(
         veiltune, cwd=repo, env=pipeline_env(), capture_output=True, text=True, check=True
-    )  # fmt: skip
+    )
     assert "data/raw" in json.loads(listed.stdout)["would_remove"]
     assert (repo / "data/raw/corpus.jsonl").is_file()  # listing erases nothing
     subprocess.run([*veiltune, "--yes"], cwd=repo, env=pipeline_env(), check=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,32 +81,40 @@ def test_perplexity_of_the_real_model_prefers_fluent_text(base_model_dir: Path) 
     assert math.isfinite(fluent) and 1 < fluent < scrambled
 
 
-def _exp_entry(name: str, corpus: str, stamp: str, rouge1: float, ppl: float) -> dict:  # type: ignore[type-arg]
+def _exp_entry(name: str, corpus: str, stamp: str, rouge1: float, ppl: float) -> dict[str, Any]:
     evaluated = {
         "variant": corpus,
         "adapter": {"summary.rouge1": rouge1, "perplexity_raw": ppl},
         "base": {"summary.rouge1": 0.1, "perplexity_raw": 30.0},
     }
     return {
-        "rev": name, "name": name,
-        "data": {"timestamp": stamp,
-                 "metrics": {"metrics/evaluate.json": {"data": evaluated}},
-                 "params": {"params.yaml": {"data": {"train": {"corpus": corpus}}}}},
-    }  # fmt: skip
+        "rev": name,
+        "name": name,
+        "data": {
+            "timestamp": stamp,
+            "metrics": {"metrics/evaluate.json": {"data": evaluated}},
+            "params": {"params.yaml": {"data": {"train": {"corpus": corpus}}}},
+        },
+    }
 
 
 def test_variants_from_dvc_exp_show_and_the_verdict() -> None:
     shown = [
         _exp_entry("workspace", "anonymized", "2026-01-02", 0.40, 10.3),
         {
-            "rev": "abc", "name": "main", "data": None,
+            "rev": "abc",
+            "name": "main",
+            "data": None,
             "experiments": [
                 {"name": "oracle", "revs": [_exp_entry("oracle", "raw", "2026-01-01", 0.41, 10.0)]},
-                {"name": "masked", "revs": [_exp_entry("masked", "masked", "2026-01-01", 0.30, 12)]},
+                {
+                    "name": "masked",
+                    "revs": [_exp_entry("masked", "masked", "2026-01-01", 0.30, 12)],
+                },
                 {"name": "old", "revs": [_exp_entry("old", "anonymized", "2025-12-01", 0.1, 50)]},
             ],
         },
-    ]  # fmt: skip
+    ]
     variants = collect_variants(shown)
     assert set(variants) == {"base", "anonymized", "oracle", "masked"}
     assert variants["anonymized"]["run"] == "workspace"  # the newest anonymized run wins
@@ -138,17 +147,29 @@ def test_each_dataset_is_scored_apart_on_its_own_conversations(base_model_dir: P
     model, tokenizer = load_base(base_model_dir)
     generated = generate_corpus(1, 13)
     dialogue = dialogsum_conversation(
-        {"fname": "t", "dialogue": "#Person1#: Hey Jimmy, gym at 3?\n#Person2#: Sure, see you.",
-         "summary": "#Person1# invites Jimmy to the gym at 3."}, "f:1",
-    )  # fmt: skip
+        {
+            "fname": "t",
+            "dialogue": "#Person1#: Hey Jimmy, gym at 3?\n#Person2#: Sure, see you.",
+            "summary": "#Person1# invites Jimmy to the gym at 3.",
+        },
+        "f:1",
+    )
     datasets = {"main": generated, "dialogsum": [dialogue]}
     metrics = evaluate_datasets(model, tokenizer, datasets, {}, 4, 128)
     assert metrics["n_examples"] == {"summary": 1, "action_items": 1, "purpose": 1, "outcome": 1}
     assert metrics["dialogsum.n_examples"] == {
-        "summary": 1, "action_items": 0, "purpose": 0, "outcome": 0,
-    }  # fmt: skip
-    assert {"dialogsum.summary.rouge1", "dialogsum.summary.rouge2", "dialogsum.summary.rougeL",
-            "summary.rouge1", "purpose.accuracy"} <= set(metrics)  # fmt: skip
+        "summary": 1,
+        "action_items": 0,
+        "purpose": 0,
+        "outcome": 0,
+    }
+    assert {
+        "dialogsum.summary.rouge1",
+        "dialogsum.summary.rouge2",
+        "dialogsum.summary.rougeL",
+        "summary.rouge1",
+        "purpose.accuracy",
+    } <= set(metrics)
     assert not [key for key in metrics if key.startswith("dialogsum.purpose")]
     # each perplexity is measured on its own dataset's transcripts only
     own = perplexity(model, tokenizer, [transcript(dialogue)])
@@ -162,13 +183,15 @@ def test_each_dataset_is_scored_apart_on_its_own_conversations(base_model_dir: P
 
 
 def test_the_report_has_a_dialogsum_table_when_variants_were_scored_on_it() -> None:
-    def entry(corpus: str, rouge1: float) -> dict:  # type: ignore[type-arg]
+    def entry(corpus: str, rouge1: float) -> dict[str, Any]:
         shown = _exp_entry(corpus, corpus, "2026-01-01", 0.4, 10.0)
         evaluated = shown["data"]["metrics"]["metrics/evaluate.json"]["data"]
-        evaluated["adapter"] |= {"dialogsum.summary.rouge1": rouge1,
-                                 "dialogsum.summary.rouge2": rouge1 / 2,
-                                 "dialogsum.summary.rougeL": rouge1 - 0.01,
-                                 "dialogsum.perplexity_raw": 20.0}  # fmt: skip
+        evaluated["adapter"] |= {
+            "dialogsum.summary.rouge1": rouge1,
+            "dialogsum.summary.rouge2": rouge1 / 2,
+            "dialogsum.summary.rougeL": rouge1 - 0.01,
+            "dialogsum.perplexity_raw": 20.0,
+        }
         evaluated["base"] |= {"dialogsum.summary.rouge1": 0.05}
         return shown
 

@@ -48,8 +48,12 @@ def test_round_trip_folder_and_zip_verify_intact(tmp_path: Path) -> None:
     bundle = built(tmp_path)
     manifest = read_manifest(bundle)
     assert set(manifest["files"]) == {
-        "metrics/a.json", "risk/b.csv", "report.html", "VERIFY.md", CHECKSUMS,
-    }  # fmt: skip
+        "metrics/a.json",
+        "risk/b.csv",
+        "report.html",
+        "VERIFY.md",
+        CHECKSUMS,
+    }
     assert manifest["git_commit"] == "abc"
     expected = hashlib.sha256(b"<html>generated</html>").hexdigest()
     assert manifest["files"]["report.html"] == expected
@@ -102,8 +106,13 @@ def tamper_file_and_its_listed_hash(bundle: Path) -> str:
     return "manifest.json: its own hash does not match (the manifest was edited)"
 
 
-TAMPERINGS = [tamper_edit, tamper_remove, tamper_add, tamper_manifest,
-              tamper_file_and_its_listed_hash]  # fmt: skip
+TAMPERINGS = [
+    tamper_edit,
+    tamper_remove,
+    tamper_add,
+    tamper_manifest,
+    tamper_file_and_its_listed_hash,
+]
 
 
 @pytest.mark.parametrize("tamper", TAMPERINGS)
@@ -180,9 +189,16 @@ def test_a_failing_check_keeps_the_previous_bundle_whole(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(
     "name",
-    ["../escape.txt", "/abs.txt", "C:/win.txt", "C:win.txt", "a\\b.txt", "manifest.json",
-     "SHA256SUMS"],
-)  # fmt: skip
+    [
+        "../escape.txt",
+        "/abs.txt",
+        "C:/win.txt",
+        "C:win.txt",
+        "a\\b.txt",
+        "manifest.json",
+        "SHA256SUMS",
+    ],
+)
 def test_bundle_names_must_be_plain_and_unreserved(tmp_path: Path, name: str) -> None:
     with pytest.raises(InputError, match="bundle name"):
         build_bundle({name: b"x"}, {}, tmp_path / "bundle", make_zip=False)
@@ -255,8 +271,15 @@ def test_a_duplicate_manifest_is_a_problem_and_neither_copy_is_trusted(tmp_path:
         read_manifest(zip_path)
 
 
-UNSAFE_NAMES = ["../escape.txt", "risk/../../escape.txt", "/etc/cron.d/x", "C:/win.txt",
-                "C:win.txt", "risk\\b.csv", "\\\\server\\share\\x"]  # fmt: skip
+UNSAFE_NAMES = [
+    "../escape.txt",
+    "risk/../../escape.txt",
+    "/etc/cron.d/x",
+    "C:/win.txt",
+    "C:win.txt",
+    "risk\\b.csv",
+    "\\\\server\\share\\x",
+]
 
 
 @pytest.mark.parametrize("name", UNSAFE_NAMES)
@@ -425,8 +448,10 @@ def patch_member(
     data = bytearray(zip_path.read_bytes())
     central, local = _central_and_local_offsets(bytes(data), name)
     for field, value, central_at, local_at in (
-        ("<H", method, 10, 8), ("<H", flags, 8, 6), ("<I", size, 24, 22),
-    ):  # fmt: skip
+        ("<H", method, 10, 8),
+        ("<H", flags, 8, 6),
+        ("<I", size, 24, 22),
+    ):
         if value is not None:
             struct.pack_into(field, data, central + central_at, value)
             struct.pack_into(field, data, local + local_at, value)

@@ -19,12 +19,17 @@ from components.export.detector_scan import (
 )
 
 RAW = [
-    {"id": "c1", "turns": [{"speaker": "Agent", "text": "Who am I speaking with?"},
-                           {"speaker": "Caller", "text": "Maria Gonzalez, call 555-867-5309."},
-                           {"speaker": "Agent", "text": "Hermione Granger, your phone number."},
-                           {"speaker": "Caller", "text": "1,000 calls, 2 000 turns, jsmith_1984"}],
-     "labels": {"crm": {"caller_name": "Maria Gonzalez", "login": "jsmith_1984"}}},
-]  # fmt: skip
+    {
+        "id": "c1",
+        "turns": [
+            {"speaker": "Agent", "text": "Who am I speaking with?"},
+            {"speaker": "Caller", "text": "Maria Gonzalez, call 555-867-5309."},
+            {"speaker": "Agent", "text": "Hermione Granger, your phone number."},
+            {"speaker": "Caller", "text": "1,000 calls, 2 000 turns, jsmith_1984"},
+        ],
+        "labels": {"crm": {"caller_name": "Maria Gonzalez", "login": "jsmith_1984"}},
+    },
+]
 
 
 @pytest.fixture
@@ -73,10 +78,18 @@ def test_veiltunes_own_vocabulary_is_not_a_finding(policy: DetectorScanPolicy) -
 
 @pytest.mark.parametrize(
     ("surface", "identifying"),
-    [("Maria Gonzalez", True), ("555-867-5309", True), ("m.g@example.org", True),
-     ("Wojciechowski", True), ("Maria", False), ("phone number", False), ("PHONE", False),
-     ("1,000", False), ("Customer Support", True)],
-)  # fmt: skip
+    [
+        ("Maria Gonzalez", True),
+        ("555-867-5309", True),
+        ("m.g@example.org", True),
+        ("Wojciechowski", True),
+        ("Maria", False),
+        ("phone number", False),
+        ("PHONE", False),
+        ("1,000", False),
+        ("Customer Support", True),
+    ],
+)
 def test_what_counts_as_a_data_subjects_value(surface: str, identifying: bool) -> None:
     from components.export.detector_scan import identifying as shaped_like_pi
 
@@ -87,8 +100,9 @@ def test_corpus_values_match_whole_word_sequences(tmp_path: Path) -> None:
     raw = tmp_path / "corpus.jsonl"
     raw.write_text(json.dumps(RAW[0]) + "\n")
     assert corpus_values(raw, {"maria gonzalez", "gonzalez maria", "jsmith 1984", "smith"}) == {
-        "maria gonzalez", "jsmith 1984",
-    }  # fmt: skip
+        "maria gonzalez",
+        "jsmith 1984",
+    }
 
 
 def test_html_text_is_what_a_reader_sees() -> None:
@@ -99,12 +113,25 @@ def test_html_text_is_what_a_reader_sees() -> None:
 def test_review_records_mask_what_anonymize_would_still_replace(
     policy: DetectorScanPolicy,
 ) -> None:
-    records = [{"id": "jsmith_1984", "context": "customer_support", "risk_band": "high",
-                "turns": [{"speaker": "[PERSON_NAME_1]",
-                           "text": "My login is jsmith_1984, I'm Maria Gonzalez"},
-                          {"speaker": "Person2", "text": "Thanks Person2 here, Maria."}],
-                "labels": {"purpose": "account_access", "summary": "Person2 helps the caller.",
-                           "crm": {"callback": "555-867-5309"}}}]  # fmt: skip
+    records = [
+        {
+            "id": "jsmith_1984",
+            "context": "customer_support",
+            "risk_band": "high",
+            "turns": [
+                {
+                    "speaker": "[PERSON_NAME_1]",
+                    "text": "My login is jsmith_1984, I'm Maria Gonzalez",
+                },
+                {"speaker": "Person2", "text": "Thanks Person2 here, Maria."},
+            ],
+            "labels": {
+                "purpose": "account_access",
+                "summary": "Person2 helps the caller.",
+                "crm": {"callback": "555-867-5309"},
+            },
+        }
+    ]
     counts: Counter[str] = Counter()
     (masked,) = mask_records(records, policy, counts)
     text = json.dumps(masked)

@@ -184,9 +184,16 @@ def test_the_model_card_has_every_section() -> None:
     card = model_card_markdown(
         facts(adapter_config={"peft_type": "LORA", "r": 32, "target_modules": ["q_proj"]})
     )
-    for heading in ("# Model card: veiltune-adapter version 3", "## Model details",
-                    "## Training", "## Training data and lineage", "## Intended use",
-                    "## Evaluation", "## Privacy audits", "## Limitations"):  # fmt: skip
+    for heading in (
+        "# Model card: veiltune-adapter version 3",
+        "## Model details",
+        "## Training",
+        "## Training data and lineage",
+        "## Intended use",
+        "## Evaluation",
+        "## Privacy audits",
+        "## Limitations",
+    ):
         assert heading in card
     assert "adapter r: 32" in card and "adapter target_modules: q_proj" in card
     assert "| membership | no | mia_auc: 0.81, mia_tpr_at_1pct_fpr: 0 | max_auc: 0.7 |" in card

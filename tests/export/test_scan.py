@@ -34,9 +34,12 @@ def png_with_text(keyword: bytes, text: bytes, kind: bytes = b"tEXt") -> bytes:
         body = keyword + b"\x00" + text
     pixels = zlib.compress(b"\x00\x00")
     return (
-        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(kind, body)
-        + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
-    )  # fmt: skip
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(kind, body)
+        + chunk(b"IDAT", pixels)
+        + chunk(b"IEND", b"")
+    )
 
 
 def clean_bundle(root: Path) -> Path:
@@ -61,8 +64,11 @@ def test_a_clean_bundle_passes_and_says_what_it_skipped(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "content", "entity_type"),
     [
-        ("review/sample.jsonl", json.dumps({"text": "ask for Marta Kowalczyk"}).encode(),
-         "PERSON_NAME"),
+        (
+            "review/sample.jsonl",
+            json.dumps({"text": "ask for Marta Kowalczyk"}).encode(),
+            "PERSON_NAME",
+        ),
         # The escaped newline glues an "n" onto the name in the raw text: found once decoded.
         ("metrics/x.json", json.dumps({"note": "line\nMarta Kowalczyk"}).encode(), "PERSON_NAME"),
         ("report.html", b"<td>Brightwave&#32;Logistics</td>", "ORGANIZATION_NAME_SPEAKER"),
@@ -71,7 +77,7 @@ def test_a_clean_bundle_passes_and_says_what_it_skipped(tmp_path: Path) -> None:
         ("chart.png", png_with_text(b"Author", b"Marta Kowalczyk", b"zTXt"), "PERSON_NAME"),
         ("chart.png", png_with_text(b"Author", b"Marta Kowalczyk", b"iTXt"), "PERSON_NAME"),
     ],
-)  # fmt: skip
+)
 def test_a_planted_raw_value_is_caught(
     tmp_path: Path, name: str, content: bytes, entity_type: str
 ) -> None:
@@ -124,6 +130,9 @@ def test_redact_record_masks_strings_and_keeps_structure() -> None:
     record = {"id": "c1", "turns": [{"speaker": "Marta Kowalczyk", "text": "hi"}], "n": 2}
     counts: Counter[str] = Counter()
     masked = redact_record(record, inventory(), SALT, 4, counts)
-    assert masked == {"id": "c1", "turns": [{"speaker": "[RESIDUAL_PERSON_NAME]", "text": "hi"}],
-                      "n": 2}  # fmt: skip
+    assert masked == {
+        "id": "c1",
+        "turns": [{"speaker": "[RESIDUAL_PERSON_NAME]", "text": "hi"}],
+        "n": 2,
+    }
     assert counts == Counter({"PERSON_NAME": 1})

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from components.anonymize.engine import Detector
 from components.core.corpus import Conversation, PiSpan, Turn
 from components.core.errors import InputError
 from components.export.sources import (
@@ -57,29 +58,41 @@ def test_a_missing_policy_list_names_its_key(tmp_path: Path) -> None:
 def test_review_sample_is_bundled_with_residual_values_masked(tmp_path: Path) -> None:
     review = tmp_path / "review"
     review.mkdir()
-    record = {"id": "c1", "context": "sales", "risk_band": "high",
-              "turns": [{"speaker": "[PERSON_NAME_1]",
-                         "text": "this is Marta Kowalczyk at [ORGANIZATION_NAME_1]"}]}  # fmt: skip
+    record = {
+        "id": "c1",
+        "context": "sales",
+        "risk_band": "high",
+        "turns": [
+            {
+                "speaker": "[PERSON_NAME_1]",
+                "text": "this is Marta Kowalczyk at [ORGANIZATION_NAME_1]",
+            }
+        ],
+    }
     (review / "review_sample.jsonl").write_text(json.dumps(record) + "\n")
     (review / "review.html").write_text("<p>Marta Kowalczyk</p>")
     (review / "annotated_risk.json").write_text('{"rows": []}')
     contents, summary = review_contents(review, inventory(), SALT, 4)
     assert set(contents) == {
-        "review/review_sample.jsonl", "review/review.html", "review/annotated_risk.json",
-    }  # fmt: skip
+        "review/review_sample.jsonl",
+        "review/review.html",
+        "review/annotated_risk.json",
+    }
     sample = json.loads(contents["review/review_sample.jsonl"])  # type: ignore[arg-type]
     assert sample["turns"][0]["text"] == ("this is [RESIDUAL_PERSON_NAME] at [ORGANIZATION_NAME_1]")
     page = contents["review/review.html"]
     assert isinstance(page, bytes)
     assert b"Kowalczyk" not in page and b"[RESIDUAL_PERSON_NAME]" in page
     assert summary == {
-        "n_records": 1, "residual_masked": {"PERSON_NAME": 1}, "detector_masked": {},
-    }  # fmt: skip
+        "n_records": 1,
+        "residual_masked": {"PERSON_NAME": 1},
+        "detector_masked": {},
+    }
 
 
 def test_review_sample_values_no_inventory_knows_are_masked_by_the_detector(
     tmp_path: Path,
-    detector,  # type: ignore[no-untyped-def]
+    detector: Detector,
 ) -> None:
     from components.anonymize.engine import AnonymizationPolicy
     from components.anonymize.factory import DEFAULT_SPEAKER_ROLES
@@ -87,10 +100,13 @@ def test_review_sample_values_no_inventory_knows_are_masked_by_the_detector(
 
     review = tmp_path / "review"
     review.mkdir()
-    record = {"id": "c1", "context": "sales", "risk_band": "high",
-              "turns": [{"speaker": "Agent", "text": "Thanks, I have your number."}],
-              "labels": {"crm": {"caller_name": "Dariusz Wojciechowski",
-                                 "callback": "(555) 867-5309"}}}  # fmt: skip
+    record = {
+        "id": "c1",
+        "context": "sales",
+        "risk_band": "high",
+        "turns": [{"speaker": "Agent", "text": "Thanks, I have your number."}],
+        "labels": {"crm": {"caller_name": "Dariusz Wojciechowski", "callback": "(555) 867-5309"}},
+    }
     (review / "review_sample.jsonl").write_text(json.dumps(record) + "\n")
     (review / "review.html").write_text("<p>old page</p>")
     roles = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
@@ -147,8 +163,10 @@ def test_a_common_word_is_masked_only_in_its_own_conversation(tmp_path: Path) ->
     assert not entries[-1].specific  # a lone common first name
     review = tmp_path / "review"
     review.mkdir()
-    records = [{"id": "c2", "turns": [{"speaker": None, "text": "shelby here, hi"}]},
-               {"id": "c9", "turns": [{"speaker": None, "text": "the shelby file"}]}]  # fmt: skip
+    records = [
+        {"id": "c2", "turns": [{"speaker": None, "text": "shelby here, hi"}]},
+        {"id": "c9", "turns": [{"speaker": None, "text": "the shelby file"}]},
+    ]
     (review / "review_sample.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     contents, summary = review_contents(review, entries, SALT, 4)
     sample = contents["review/review_sample.jsonl"]

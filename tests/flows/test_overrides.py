@@ -42,25 +42,36 @@ def test_privacy_controls_are_protected(key: str, prefix: str | None) -> None:
     assert protected_prefix(key) == prefix
 
 
-@pytest.mark.parametrize("key", ["gate.threshold", "anonymize.backend", "risk.default_score",
-                                 "audit.max_mia_auc", "train.corpus"])  # fmt: skip
+@pytest.mark.parametrize(
+    "key",
+    [
+        "gate.threshold",
+        "anonymize.backend",
+        "risk.default_score",
+        "audit.max_mia_auc",
+        "train.corpus",
+    ],
+)
 def test_a_deployment_run_may_not_override_a_privacy_control(key: str) -> None:
     with pytest.raises(ParamsError, match=rf"override '{key}' refused.*--allow-overrides"):
         refuse_protected_overrides(["ingest.seed", key], deployment_run=True, allowed=())
 
 
 def test_ordinary_params_and_command_line_runs_need_no_allowance() -> None:
-    refuse_protected_overrides(["ingest.n_conversations", "train.max_steps"],
-                               deployment_run=True, allowed=())  # fmt: skip
-    refuse_protected_overrides(["gate.threshold", "train.corpus"], deployment_run=False,
-                               allowed=())  # fmt: skip
+    refuse_protected_overrides(
+        ["ingest.n_conversations", "train.max_steps"], deployment_run=True, allowed=()
+    )
+    refuse_protected_overrides(["gate.threshold", "train.corpus"], deployment_run=False, allowed=())
 
 
 def test_the_allowance_covers_what_it_names_and_nothing_else() -> None:
     allowed = parse_allowed(["gate,anonymize", " risk.scores "])
     assert allowed == ("gate", "anonymize", "risk.scores")
-    refuse_protected_overrides(["gate.threshold", "anonymize.exclusions.LOCATION", "risk.scores"],
-                               deployment_run=True, allowed=allowed)  # fmt: skip
+    refuse_protected_overrides(
+        ["gate.threshold", "anonymize.exclusions.LOCATION", "risk.scores"],
+        deployment_run=True,
+        allowed=allowed,
+    )
     with pytest.raises(ParamsError, match="'risk.default_score' refused"):
         refuse_protected_overrides(["risk.default_score"], deployment_run=True, allowed=allowed)
     with pytest.raises(ParamsError, match="'audit.max_leaks' refused"):

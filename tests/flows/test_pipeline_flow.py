@@ -40,8 +40,10 @@ print(json.dumps({"state": run.state.type.value, "message": run.state.message or
 
 def test_parse_overrides_reads_yaml_values() -> None:
     assert parse_overrides(["train.max_steps=5", "ingest.corpus_path=null", "a.b=x y"]) == {
-        "train.max_steps": 5, "ingest.corpus_path": None, "a.b": "x y",
-    }  # fmt: skip
+        "train.max_steps": 5,
+        "ingest.corpus_path": None,
+        "a.b": "x y",
+    }
     with pytest.raises(ParamsError, match="expected KEY=VALUE"):
         parse_overrides(["train.max_steps"])
 
@@ -62,8 +64,9 @@ def test_stages_run_through_this_interpreter_with_its_bin_first_on_path() -> Non
 def test_a_stage_runs_when_the_venv_is_not_on_path(tmp_path: Path) -> None:
     """`veiltune serve` started from a shell that never activated the venv: no `dvc` and no
     `veiltune` on PATH, for DVC or for the stage commands of dvc.yaml."""
-    subprocess.run([str(BIN / "dvc"), "init", "--no-scm", "-q"], cwd=tmp_path, check=True,
-                   env=pipeline_env())  # fmt: skip
+    subprocess.run(
+        [str(BIN / "dvc"), "init", "--no-scm", "-q"], cwd=tmp_path, check=True, env=pipeline_env()
+    )
     (tmp_path / "dvc.yaml").write_text(
         "stages:\n  hello:\n    cmd: veiltune --help > help.txt\n    outs: [help.txt]\n"
     )
@@ -104,24 +107,35 @@ def served(
     repo = make_pipeline_repo(root, base_model_dir)
     port = free_port()
     auth = ensure_auth_string(root / ".prefect" / "auth")  # as infra/prefect/ui.sh does
-    common = {"PREFECT_HOME": str(root / "prefect-home"),
-              "PREFECT_API_URL": f"http://127.0.0.1:{port}/api"}  # fmt: skip
-    server_env = pipeline_env(**common, PREFECT_SERVER_API_AUTH_STRING=auth,
-                              PREFECT_LOGGING_LEVEL="WARNING")  # fmt: skip
+    common = {
+        "PREFECT_HOME": str(root / "prefect-home"),
+        "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
+    }
+    server_env = pipeline_env(
+        **common, PREFECT_SERVER_API_AUTH_STRING=auth, PREFECT_LOGGING_LEVEL="WARNING"
+    )
     env = pipeline_env(**common, PREFECT_API_AUTH_STRING=auth)  # clients: serve, triggers
     log = (root / "server.log").open("wb")
     server = subprocess.Popen(
         [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=root, env=server_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        cwd=root,
+        env=server_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     serve = None
     try:
         wait_until_healthy(env["PREFECT_API_URL"], server, 180)
         serve_log = (root / "serve.log").open("wb")
         serve = subprocess.Popen(
-            [str(BIN / "veiltune"), "serve"], cwd=repo, env=env, stdout=serve_log,
-            stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [str(BIN / "veiltune"), "serve"],
+            cwd=repo,
+            env=env,
+            stdout=serve_log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         yield repo, env
     finally:
         if serve is not None:  # serve before server
@@ -135,8 +149,11 @@ def trigger(env: dict[str, str], parameters: dict[str, object]) -> dict[str, str
     while True:  # the deployment appears once `veiltune serve` has registered it
         result = subprocess.run(
             [sys.executable, "-c", TRIGGER, json.dumps(parameters)],
-            env=env, capture_output=True, text=True, check=False,
-        )  # fmt: skip
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if result.returncode == 0:
             return dict(json.loads(result.stdout.strip().splitlines()[-1]))
         if "ObjectNotFound" not in result.stderr or time.monotonic() > deadline:
@@ -147,9 +164,11 @@ def trigger(env: dict[str, str], parameters: dict[str, object]) -> dict[str, str
 def api(env: dict[str, str], path: str, body: object, auth: str | None = None) -> tuple[int, Any]:
     """POST ``body`` to the Prefect API; with ``auth``, as HTTP basic auth."""
     request = urllib.request.Request(
-        env["PREFECT_API_URL"] + path, data=json.dumps(body).encode(), method="POST",
+        env["PREFECT_API_URL"] + path,
+        data=json.dumps(body).encode(),
+        method="POST",
         headers={"Content-Type": "application/json"},
-    )  # fmt: skip
+    )
     if auth is not None:
         token = base64.b64encode(auth.encode()).decode()
         request.add_header("Authorization", f"Basic {token}")
@@ -230,8 +249,12 @@ def test_the_workspace_owner_may_override_a_privacy_control_from_the_command_lin
     repo, env = served
     result = subprocess.run(
         [str(BIN / "veiltune"), "flow", "--stages", "ingest", "--set", "gate.threshold=4.5"],
-        cwd=repo, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "threshold: 4.5" in (repo / "params.yaml").read_text()
     assert "override gate.threshold: 5.0 -> 4.5" in result.stderr

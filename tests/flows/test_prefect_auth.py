@@ -61,8 +61,11 @@ def test_the_module_creates_the_file_for_ui_sh_without_printing_it(tmp_path: Pat
     path = tmp_path / ".prefect" / "auth"
     result = subprocess.run(
         [sys.executable, "-m", "flows.prefect_auth", str(path)],
-        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert path.is_file() and path.read_text().strip() not in result.stdout + result.stderr
 
 

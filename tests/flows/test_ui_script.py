@@ -35,9 +35,18 @@ def test_ui_sh_gives_the_server_and_serve_the_same_private_auth_string(tmp_path:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env["PATH"] = f"{fakes}{os.pathsep}{BIN}{os.pathsep}/usr/bin:/bin"
     subprocess.run(
-        ["bash", str(REPO_ROOT / "infra" / "prefect" / "ui.sh"), "4299", "--allow-overrides",
-         "gate"], cwd=workspace, env=env, check=True, timeout=60,
-    )  # fmt: skip
+        [
+            "bash",
+            str(REPO_ROOT / "infra" / "prefect" / "ui.sh"),
+            "4299",
+            "--allow-overrides",
+            "gate",
+        ],
+        cwd=workspace,
+        env=env,
+        check=True,
+        timeout=60,
+    )
     auth_file = workspace / ".prefect" / "auth"
     auth = auth_file.read_text().strip()
     assert stat.S_IMODE(auth_file.stat().st_mode) == 0o600

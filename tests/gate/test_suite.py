@@ -16,13 +16,13 @@ import pandas as pd
 import pytest
 
 from components.core.errors import ParamsError
-from components.risk import RISK_COLUMNS
 from components.gate.expectations import ExpectColumnMeanPlusStdToBeLessThan
 from components.gate.suite import (
     MEAN_PLUS_STD_TYPE,
     GateResult,
     validate_risk_table,
 )
+from components.risk import RISK_COLUMNS
 
 THRESHOLD = 5.0
 
@@ -241,7 +241,7 @@ def test_validation_dict_reports_custom_expectation_with_population_mu_plus_sigm
         if entry["expectation_config"]["type"] == MEAN_PLUS_STD_TYPE
     ]
     assert MEAN_PLUS_STD_TYPE == "expect_column_mean_plus_std_to_be_less_than"
-    assert MEAN_PLUS_STD_TYPE == ExpectColumnMeanPlusStdToBeLessThan.expectation_type
+    assert ExpectColumnMeanPlusStdToBeLessThan.expectation_type == MEAN_PLUS_STD_TYPE
     assert len(custom) == 1
     observed = custom[0]["result"]["observed_value"]
     assert observed == pytest.approx(np.mean(scores) + np.std(scores, ddof=0), rel=1e-12)

@@ -28,19 +28,26 @@ SHARED_DIALOGSUM = SHARED_DATA / "dialogsum" / "dialogsum.dev.jsonl"  # optional
     ("record", "turns", "summary"),
     [
         (
-            {"fname": "dev_1", "dialogue": "#Person1#: Hey Jimmy.\n#Person2#: Sure.",
-             "summary": "#Person1# invites Jimmy.", "topic": "gym"},
+            {
+                "fname": "dev_1",
+                "dialogue": "#Person1#: Hey Jimmy.\n#Person2#: Sure.",
+                "summary": "#Person1# invites Jimmy.",
+                "topic": "gym",
+            },
             (Turn("Person1", "Hey Jimmy."), Turn("Person2", "Sure.")),
             "Person1 invites Jimmy.",
         ),
         (  # blank lines skipped, a third speaker, tags inside a turn written like speakers
-            {"fname": 7, "dialogue": "#Person1#:Hi.\n\n#Person3#: Ask #Person1#!  \n",
-             "summary": " #Person3# greets #Person1#'s friend. "},
+            {
+                "fname": 7,
+                "dialogue": "#Person1#:Hi.\n\n#Person3#: Ask #Person1#!  \n",
+                "summary": " #Person3# greets #Person1#'s friend. ",
+            },
             (Turn("Person1", "Hi."), Turn("Person3", "Ask Person1!")),
             "Person3 greets Person1's friend.",
         ),
     ],
-)  # fmt: skip
+)
 def test_a_record_becomes_a_conversation(
     record: dict[str, object], turns: tuple[Turn, ...], summary: str
 ) -> None:
@@ -104,7 +111,9 @@ def test_the_vendored_sample_reads_whole_and_keeps_its_speakers() -> None:
     conversations = read_dialogsum(DIALOGSUM_FILE, 10_000)
     assert len(conversations) == 200 and len({c.id for c in conversations}) == 200
     speakers = {t.speaker for c in conversations for t in c.turns}
-    assert {"Person1", "Person2"} <= speakers and all(s.startswith("Person") for s in speakers)
+    assert {"Person1", "Person2"} <= speakers and all(
+        s is not None and s.startswith("Person") for s in speakers
+    )
     assert not any("#Person" in c.labels["summary"] for c in conversations)
 
 
@@ -188,5 +197,6 @@ def test_split_by_dataset_needs_both_the_prefix_and_the_context() -> None:
     assert split_by_dataset([]) == {"main": [], "dialogsum": []}
     capped = split_by_dataset(conversations, limit=1)  # evaluate.max_conversations, per dataset
     assert {name: [c.id for c in group] for name, group in capped.items()} == {
-        "main": ["conv-1"], "dialogsum": ["dialogsum-a"],
-    }  # fmt: skip
+        "main": ["conv-1"],
+        "dialogsum": ["dialogsum-a"],
+    }

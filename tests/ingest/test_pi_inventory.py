@@ -54,9 +54,10 @@ def test_a_different_salt_does_not_match() -> None:
 def test_a_lone_common_first_name_is_not_counted_as_a_leak() -> None:
     text = "This is Shelby. Shelby Kowalski, yes."
     conversation = Conversation(
-        "c2", (Turn(None, text),),
+        "c2",
+        (Turn(None, text),),
         pi=(PiSpan(0, 8, 14, "PERSON_NAME", "p1"), PiSpan(0, 16, 31, "PERSON_NAME", "p1")),
-    )  # fmt: skip
+    )
     entries = list(inventory_entries([conversation], SALT))
     assert sorted(e.specific for e in entries) == [False, True]
     assert find_leaks("Sure, Shelby.", entries, SALT, min_chars=6) == []

@@ -29,8 +29,11 @@ PERPLEXITY = UtilityRule("perplexity_raw", higher_is_better=False)
 
 def evidence(utility: float, **changes: Any) -> Evidence:
     fields: dict[str, Any] = {
-        "gate_passed": True, "audit_passed": True, "failed_audits": (), "corpus": "anonymized",
-    }  # fmt: skip
+        "gate_passed": True,
+        "audit_passed": True,
+        "failed_audits": (),
+        "corpus": "anonymized",
+    }
     return Evidence(utility=utility, **{**fields, **changes})
 
 
@@ -38,33 +41,88 @@ def evidence(utility: float, **changes: Any) -> Evidence:
     ("new", "champion", "rule", "promoted", "reason"),
     [
         (evidence(0.31), None, ROUGE, True, "no current champion; summary.rouge1 0.31"),
-        (evidence(0.35), ChampionUtility("3", 0.33), ROUGE, True,
-         "summary.rouge1 0.35 > champion v3's 0.33"),
-        (evidence(0.33), ChampionUtility("3", 0.33), ROUGE, True,
-         "summary.rouge1 0.33 = champion v3's 0.33"),
-        (evidence(0.31), ChampionUtility("3", 0.33), ROUGE, False,
-         "summary.rouge1 0.31 < champion v3's 0.33"),
+        (
+            evidence(0.35),
+            ChampionUtility("3", 0.33),
+            ROUGE,
+            True,
+            "summary.rouge1 0.35 > champion v3's 0.33",
+        ),
+        (
+            evidence(0.33),
+            ChampionUtility("3", 0.33),
+            ROUGE,
+            True,
+            "summary.rouge1 0.33 = champion v3's 0.33",
+        ),
+        (
+            evidence(0.31),
+            ChampionUtility("3", 0.33),
+            ROUGE,
+            False,
+            "summary.rouge1 0.31 < champion v3's 0.33",
+        ),
         (evidence(0.9, gate_passed=False), None, ROUGE, False, "gate failed"),
-        (evidence(0.9, audit_passed=False), ChampionUtility("3", 0.1), ROUGE, False,
-         "audit failed"),
-        (evidence(0.9, audit_passed=False, failed_audits=("canary", "membership")), None, ROUGE,
-         False, "audit failed (canary, membership)"),
+        (
+            evidence(0.9, audit_passed=False),
+            ChampionUtility("3", 0.1),
+            ROUGE,
+            False,
+            "audit failed",
+        ),
+        (
+            evidence(0.9, audit_passed=False, failed_audits=("canary", "membership")),
+            None,
+            ROUGE,
+            False,
+            "audit failed (canary, membership)",
+        ),
         # A failed audit counts even when the overall flag disagrees.
-        (evidence(0.9, failed_audits=("extraction",)), None, ROUGE, False,
-         "audit failed (extraction)"),
-        (evidence(0.9, corpus="raw"), None, ROUGE, False,
-         "trained on the raw corpus, a baseline that is never champion"),
-        (evidence(0.9, corpus="masked", gate_passed=False), None, ROUGE, False,
-         "gate failed; trained on the masked corpus, a baseline that is never champion"),
-        (evidence(20.5), ChampionUtility("2", 21.5), PERPLEXITY, True,
-         "perplexity_raw 20.5 < champion v2's 21.5 (lower is better)"),
-        (evidence(22.0), ChampionUtility("2", 21.5), PERPLEXITY, False,
-         "perplexity_raw 22 > champion v2's 21.5 (lower is better)"),
-        (evidence(0.5), ChampionUtility("4", None), ROUGE, False,
-         "champion v4 has no tag eval.summary.rouge1 to compare with"),
+        (
+            evidence(0.9, failed_audits=("extraction",)),
+            None,
+            ROUGE,
+            False,
+            "audit failed (extraction)",
+        ),
+        (
+            evidence(0.9, corpus="raw"),
+            None,
+            ROUGE,
+            False,
+            "trained on the raw corpus, a baseline that is never champion",
+        ),
+        (
+            evidence(0.9, corpus="masked", gate_passed=False),
+            None,
+            ROUGE,
+            False,
+            "gate failed; trained on the masked corpus, a baseline that is never champion",
+        ),
+        (
+            evidence(20.5),
+            ChampionUtility("2", 21.5),
+            PERPLEXITY,
+            True,
+            "perplexity_raw 20.5 < champion v2's 21.5 (lower is better)",
+        ),
+        (
+            evidence(22.0),
+            ChampionUtility("2", 21.5),
+            PERPLEXITY,
+            False,
+            "perplexity_raw 22 > champion v2's 21.5 (lower is better)",
+        ),
+        (
+            evidence(0.5),
+            ChampionUtility("4", None),
+            ROUGE,
+            False,
+            "champion v4 has no tag eval.summary.rouge1 to compare with",
+        ),
         (evidence(math.nan), None, ROUGE, False, "summary.rouge1 nan is not a finite number"),
     ],
-)  # fmt: skip
+)
 def test_promotion_rules(
     new: Evidence, champion: ChampionUtility | None, rule: UtilityRule, promoted: bool, reason: str
 ) -> None:
@@ -87,8 +145,10 @@ def test_audit_result_reads_each_audit_and_tolerates_the_older_shape() -> None:
     result = audit_result(NEW_AUDIT, "metrics/audit.json")
     assert (result.passed, result.failed) == (False, ("canary",))
     assert result.to_tags() == {
-        "audit_passed": "false", "audit.pii_output.passed": "true", "audit.canary.passed": "false",
-    }  # fmt: skip
+        "audit_passed": "false",
+        "audit.pii_output.passed": "true",
+        "audit.canary.passed": "false",
+    }
     older = audit_result({"passed": True, "pii_output": {"n_leaks": 0}}, "metrics/audit.json")
     assert (older.passed, older.failed, older.to_tags()) == (True, (), {"audit_passed": "true"})
     with pytest.raises(
@@ -130,12 +190,20 @@ def register(
 ) -> Any:
     import mlflow
 
-    gate_result = GateResult.from_metrics({"passed": gate, "mu_plus_sigma": 0.7, "threshold": 5.0}, "gate.json")
+    gate_result = GateResult.from_metrics(
+        {"passed": gate, "mu_plus_sigma": 0.7, "threshold": 5.0}, "gate.json"
+    )
     audit = AuditResult(True, {"pii_output": True, "canary": True})
-    tags = version_tags(gate_result, audit, {"summary.rouge1": utility, "perplexity_raw": 21.0},
-                        {"git_commit": "abc", "params_hash": "p", "data_version": "{}"})  # fmt: skip
+    tags = version_tags(
+        gate_result,
+        audit,
+        {"summary.rouge1": utility, "perplexity_raw": 21.0},
+        {"git_commit": "abc", "params_hash": "p", "data_version": "{}"},
+    )
     new = Evidence(gate, audit.passed, audit.failed, corpus, utility)
-    experiment = mlflow.get_experiment_by_name("registry-test").experiment_id
+    found = mlflow.get_experiment_by_name("registry-test")
+    assert found is not None
+    experiment = found.experiment_id
     with mlflow.start_run(experiment_id=experiment):
         return register_version(client, adapter, Path("base"), "m", tags, new, ROUGE)
 
@@ -167,15 +235,29 @@ def test_register_always_candidate_and_champion_by_the_rule(
     tags = client.get_model_version("m", equal.version).tags
     assert tags["promotion_decision"] == "champion"
     assert tags["promotion_reason"] == "summary.rouge1 0.3 = champion v1's 0.3"
-    assert {k: tags[k] for k in ("eval.summary.rouge1", "eval.perplexity_raw", "gate_passed",
-                                 "gate_threshold", "audit.canary.passed", "train_corpus")} == {
-        "eval.summary.rouge1": "0.3", "eval.perplexity_raw": "21.0", "gate_passed": "true",
-        "gate_threshold": "5.0", "audit.canary.passed": "true", "train_corpus": "anonymized",
-    }  # fmt: skip
+    assert {
+        k: tags[k]
+        for k in (
+            "eval.summary.rouge1",
+            "eval.perplexity_raw",
+            "gate_passed",
+            "gate_threshold",
+            "audit.canary.passed",
+            "train_corpus",
+        )
+    } == {
+        "eval.summary.rouge1": "0.3",
+        "eval.perplexity_raw": "21.0",
+        "gate_passed": "true",
+        "gate_threshold": "5.0",
+        "audit.canary.passed": "true",
+        "train_corpus": "anonymized",
+    }
     rejected = client.get_model_version("m", refused.version).tags
     assert (rejected["promotion_decision"], rejected["promotion_reason"]) == (
-        "candidate", "gate failed",
-    )  # fmt: skip
+        "candidate",
+        "gate failed",
+    )
 
 
 def champion_of(client: Any) -> str:

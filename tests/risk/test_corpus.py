@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from components.core.corpus import Conversation, PiSpan, Turn
@@ -32,7 +34,7 @@ UNLABELLED = Conversation(
 CLEAN = Conversation("dialogsum-y", (Turn("Person1", "Hello there."),), "dialogue")
 
 
-def _score(wanted: str) -> dict[str, object]:
+def _score(wanted: str) -> dict[str, Any]:
     raw = [LABELLED, UNLABELLED, CLEAN]
     anonymized = {"conv-1": LABELLED_ANON, "dialogsum-x": UNLABELLED, "dialogsum-y": CLEAN}
     sources = conversation_sources(raw, wanted, "corpus.jsonl")
@@ -51,8 +53,10 @@ def test_auto_scores_unlabelled_conversations_by_the_estimate_not_as_zero() -> N
     result = _score("auto")
     assert result["scores"] == {"conv-1": 3, "dialogsum-x": 5, "dialogsum-y": 0}
     assert result["sources"] == {
-        "conv-1": "ground_truth", "dialogsum-x": "estimate", "dialogsum-y": "estimate",
-    }  # fmt: skip
+        "conv-1": "ground_truth",
+        "dialogsum-x": "estimate",
+        "dialogsum-y": "estimate",
+    }
     metrics = result["metrics"]
     assert isinstance(metrics, dict)
     assert metrics["source"] == "mixed"
@@ -66,7 +70,7 @@ def test_auto_scores_unlabelled_conversations_by_the_estimate_not_as_zero() -> N
 
 def test_estimate_scores_every_conversation_by_the_estimate() -> None:
     result = _score("estimate")
-    assert set(result["sources"].values()) == {"estimate"}  # type: ignore[union-attr]
+    assert set(result["sources"].values()) == {"estimate"}
     assert result["scores"] == result["estimate_scores"]
     metrics = result["metrics"]
     assert isinstance(metrics, dict)

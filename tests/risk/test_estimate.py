@@ -26,16 +26,25 @@ def found(text: str) -> list[tuple[str, str, str]]:
         ("a message from Miller-[PERSON_NAME_3].", [("Miller-", "PERSON_NAME", "partial")]),
         ("it's [PERSON_NAME_2] Halpert calling", [("Halpert", "PERSON_NAME", "partial")]),
         ("it's [PERSON_NAME_2] adams and", [("adams", "PERSON_NAME", "partial")]),
-        ("mail jim.h@dundermifflin.com now", [("jim.h@dundermifflin.com", "EMAIL_ADDRESS", "full")]),
+        (
+            "mail jim.h@dundermifflin.com now",
+            [("jim.h@dundermifflin.com", "EMAIL_ADDRESS", "full")],
+        ),
         ("call 555-867-5309 today", [("555-867-5309", "PHONE_NUMBER", "full")]),
         ("card 4111 1111 1111 1111 ok", [("4111 1111 1111 1111", "CREDIT_CARD_NUMBER", "full")]),
         ("ssn 123-45-6789", [("123-45-6789", "US_SOCIAL_SECURITY_NUMBER", "full")]),
         ("it's five five five one two", [("five five five one two", "GENERIC_ID", "full")]),
-        ("it's [PERSON_NAME_1] with hernandez analytics.", [("hernandez analytics", "ORGANIZATION_NAME_SPEAKER", "full")]),
-        ("we promised [LOCATION_1] outfitters", [("[LOCATION_1] outfitters", "ORGANIZATION_NAME", "partial")]),
+        (
+            "it's [PERSON_NAME_1] with hernandez analytics.",
+            [("hernandez analytics", "ORGANIZATION_NAME_SPEAKER", "full")],
+        ),
+        (
+            "we promised [LOCATION_1] outfitters",
+            [("[LOCATION_1] outfitters", "ORGANIZATION_NAME", "partial")],
+        ),
         ("I talked to Beverly yesterday", [("Beverly", "PERSON_NAME", "full")]),
     ],
-)  # fmt: skip
+)
 def test_scan_finds_what_survived(text: str, expected: list[tuple[str, str, str]]) -> None:
     assert found(text) == expected
 
@@ -72,14 +81,20 @@ def test_estimate_merges_variants_and_holds_no_text() -> None:
 
 
 def test_agreement_counts_items_found_and_suspected_right() -> None:
-    truth = [("p1", "PERSON_NAME", "Halpert"), ("p1", "PERSON_NAME", "Halpert"),
-             ("e1", "EMAIL_ADDRESS", "at")]  # fmt: skip
+    truth = [
+        ("p1", "PERSON_NAME", "Halpert"),
+        ("p1", "PERSON_NAME", "Halpert"),
+        ("e1", "EMAIL_ADDRESS", "at"),
+    ]
     conversation = Conversation("c", (Turn(None, "[PERSON_NAME_1] Halpert and Beverly"),))
     agreement = Agreement()
     agreement.add(truth, suspected_leaks(conversation))
     assert agreement.to_metrics() == {
-        "precision": 0.5, "recall": 0.5, "truth_items": 2, "suspected_items": 2,
-    }  # fmt: skip
+        "precision": 0.5,
+        "recall": 0.5,
+        "truth_items": 2,
+        "suspected_items": 2,
+    }
 
 
 def test_the_estimate_reads_the_labels_and_counts_a_name_once_across_fields() -> None:

@@ -109,7 +109,7 @@ def test_report_html_states_failure_and_escapes_context_names(png: bytes) -> Non
     assert "μ+σ = 3.177 ≥ threshold 3: the corpus fails" in page
 
 
-RECORDS = [
+RECORDS: list[dict[str, Any]] = [
     {
         "id": "conv-1",
         "context": "support",

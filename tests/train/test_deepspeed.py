@@ -42,10 +42,21 @@ def test_zero_steps_on_cpu(tmp_path: Path, base_model_dir: Path, name: str, stag
     # A process of its own: DeepSpeed initialises a process group that outlives the call.
     adapter = tmp_path / "adapter"
     run = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(base_model_dir), str(CONFIGS / name), str(adapter),
-         str(tmp_path / "work")],
-        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            SCRIPT,
+            str(base_model_dir),
+            str(CONFIGS / name),
+            str(adapter),
+            str(tmp_path / "work"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(run.stdout.split("RESULT ", 1)[1].splitlines()[0])
     assert result["engine"] == f"deepspeed-zero{stage}" and result["steps"] == 2
@@ -80,8 +91,10 @@ def test_bad_deepspeed_config_is_refused_before_training(
 
 
 def test_shipped_configs_parse() -> None:
-    stages = {p.name: deepspeed_config(str(p))["zero_optimization"]["stage"]
-              for p in CONFIGS.glob("*.json")}  # fmt: skip
+    stages = {
+        p.name: deepspeed_config(str(p))["zero_optimization"]["stage"]
+        for p in CONFIGS.glob("*.json")
+    }
     assert stages == {"zero2.json": 2, "zero3.json": 3, "zero3_offload.json": 3}
     offload = json.loads((CONFIGS / "zero3_offload.json").read_text())["zero_optimization"]
     assert offload["offload_optimizer"]["device"] == "cpu"

@@ -72,9 +72,10 @@ def test_examples_per_labelled_task_and_continuation_only_when_asked() -> None:
     # Continuation puts the loss on transcript text: never a fallback for missing labels.
     unlabelled = Conversation("u", conversation.turns)
     assert task_examples(unlabelled) == []
-    assert task_examples(Conversation("s", conversation.turns, labels={"summary": "x"}), [
-        "purpose"
-    ]) == []  # fmt: skip
+    assert (
+        task_examples(Conversation("s", conversation.turns, labels={"summary": "x"}), ["purpose"])
+        == []
+    )
     assert [e.task for e in task_examples(unlabelled, ["summary", "continuation"])] == [
         "continuation"
     ]
@@ -175,6 +176,7 @@ def test_a_long_example_is_cut_in_its_prompt_not_its_instruction(base_model_dir:
     (example,) = task_examples(long_call())
     tokens = tokenize_example(example, tokenizer, max_length=256)
     text = tokenizer.decode(tokens["input_ids"])
+    assert isinstance(text, str)
     assert 250 <= len(tokens["input_ids"]) <= 256
     # The chat template's start, the instruction and the call's end survive; the answer
     # is whole and is all the loss is on.
@@ -183,13 +185,21 @@ def test_a_long_example_is_cut_in_its_prompt_not_its_instruction(base_model_dir:
     answer = [
         t for t, label in zip(tokens["input_ids"], tokens["labels"], strict=True) if label != -100
     ]
-    assert tokenizer.decode(answer).startswith("The router was fixed.")
+    decoded = tokenizer.decode(answer)
+    assert isinstance(decoded, str)
+    assert decoded.startswith("The router was fixed.")
 
 
 @pytest.mark.slow
 def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
-    config = TrainConfig(max_steps=2, batch_size=2, max_seq_length=96, lora_r=4, lora_alpha=8,
-                         target_modules=["v_proj", "q_proj", "o_proj", "k_proj"])  # fmt: skip
+    config = TrainConfig(
+        max_steps=2,
+        batch_size=2,
+        max_seq_length=96,
+        lora_r=4,
+        lora_alpha=8,
+        target_modules=["v_proj", "q_proj", "o_proj", "k_proj"],
+    )
     unlabelled = Conversation("u", conversations(1)[0].turns)
     result = train_lora(
         base_model_dir,
@@ -250,8 +260,9 @@ def test_killed_training_resumes_from_its_last_checkpoint(
             if state.global_step == 3:
                 raise KeyboardInterrupt("killed")
 
-    config = TrainConfig(max_steps=4, batch_size=1, max_seq_length=64, lora_r=4, lora_alpha=8,
-                         save_steps=2)  # fmt: skip
+    config = TrainConfig(
+        max_steps=4, batch_size=1, max_seq_length=64, lora_r=4, lora_alpha=8, save_steps=2
+    )
     work = tmp_path / "work"
     whole = train_lora(base_model_dir, conversations(4), config, tmp_path / "u", tmp_path / "uw")
     with pytest.raises(KeyboardInterrupt):
@@ -266,9 +277,9 @@ def test_killed_training_resumes_from_its_last_checkpoint(
         [loss for _, loss in whole.loss_history], abs=1e-4
     )
     assert result.train_loss == pytest.approx(whole.train_loss, abs=1e-4)
-    assert result.train_loss == pytest.approx(mean_train_loss([
-        {"step": step, "loss": loss} for step, loss in whole.loss_history
-    ]))  # fmt: skip
+    assert result.train_loss == pytest.approx(
+        mean_train_loss([{"step": step, "loss": loss} for step, loss in whole.loss_history])
+    )
     # A finished run's checkpoints are removed once its adapter is saved.
     assert not list(work.glob("checkpoint-*"))
     # Another config is another run: its stale checkpoints are not resumed.
@@ -292,8 +303,11 @@ def _checkpoint(work: Path, step: int, max_steps: int, should_training_stop: boo
     folder = work / f"checkpoint-{step}"
     folder.mkdir(parents=True)
     control = {"args": {"should_training_stop": should_training_stop}, "attributes": {}}
-    state = {"global_step": step, "max_steps": max_steps,
-             "stateful_callbacks": {"TrainerControl": control}}  # fmt: skip
+    state = {
+        "global_step": step,
+        "max_steps": max_steps,
+        "stateful_callbacks": {"TrainerControl": control},
+    }
     (folder / "trainer_state.json").write_text(json.dumps(state))
     return folder
 
@@ -330,8 +344,9 @@ def test_rerunning_a_finished_training_never_trains_past_max_steps(
         def on_train_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
             raise KeyboardInterrupt("killed after the last checkpoint")
 
-    config = TrainConfig(max_steps=2, batch_size=1, max_seq_length=48, lora_r=2, lora_alpha=4,
-                         save_steps=2)  # fmt: skip
+    config = TrainConfig(
+        max_steps=2, batch_size=1, max_seq_length=48, lora_r=2, lora_alpha=4, save_steps=2
+    )
     work = tmp_path / "work"
     with pytest.raises(KeyboardInterrupt):
         train_lora(
@@ -344,9 +359,11 @@ def test_rerunning_a_finished_training_never_trains_past_max_steps(
         assert result.steps == 2 and result.resumed_from_step == 0
         assert [step for step, _ in result.loss_history] == [1, 2]
     assert first.loss_history == again.loss_history
-    assert {k: v for k, v in first.to_metrics().items() if k not in ("runtime_s",
-            "tokens_per_second")} == {k: v for k, v in again.to_metrics().items()
-            if k not in ("runtime_s", "tokens_per_second")}  # fmt: skip
+    assert {
+        k: v for k, v in first.to_metrics().items() if k not in ("runtime_s", "tokens_per_second")
+    } == {
+        k: v for k, v in again.to_metrics().items() if k not in ("runtime_s", "tokens_per_second")
+    }
     for name in ("adapter_model.safetensors", "adapter_config.json"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
@@ -377,8 +394,11 @@ def test_adapter_config_is_the_same_whatever_the_hash_seed(
         env = {**os.environ, "PYTHONHASHSEED": seed}
         subprocess.run(
             [sys.executable, "-c", _SAVE_ADAPTER, str(base_model_dir), str(out)],
-            check=True, env=env, cwd=Path(__file__).resolve().parents[2], capture_output=True,
-        )  # fmt: skip
+            check=True,
+            env=env,
+            cwd=Path(__file__).resolve().parents[2],
+            capture_output=True,
+        )
         saved.append((out / "adapter" / "adapter_config.json").read_bytes())
     assert json.loads(saved[0])["target_modules"] == ["k_proj", "o_proj", "q_proj", "v_proj"]
     assert saved[0] == saved[1]
@@ -399,10 +419,18 @@ def test_training_stops_early_when_eval_loss_stops_improving(
     tmp_path: Path, base_model_dir: Path
 ) -> None:
     # A learning rate far too high makes the eval loss worse after the first evaluation.
-    config = TrainConfig(max_steps=8, batch_size=2, max_seq_length=96, lora_r=4, lora_alpha=8,
-                         learning_rate=5.0, save_steps=2, eval_fraction=0.3,
-                         early_stopping_patience=1,
-                         tasks=["summary", "action_items", "purpose", "outcome"])  # fmt: skip
+    config = TrainConfig(
+        max_steps=8,
+        batch_size=2,
+        max_seq_length=96,
+        lora_r=4,
+        lora_alpha=8,
+        learning_rate=5.0,
+        save_steps=2,
+        eval_fraction=0.3,
+        early_stopping_patience=1,
+        tasks=["summary", "action_items", "purpose", "outcome"],
+    )
     many = [
         Conversation(f"e{i}", c.turns, c.context, labels=c.labels)
         for i, c in enumerate(conversations(12))

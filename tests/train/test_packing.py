@@ -67,8 +67,13 @@ def test_packed_logits_equal_each_example_alone(base_model_dir: Path) -> None:
 
     model = AutoModelForCausalLM.from_pretrained(base_model_dir, dtype=torch.float32).eval()
     a, b = [101, 2054, 2003, 1996, 3007], [7592, 2088, 999]
-    rows = pack_examples([example(0, 0) | {"input_ids": a, "labels": a},
-                          example(0, 0) | {"input_ids": b, "labels": b}], max_length=16)  # fmt: skip
+    rows = pack_examples(
+        [
+            example(0, 0) | {"input_ids": a, "labels": a},
+            example(0, 0) | {"input_ids": b, "labels": b},
+        ],
+        max_length=16,
+    )
     (row,) = rows
     batch = PackedCollator(pad_token_id=0)([row])
     with torch.no_grad():

@@ -13,7 +13,17 @@ from components.stages import STAGES
 from veiltune.cli import build_parser, main
 
 REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
-COMMANDS = [*(s.cli[0] for s in STAGES), "evaluate-detection", "utility-report", "detect", "flow", "serve", "promote", "demote", "purge-raw"]
+COMMANDS = [
+    *(s.cli[0] for s in STAGES),
+    "evaluate-detection",
+    "utility-report",
+    "detect",
+    "flow",
+    "serve",
+    "promote",
+    "demote",
+    "purge-raw",
+]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -49,15 +59,32 @@ def write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:
 
 
 def test_detect_and_anonymize_contract(tmp_path: Path) -> None:
-    records = [
+    records: list[dict[str, object]] = [
         {"id": "p1", "text": "You can reach Jane Doe at jane.doe@example.com."},
-        {"id": "t1", "turns": [{"speaker": "Agent", "text": "Hi"},
-                               {"speaker": "Bob", "text": "I'm Bob Stone, 4111 1111 1111 1111"}]},
-    ]  # fmt: skip
+        {
+            "id": "t1",
+            "turns": [
+                {"speaker": "Agent", "text": "Hi"},
+                {"speaker": "Bob", "text": "I'm Bob Stone, 4111 1111 1111 1111"},
+            ],
+        },
+    ]
     source = write_jsonl(tmp_path / "in.jsonl", records)
     spans_out, anon_out = tmp_path / "spans.jsonl", tmp_path / "anon.jsonl"
-    assert main(["detect", "--params", str(REPO_PARAMS), "--input", str(source),
-                 "--output", str(spans_out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "detect",
+                "--params",
+                str(REPO_PARAMS),
+                "--input",
+                str(source),
+                "--output",
+                str(spans_out),
+            ]
+        )
+        == 0
+    )
     detected = [json.loads(line) for line in spans_out.read_text().splitlines()]
     assert [d["id"] for d in detected] == ["p1", "t1"]
     text = records[0]["text"]
@@ -67,15 +94,29 @@ def test_detect_and_anonymize_contract(tmp_path: Path) -> None:
     assert found["Jane Doe"] == "PERSON_NAME"
     assert all("turn" not in s for s in detected[0]["spans"])
     assert {s["turn"] for s in detected[1]["spans"]} == {1}
-    assert main(["anonymize", "--params", str(REPO_PARAMS), "--input", str(source),
-                 "--output", str(anon_out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "anonymize",
+                "--params",
+                str(REPO_PARAMS),
+                "--input",
+                str(source),
+                "--output",
+                str(anon_out),
+            ]
+        )
+        == 0
+    )
     anonymized = [json.loads(line) for line in anon_out.read_text().splitlines()]
     assert anonymized[0] == {
-        "id": "p1", "text": "You can reach [PERSON_NAME_1] at [EMAIL_ADDRESS_1].",
-    }  # fmt: skip
+        "id": "p1",
+        "text": "You can reach [PERSON_NAME_1] at [EMAIL_ADDRESS_1].",
+    }
     assert anonymized[1]["turns"][1] == {
-        "speaker": "[PERSON_NAME_1]", "text": "I'm [PERSON_NAME_1], [CREDIT_CARD_NUMBER_1]",
-    }  # fmt: skip
+        "speaker": "[PERSON_NAME_1]",
+        "text": "I'm [PERSON_NAME_1], [CREDIT_CARD_NUMBER_1]",
+    }
 
 
 @pytest.mark.parametrize(
@@ -93,8 +134,9 @@ def test_bad_input_exits_nonzero_with_one_message_and_no_output(
     source = tmp_path / "in.jsonl"
     source.write_bytes(body)
     output = tmp_path / "out.jsonl"
-    code = main(["anonymize", "--params", str(REPO_PARAMS), "--input", str(source),
-                 "--output", str(output)])  # fmt: skip
+    code = main(
+        ["anonymize", "--params", str(REPO_PARAMS), "--input", str(source), "--output", str(output)]
+    )
     assert code == 1
     err = capsys.readouterr().err
     assert f"veiltune anonymize: error: {source}" in err and message in err
@@ -103,8 +145,17 @@ def test_bad_input_exits_nonzero_with_one_message_and_no_output(
 
 
 def test_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["detect", "--params", str(REPO_PARAMS), "--input", str(tmp_path / "no.jsonl"),
-                 "--output", str(tmp_path / "o.jsonl")])  # fmt: skip
+    code = main(
+        [
+            "detect",
+            "--params",
+            str(REPO_PARAMS),
+            "--input",
+            str(tmp_path / "no.jsonl"),
+            "--output",
+            str(tmp_path / "o.jsonl"),
+        ]
+    )
     assert code == 1 and "no.jsonl: no such file" in capsys.readouterr().err
 
 
@@ -112,8 +163,17 @@ def test_unknown_params_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     params = tmp_path / "params.yaml"
     params.write_text("anonymize: {backend: presidio, colour: blue}\n")
     source = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "text": "hi"}])
-    code = main(["anonymize", "--params", str(params), "--input", str(source),
-                 "--output", str(tmp_path / "o.jsonl")])  # fmt: skip
+    code = main(
+        [
+            "anonymize",
+            "--params",
+            str(params),
+            "--input",
+            str(source),
+            "--output",
+            str(tmp_path / "o.jsonl"),
+        ]
+    )
     assert code == 1
     assert "unknown key 'anonymize.colour'" in capsys.readouterr().err
     assert not (tmp_path / "o.jsonl").exists()
@@ -163,20 +223,43 @@ def test_evaluate_detection_writes_metrics_and_logs_to_mlflow(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     gold = tmp_path / "gold.jsonl"
-    write_jsonl(gold, [
-        {"id": "a", "text": "Write to jane.doe@example.com today", "gold": [[9, 29, "EMAIL_ADDRESS"]]},
-        {"id": "b", "text": "Nothing personal here", "gold": []},
-    ])  # fmt: skip
+    write_jsonl(
+        gold,
+        [
+            {
+                "id": "a",
+                "text": "Write to jane.doe@example.com today",
+                "gold": [[9, 29, "EMAIL_ADDRESS"]],
+            },
+            {"id": "b", "text": "Nothing personal here", "gold": []},
+        ],
+    )
     output = tmp_path / "eval.json"
-    assert main(["evaluate-detection", "--params", str(REPO_PARAMS), "--dataset", "jsonl",
-                 "--path", str(gold), "--output", str(output)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate-detection",
+                "--params",
+                str(REPO_PARAMS),
+                "--dataset",
+                "jsonl",
+                "--path",
+                str(gold),
+                "--output",
+                str(output),
+            ]
+        )
+        == 0
+    )
     metrics = json.loads(output.read_text())
     assert metrics["char_recall"] == 1.0 and metrics["char_precision"] == 1.0
     assert metrics["entity_recall_by_type"]["EMAIL_ADDRESS"]["caught"] == 1
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
-    (run,) = client.search_runs([client.get_experiment_by_name("veiltune").experiment_id])
+    experiment = client.get_experiment_by_name("veiltune")
+    assert experiment is not None
+    (run,) = client.search_runs([experiment.experiment_id])
     assert run.data.metrics["char_recall"] == 1.0
 
 
@@ -184,37 +267,71 @@ def test_review_import_scores_annotations_next_to_the_estimate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)  # no salt file here: digests are unsalted but still no text
-    annotated = write_jsonl(tmp_path / "annotated.jsonl", [
-        {"id": "c1", "context": "sales", "turns": [
-            {"speaker": "[PERSON_NAME_1]",
-             "text": "hi it's [PERSON_NAME_2] (Halpert)[MISSED_PERSON_NAME_PARTIAL] from "
-                     "(Dunder Mifflin)[MISSED_ORGANIZATION_NAME_SPEAKER]"}]},
-        {"id": "c2", "context": "sales", "turns": [{"speaker": "A", "text": "nothing missed"}]},
-    ])  # fmt: skip
+    annotated = write_jsonl(
+        tmp_path / "annotated.jsonl",
+        [
+            {
+                "id": "c1",
+                "context": "sales",
+                "turns": [
+                    {
+                        "speaker": "[PERSON_NAME_1]",
+                        "text": "hi it's [PERSON_NAME_2] (Halpert)[MISSED_PERSON_NAME_PARTIAL] from "
+                        "(Dunder Mifflin)[MISSED_ORGANIZATION_NAME_SPEAKER]",
+                    }
+                ],
+            },
+            {"id": "c2", "context": "sales", "turns": [{"speaker": "A", "text": "nothing missed"}]},
+        ],
+    )
     output = tmp_path / "report.json"
-    code = main(["review", "import", "--params", str(REPO_PARAMS), "--input", str(annotated),
-                 "--output", str(output)])  # fmt: skip
+    code = main(
+        [
+            "review",
+            "import",
+            "--params",
+            str(REPO_PARAMS),
+            "--input",
+            str(annotated),
+            "--output",
+            str(output),
+        ]
+    )
     assert code == 0
     report = json.loads(output.read_text())
     rows = {row["conversation_id"]: row for row in report["rows"]}
     assert rows["c1"]["annotated_score"] == 3 + 2 and rows["c2"]["annotated_score"] == 0
     assert rows["c1"]["estimated_score"] >= 3  # the scan sees "Halpert" beside a placeholder
     assert report["annotated_items_by_type"] == {
-        "ORGANIZATION_NAME_SPEAKER": 1, "PERSON_NAME_PARTIAL": 1,
-    }  # fmt: skip
+        "ORGANIZATION_NAME_SPEAKER": 1,
+        "PERSON_NAME_PARTIAL": 1,
+    }
     assert "Halpert" not in output.read_text() and "Mifflin" not in output.read_text()
 
 
 def test_review_import_refuses_malformed_annotations_by_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    annotated = write_jsonl(tmp_path / "annotated.jsonl", [
-        {"id": "c1", "text": "fine (Pam)[MISSED_PERSON_NAME]"},
-        {"id": "c2", "text": "bad (Pam)[MISSED_PERSONNAME]"},
-    ])  # fmt: skip
+    annotated = write_jsonl(
+        tmp_path / "annotated.jsonl",
+        [
+            {"id": "c1", "text": "fine (Pam)[MISSED_PERSON_NAME]"},
+            {"id": "c2", "text": "bad (Pam)[MISSED_PERSONNAME]"},
+        ],
+    )
     output = tmp_path / "report.json"
-    code = main(["review", "import", "--params", str(REPO_PARAMS), "--input", str(annotated),
-                 "--output", str(output)])  # fmt: skip
+    code = main(
+        [
+            "review",
+            "import",
+            "--params",
+            str(REPO_PARAMS),
+            "--input",
+            str(annotated),
+            "--output",
+            str(output),
+        ]
+    )
     assert code == 1
     assert f"{annotated}:2: turns[0].text: tag [MISSED_PERSONNAME]" in capsys.readouterr().err
     assert not output.exists()
@@ -250,28 +367,35 @@ def tree(folder: Path) -> dict[str, bytes | None]:
         (["detect", "--input", "in.jsonl", "--output", ""], "names no file"),
         (["detect", "--input", "in.jsonl", "--output", "."], "names no file"),
         (["detect", "--input", "in.jsonl", "--output", "in.jsonl"], "names the same file"),
-        (["anonymize", "--input", "data/raw/corpus.jsonl", "--output", "data/raw"],
-         "is a directory"),
-        (["anonymize", "--input", "in.jsonl", "--output", "a.jsonl", "--spans", ""],
-         "names no file"),
-        (["anonymize", "--input", "in.jsonl", "--output", "a.jsonl", "--spans", "a.jsonl"],
-         "names the same file"),
+        (
+            ["anonymize", "--input", "data/raw/corpus.jsonl", "--output", "data/raw"],
+            "is a directory",
+        ),
+        (
+            ["anonymize", "--input", "in.jsonl", "--output", "a.jsonl", "--spans", ""],
+            "names no file",
+        ),
+        (
+            ["anonymize", "--input", "in.jsonl", "--output", "a.jsonl", "--spans", "a.jsonl"],
+            "names the same file",
+        ),
         (["anonymize", "--output", "data/raw/corpus.jsonl"], "names the same file"),
-        (["anonymize", "--input", "in.jsonl", "--output", "no/such/dir/a.jsonl"],
-         "does not exist"),
+        (["anonymize", "--input", "in.jsonl", "--output", "no/such/dir/a.jsonl"], "does not exist"),
         (["evaluate-detection", "--dataset", "embedded", "--output", ""], "names no file"),
         (["review", "import", "--input", "in.jsonl", "--output", "."], "names no file"),
         (["review", "import", "--input", "in.jsonl", "--output", "data"], "is a directory"),
         (["anonymize", "--input", "missing.jsonl", "--output", "a.jsonl"], "no such file"),
     ],
-)  # fmt: skip
+)
 def test_unsafe_output_paths_are_refused_before_anything_is_touched(
     scratch_repo: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = tree(scratch_repo)
-    command = [*argv[:2], "--params", str(REPO_PARAMS), *argv[2:]] if argv[0] == "review" else [
-        argv[0], "--params", str(REPO_PARAMS), *argv[1:]
-    ]  # fmt: skip
+    command = (
+        [*argv[:2], "--params", str(REPO_PARAMS), *argv[2:]]
+        if argv[0] == "review"
+        else [argv[0], "--params", str(REPO_PARAMS), *argv[1:]]
+    )
     assert main(command) == 1
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err

@@ -47,8 +47,11 @@ def test_a_tampered_bundle_exits_5_listing_each_problem(
     assert main(["export", "--verify", str(folder)]) == 5
     err = capsys.readouterr().err
     assert "3 problem(s)" in err
-    for line in ("  - a.txt: sha256 differs from the manifest (tampered)",
-                 "  - risk/b.csv: missing", "  - new.txt: not listed in the manifest"):  # fmt: skip
+    for line in (
+        "  - a.txt: sha256 differs from the manifest (tampered)",
+        "  - risk/b.csv: missing",
+        "  - new.txt: not listed in the manifest",
+    ):
         assert line in err
 
 

@@ -19,7 +19,7 @@ REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
 MODEL = "veiltune-adapter"
 
 
-def write_metrics(workspace: Path, gate: bool = True, **adapter: float) -> None:
+def write_metrics(workspace: Path, gate: bool = True, /, **adapter: float) -> None:
     """Stage metrics as the pipeline writes them, gate and train bound to one corpus."""
     metrics = workspace / "metrics"
     metrics.mkdir(exist_ok=True)
@@ -28,17 +28,26 @@ def write_metrics(workspace: Path, gate: bool = True, **adapter: float) -> None:
     if not corpus.is_file():
         corpus.write_text('{"id": "c1", "text": "Hi [PERSON_NAME_1]"}\n', encoding="utf-8")
     digest = {CORPUS_KEY: sha256_file(corpus)}
-    audits = {name: {"passed": True, "figures": {}, "thresholds": {}}
-              for name in ("pii_output", "canary", "extraction", "membership")}  # fmt: skip
+    audits = {
+        name: {"passed": True, "figures": {}, "thresholds": {}}
+        for name in ("pii_output", "canary", "extraction", "membership")
+    }
     files = {
-        "gate": {"passed": gate, "mu_plus_sigma": 0.74 if gate else 7.2, "threshold": 5.0,
-                 **digest},
+        "gate": {
+            "passed": gate,
+            "mu_plus_sigma": 0.74 if gate else 7.2,
+            "threshold": 5.0,
+            **digest,
+        },
         "audit": {"passed": True, "train_corpus": "anonymized", "audits": audits},
         "train": {"train_loss": 1.9, **digest},
-        "evaluate": {"variant": "anonymized", "n_conversations": 20,
-                     "adapter": {"summary.rouge1": 0.3, "perplexity_raw": 21.5, **adapter},
-                     "base": {"summary.rouge1": 0.1, "perplexity_raw": 20.0}},
-    }  # fmt: skip
+        "evaluate": {
+            "variant": "anonymized",
+            "n_conversations": 20,
+            "adapter": {"summary.rouge1": 0.3, "perplexity_raw": 21.5, **adapter},
+            "base": {"summary.rouge1": 0.1, "perplexity_raw": 20.0},
+        },
+    }
     for stage, body in files.items():
         (metrics / f"{stage}.json").write_text(json.dumps(body), encoding="utf-8")
 
@@ -118,7 +127,7 @@ def two_versions(workspace: Path) -> Path:
     """v1: passed everything, champion; v2: better utility but its gate failed."""
     write_metrics(workspace)
     register(workspace)
-    write_metrics(workspace, gate=False, **{"summary.rouge1": 0.5})
+    write_metrics(workspace, False, **{"summary.rouge1": 0.5})
     assert register(workspace)["champion"] is False
     return workspace
 

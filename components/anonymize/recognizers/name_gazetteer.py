@@ -37,10 +37,32 @@ from components.core.lexicon import (
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 CUE_BEFORE = (
-    "my name is", "name's", "i'm", "i am", "this is", "hi", "hey", "hello", "thanks",
-    "thank you", "dear", "mr", "mrs", "ms", "miss", "dr", "call me", "named", "ask for",
-    "speak to", "speaking with", "talk to", "love you", "congrats", "bye",
-)  # fmt: skip
+    "my name is",
+    "name's",
+    "i'm",
+    "i am",
+    "this is",
+    "hi",
+    "hey",
+    "hello",
+    "thanks",
+    "thank you",
+    "dear",
+    "mr",
+    "mrs",
+    "ms",
+    "miss",
+    "dr",
+    "call me",
+    "named",
+    "ask for",
+    "speak to",
+    "speaking with",
+    "talk to",
+    "love you",
+    "congrats",
+    "bye",
+)
 _CUE = re.compile(r"(?:^|\W)(?:" + "|".join(re.escape(c) for c in CUE_BEFORE) + r")[\s,.]*$", re.I)
 # After these, any word but a stop word is a name: "my last name is actually Fox".
 _NAMING_CUE = re.compile(

@@ -24,10 +24,20 @@ CAPITALIZED_MAX_ZIPF = 5.5  # mid-sentence "Nice" (5.6) is still the word
 MAX_WORDS = 6
 _WORD = re.compile(r"[^\W\d_]+(?:['’.-][^\W\d_]+)*")
 CANADIAN_PROVINCES = (
-    "Alberta", "British Columbia", "Manitoba", "New Brunswick", "Newfoundland and Labrador",
-    "Nova Scotia", "Ontario", "Prince Edward Island", "Quebec", "Saskatchewan",
-    "Northwest Territories", "Nunavut", "Yukon",
-)  # fmt: skip
+    "Alberta",
+    "British Columbia",
+    "Manitoba",
+    "New Brunswick",
+    "Newfoundland and Labrador",
+    "Nova Scotia",
+    "Ontario",
+    "Prince Edward Island",
+    "Quebec",
+    "Saskatchewan",
+    "Northwest Territories",
+    "Nunavut",
+    "Yukon",
+)
 _STATE_FORMS = ("republic of ", "kingdom of ", "people's republic of ", "democratic republic of ")
 
 

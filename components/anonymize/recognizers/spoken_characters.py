@@ -16,9 +16,23 @@ from presidio_analyzer import RecognizerResult
 from components.anonymize.recognizers.base import ScannerRecognizer
 
 DIGIT_WORDS = frozenset(
-    {"zero", "oh", "o", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-     "double", "triple"}
-)  # fmt: skip
+    {
+        "zero",
+        "oh",
+        "o",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "double",
+        "triple",
+    }
+)
 # Words ASR writes for a digit only when they sit inside a digit run.
 MISHEARD_DIGITS = frozenset({"for", "to", "too", "won", "ate"})
 # Dictation glue that belongs to the item being read out (an email, a handle, an address).

@@ -49,66 +49,83 @@ class TranscriptPattern:
 
 PATTERNS = (
     TranscriptPattern(
-        "EMAIL_ADDRESS", "spoken email",
+        "EMAIL_ADDRESS",
+        "spoken email",
         rf"\b[a-z0-9._]+(?:\s+(?:dot|underscore)\s+[a-z0-9]+)*(?:\s+{_DIGIT_WORD})*"
         rf"\s+at\s+{_DOMAIN_WORD}(?:\s+dot\s+{_DOMAIN_WORD})*\s+dot\s+{_TLD}\b",
         0.7,
     ),
     TranscriptPattern(
-        "URL", "spoken url",
+        "URL",
+        "spoken url",
         rf"\b(?:www\s+dot\s+)?{_DOMAIN_WORD}(?:\s+dot\s+{_DOMAIN_WORD})*\s+dot\s+{_TLD}"
         rf"(?:\s+slash\s+[a-z0-9-]+)*\b",
         0.6,
     ),
     TranscriptPattern(
-        "STREET_ADDRESS", "street address",
+        "STREET_ADDRESS",
+        "street address",
         rf"\b{_NUMBER}\s+(?:[a-z]+\s+){{1,3}}{_STREET_SUFFIX}\b\.?{_UNIT}",
-        0.6, ("address", "live", "ship", "mail", "street", "moving"),
+        0.6,
+        ("address", "live", "ship", "mail", "street", "moving"),
     ),
     TranscriptPattern(
-        "STREET_ADDRESS", "apartment or suite",
+        "STREET_ADDRESS",
+        "apartment or suite",
         r"\b(?:apt|apartment|suite|ste|unit)\.?\s*#?\d{1,5}[a-z]?\b",
         0.5,
     ),
     TranscriptPattern(
-        "STREET_ADDRESS", "post office box",
+        "STREET_ADDRESS",
+        "post office box",
         r"\bp\.?\s?o\.?\s+box\s+\d{1,6}\b",
         0.6,
     ),
     TranscriptPattern(
-        "STREET_ADDRESS", "US military address",
+        "STREET_ADDRESS",
+        "US military address",
         r"\b(?:(?:psc|unit|cmr)\s+\d{3,5},?\s+box\s+\d{3,5}|(?:uss|usns|usnv)\s+[a-z]+)"
         r"[\s,]+(?:apo|fpo|dpo)\s+(?:aa|ae|ap)\s+\d{5}\b",
         0.7,
     ),
     TranscriptPattern(
-        "DATE_OF_BIRTH", "month-name date with year",
+        "DATE_OF_BIRTH",
+        "month-name date with year",
         rf"\b(?:{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?"
         rf"\s+(?:of\s+)?{_MONTH},?\s+\d{{4}})\b",
-        0.5, ("born", "birth", "dob", "birthday"),
+        0.5,
+        ("born", "birth", "dob", "birthday"),
     ),
     TranscriptPattern(
-        "DATE_OF_BIRTH", "numeric date",
+        "DATE_OF_BIRTH",
+        "numeric date",
         r"\b\d{1,2}[/.-]\d{1,2}[/.-](?:19|20)\d{2}\b",
-        0.5, ("born", "birth", "dob", "birthday"),
+        0.5,
+        ("born", "birth", "dob", "birthday"),
     ),
     TranscriptPattern(
-        "DATE_OF_BIRTH", "spoken date",
+        "DATE_OF_BIRTH",
+        "spoken date",
         rf"\b(?:(?:the\s+)?{_ORDINAL_WORD}\s+of\s+{_MONTH}|{_MONTH}\s+(?:the\s+)?{_ORDINAL_WORD})"
         rf",?\s+{_SPOKEN_YEAR}\b",
-        0.5, ("born", "birth", "dob", "birthday"),
+        0.5,
+        ("born", "birth", "dob", "birthday"),
     ),
     TranscriptPattern(
-        "USER_NAME", "handle with digits",
+        "USER_NAME",
+        "handle with digits",
         r"\b[a-z][a-z._]{2,}\d{1,4}\b",
-        0.4, ("username", "user", "handle", "login", "account", "id"),
+        0.4,
+        ("username", "user", "handle", "login", "account", "id"),
     ),
     TranscriptPattern(
-        "USER_NAME", "handle with underscore or dot",
+        "USER_NAME",
+        "handle with underscore or dot",
         rf"\b[a-z]+[._][a-z]+\d*\b(?!\s*(?:@|at\s))(?<!\.{_TLD})",
-        0.3, ("username", "user", "handle", "login"),
+        0.3,
+        ("username", "user", "handle", "login"),
     ),
-)  # fmt: skip
+)
 
 
 def transcript_pattern_recognizers() -> list[Any]:

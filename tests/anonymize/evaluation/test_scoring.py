@@ -8,8 +8,29 @@ from components.anonymize.evaluation.datasets import NEUTRAL, GoldSpan, Labelled
 from components.anonymize.evaluation.scoring import DetectionScore, score_text
 from components.anonymize.spans import Span
 from components.core.errors import InputError
+from tests.conftest import SHARED_DATA as SHARED
+from tests.conftest import TEST_DATA
 
-SHARED = Path(__file__).resolve().parents[4] / "shared" / "data"
+
+def test_vendored_samples_load_with_types_mapped_and_offsets_on_the_text() -> None:
+    research = load_labelled(
+        "presidio_research", TEST_DATA / "presidio_research" / "generated_small.sample.json"
+    )
+    assert len(research) == 20
+    types = {g.entity_type for item in research for g in item.gold}
+    assert {"PERSON_NAME", "STREET_ADDRESS", "CREDIT_CARD_NUMBER"} <= types
+    assert not types & {"PERSON", "ADDRESS", "CREDIT_CARD"}  # every source name mapped
+    first = research[0]  # offsets point at the span's own text, in the source's order
+    assert [(first.text[g.start : g.end], g.entity_type) for g in first.gold][:2] == [
+        ("Wijtze", "PERSON_NAME"),
+        ("(96) 627-277", "PHONE_NUMBER"),
+    ]
+    wnut = load_labelled("wnut17", TEST_DATA / "wnut17" / "emerging.dev.sample.conll")
+    assert len(wnut) == 30
+    spans = [(item.text[g.start : g.end], g.entity_type) for item in wnut for g in item.gold]
+    assert {("Redondo Beach Blvd", "LOCATION"), ("Hillary Clinton", "PERSON_NAME")} <= set(spans)
+    persons = [text for text, entity_type in spans if entity_type == "PERSON_NAME"]
+    assert len(persons) == 14 and all(p == p.strip() and p for p in persons)
 
 
 def test_character_scores_are_label_agnostic_and_ignore_neutral_and_spaces() -> None:
