@@ -10,7 +10,7 @@ from components.anonymize.config import AnonymizeConfig
 from components.anonymize.stream import AnonymizationTally, anonymize_stream
 from components.ingest.generate import generate_corpus
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
