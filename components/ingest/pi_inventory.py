@@ -46,7 +46,9 @@ def salted_digest(value_normalized: str, salt: str) -> str:
     number has about 10^10 values, so the key protects the values exactly as well as the
     raw data it sits beside is protected, and must never leave ``data/raw``.
     """
-    return hmac.new(salt.encode(), value_normalized.encode(), hashlib.sha256).hexdigest()
+    # hmac.digest is the one-shot C path: the same HMAC, without an object per value (a
+    # bundle scan hashes millions of windows).
+    return hmac.digest(salt.encode(), value_normalized.encode(), hashlib.sha256).hex()
 
 
 def inventory_entries(conversations: Iterable[Conversation], salt: str) -> Iterator[InventoryEntry]:
@@ -93,12 +95,16 @@ def find_leaks(
     by_digest = {e.digest: e for e in entries if e.specific and e.n_chars >= min_chars}
     if not by_digest:
         return []
-    longest = max(e.n_tokens for e in by_digest.values())
+    # A window equal to a value has its word and character counts: hash only such windows.
+    shapes = {(e.n_tokens, e.n_chars) for e in by_digest.values()}
     tokens = normalized(text).split()
     found: dict[str, InventoryEntry] = {}
-    for n in range(1, longest + 1):
+    for n in sorted({n_tokens for n_tokens, _ in shapes}):
         for i in range(len(tokens) - n + 1):
-            digest = salted_digest(" ".join(tokens[i : i + n]), salt)
+            window = tokens[i : i + n]
+            if (n, sum(map(len, window))) not in shapes:
+                continue
+            digest = salted_digest(" ".join(window), salt)
             if digest in by_digest:
                 found[digest] = by_digest[digest]
     return list(found.values())
