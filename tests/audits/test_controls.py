@@ -28,8 +28,10 @@ CONTROL_TRAIN = TrainConfig(
     lora_alpha=32, save_steps=1000, eval_fraction=0.0, tasks=["continuation"],
     target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
 )  # fmt: skip
+# 50 canary candidates still separate the adapters widely, at half the cost of 100 (exposure
+# measured on CPU, 6-fold canary: raw 36 bits, anonymized 1.1; 1-fold: raw 10.5, anon. 2.6).
 CONTROL_AUDIT = AuditConfig(
-    n_prompts=6, canary_candidates=100, extraction_prefixes=12, mia_conversations=12
+    n_prompts=6, canary_candidates=50, extraction_prefixes=12, mia_conversations=12
 )
 
 

@@ -32,7 +32,7 @@ TRIGGER = """
 import json, sys
 from prefect.deployments import run_deployment
 run = run_deployment("veiltune-pipeline/veiltune-pipeline", parameters=json.loads(sys.argv[1]),
-                     timeout=480)
+                     timeout=480, poll_interval=1)
 print(json.dumps({"state": run.state.type.value, "message": run.state.message or "",
                   "id": str(run.id)}))
 """
@@ -114,7 +114,8 @@ def served(
     server_env = pipeline_env(
         **common, PREFECT_SERVER_API_AUTH_STRING=auth, PREFECT_LOGGING_LEVEL="WARNING"
     )
-    env = pipeline_env(**common, PREFECT_API_AUTH_STRING=auth)  # clients: serve, triggers
+    # clients: serve, triggers. Serve polls for scheduled runs every second, not every 10.
+    env = pipeline_env(**common, PREFECT_API_AUTH_STRING=auth, PREFECT_RUNNER_POLL_FREQUENCY="1")
     log = (root / "server.log").open("wb")
     server = subprocess.Popen(
         [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],

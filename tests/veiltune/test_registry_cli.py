@@ -267,14 +267,24 @@ def test_a_locked_store_is_one_error_naming_it(
 ) -> None:
     import sqlite3
 
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
     from components.core.tracking import configure_tracking
+
+    def short_busy_timeout(*args: Any) -> tuple[str, Any]:
+        # MLflow has SQLite wait 20 s for a lock before "database is locked": same error, sooner.
+        statement, parameters = args[2:4]
+        return statement.replace("busy_timeout = 20000", "busy_timeout = 100"), parameters
 
     configure_tracking("veiltune")  # the store exists, as after any stage
     lock = sqlite3.connect(workspace / "mlflow.db", isolation_level=None)
     lock.execute("BEGIN EXCLUSIVE")
+    event.listen(Engine, "before_cursor_execute", short_busy_timeout, retval=True)
     try:
         assert main(["demote", "1", "--params", "params.yaml"]) == 1
     finally:
+        event.remove(Engine, "before_cursor_execute", short_busy_timeout)
         lock.close()
     err = capsys.readouterr().err
     assert f"MLflow store sqlite:///{workspace / 'mlflow.db'}: database is locked" in err
