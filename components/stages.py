@@ -158,12 +158,7 @@ def load_params(params_path: Path) -> dict[str, Any]:
 def stage_context(params_path: Path) -> StageContext:
     """Every stage's validated config from params.yaml (a bad key anywhere is an error)."""
     params = load_params(params_path)
-    return StageContext(params_path, params, build_configs(params, SECTIONS))
-
-
-def config_of(params_path: Path, name: str) -> Any:
-    """One stage's validated config."""
-    return stage_context(params_path).configs[name]
+    return StageContext(params_path, params, build_configs(params, SECTIONS), tuple(BY_NAME))
 
 
 def run_stage(name: str, params_path: Path) -> Metrics:

@@ -289,33 +289,19 @@ def _run_tool(args: argparse.Namespace) -> Any:
         overrides = parse_overrides(args.overrides)
         return pipeline(stages=args.stages, overrides=overrides, corpus=args.corpus)
     if args.command == "purge-raw":
-        return _purge_raw(Path.cwd(), args.yes)
+        from components.core.purge import purge_command
+
+        corpus = (
+            stage_context(paths.PARAMS).config(IngestConfig).corpus_path
+            if paths.PARAMS.is_file()
+            else None
+        )
+        return purge_command(Path.cwd(), args.yes, corpus)
     if args.command == "serve":
         from flows.pipeline import serve
 
         return serve(args.name, args.allow_overrides)
     raise AssertionError(f"unhandled command {args.command}")
-
-
-def _purge_raw(root: Path, confirmed: bool) -> dict[str, Any]:
-    """Erase every raw copy under ``root`` (``components.core.purge``); list them unless
-    ``confirmed``."""
-    from components.core.purge import purge_raw, raw_copies
-
-    if not confirmed:
-        listed = [p.relative_to(root).as_posix() for p in raw_copies(root)]
-        return {"would_remove": listed, "n": len(listed), "erase_with": "veiltune purge-raw --yes"}
-    report = purge_raw(root)
-    corpus = (
-        stage_context(paths.PARAMS).config(IngestConfig).corpus_path
-        if paths.PARAMS.is_file()
-        else None
-    )
-    if corpus:
-        logging.getLogger(__name__).warning(
-            "your source corpus %s was not touched: erase it yourself", corpus
-        )
-    return report.to_record()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

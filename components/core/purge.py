@@ -20,11 +20,13 @@ bundle (its PI scan keeps conversation values out), and the source corpus you po
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # The workspace folders that hold conversation text, or the key to its hashes.
 CONVERSATION_FOLDERS = ("data/raw", "data/pi_inventory", "data/anonymized", "data/review")
@@ -69,6 +71,21 @@ def purge_raw(root: Path) -> PurgeReport:
             path.unlink()
         report.removed.append(path.relative_to(root).as_posix())
     return report
+
+
+def purge_command(root: Path, confirmed: bool, source_corpus: str | None) -> dict[str, Any]:
+    """``veiltune purge-raw``: list every raw copy under ``root``, or erase them when
+    ``confirmed``; a corpus of the user's own (``source_corpus``) is never touched, and
+    the log says so."""
+    if not confirmed:
+        listed = [p.relative_to(root).as_posix() for p in raw_copies(root)]
+        return {"would_remove": listed, "n": len(listed), "erase_with": "veiltune purge-raw --yes"}
+    report = purge_raw(root)
+    if source_corpus:
+        logging.getLogger(__name__).warning(
+            "your source corpus %s was not touched: erase it yourself", source_corpus
+        )
+    return report.to_record()
 
 
 def _cached_conversation_objects(cache: Path) -> Iterator[Path]:

@@ -33,6 +33,7 @@ class StageContext:
     params_path: Path
     params: Mapping[str, Any]  # params.yaml as read (validated)
     configs: Mapping[str, Any]  # stage name -> its config dataclass, defaults filled in
+    order: tuple[str, ...] = ()  # every stage's name, in pipeline order
 
     @property
     def base_dir(self) -> Path:
@@ -51,6 +52,10 @@ class StageContext:
         if not isinstance(config, cls):
             raise ParamsError(f"params: no section '{section}' for {cls.__name__}")
         return config
+
+    def stages_before(self, name: str) -> tuple[str, ...]:
+        """The stages that run before ``name``, in order."""
+        return self.order[: self.order.index(name)]
 
     def setting(self, dotted: str) -> Any:
         """One validated value by its dotted key, e.g. ``gate.threshold``."""

@@ -22,24 +22,10 @@ from components.export.detector_scan import DetectorScanPolicy
 from components.export.sources import registry_status
 from components.ingest import read_inventory
 
-# The stages whose metrics the compliance report reads; all of metrics/*.json goes in the
-# bundle. Every stage before export.
-EXPORT_METRICS = (
-    "ingest",
-    "base_model",
-    "anonymize",
-    "risk",
-    "review",
-    "gate",
-    "train",
-    "evaluate",
-    "audit",
-    "register",
-)
-
 
 def run(config: ExportConfig, context: StageContext) -> Metrics:
-    metrics = {stage: read_metrics(stage) for stage in EXPORT_METRICS}
+    # The report reads every earlier stage's metrics; all of metrics/*.json goes in the bundle.
+    metrics = {stage: read_metrics(stage) for stage in context.stages_before("export")}
     for required in (paths.DVC_LOCK, paths.SALT, paths.RAW_CORPUS):
         if not required.is_file():
             raise InputError(f"{required}: missing; run the pipeline with `dvc repro` first")

@@ -46,6 +46,3 @@ def write_review_sample(
     bands = Counter(str(record["risk_band"]) for record in records)
     contexts = Counter(str(record["context"]) for record in records)
     return {"sampled": len(records), "by_band": dict(bands), "by_context": dict(contexts)}
-
-
-__all__ = ["run", "write_review_sample"]
