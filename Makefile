@@ -35,8 +35,12 @@ run: setup
 	$(BIN)/dvc repro
 	@echo "Done. Metrics: dvc metrics show | Model registry: make mlflow-ui | Bundle: exports/bundle.zip"
 
+# One worker per core (at most 4: each loads its own spaCy pipeline and base model); whole
+# modules per worker, so a module's fixtures are built once. TEST_WORKERS=0 runs serially.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
+
 test: setup
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder tests
 
 lint: setup
 	$(BIN)/ruff check components flows audits veiltune tests benchmarks
