@@ -106,7 +106,7 @@ def review_contents(
     Returns the bundle contents under ``review/`` and ``{"n_records", "residual_masked",
     "detector_masked"}``.
     """
-    from components.risk import review_page_html
+    from components.review import review_page_html
 
     contents = folder_contents(review_dir, "review")
     specific = [e for e in entries if e.specific]

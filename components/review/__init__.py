@@ -5,5 +5,6 @@ Other stages import from here only; the modules behind these names are this stag
 from __future__ import annotations
 
 from components.review.config import ReviewConfig
+from components.review.page import ANNOTATION_INSTRUCTIONS, review_page_html
 
-__all__ = ["ReviewConfig"]
+__all__ = ["ANNOTATION_INSTRUCTIONS", "ReviewConfig", "review_page_html"]

@@ -13,8 +13,9 @@ from components.core.corpus import Conversation, load_corpus
 from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from components.core.stage import Metrics, StageContext
 from components.review.config import ReviewConfig
+from components.review.page import review_page_html
 from components.review.sample import review_sample
-from components.risk import read_risk_table, review_page_html
+from components.risk import read_risk_table
 
 
 def run(

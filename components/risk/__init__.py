@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from components.risk.config import RiskConfig
 from components.risk.estimate import estimate_items, scored_items
-from components.risk.report import review_page_html
 from components.risk.scoring import (
     CONTEXT_COLUMN,
     FULL,
@@ -34,7 +33,6 @@ __all__ = [
     "RiskPolicy",
     "estimate_items",
     "read_risk_table",
-    "review_page_html",
     "scored_items",
     "summarize_scores",
 ]
