@@ -263,6 +263,11 @@ def test_evaluate_detection_writes_metrics_and_logs_to_mlflow(
     assert run.data.metrics["char_recall"] == 1.0
 
 
+def review_import(annotated: Path, output: Path) -> int:
+    arguments = ["review", "import", "--params", str(REPO_PARAMS), "--input", str(annotated)]
+    return main([*arguments, "--output", str(output)])
+
+
 def test_review_import_scores_annotations_next_to_the_estimate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -285,18 +290,7 @@ def test_review_import_scores_annotations_next_to_the_estimate(
         ],
     )
     output = tmp_path / "report.json"
-    code = main(
-        [
-            "review",
-            "import",
-            "--params",
-            str(REPO_PARAMS),
-            "--input",
-            str(annotated),
-            "--output",
-            str(output),
-        ]
-    )
+    code = review_import(annotated, output)
     assert code == 0
     report = json.loads(output.read_text())
     rows = {row["conversation_id"]: row for row in report["rows"]}
@@ -320,18 +314,7 @@ def test_review_import_refuses_malformed_annotations_by_line(
         ],
     )
     output = tmp_path / "report.json"
-    code = main(
-        [
-            "review",
-            "import",
-            "--params",
-            str(REPO_PARAMS),
-            "--input",
-            str(annotated),
-            "--output",
-            str(output),
-        ]
-    )
+    code = review_import(annotated, output)
     assert code == 1
     assert f"{annotated}:2: turns[0].text: tag [MISSED_PERSONNAME]" in capsys.readouterr().err
     assert not output.exists()
