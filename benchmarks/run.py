@@ -67,7 +67,7 @@ def bench_detection(texts: list[str]) -> dict[str, float]:
     ).create_engine()
     plain = AnalyzerEngine(nlp_engine=plain_nlp)
     config = AnonymizeConfig()
-    detector, policy = build_detector(config), anonymization_policy(config, REPO)
+    detector, policy = build_detector(config, REPO), anonymization_policy(config, REPO)
     records = [Conversation(str(i), (Turn(None, t),), plain=True) for i, t in enumerate(texts)]
     plain.analyze(texts[0], language="en")  # warm both
     detector.detect(texts[:1])

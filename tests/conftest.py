@@ -45,7 +45,7 @@ def detector():  # type: ignore[no-untyped-def]
     from components.anonymize.config import AnonymizeConfig
     from components.anonymize.factory import build_detector
 
-    return build_detector(AnonymizeConfig())
+    return build_detector(AnonymizeConfig(), Path(__file__).resolve().parent.parent)
 
 
 @pytest.fixture(scope="session")

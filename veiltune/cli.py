@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_anonymize(commands)
     _add_detect(commands)
     _add_evaluate_detection(commands)
+    _add_calibrate(commands)
     _add_review(commands)
     _add_utility_report(commands)
     _add_promote_demote(commands)
@@ -114,10 +115,46 @@ def _add_evaluate_detection(commands: Any) -> None:
     sub.add_argument("--path", type=Path, help="file of labelled data (not for embedded)")
     sub.add_argument("--limit", type=int, help="score only the first N texts")
     sub.add_argument(
+        "--split",
+        choices=["all", "tuning", "heldout"],
+        default="all",
+        help="presidio_research only: the templates calibration uses, or those it never sees",
+    )
+    sub.add_argument(
+        "--show-false-positives",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print a seeded sample of N false positives with their context to stderr "
+        "(private text: never written to the metrics file or MLflow)",
+    )
+    sub.add_argument(
         "--output",
         type=Path,
         default=paths.METRICS_DIR / "evaluate_detection.json",
         help="metrics file to write",
+    )
+
+
+def _add_calibrate(commands: Any) -> None:
+    text = (
+        "Calibrate detection: choose each recognizer's score threshold for the recall, "
+        "balanced and precision operating points on labelled data (presidio_research: its "
+        "tuning templates only) and write them to the calibration policy file."
+    )
+    sub = commands.add_parser("calibrate", help=text.split(":")[0] + ".", description=text)
+    _add_params(sub)
+    sub.add_argument(
+        "--data",
+        action="append",
+        required=True,
+        metavar="KIND[=PATH]",
+        help="labelled data: wnut17=FILE, presidio_research=FILE, jsonl=FILE or embedded "
+        "(repeat for several)",
+    )
+    sub.add_argument("--limit", type=int, help="use only the first N texts of each")
+    sub.add_argument(
+        "--output", type=Path, default=Path("policy/calibration.yaml"), help="file to write"
     )
 
 
@@ -246,6 +283,17 @@ def _run_command(args: argparse.Namespace) -> Any:
     return _run_tool(args)
 
 
+def _labelled_data(spec: str) -> tuple[str, Path | None]:
+    """``wnut17=dev.conll`` -> (kind, path); ``embedded`` has no path."""
+    from components.core.errors import InputError
+
+    kind, _, path = spec.partition("=")
+    kinds = ("embedded", "presidio_research", "wnut17", "jsonl")
+    if kind not in kinds or (kind != "embedded") != bool(path):
+        raise InputError(f"--data {spec}: KIND=PATH with KIND among {', '.join(kinds[1:])}, or embedded")
+    return kind, Path(path) if path else None
+
+
 def _words(args: argparse.Namespace) -> tuple[str, ...]:
     """The command words given: ``("review", "export")``, ``("train",)``."""
     action = getattr(args, "action", None)
@@ -262,11 +310,29 @@ def _run_tool(args: argparse.Namespace) -> Any:
             "records": detect(context.config(AnonymizeConfig), context, args.input, args.output)
         }
     if args.command == "evaluate-detection":
-        from components.anonymize.commands import evaluate_detection
+        from components.anonymize.commands import evaluate_detection, format_false_positives
 
         context = stage_context(args.params)
         config = context.config(AnonymizeConfig)
-        return evaluate_detection(config, context, args.dataset, args.path, args.limit, args.output)
+        metrics, samples = evaluate_detection(
+            config,
+            context,
+            args.dataset,
+            args.path,
+            args.limit,
+            args.output,
+            args.split,
+            args.show_false_positives,
+        )
+        if samples:
+            print(format_false_positives(samples), file=sys.stderr)
+        return metrics
+    if args.command == "calibrate":
+        from components.anonymize.commands import calibrate
+
+        context = stage_context(args.params)
+        data = [_labelled_data(spec) for spec in args.data]
+        return calibrate(context.config(AnonymizeConfig), context, data, args.output, args.limit)
     if args.command == "review":
         from components.review.commands import review_import
 

@@ -3,10 +3,12 @@ and score detection on labelled data."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
 from components.anonymize.config import AnonymizeConfig
+from components.anonymize.evaluation.scoring import FalsePositive
 from components.anonymize.factory import anonymization_policy, build_detector, detection_records
 from components.anonymize.stage import anonymize_file
 from components.core import tracking
@@ -33,7 +35,7 @@ def detect(
     """Write ``{"id", "spans"}`` (or per-turn spans) for each input record, in order."""
     check_paths([input_path], [output_path])
     conversations = load_corpus(input_path)
-    detector = build_detector(config)
+    detector = build_detector(config, context.base_dir)
     policy = anonymization_policy(config, context.base_dir)
     records = detection_records(conversations, detector, policy, config.batch_size)
     return write_jsonl_atomic(output_path, records)
@@ -46,24 +48,85 @@ def evaluate_detection(
     path: Path | None,
     limit: int | None,
     output: Path,
-) -> Metrics:
-    """Score the anonymize stage's detector on labelled data; write and log the metrics."""
+    split: str = "all",
+    show_false_positives: int = 0,
+) -> tuple[Metrics, list[FalsePositive]]:
+    """Score the anonymize stage's detector on labelled data; write and log the metrics.
+
+    Returns the metrics and a sample of ``show_false_positives`` false positives with their
+    context, for the caller to show a developer: they may hold private text, so they are
+    neither written with the metrics nor logged to MLflow.
+    """
     import mlflow
 
     from components.anonymize.evaluation.datasets import load_labelled
     from components.anonymize.evaluation.run import evaluate_detection as run_evaluation
 
     check_paths([path] if path is not None else [], [output])
-    items = load_labelled(dataset, path, limit)
-    detector = build_detector(config)
+    items = load_labelled(dataset, path, limit, split)
+    detector = build_detector(config, context.base_dir)
     policy = anonymization_policy(config, context.base_dir)
-    metrics = {"dataset": dataset, **run_evaluation(items, detector, policy, config.batch_size)}
+    scored, samples = run_evaluation(
+        items, detector, policy, config.batch_size, show_false_positives
+    )
+    metrics = {"dataset": dataset, "split": split, **scored}
     write_json_atomic(output, metrics)
     experiment_id = tracking.configure_tracking(context.experiment)
     with mlflow.start_run(experiment_id=experiment_id, run_name=f"evaluate-detection-{dataset}"):
         mlflow.set_tag("veiltune.kind", "evaluate-detection")
         tracking.log_flat_params("anonymize", asdict(config))
-        mlflow.log_params({"dataset": dataset, "path": str(path), "limit": str(limit)})
+        mlflow.log_params(
+            {"dataset": dataset, "path": str(path), "limit": str(limit), "split": split}
+        )
         tracking.log_numeric_metrics(metrics)
         mlflow.log_artifact(str(output))
-    return metrics
+    return metrics, samples
+
+
+def format_false_positives(samples: list[FalsePositive]) -> str:
+    """The sample as a developer reads it: one block per span, its context with the span
+    in ``[[ ]]``."""
+    lines = [f"{len(samples)} false positives (seeded sample; private text, not logged):"]
+    for sample in samples:
+        lines.append(f"- {sample.text_id} {sample.entity_type} by {sample.source}:")
+        lines.append(f"    {sample.context!r}")
+    return "\n".join(lines)
+
+
+def calibrate(
+    config: AnonymizeConfig,
+    context: StageContext,
+    data: Sequence[tuple[str, Path | None]],
+    output: Path,
+    limit: int | None = None,
+) -> Metrics:
+    """Calibrate the recognizers' thresholds of each operating point on labelled data and
+    write them to ``output`` (presidio-research: its tuning templates only)."""
+    from components.anonymize.calibration import Thresholds, write_calibration
+    from components.anonymize.evaluation.calibrate import BETAS, Calibration
+    from components.anonymize.evaluation.calibrate import calibrate as run_calibration
+    from components.anonymize.evaluation.datasets import load_labelled
+    from components.anonymize.presidio_backend import PresidioDetector
+
+    check_paths([path for _, path in data if path is not None], [output])
+    sets = {}
+    for kind, path in data:
+        split = "tuning" if kind == "presidio_research" else "all"
+        name = f"{kind}:{path.name}" if path is not None else kind
+        sets[name] = load_labelled(kind, path, limit, split)
+    backend = PresidioDetector(
+        config.spacy_model, config.info_types, Thresholds(config.score_threshold)
+    )
+    policy = anonymization_policy(config, context.base_dir)
+    points = run_calibration(Calibration(sets, backend, policy, config.score_threshold))
+    document = {
+        "calibrated_on": {name: len(items) for name, items in sets.items()},
+        "objective": (
+            "mean over the data sets of character F-beta; beta per point: "
+            + ", ".join(f"{point} {beta}" for point, beta in BETAS.items())
+        ),
+        "engine_threshold": config.score_threshold,
+        "operating_points": points,
+    }
+    write_calibration(output, document)
+    return {"output": str(output), **document}

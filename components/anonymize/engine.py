@@ -21,6 +21,9 @@ _PROPAGATED_SCORE = 0.6
 # A numbered role ("Person1", "Speaker 2", "agent_3") is its role: the number is not a name.
 _ROLE_NUMBER = re.compile(r"[\s#_-]*\d+$")
 _POSSESSIVE = re.compile(r"['’]s$", re.I)
+# Span sources the engine adds to the backend's recognizers (see Span.source).
+SPEAKER_SOURCE = "speaker_label"
+PROPAGATED_PREFIX = "propagated/"
 
 
 class Detector(Protocol):
@@ -231,7 +234,7 @@ def _speaker_spans(speaker: str, policy: AnonymizationPolicy) -> list[Span]:
     if _is_role(speaker, policy) or not speaker.strip():
         return []
     start = len(speaker) - len(speaker.lstrip())
-    return [Span(start, len(speaker.rstrip()), "PERSON_NAME", 1.0)]
+    return [Span(start, len(speaker.rstrip()), "PERSON_NAME", 1.0, SPEAKER_SOURCE)]
 
 
 def _role_labels(fields: list[tuple[TextField, str]], policy: AnonymizationPolicy) -> set[str]:
@@ -257,29 +260,42 @@ def _propagate_names(
     items (a username, an email, an account number) as their whole surface.
     """
     # Each surface takes the type of its most confident detection in the conversation.
-    best: dict[str, tuple[float, str]] = {}  # lowercase surface -> (best score, its type)
+    best: dict[str, tuple[float, str, str]] = {}  # lowercase surface -> (score, type, source)
     for (_, text), found in zip(fields, spans, strict=True):
         for span in found:
             key = text[span.start : span.end].strip().lower()
-            best[key] = max(best.get(key, (0.0, "")), (span.score, span.entity_type))
+            best[key] = max(best.get(key, (0.0, "", "")), (span.score, span.entity_type, span.source))
     names = {
-        token
-        for surface, (_, info_type) in best.items()
+        token: source
+        for surface, (_, info_type, source) in best.items()
         if info_type == "PERSON_NAME"
         for token in entity_tokens(surface)
         if token.isalpha() and len(token) >= _MIN_PROPAGATED_TOKEN
     }
-    types = {surface: info_type for surface, (_, info_type) in best.items()}
+    types = {surface: info_type for surface, (_, info_type, _) in best.items()}
     items = {
-        surface: info_type
-        for surface, info_type in types.items()
+        surface: (info_type, source)
+        for surface, (_, info_type, source) in best.items()
         if info_type != "PERSON_NAME" and len(surface) >= _MIN_PROPAGATED_SURFACE
     }
     if not names and not items:
         return [resolve_overlaps(found) for found in spans]
     return [
-        resolve_overlaps(_consensus(found, text, types) + _mentions(text, names, items))
+        _own_sources(
+            resolve_overlaps(_consensus(found, text, types) + _mentions(text, names, items)),
+            found,
+        )
         for (_, text), found in zip(fields, spans, strict=True)
+    ]
+
+
+def _own_sources(kept: list[Span], detected: list[Span]) -> list[Span]:
+    """A copy that won over the detection it copies, in the same place, is that detection's:
+    its recognizer found it, propagation only raised its score."""
+    sources = {(s.start, s.end): s.source for s in detected}
+    return [
+        replace(s, source=sources[(s.start, s.end)]) if (s.start, s.end) in sources else s
+        for s in kept
     ]
 
 
@@ -291,22 +307,29 @@ def _consensus(found: list[Span], text: str, types: dict[str, str]) -> list[Span
     ]
 
 
-def _mentions(text: str, names: set[str], items: dict[str, str]) -> list[Span]:
-    """Whole-word occurrences of known name words and item surfaces in ``text``."""
+def _mentions(text: str, names: dict[str, str], items: dict[str, tuple[str, str]]) -> list[Span]:
+    """Whole-word occurrences of known name words and item surfaces in ``text``, each
+    sourced to the recognizer of the mention it copies."""
     found = [
-        Span(m.start(), m.end(), "PERSON_NAME", _PROPAGATED_SCORE)
+        Span(
+            m.start(),
+            m.end(),
+            "PERSON_NAME",
+            _PROPAGATED_SCORE,
+            PROPAGATED_PREFIX + names[m.group().lower()],
+        )
         for m in _WORD.finditer(text)
         if m.group().lower() in names
     ]
     lower = text.lower()
-    for surface, info_type in items.items():
+    for surface, (info_type, source) in items.items():
         start = lower.find(surface)
         while start >= 0:
             end = start + len(surface)
             if not (start and text[start - 1].isalnum()) and not (
                 end < len(text) and text[end].isalnum()
             ):
-                found.append(Span(start, end, info_type, _PROPAGATED_SCORE))
+                found.append(Span(start, end, info_type, _PROPAGATED_SCORE, PROPAGATED_PREFIX + source))
             start = lower.find(surface, start + 1)
     return found
 

@@ -6,12 +6,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from components.anonymize.config import AnonymizeConfig
+from components.anonymize.calibration import Thresholds, read_thresholds
+from components.anonymize.config import DEFAULT_INFO_TYPES, AnonymizeConfig
 from components.anonymize.engine import (
     AnonymizationPolicy,
     Detector,
     detect_batch,
 )
+from components.anonymize.taxonomy import PRESIDIO_TO_DLP
 from components.anonymize.term_lists import read_term_lists
 from components.core.corpus import Conversation
 
@@ -38,13 +40,26 @@ DEFAULT_SPEAKER_ROLES = frozenset(
 )
 
 
-def build_detector(config: AnonymizeConfig) -> Detector:
-    """The detection backend named by ``anonymize.backend``."""
+def build_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
+    """The detection backend named by ``anonymize.backend``, at the operating point that
+    ``anonymize.calibration`` (relative to ``base_dir``) and ``operating_point`` select."""
+    thresholds = detection_thresholds(config, base_dir)
     if config.backend == "presidio":
         from components.anonymize.presidio_backend import PresidioDetector
 
-        return PresidioDetector(config.spacy_model, config.info_types, config.score_threshold)
+        return PresidioDetector(config.spacy_model, config.info_types, thresholds)
     raise AssertionError(f"unreachable: AnonymizeConfig accepted backend {config.backend!r}")
+
+
+def detection_thresholds(config: AnonymizeConfig, base_dir: Path = Path()) -> Thresholds:
+    """The score thresholds in force: the calibration file's operating point, or
+    ``score_threshold`` alone when ``anonymize.calibration`` is null."""
+    if config.calibration is None:
+        return Thresholds(config.score_threshold, origin="anonymize.score_threshold")
+    known_types = {*DEFAULT_INFO_TYPES, *PRESIDIO_TO_DLP.values(), *config.info_types}
+    return read_thresholds(
+        base_dir / config.calibration, config.operating_point, config.score_threshold, known_types
+    )
 
 
 def anonymization_policy(config: AnonymizeConfig, base_dir: Path = Path()) -> AnonymizationPolicy:

@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 import spacy
+from presidio_analyzer import RecognizerResult
 from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from components.anonymize.calibration import Thresholds
 from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
 from components.anonymize.spans import Span, resolve_overlaps
 from components.anonymize.taxonomy import presidio_entities_for, to_dlp
 from components.core.errors import BackendError
 
 logger = logging.getLogger(__name__)
+
+RECOGNIZER_NAME_KEY = RecognizerResult.RECOGNIZER_NAME_KEY
 
 LANGUAGE = "en"
 # Presidio's context step is quadratic in a text's length: long texts go in windows.
@@ -83,11 +88,18 @@ def use_offline_public_suffix_list() -> None:
 class PresidioDetector:
     """Finds personal information with Presidio; reports DLP info types."""
 
-    def __init__(self, spacy_model: str, info_types: Sequence[str], score_threshold: float):
+    def __init__(self, spacy_model: str, info_types: Sequence[str], thresholds: Thresholds):
         use_offline_public_suffix_list()
         self._info_types = set(info_types)
-        self._score_threshold = score_threshold
+        self.thresholds = thresholds
         self._analyzer = _build_analyzer(spacy_model)
+        self.recognizer_names = frozenset(r.name for r in self._analyzer.registry.recognizers)
+        # Recognizers whose base score sits under the threshold so that only a context word
+        # raises a match over it: calibration never lowers their threshold below the engine's.
+        self.context_recognizer_names = frozenset(
+            r.name for r in self._analyzer.registry.recognizers if getattr(r, "context", None)
+        )
+        thresholds.check_recognizers(self.recognizer_names)
         self._names = next(
             r.completer
             for r in self._analyzer.registry.recognizers
@@ -97,10 +109,22 @@ class PresidioDetector:
         self._entities = [e for e in presidio_entities_for(list(info_types)) if e in supported]
 
     def detect(self, texts: Sequence[str], batch_size: int = 64) -> list[list[Span]]:
-        """Spans of the selected info types in each text, in input order.
+        """Spans of the selected info types in each text, in input order, kept by the
+        operating point's thresholds."""
+        candidates = self.candidates(texts, self.thresholds.floor, batch_size)
+        return [
+            self.finish(text, found, self.thresholds)
+            for text, found in zip(texts, candidates, strict=True)
+        ]
+
+    def candidates(
+        self, texts: Sequence[str], score_floor: float, batch_size: int = 64
+    ) -> list[list[Span]]:
+        """Every span the recognizers report with a score of ``score_floor`` or more, each
+        with its recognizer, overlaps unresolved (what calibration weighs).
 
         Long texts are cut into overlapping windows (Presidio's context step is quadratic
-        in a text's length); spans found in two windows are merged.
+        in a text's length); spans found in two windows are merged by ``finish``.
         """
         windows = [(i, start, end) for i, text in enumerate(texts) for start, end in _windows(text)]
         pieces = [texts[i][start:end] for i, start, end in windows]
@@ -113,24 +137,54 @@ class PresidioDetector:
                 language=LANGUAGE,
                 entities=self._entities,
                 nlp_artifacts=artifacts,
-                score_threshold=self._score_threshold,
+                score_threshold=score_floor,
             )
             results[i] += [
                 replace(s, start=s.start + offset, end=s.end + offset)
-                for s in self._to_spans(found)
+                for s in self._to_spans(piece, found)
             ]
-        return [
-            self._names.complete(text, resolve_overlaps(spans)) if spans else spans
-            for text, spans in zip(texts, results, strict=True)
-        ]
+        return results
 
-    def _to_spans(self, found: list[Any]) -> list[Span]:
+    def finish(self, text: str, candidates: list[Span], thresholds: Thresholds) -> list[Span]:
+        """The candidates ``thresholds`` keep, overlaps resolved, names grown over their
+        surnames."""
+        kept = [s for s in candidates if thresholds.keep(s)]
+        return self._names.complete(text, resolve_overlaps(kept)) if kept else kept
+
+    def _to_spans(self, text: str, found: list[Any]) -> list[Span]:
         spans = []
         for result in found:
             info_type = to_dlp(result.entity_type)
-            if info_type in self._info_types:
-                spans.append(Span(result.start, result.end, info_type, float(result.score)))
+            if info_type not in self._info_types:
+                continue
+            source = result.recognition_metadata.get(RECOGNIZER_NAME_KEY, "")
+            start, end = result.start, result.end
+            if source == NER_SOURCE:
+                start, end = trim_ner_span(text, start, end)
+            if end > start:
+                spans.append(Span(start, end, info_type, result.score, source))
         return spans
+
+
+NER_SOURCE = "SpacyRecognizer"
+# What spaCy's small model takes into an entity on chat text that names nobody: a retweet
+# mark, @handles and #hashtags (handles are USER_NAME by their own pattern), links, and the
+# punctuation around them ("RT @_iiViolet :", "Robert ...."), and a leading article.
+_NER_EDGE_BEFORE = re.compile(r"^(?:\s|RT\b|(?i:the|an?)\s|[@#][\w.]+|https?://\S+|[^\w\s])+")
+_NER_EDGE_AFTER = re.compile(r"(?:\s|\s[@#][\w.]+|https?://\S+|[^\w\s.]|(?<!\b[A-Z][a-z])(?<!\b[A-Z][a-z]{2})(?<!\b[A-Z][a-z]{3})\.)+$")
+
+
+def trim_ner_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The NER entity without the chat debris at its edges (an empty range when nothing
+    else is left); a period stays after a short capitalized abbreviation ("Ltd.", "Co.")."""
+    surface = text[start:end]
+    head = _NER_EDGE_BEFORE.match(surface)
+    cut_start = head.end() if head else 0
+    tail = _NER_EDGE_AFTER.search(surface, cut_start)
+    cut_end = tail.start() if tail else len(surface)
+    if cut_end <= cut_start:
+        return start, start
+    return start + cut_start, start + cut_end
 
 
 # Only NER is needed from spaCy: its tagger, parser and lemmatizer would cost half the time.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, order=True)
@@ -14,6 +14,9 @@ class Span:
     end: int
     entity_type: str
     score: float
+    # What found it: a recognizer's name, "dictionary", "speaker_label", or
+    # "propagated/<the recognizer of the mention it copies>". Not part of equality or order.
+    source: str = field(default="", compare=False)
 
     def overlaps(self, other: Span) -> bool:
         return self.start < other.end and other.start < self.end

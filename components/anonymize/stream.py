@@ -56,7 +56,7 @@ def anonymize_stream(
     if workers <= 1:
         from components.anonymize.factory import anonymization_policy, build_detector
 
-        detector, policy = build_detector(config), anonymization_policy(config, base_dir)
+        detector, policy = build_detector(config, base_dir), anonymization_policy(config, base_dir)
         for batch in _batches(conversations, config.batch_size):
             yield from zip(batch, _run(batch, detector, policy), strict=True)
         return
@@ -91,7 +91,7 @@ _WORKER: dict[str, Any] = {}  # this worker process's detector and policy, built
 def _init_worker(config: AnonymizeConfig, base_dir: Path) -> None:
     from components.anonymize.factory import anonymization_policy, build_detector
 
-    _WORKER["detector"] = build_detector(config)
+    _WORKER["detector"] = build_detector(config, base_dir)
     _WORKER["policy"] = anonymization_policy(config, base_dir)
 
 

@@ -13,6 +13,7 @@ from components.core.errors import InputError
 from components.core.placeholders import entity_tokens
 
 DICTIONARY_SCORE = 1.0
+DICTIONARY_SOURCE = "dictionary"  # Span.source of a custom-dictionary hit
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class TermLists:
     def dictionary_spans(self, text: str) -> list[Span]:
         """Every whole-word, case-insensitive occurrence of a dictionary term."""
         return [
-            Span(m.start(), m.end(), info_type, DICTIONARY_SCORE)
+            Span(m.start(), m.end(), info_type, DICTIONARY_SCORE, DICTIONARY_SOURCE)
             for info_type, pattern in self.dictionaries
             for m in pattern.finditer(text)
         ]

@@ -37,7 +37,7 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
             salt=read_salt(),
         )
         model, tokenizer = load_adapter(paths.BASE_MODEL, paths.ADAPTER)
-        detector = build_detector(context.config(AnonymizeConfig))
+        detector = build_detector(context.config(AnonymizeConfig), context.base_dir)
         results = run_audits(model, tokenizer, config, inputs, detector)
         metrics = audit_summary(results, train_config.corpus)
         write_json_atomic(paths.metrics_file("audit"), metrics)

@@ -66,7 +66,7 @@ def _pi_scan_policy(config: ExportConfig, context: StageContext) -> PiScanPolicy
     """What the bundle is scanned for: the inventory's values, and the detector's hits."""
     anonymize = context.config(AnonymizeConfig)
     detector = DetectorScanPolicy(
-        build_detector(anonymize),
+        build_detector(anonymize, context.base_dir),
         anonymization_policy(anonymize, context.base_dir),
         paths.RAW_CORPUS,
         config.pi_scan_min_chars,

@@ -243,6 +243,79 @@ def test_unfamiliar_words(unfamiliar, text: str, expected: list[tuple[str, str]]
     assert [(text[r.start : r.end], r.entity_type) for r in results] == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the shape sets the score: a title-case word inside a sentence, or a coined one...
+        ("Fuck Leto . Legend lives on", [("Leto", 0.4)]),
+        ("I wonder if iDubbbz reads this", [("iDubbbz", 0.4)]),
+        # ...while a word that is only rare (lowercase, shouted, or opening a sentence) scores less
+        ("hangwani is slaying colours", [("hangwani", 0.3)]),
+        ("i cant wate til summer", [("wate", 0.3)]),
+        # hashtags, handles, links and e-mail addresses are never names
+        ("so proud #amwriting #nostopping", []),
+        ("RT @papalote415 : tamales tonight", []),
+        ("see http://sqlizr.io/docs for it", []),
+        ("write to jlawsonx@example.com", []),
+    ],
+)
+def test_unfamiliar_word_scores_and_links(unfamiliar, text: str, expected: list[tuple[str, float]]) -> None:  # type: ignore[no-untyped-def]
+    results = unfamiliar.analyze(text, ["PERSON", "LOCATION"])
+    assert [(text[r.start : r.end], r.score) for r in results] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "score"),
+    [
+        ("call 555 0143 now", "555 0143", 0.6),
+        ("my zip code is 98547", "98547", 0.6),
+        ("the card ending in 2014", "2014", 0.6),  # an identifier cue beats the year shape
+        ("it became Liquid Robotics in 1965.", "1965", 0.3),
+        ("St , Louis , Missouri , March 22 , 1964", "22 , 1964", 0.3),
+        ("Observe the Moon Night ( 9/18/2010 )", "9/18/2010", 0.3),
+        ("Win $100 Visa card", "100", 0.3),
+        ("If this gets 1,000 Retweets", "1,000", 0.3),
+        ("whatsapp now has 700 million users", "700", 0.3),
+    ],
+)
+def test_digit_runs_shaped_as_quantities_score_lower(text: str, span: str, score: float) -> None:
+    results = SpokenCharactersRecognizer().analyze(text, ["GENERIC_ID"])
+    assert [(text[r.start : r.end], r.score) for r in results] == [(span, score)]
+
+
+@pytest.mark.parametrize(
+    ("text", "ages"),
+    [
+        ("I'm 42.", ["42"]),
+        ("he is 42 years old", ["42"]),
+        ("aged forty-two, she moved", ["forty-two"]),
+        ("Mr. Ford is a 50 year old man", ["50"]),
+        ("Patient is a 67-year-old male with headaches", ["67"]),
+        ("I just turned 30", ["30"]),
+        ("My father retired at the age of 65", ["65"]),
+        ("i'm 23 y/o.", ["23"]),
+        ("she's twenty one and lives alone", ["twenty one"]),
+        ("Written when he was 17.", ["17"]),
+        ("a hundred and one years old", ["a hundred and one"]),
+        ("I'm 5 minutes away", []),
+        ("I was 5 minutes late", []),
+        ("Turn 5 degrees left", []),
+        ("We have 42 open tickets", []),
+    ],
+)
+def test_ages_in_the_frames_that_say_so(text: str, ages: list[str]) -> None:
+    from components.anonymize.recognizers.age import AgeRecognizer
+
+    results = AgeRecognizer().analyze(text, ["AGE"])
+    assert [text[r.start : r.end] for r in results] == ages
+    assert all(r.entity_type == "AGE" for r in results)
+
+
+def test_at_handles_are_user_names() -> None:
+    assert ("@papalote415", "USER_NAME") in found("RT @papalote415 : tamales tonight")
+    assert not any(t == "USER_NAME" and "@" in s for s, t in found("mail jo@example.com"))
+
+
 def test_unfamiliar_words_need_a_vocabulary() -> None:
     from components.anonymize.recognizers import transcript_recognizers
 

@@ -16,6 +16,7 @@ REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
 COMMANDS = [
     *(s.cli[0] for s in STAGES),
     "evaluate-detection",
+    "calibrate",
     "utility-report",
     "detect",
     "flow",

@@ -1,4 +1,5 @@
-"""Detection scoring: character-level precision/recall (label-agnostic) and entity recall.
+"""Detection scoring: character-level precision/recall (label-agnostic) and entity recall,
+and where the predicted characters came from (by recognizer and by info type).
 
 A gold character counts as caught if any predicted span covers it; characters inside
 neutral gold spans count neither way; whitespace never counts. An entity is caught when at
@@ -7,7 +8,8 @@ least ``ENTITY_COVERAGE`` of its non-space characters are covered.
 
 from __future__ import annotations
 
-from collections import defaultdict
+import random
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +18,19 @@ from components.anonymize.evaluation.datasets import NEUTRAL, LabelledText
 from components.anonymize.spans import Span
 
 ENTITY_COVERAGE = 0.8
+CONTEXT_CHARS = 40  # each side of a false positive in the developer's sample
+
+
+@dataclass(frozen=True)
+class FalsePositive:
+    """A predicted span (part) that no gold span holds, with its context: private data,
+    for a developer's eyes only, never written to metrics or MLflow."""
+
+    text_id: str
+    surface: str
+    entity_type: str
+    source: str
+    context: str
 
 
 @dataclass
@@ -24,6 +39,14 @@ class DetectionScore:
     false_positive_chars: int = 0
     false_negative_chars: int = 0
     entities: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    # predicted characters by what produced them: (true positives, false positives)
+    by_source: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    by_type: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    # a seeded reservoir sample of false positives (``sample_size`` 0 keeps none)
+    sample_size: int = 0
+    samples: list[FalsePositive] = field(default_factory=list)
+    _seen_false_positives: int = 0
+    _rng: random.Random = field(default_factory=lambda: random.Random(0))
 
     @property
     def precision(self) -> float:
@@ -47,7 +70,35 @@ class DetectionScore:
                 for t, (c, n) in sorted(self.entities.items())
             },
             "n_gold_entities": total,
+            "predicted_chars_by_source": _breakdown(self.by_source),
+            "predicted_chars_by_type": _breakdown(self.by_type),
         }
+
+    def keep_sample(self, false_positive: FalsePositive) -> None:
+        """Reservoir sampling: every false positive has the same chance to be shown."""
+        self._seen_false_positives += 1
+        if len(self.samples) < self.sample_size:
+            self.samples.append(false_positive)
+            return
+        slot = self._rng.randrange(self._seen_false_positives)
+        if slot < self.sample_size:
+            self.samples[slot] = false_positive
+
+
+def _breakdown(tallies: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
+    """Per key: its true/false positive characters, its precision and its share of all
+    false positive characters; largest false-positive share first."""
+    all_false = sum(f for _, f in tallies.values()) or 1
+    rows = sorted(tallies.items(), key=lambda kv: (-kv[1][1], kv[0]))
+    return {
+        key: {
+            "true_positive_chars": t,
+            "false_positive_chars": f,
+            "precision": round(t / (t + f), 4) if t + f else 1.0,
+            "false_positive_share": round(f / all_false, 4),
+        }
+        for key, (t, f) in rows
+    }
 
 
 def score_text(item: LabelledText, predicted: Sequence[Span], score: DetectionScore) -> None:
@@ -58,6 +109,14 @@ def score_text(item: LabelledText, predicted: Sequence[Span], score: DetectionSc
     score.true_positive_chars += len(covered & gold)
     score.false_positive_chars += len(covered - gold - neutral)
     score.false_negative_chars += len(gold - covered)
+    for span in predicted:
+        chars = _chars(item.text, [(span.start, span.end)])
+        hits, misses = len(chars & gold), len(chars - gold - neutral)
+        for tally in (score.by_source[span.source or "unknown"], score.by_type[span.entity_type]):
+            tally[0] += hits
+            tally[1] += misses
+        if misses and score.sample_size:
+            score.keep_sample(_false_positive(item, span))
     for span in item.gold:
         if span.entity_type == NEUTRAL:
             continue
@@ -76,3 +135,14 @@ def _chars(text: str, ranges: Sequence[tuple[int, int]]) -> set[int]:
         for i in range(start, min(end, len(text)))
         if not text[i].isspace()
     }
+
+
+def _false_positive(item: LabelledText, span: Span) -> FalsePositive:
+    start, end = max(0, span.start - CONTEXT_CHARS), span.end + CONTEXT_CHARS
+    context = (
+        item.text[start : span.start] + "[[" + item.text[span.start : span.end] + "]]"
+        + item.text[span.end : end]
+    )
+    return FalsePositive(
+        item.id, item.text[span.start : span.end], span.entity_type, span.source, context
+    )

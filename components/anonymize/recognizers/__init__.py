@@ -6,6 +6,7 @@ from collections.abc import Set
 from typing import Any
 
 from components.anonymize.recognizers.address_block import AddressBlockRecognizer
+from components.anonymize.recognizers.age import AgeRecognizer
 from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
 from components.anonymize.recognizers.organization_cues import OrganizationCueRecognizer
 from components.anonymize.recognizers.place_gazetteer import PlaceGazetteerRecognizer
@@ -23,6 +24,7 @@ def transcript_recognizers(vocabulary: Set[str]) -> list[Any]:
     unfamiliar = [UnfamiliarWordRecognizer(dictionary)] if dictionary else []
     return [
         SpokenCharactersRecognizer(),
+        AgeRecognizer(),
         AddressBlockRecognizer(),
         NameGazetteerRecognizer(dictionary=dictionary),
         UsernameHotwordRecognizer(),

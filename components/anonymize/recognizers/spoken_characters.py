@@ -3,6 +3,10 @@
 
 A run of 3+ digits is an identifier whatever its format, so a repeated or mistranscribed
 phone or account number never survives; a spelled run of 2+ letters is usually a name.
+A run written as a quantity (a year, a date, an amount of money, a number with a unit or
+thousands separators) scores ``QUANTITY_SCORE`` instead, unless an identifier cue ("number",
+"account", "zip", "last four") comes just before it: the operating point decides whether
+such runs are masked (``veiltune calibrate``).
 """
 
 from __future__ import annotations
@@ -40,6 +44,27 @@ CONNECTORS = frozenset({"dash", "hyphen", "dot", "point", "underscore", "slash"}
 # An identifier with a short letter prefix (TCK-3335, w5459) is one token; "it's" is one word.
 _SEPARATOR_GAP = re.compile(r"[\s,.\-/()+]*")  # "(37) 788-063" is one run
 _TOKEN = re.compile(r"(?:[A-Za-z]{1,5}-?)?\d[A-Za-z\d]*|[A-Za-z]+(?:'[A-Za-z]+)*|[-./,]")
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_YEAR = re.compile(r"(?:1[89]|20)\d\d")
+_DATE = re.compile(rf"(?:\d{{1,2}}[/.-]\d{{1,2}}(?:[/.-]\d{{2,4}})?|{_MONTH}-?\d{{1,2}}(?:-\d{{2,4}})?)", re.I)
+_GROUPED_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d{1,2}")
+_MONEY_BEFORE = re.compile(r"[$€£¥]\s*$")
+_MONTH_BEFORE = re.compile(rf"\b{_MONTH}\.?\s*$", re.I)
+_UNIT_AFTER = re.compile(
+    r"\s*(?:%|percent|k\b|m\b|million|billion|thousand|hundred|dollars?|bucks|euros?|pounds?|"
+    r"cents?|usd|miles?|km|kg|lbs?|mph|followers|retweets|views|likes|people|years?|days?|"
+    r"hours?|minutes?|mins?|seconds?|points?|times|st\b|nd\b|rd\b|th\b)",
+    re.I,
+)
+# Said just before a run, these make it an identifier whatever it looks like.
+_IDENTIFIER_CUE = re.compile(
+    r"\b(?:number|no|num|account|acct|card|code|zip|postcode|pin|id|digits|last four|ssn|"
+    r"phone|extension|ext|reference|ref|order|ticket|case|policy|member|routing|ending(?: in)?|ends in)\b[\s#:.,is]*$",
+    re.I,
+)
 
 
 @dataclass
@@ -78,6 +103,7 @@ class SpokenCharactersRecognizer(ScannerRecognizer):
     MIN_DIGITS = 3
     MIN_LETTERS = 2
     DIGIT_SCORE = 0.6
+    QUANTITY_SCORE = 0.3
     LETTER_SCORE = 0.5
 
     def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
@@ -98,10 +124,29 @@ class SpokenCharactersRecognizer(ScannerRecognizer):
         mixed = letters and digits and letters + digits >= self.MIN_DIGITS  # "M-K two one"
         if digits >= self.MIN_DIGITS or mixed:
             start = run[0].start - (run[0].start > 0 and text[run[0].start - 1] in "(+")
-            return RecognizerResult("GENERIC_ID", start, run[-1].end, self.DIGIT_SCORE)
+            score = self.QUANTITY_SCORE if _quantity(text, start, run[-1].end) else self.DIGIT_SCORE
+            return RecognizerResult("GENERIC_ID", start, run[-1].end, score)
         if letters >= self.MIN_LETTERS and digits == 0:
             return RecognizerResult("PERSON", run[0].start, run[-1].end, self.LETTER_SCORE)
         return None
+
+
+def _quantity(text: str, start: int, end: int) -> bool:
+    """The run is written as a year, a date, money or a measure, and no identifier cue
+    precedes it."""
+    surface = text[start:end]
+    before = text[max(0, start - 30) : start]
+    if _IDENTIFIER_CUE.search(before):
+        return False
+    return bool(
+        _YEAR.fullmatch(surface)
+        or _DATE.fullmatch(surface)
+        or _GROUPED_NUMBER.fullmatch(surface)
+        or _MONEY_BEFORE.search(before)
+        or _MONTH_BEFORE.search(before)
+        or _UNIT_AFTER.match(text, end)
+        or re.fullmatch(r"\d{1,2}\s*,\s*(?:1[89]|20)\d\d", surface)  # "22, 1964"
+    )
 
 
 def _digit_count(token: _Token) -> int:

@@ -120,6 +120,12 @@ PATTERNS = (
     ),
     TranscriptPattern(
         "USER_NAME",
+        "at-handle",  # chat and social posts: "@jlawson", "RT @papalote415"
+        r"(?<![\w@.])@[A-Za-z0-9_]{2,30}\b",
+        0.6,
+    ),
+    TranscriptPattern(
+        "USER_NAME",
         "handle with underscore or dot",
         rf"\b[a-z]+[._][a-z]+\d*\b(?!\s*(?:@|at\s))(?<!\.{_TLD})",
         0.3,

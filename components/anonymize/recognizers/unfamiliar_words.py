@@ -12,8 +12,16 @@ coined word with an inner capital ("iDubbbz", "LiberalLunatics").
 The dictionary is the spaCy pipeline's lemma index (WordNet's ~83,000 lemmas, with simple
 inflections); rarity is wordfreq's Zipf frequency. Laughter, elongations ("sooooo", but
 not a title-case "Jonyeee" inside a sentence) and words shorter than three letters are
-never flagged. Adjacent flagged words form one span; after a place preposition ("in",
-"from") the span is a ``LOCATION``, else a ``PERSON``.
+never flagged, and neither are the words of a hashtag, an @handle, a URL or an e-mail
+address (topics and links, not names; handles are ``USER_NAME`` by their own pattern).
+Adjacent flagged words form one span; after a place preposition ("in", "from") the span is a
+``LOCATION``, else a ``PERSON``.
+
+The score says how much the shape adds to the rarity: a title-case word inside a sentence or
+a coined word scores ``SCORE``; a word that is only rare (lowercase, all caps, or opening a
+sentence), the typos and foreign words of chat as much as the lowercase names of ASR,
+scores ``RARE_ONLY_SCORE``. The operating point decides which survive (``veiltune
+calibrate``).
 """
 
 from __future__ import annotations
@@ -36,6 +44,9 @@ _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 _LAUGHTER = re.compile(r"^(?:[aeiouy]*[hk]+[aeiouy]+|l+o+l+|x+o+)+h?$")
 _ELONGATED = re.compile(r"(.)\1\1")
 _INNER_CAPITAL = re.compile(r"^[^\W\d_]*[a-z][A-Z]")
+# The word is part of a hashtag, an @handle, a URL or an e-mail address.
+_INSIDE_LINK_BEFORE = re.compile(r"(?:[#@][\w.]*|https?://\S*|www\.\S*|\S+\.)$")
+_INSIDE_LINK_AFTER = re.compile(r"^(?:[\w]*@|\.(?:com|org|net|co|io)\b)")
 _PLACE_BEFORE = re.compile(
     r"(?:^|\W)(?:in|from|near|visit|visiting|city of|town of|village of)[\s,]*$", re.I
 )
@@ -46,6 +57,7 @@ class UnfamiliarWordRecognizer(ScannerRecognizer):
 
     ENTITIES = ("PERSON", "LOCATION")
     SCORE = 0.4
+    RARE_ONLY_SCORE = 0.3
     MAX_ZIPF = 3.0  # rarer than "detour" (3.0); "bruno" (3.4) and "elba" (2.6) are names
     TITLE_CASE_MAX_ZIPF = 4.0  # "Leto" (3.1), "Tanner" (3.6) inside a sentence
     MIN_LENGTH = 3
@@ -60,15 +72,19 @@ class UnfamiliarWordRecognizer(ScannerRecognizer):
         results: list[RecognizerResult] = []
         for match in _WORD.finditer(text):
             before = text[max(0, match.start() - 20) : match.start()]
-            if not self.unfamiliar(match.group(), SENTENCE_START.search(before) is None):
+            inside_sentence = SENTENCE_START.search(before) is None
+            word = match.group()
+            if not self.unfamiliar(word, inside_sentence) or _in_link(text, match):
                 continue
+            score = self.SCORE if _shaped_like_name(word, inside_sentence) else self.RARE_ONLY_SCORE
             last = results[-1] if results else None
             if last and not text[last.end : match.start()].strip():
                 last.end = match.end()  # "Cite Bain Maure" is one place
+                last.score = max(last.score, score)
                 continue
             entity = "LOCATION" if _PLACE_BEFORE.search(before) else "PERSON"
             if entity in entities:
-                results.append(RecognizerResult(entity, match.start(), match.end(), self.SCORE))
+                results.append(RecognizerResult(entity, match.start(), match.end(), score))
         return results
 
     def unfamiliar(self, word: str, inside_sentence: bool = False) -> bool:
@@ -85,6 +101,20 @@ class UnfamiliarWordRecognizer(ScannerRecognizer):
         if frequency >= self.MAX_ZIPF or _ELONGATED.search(low) or _LAUGHTER.match(low):
             return False
         return not self._dictionary.knows(low)
+
+
+def _in_link(text: str, match: re.Match[str]) -> bool:
+    """The word is inside a hashtag, an @handle, a URL or an e-mail address."""
+    token_start = text.rfind(" ", 0, match.start()) + 1
+    return bool(
+        _INSIDE_LINK_BEFORE.search(text, token_start, match.start())
+        or _INSIDE_LINK_AFTER.match(text[match.end() : match.end() + 5])
+    )
+
+
+def _shaped_like_name(word: str, inside_sentence: bool) -> bool:
+    """Title case inside a sentence ("the items for Leto") or a coined inner capital."""
+    return bool(_INNER_CAPITAL.match(word)) or (inside_sentence and title_case(word))
 
 
 def lemma_vocabulary(nlp: Any) -> frozenset[str]:

@@ -118,3 +118,67 @@ def test_titles_are_neutral_even_when_labelled_as_a_person() -> None:
         ("Mrs.", NEUTRAL),
         ("Ford", NEUTRAL),
     ]
+
+
+def test_predicted_characters_are_broken_down_by_recognizer_and_type() -> None:
+    text = "Call Ann Lee about the Boogie"
+    #       01234567890123456789012345678
+    item = LabelledText("t", text, (GoldSpan(5, 12, "PERSON_NAME"),))
+    score = DetectionScore()
+    predicted = [
+        Span(5, 12, "PERSON_NAME", 0.85, "SpacyRecognizer"),
+        Span(23, 29, "PERSON_NAME", 0.4, "UnfamiliarWordRecognizer"),
+        Span(0, 4, "ORGANIZATION_NAME", 0.85, "SpacyRecognizer"),
+    ]
+    score_text(item, predicted, score)
+    metrics = score.to_metrics()
+    by_source = metrics["predicted_chars_by_source"]
+    assert by_source["SpacyRecognizer"] == {
+        "true_positive_chars": 6,
+        "false_positive_chars": 4,
+        "precision": 0.6,
+        "false_positive_share": 0.4,
+    }
+    assert by_source["UnfamiliarWordRecognizer"]["false_positive_chars"] == 6
+    assert list(by_source) == ["UnfamiliarWordRecognizer", "SpacyRecognizer"]  # largest first
+    by_type = metrics["predicted_chars_by_type"]
+    assert by_type["PERSON_NAME"]["false_positive_chars"] == 6
+    assert by_type["ORGANIZATION_NAME"]["precision"] == 0.0
+    # the breakdown names recognizers and types only: no text of the data reaches metrics
+    assert "Boogie" not in str(metrics) and "Call" not in str(metrics)
+
+
+def test_false_positive_sample_is_bounded_seeded_and_kept_out_of_metrics() -> None:
+    items = [
+        LabelledText(f"t{i}", f"word{i} and Bob{i}", (GoldSpan(len(f"word{i} and "), len(f"word{i} and Bob{i}"), "PERSON_NAME"),))
+        for i in range(50)
+    ]
+
+    def sample() -> list[str]:
+        score = DetectionScore(sample_size=5)
+        for item in items:
+            spans = [Span(0, len(item.text.split()[0]), "PERSON_NAME", 0.4, "UnfamiliarWordRecognizer")]
+            spans.append(Span(item.gold[0].start, item.gold[0].end, "PERSON_NAME", 0.85, "SpacyRecognizer"))
+            score_text(item, spans, score)
+        assert len(score.samples) == 5
+        assert all(s.source == "UnfamiliarWordRecognizer" for s in score.samples)
+        assert "samples" not in score.to_metrics()
+        return [s.context for s in score.samples]
+
+    first = sample()
+    assert first == sample()  # seeded: the same sample every run
+    assert all(c.startswith("[[word") and "]] and Bob" in c for c in first)
+    assert len({c for c in first}) == 5 and first != [f"[[word{i}]] and Bob{i}" for i in range(5)]
+
+
+def test_presidio_research_splits_by_template_and_never_mixes_them() -> None:
+    path = TEST_DATA / "presidio_research" / "generated_small.sample.json"
+    every = load_labelled("presidio_research", path)
+    tuning = load_labelled("presidio_research", path, split="tuning")
+    heldout = load_labelled("presidio_research", path, split="heldout")
+    assert len(tuning) + len(heldout) == len(every) and tuning and heldout
+    assert not {t.group for t in tuning} & {t.group for t in heldout}
+    with pytest.raises(InputError, match="presidio_research only"):
+        load_labelled("wnut17", TEST_DATA / "wnut17" / "emerging.dev.sample.conll", split="heldout")
+    with pytest.raises(InputError, match="unknown split"):
+        load_labelled("presidio_research", path, split="train")
