@@ -290,7 +290,9 @@ def _labelled_data(spec: str) -> tuple[str, Path | None]:
     kind, _, path = spec.partition("=")
     kinds = ("embedded", "presidio_research", "wnut17", "jsonl")
     if kind not in kinds or (kind != "embedded") != bool(path):
-        raise InputError(f"--data {spec}: KIND=PATH with KIND among {', '.join(kinds[1:])}, or embedded")
+        raise InputError(
+            f"--data {spec}: KIND=PATH with KIND among {', '.join(kinds[1:])}, or embedded"
+        )
     return kind, Path(path) if path else None
 
 

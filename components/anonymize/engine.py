@@ -264,7 +264,9 @@ def _propagate_names(
     for (_, text), found in zip(fields, spans, strict=True):
         for span in found:
             key = text[span.start : span.end].strip().lower()
-            best[key] = max(best.get(key, (0.0, "", "")), (span.score, span.entity_type, span.source))
+            best[key] = max(
+                best.get(key, (0.0, "", "")), (span.score, span.entity_type, span.source)
+            )
     names = {
         token: source
         for surface, (_, info_type, source) in best.items()
@@ -329,7 +331,9 @@ def _mentions(text: str, names: dict[str, str], items: dict[str, tuple[str, str]
             if not (start and text[start - 1].isalnum()) and not (
                 end < len(text) and text[end].isalnum()
             ):
-                found.append(Span(start, end, info_type, _PROPAGATED_SCORE, PROPAGATED_PREFIX + source))
+                found.append(
+                    Span(start, end, info_type, _PROPAGATED_SCORE, PROPAGATED_PREFIX + source)
+                )
             start = lower.find(surface, start + 1)
     return found
 

@@ -171,7 +171,9 @@ NER_SOURCE = "SpacyRecognizer"
 # mark, @handles and #hashtags (handles are USER_NAME by their own pattern), links, and the
 # punctuation around them ("RT @_iiViolet :", "Robert ...."), and a leading article.
 _NER_EDGE_BEFORE = re.compile(r"^(?:\s|RT\b|(?i:the|an?)\s|[@#][\w.]+|https?://\S+|[^\w\s])+")
-_NER_EDGE_AFTER = re.compile(r"(?:\s|\s[@#][\w.]+|https?://\S+|[^\w\s.]|(?<!\b[A-Z][a-z])(?<!\b[A-Z][a-z]{2})(?<!\b[A-Z][a-z]{3})\.)+$")
+_NER_EDGE_AFTER = re.compile(
+    r"(?:\s|\s[@#][\w.]+|https?://\S+|[^\w\s.]|(?<!\b[A-Z][a-z])(?<!\b[A-Z][a-z]{2})(?<!\b[A-Z][a-z]{3})\.)+$"
+)
 
 
 def trim_ner_span(text: str, start: int, end: int) -> tuple[int, int]:

@@ -51,10 +51,16 @@ def test_thresholds_by_recognizer_then_type_then_default(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("points", "message"),
     [
-        ({"balanced": {"recognizers": {"X": 1.5}}}, r"c.yaml: .*recognizers.X: 1.5 is not a threshold in \[0, 1\]"),
+        (
+            {"balanced": {"recognizers": {"X": 1.5}}},
+            r"c.yaml: .*recognizers.X: 1.5 is not a threshold in \[0, 1\]",
+        ),
         ({"balanced": {"recognizers": {"X": -0.1}}}, r"recognizers.X: -0.1 is not a threshold"),
         ({"balanced": {"recognizers": {"X": True}}}, r"recognizers.X: True is not a threshold"),
-        ({"balanced": {"info_types": {"SHOE_SIZE": 0.5}}}, r"info_types.SHOE_SIZE: not an info type"),
+        (
+            {"balanced": {"info_types": {"SHOE_SIZE": 0.5}}},
+            r"info_types.SHOE_SIZE: not an info type",
+        ),
         ({"balanced": {"scores": {}}}, r"operating_points.balanced.scores: unknown"),
         ({"balanced": {}, "sloppy": {}}, r"operating_points.sloppy: unknown"),
         ({"recall": {}}, r"operating_points.balanced: missing"),

@@ -259,7 +259,9 @@ def test_unfamiliar_words(unfamiliar, text: str, expected: list[tuple[str, str]]
         ("write to jlawsonx@example.com", []),
     ],
 )
-def test_unfamiliar_word_scores_and_links(unfamiliar, text: str, expected: list[tuple[str, float]]) -> None:  # type: ignore[no-untyped-def]
+def test_unfamiliar_word_scores_and_links(  # type: ignore[no-untyped-def]
+    unfamiliar, text: str, expected: list[tuple[str, float]]
+) -> None:
     results = unfamiliar.analyze(text, ["PERSON", "LOCATION"])
     assert [(text[r.start : r.end], r.score) for r in results] == expected
 

@@ -165,7 +165,9 @@ def ascend(calibration: Calibration, beta: float) -> Thresholds:
             for level in calibration.levels[recognizer]:
                 if recognizer in needs_context and level < calibration.default:
                     continue
-                trial = replace(thresholds, recognizers={**thresholds.recognizers, recognizer: level})
+                trial = replace(
+                    thresholds, recognizers={**thresholds.recognizers, recognizer: level}
+                )
                 changed = {
                     key: calibration.score_one(*key, trial) for key in calibration.where[recognizer]
                 }

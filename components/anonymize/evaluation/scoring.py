@@ -9,7 +9,7 @@ least ``ENTITY_COVERAGE`` of its non-space characters are covered.
 from __future__ import annotations
 
 import random
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,14 +109,14 @@ def score_text(item: LabelledText, predicted: Sequence[Span], score: DetectionSc
     score.true_positive_chars += len(covered & gold)
     score.false_positive_chars += len(covered - gold - neutral)
     score.false_negative_chars += len(gold - covered)
-    for span in predicted:
-        chars = _chars(item.text, [(span.start, span.end)])
+    for found in predicted:
+        chars = _chars(item.text, [(found.start, found.end)])
         hits, misses = len(chars & gold), len(chars - gold - neutral)
-        for tally in (score.by_source[span.source or "unknown"], score.by_type[span.entity_type]):
+        for tally in (score.by_source[found.source or "unknown"], score.by_type[found.entity_type]):
             tally[0] += hits
             tally[1] += misses
         if misses and score.sample_size:
-            score.keep_sample(_false_positive(item, span))
+            score.keep_sample(_false_positive(item, found))
     for span in item.gold:
         if span.entity_type == NEUTRAL:
             continue
@@ -140,7 +140,10 @@ def _chars(text: str, ranges: Sequence[tuple[int, int]]) -> set[int]:
 def _false_positive(item: LabelledText, span: Span) -> FalsePositive:
     start, end = max(0, span.start - CONTEXT_CHARS), span.end + CONTEXT_CHARS
     context = (
-        item.text[start : span.start] + "[[" + item.text[span.start : span.end] + "]]"
+        item.text[start : span.start]
+        + "[["
+        + item.text[span.start : span.end]
+        + "]]"
         + item.text[span.end : end]
     )
     return FalsePositive(

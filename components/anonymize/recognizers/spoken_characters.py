@@ -49,7 +49,9 @@ _MONTH = (
     r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 )
 _YEAR = re.compile(r"(?:1[89]|20)\d\d")
-_DATE = re.compile(rf"(?:\d{{1,2}}[/.-]\d{{1,2}}(?:[/.-]\d{{2,4}})?|{_MONTH}-?\d{{1,2}}(?:-\d{{2,4}})?)", re.I)
+_DATE = re.compile(
+    rf"(?:\d{{1,2}}[/.-]\d{{1,2}}(?:[/.-]\d{{2,4}})?|{_MONTH}-?\d{{1,2}}(?:-\d{{2,4}})?)", re.I
+)
 _GROUPED_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d{1,2}")
 _MONEY_BEFORE = re.compile(r"[$€£¥]\s*$")
 _MONTH_BEFORE = re.compile(rf"\b{_MONTH}\.?\s*$", re.I)
@@ -62,7 +64,8 @@ _UNIT_AFTER = re.compile(
 # Said just before a run, these make it an identifier whatever it looks like.
 _IDENTIFIER_CUE = re.compile(
     r"\b(?:number|no|num|account|acct|card|code|zip|postcode|pin|id|digits|last four|ssn|"
-    r"phone|extension|ext|reference|ref|order|ticket|case|policy|member|routing|ending(?: in)?|ends in)\b[\s#:.,is]*$",
+    r"phone|extension|ext|reference|ref|order|ticket|case|policy|member|routing|"
+    r"ending(?: in)?|ends in)\b[\s#:.,is]*$",
     re.I,
 )
 

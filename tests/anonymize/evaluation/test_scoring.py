@@ -150,15 +150,23 @@ def test_predicted_characters_are_broken_down_by_recognizer_and_type() -> None:
 
 def test_false_positive_sample_is_bounded_seeded_and_kept_out_of_metrics() -> None:
     items = [
-        LabelledText(f"t{i}", f"word{i} and Bob{i}", (GoldSpan(len(f"word{i} and "), len(f"word{i} and Bob{i}"), "PERSON_NAME"),))
+        LabelledText(
+            f"t{i}",
+            f"word{i} and Bob{i}",
+            (GoldSpan(len(f"word{i} and "), len(f"word{i} and Bob{i}"), "PERSON_NAME"),),
+        )
         for i in range(50)
     ]
 
     def sample() -> list[str]:
         score = DetectionScore(sample_size=5)
         for item in items:
-            spans = [Span(0, len(item.text.split()[0]), "PERSON_NAME", 0.4, "UnfamiliarWordRecognizer")]
-            spans.append(Span(item.gold[0].start, item.gold[0].end, "PERSON_NAME", 0.85, "SpacyRecognizer"))
+            spans = [
+                Span(0, len(item.text.split()[0]), "PERSON_NAME", 0.4, "UnfamiliarWordRecognizer")
+            ]
+            spans.append(
+                Span(item.gold[0].start, item.gold[0].end, "PERSON_NAME", 0.85, "SpacyRecognizer")
+            )
             score_text(item, spans, score)
         assert len(score.samples) == 5
         assert all(s.source == "UnfamiliarWordRecognizer" for s in score.samples)
