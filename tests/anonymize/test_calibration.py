@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -182,6 +183,11 @@ def test_ascent_raises_a_noisy_recognizer_and_leaves_one_without_evidence() -> N
     )
     points = calibrate(calibration, {"recall": 8.0, "precision": 1.0})
     assert points["precision"]["recognizers"] == {"Noisy": 0.8}
+    # the recall point keeps every candidate: each recognizer at its lowest level, but a
+    # context-needing one never under the engine's threshold
+    loose = Calibration({"a": _labelled(20)}, _Backend(), AnonymizationPolicy(), 0.45)
+    recall = calibrate(loose, {"recall": math.inf})["recall"]
+    assert recall["recognizers"] == {"Noisy": 0.4} and recall["beta"] == "inf"
     measured = points["precision"]["measured"]["a"]
     assert measured["char_precision"] > 0.9 and 0.0 < measured["char_recall"] < 1.0
 

@@ -1,9 +1,9 @@
 """Choose each recognizer's score threshold from labelled data, per operating point.
 
 The backend runs once over every labelled text and keeps every candidate span with its
-recognizer and score. An operating point maximizes the mean over the data sets of the
-character F-beta (``beta`` > 1 weighs recall more: privacy comes first), by coordinate
-ascent: each recognizer in turn takes the threshold among its own score levels that does
+recognizer and score. The ``recall`` point keeps every candidate (each recognizer at its
+lowest score level). The others maximize the mean over the data sets of the character
+F-beta (``beta`` > 1 weighs recall more: privacy comes first), by coordinate ascent: each recognizer in turn takes the threshold among its own score levels that does
 best with the others fixed, for ``ROUNDS`` passes. A change to one recognizer's threshold
 changes only the texts where it has candidates, so only those are scored again.
 
@@ -16,6 +16,7 @@ is never given a threshold under the engine's: that would drop the context requi
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -28,8 +29,9 @@ from components.anonymize.evaluation.scoring import DetectionScore, score_text
 from components.anonymize.spans import Span
 from components.core.corpus import Conversation, Turn
 
-# beta of each operating point's F-beta: recall counts 4x, 2x or as much as precision.
-BETAS = {"recall": 4.0, "balanced": 2.0, "precision": 1.0}
+# beta of each operating point's F-beta: recall counts 2x or as much as precision; the
+# recall point (infinite beta) keeps every candidate.
+BETAS = {"recall": math.inf, "balanced": 2.0, "precision": 1.0}
 ROUNDS = 2
 MIN_EVIDENCE_CHARS = 100
 
@@ -155,11 +157,27 @@ def ascend(calibration: Calibration, beta: float) -> Thresholds:
     """Coordinate ascent on the recognizers' thresholds for one beta."""
     names = list(calibration.sets)
     thresholds = Thresholds(calibration.default)
-    scores = calibration.score_all(thresholds)
     evidence = calibration.evidence(calibration.score_all(Thresholds(0.0)))
     tunable = [r for r in sorted(calibration.levels) if evidence.get(r, 0) >= MIN_EVIDENCE_CHARS]
-    best = objective(scores, names, beta)
     needs_context = calibration.backend.context_recognizer_names
+    if math.isinf(beta):  # every candidate: each recognizer at its lowest allowed level
+        lowest = {
+            r: min(
+                level
+                for level in calibration.levels[r]
+                if r not in needs_context or level >= calibration.default
+            )
+            for r in tunable
+            if any(
+                r not in needs_context or level >= calibration.default
+                for level in calibration.levels[r]
+            )
+        }
+        return replace(
+            thresholds, recognizers={r: v for r, v in lowest.items() if v < calibration.default}
+        )
+    scores = calibration.score_all(thresholds)
+    best = objective(scores, names, beta)
     for _ in range(ROUNDS):
         for recognizer in tunable:
             for level in calibration.levels[recognizer]:
@@ -188,7 +206,7 @@ def calibrate(
         thresholds = ascend(calibration, beta)
         measured = precision_recall(calibration.score_all(thresholds), names)
         points[point] = {
-            "beta": beta,
+            "beta": "inf" if math.isinf(beta) else beta,
             "recognizers": dict(sorted(thresholds.recognizers.items())),
             "info_types": {},
             "measured": {

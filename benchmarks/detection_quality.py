@@ -1,0 +1,123 @@
+"""The README's detection tables: every operating point on the data it was and was not
+calibrated on, and ages in presidio-research's age templates.
+
+    python -m benchmarks.detection_quality [--points recall,balanced,precision]
+
+Reads ../shared/data (presidio-research, WNUT-17); writes benchmarks/results/detection.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from veiltune.cli import OFFLINE_ENVIRONMENT
+
+for _key, _value in OFFLINE_ENVIRONMENT.items():
+    os.environ.setdefault(_key, _value)
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared" / "data"
+RESULTS = REPO / "benchmarks" / "results"
+DATASETS = {
+    "WNUT-17 train (never tuned on)": ("wnut17", SHARED / "wnut17" / "wnut17train.conll", "all"),
+    "presidio-research, held-out templates": (
+        "presidio_research",
+        SHARED / "presidio_research" / "generated_large.json",
+        "heldout",
+    ),
+    "WNUT-17 dev (calibrated on)": ("wnut17", SHARED / "wnut17" / "emerging.dev.conll", "all"),
+    "presidio-research, tuning templates (calibrated on)": (
+        "presidio_research",
+        SHARED / "presidio_research" / "generated_large.json",
+        "tuning",
+    ),
+    "embedded (calibrated on)": ("embedded", None, "all"),
+}
+_AGE_SLOT = re.compile(r"\{\{age\}\}")
+_OTHER_SLOT = re.compile(r"\{\{(\w+)\}\}")
+_WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
+_TENS = {2: "twenty", 3: "thirty", 4: "forty", 5: "fifty", 6: "sixty", 7: "seventy", 8: "eighty"}
+
+
+def age_texts(n: int = 200, seed: int = 0) -> list[Any]:
+    """presidio-research's templates with an ``{{age}}`` slot, filled with ages in digits and
+    in words, each age labelled ``AGE``; the other slots get a stand-in name, labelled
+    neutral (this set measures ages only)."""
+    from components.anonymize.evaluation.datasets import NEUTRAL, GoldSpan, LabelledText
+
+    lines = (SHARED / "presidio_research" / "templates.txt").read_text().splitlines()
+    templates = [t for t in lines if _AGE_SLOT.search(t)]
+    rng = random.Random(seed)
+    items = []
+    for i in range(n):
+        template = templates[i % len(templates)]
+        age = rng.randint(13, 89)
+        spoken = rng.random() < 0.3 and age // 10 in _TENS
+        value = f"{_TENS[age // 10]}-{_WORDS[age % 10]}" if spoken and age % 10 else str(age)
+        value = _TENS[age // 10] if spoken and not age % 10 else value
+        text, gold = "", []
+        for piece in re.split(r"(\{\{\w+\}\})", template):
+            slot = _OTHER_SLOT.fullmatch(piece)
+            filler = value if piece == "{{age}}" else "Dana" if slot else piece
+            if slot:
+                gold.append(
+                    GoldSpan(
+                        len(text), len(text) + len(filler), "AGE" if piece == "{{age}}" else NEUTRAL
+                    )
+                )
+            text += filler
+        items.append(LabelledText(f"age-{i}", text, tuple(gold)))
+    return items
+
+
+def measure(point: str) -> dict[str, Any]:
+    from components.anonymize.config import AnonymizeConfig
+    from components.anonymize.evaluation.datasets import load_labelled
+    from components.anonymize.evaluation.run import evaluate_detection
+    from components.anonymize.factory import anonymization_policy, build_detector
+
+    config = replace(AnonymizeConfig(), operating_point=point)
+    detector, policy = build_detector(config, REPO), anonymization_policy(config, REPO)
+    rows: dict[str, Any] = {}
+    for name, (kind, path, split) in DATASETS.items():
+        items = load_labelled(kind, path, None, split)
+        metrics, _ = evaluate_detection(items, detector, policy, config.batch_size)
+        rows[name] = metrics
+    metrics, _ = evaluate_detection(age_texts(), detector, policy, config.batch_size)
+    rows["ages (presidio-research age templates)"] = metrics
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--points", default="recall,balanced,precision")
+    args = parser.parse_args()
+    if not (SHARED / "wnut17").is_dir():
+        print(f"benchmarks: {SHARED} is missing (WNUT-17, presidio-research)", file=sys.stderr)
+        return 1
+    results = {point: measure(point) for point in args.points.split(",")}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "detection.json").write_text(json.dumps(results, indent=2))
+    print("| data | point | char precision | char recall | entity recall | person recall |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for name in [*DATASETS, "ages (presidio-research age templates)"]:
+        for point, rows in results.items():
+            m = rows[name]
+            person = m["entity_recall_by_type"].get("PERSON_NAME", {}).get("recall", "")
+            print(
+                f"| {name} | {point} | {m['char_precision']:.3f} | {m['char_recall']:.3f} "
+                f"| {m['entity_recall']:.3f} | {person if person == '' else f'{person:.3f}'} |"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
