@@ -43,7 +43,7 @@ DATASETS = {
 }
 _AGE_SLOT = re.compile(r"\{\{age\}\}")
 _OTHER_SLOT = re.compile(r"\{\{(\w+)\}\}")
-_WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
+_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 _TENS = {2: "twenty", 3: "thirty", 4: "forty", 5: "fifty", 6: "sixty", 7: "seventy", 8: "eighty"}
 
 

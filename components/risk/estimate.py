@@ -11,7 +11,8 @@ share blind spots:
   partial leaks.
 - **formats**: its own patterns for e-mail addresses, URLs, phone numbers, card numbers
   (Luhn-checked), SSNs, IP addresses and any other run of 4+ digits, written or spoken
-  ("five five five one").
+  ("five five five one"), but for a number that says it is a quantity: a year ("Word
+  2003", "the 1960's"), money ("$ 1050") or a count with its unit ("1000 times").
 - **names in clear**: a word that Faker's first-name lists of the English-speaking locales
   or the US Census surname list hold, is rare as an English word, and is not at the start
   of a sentence; organizations by their legal suffix ("Acme Corp", "… LLC"), owned by a
@@ -62,6 +63,16 @@ _FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("GENERIC_ID", re.compile(r"\b\d{4,}\b")),
     ("GENERIC_ID", re.compile(rf"\b{_SPOKEN_DIGIT}(?:[ ,-]+{_SPOKEN_DIGIT}){{3,}}\b", re.I)),
 )
+# What makes a run of digits a quantity, not an identifier (the anonymizer may leave these
+# in clear at its balanced operating point): a year, money, or a count with its unit.
+_YEAR = re.compile(r"(?:1[89]|20)\d\d(?:['’]?s)?")
+_MONEY_BEFORE = re.compile(r"[$€£¥]\s*$")
+_UNIT_AFTER = re.compile(
+    r"\s*(?:%|percent|times|miles?|km|kilometers?|meters?|feet|dollars?|euros?|pounds?|yuan|"
+    r"yen|people|years?|days?|hours?|words?|pages?|calories|copies|units|pieces)\b",
+    re.I,
+)
+_BIRTH_BEFORE = re.compile(r"\b(?:born|birth|dob)\b[^.?!]{0,20}$", re.I)
 _ORG = re.compile(
     r"\b((?:[A-Z][\w&'-]*[ \t]+){1,3}(?:Inc|LLC|Ltd|Corp|Corporation|Group|Partners|"
     r"Holdings|Solutions|Systems|Labs|Bank|Insurance)\b\.?)"
@@ -149,6 +160,8 @@ def scan_text(text: str) -> Iterator[tuple[int, int, str, str]]:
         for match in pattern.finditer(text):
             start, end = match.span()
             if info_type == "CREDIT_CARD_NUMBER" and not _luhn(match.group()):
+                continue
+            if info_type == "GENERIC_ID" and _quantity(text, start, end):
                 continue
             if free(start, end) and not _inside_placeholder(text, start):
                 taken.append((start, end))
@@ -303,6 +316,15 @@ def item_digest(text: str, salt: str) -> str:
     """A keyed hash (HMAC-SHA256, the salt as key) that identifies a leaked item without
     holding its text; see ``pi_inventory.salted_digest`` for what it protects."""
     return hmac.new(salt.encode(), variant_key(text).encode(), hashlib.sha256).hexdigest()[:16]
+
+
+def _quantity(text: str, start: int, end: int) -> bool:
+    """A digit run that says it is a year (not a birth year), money or a count."""
+    before = text[max(0, start - 30) : start]
+    year = _YEAR.match(text, start)
+    if year and year.end() >= end and not _BIRTH_BEFORE.search(before):
+        return True
+    return bool(_MONEY_BEFORE.search(before) or _UNIT_AFTER.match(text, end))
 
 
 def _inside_placeholder(text: str, position: int) -> bool:

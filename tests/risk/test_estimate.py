@@ -121,3 +121,20 @@ def test_the_estimate_reads_the_labels_and_counts_a_name_once_across_fields() ->
     )
     assert found("[PERSON_NAME_1]_issue") and estimate_items(category, policy, salt="s") == []
     assert set(PROSE_LABELS) == set(GENERATIVE_TASKS)  # the labels evaluated as prose
+
+
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        ("am used to editing with Word 2003, and", False),  # a year
+        ("we can't go back further than the 1960's.", False),
+        ("you would have to pay $ 1050.", False),  # money
+        ("an atom is 1000 times smaller", False),  # a count with its unit
+        ("my account is 44718822", True),
+        ("I was born in 1985.", True),  # a birth year is personal
+        ("call 5550143 now", True),
+    ],
+)
+def test_quantities_left_in_clear_are_not_identifier_leaks(text: str, flagged: bool) -> None:
+    found = [f for f in scan_text(text) if f[2] == "GENERIC_ID"]
+    assert bool(found) == flagged

@@ -3,8 +3,9 @@
 The backend runs once over every labelled text and keeps every candidate span with its
 recognizer and score. The ``recall`` point keeps every candidate (each recognizer at its
 lowest score level). The others maximize the mean over the data sets of the character
-F-beta (``beta`` > 1 weighs recall more: privacy comes first), by coordinate ascent: each recognizer in turn takes the threshold among its own score levels that does
-best with the others fixed, for ``ROUNDS`` passes. A change to one recognizer's threshold
+F-beta (``beta`` > 1 weighs recall more: privacy comes first), by coordinate ascent: each
+recognizer in turn takes the threshold among its own score levels that does best with the
+others fixed, for ``ROUNDS`` passes. A change to one recognizer's threshold
 changes only the texts where it has candidates, so only those are scored again.
 
 A recognizer with fewer than ``MIN_EVIDENCE_CHARS`` true-positive characters in the data is
@@ -153,36 +154,33 @@ def objective(
     return sum(f_beta(p, r, beta) for p, r in pairs) / len(names)
 
 
+def allowed_levels(calibration: Calibration, recognizer: str) -> list[float]:
+    """The thresholds a recognizer may take: its score levels, none under the engine's
+    threshold when it needs a context word."""
+    needs_context = recognizer in calibration.backend.context_recognizer_names
+    return [
+        level
+        for level in calibration.levels[recognizer]
+        if not needs_context or level >= calibration.default
+    ]
+
+
 def ascend(calibration: Calibration, beta: float) -> Thresholds:
-    """Coordinate ascent on the recognizers' thresholds for one beta."""
+    """Coordinate ascent on the recognizers' thresholds for one beta (infinite: every
+    candidate, each recognizer at its lowest allowed level)."""
     names = list(calibration.sets)
     thresholds = Thresholds(calibration.default)
     evidence = calibration.evidence(calibration.score_all(Thresholds(0.0)))
     tunable = [r for r in sorted(calibration.levels) if evidence.get(r, 0) >= MIN_EVIDENCE_CHARS]
-    needs_context = calibration.backend.context_recognizer_names
-    if math.isinf(beta):  # every candidate: each recognizer at its lowest allowed level
-        lowest = {
-            r: min(
-                level
-                for level in calibration.levels[r]
-                if r not in needs_context or level >= calibration.default
-            )
-            for r in tunable
-            if any(
-                r not in needs_context or level >= calibration.default
-                for level in calibration.levels[r]
-            )
-        }
-        return replace(
-            thresholds, recognizers={r: v for r, v in lowest.items() if v < calibration.default}
-        )
+    if math.isinf(beta):
+        lowest = {r: min(allowed_levels(calibration, r), default=1.0) for r in tunable}
+        below = {r: level for r, level in lowest.items() if level < calibration.default}
+        return replace(thresholds, recognizers=below)
     scores = calibration.score_all(thresholds)
     best = objective(scores, names, beta)
     for _ in range(ROUNDS):
         for recognizer in tunable:
-            for level in calibration.levels[recognizer]:
-                if recognizer in needs_context and level < calibration.default:
-                    continue
+            for level in allowed_levels(calibration, recognizer):
                 trial = replace(
                     thresholds, recognizers={**thresholds.recognizers, recognizer: level}
                 )

@@ -18,6 +18,7 @@ from typing import Any
 from presidio_analyzer import RecognizerResult
 
 from components.anonymize.recognizers.base import ScannerRecognizer
+from components.anonymize.recognizers.transcript_patterns import MONTH as _MONTH
 
 DIGIT_WORDS = frozenset(
     {
@@ -44,10 +45,6 @@ CONNECTORS = frozenset({"dash", "hyphen", "dot", "point", "underscore", "slash"}
 # An identifier with a short letter prefix (TCK-3335, w5459) is one token; "it's" is one word.
 _SEPARATOR_GAP = re.compile(r"[\s,.\-/()+]*")  # "(37) 788-063" is one run
 _TOKEN = re.compile(r"(?:[A-Za-z]{1,5}-?)?\d[A-Za-z\d]*|[A-Za-z]+(?:'[A-Za-z]+)*|[-./,]")
-_MONTH = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
 _YEAR = re.compile(r"(?:1[89]|20)\d\d")
 _DATE = re.compile(
     rf"(?:\d{{1,2}}[/.-]\d{{1,2}}(?:[/.-]\d{{2,4}})?|{_MONTH}-?\d{{1,2}}(?:-\d{{2,4}})?)", re.I

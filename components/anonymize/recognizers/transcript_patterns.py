@@ -16,7 +16,7 @@ _STREET_SUFFIX = (
     r"circle|cir|terrace|parkway|pkwy|highway|hwy|square|trail|loop|row|alley)"
 )
 _UNIT = rf"(?:,?\s+(?:apt|apartment|suite|unit|floor|#)\.?\s*(?:{_NUMBER}|[a-z]\b))?"
-_MONTH = (
+MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
     r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 )
@@ -91,8 +91,8 @@ PATTERNS = (
     TranscriptPattern(
         "DATE_OF_BIRTH",
         "month-name date with year",
-        rf"\b(?:{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?"
-        rf"\s+(?:of\s+)?{_MONTH},?\s+\d{{4}})\b",
+        rf"\b(?:{MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?"
+        rf"\s+(?:of\s+)?{MONTH},?\s+\d{{4}})\b",
         0.5,
         ("born", "birth", "dob", "birthday"),
     ),
@@ -106,7 +106,7 @@ PATTERNS = (
     TranscriptPattern(
         "DATE_OF_BIRTH",
         "spoken date",
-        rf"\b(?:(?:the\s+)?{_ORDINAL_WORD}\s+of\s+{_MONTH}|{_MONTH}\s+(?:the\s+)?{_ORDINAL_WORD})"
+        rf"\b(?:(?:the\s+)?{_ORDINAL_WORD}\s+of\s+{MONTH}|{MONTH}\s+(?:the\s+)?{_ORDINAL_WORD})"
         rf",?\s+{_SPOKEN_YEAR}\b",
         0.5,
         ("born", "birth", "dob", "birthday"),
