@@ -384,3 +384,53 @@ def test_unsafe_output_paths_are_refused_before_anything_is_touched(
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert tree(scratch_repo) == before
+
+
+def test_calibrate_writes_a_policy_file_anonymize_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from components.anonymize.calibration import read_thresholds
+    from components.anonymize.config import DEFAULT_INFO_TYPES
+    from tests.conftest import TEST_DATA
+
+    monkeypatch.chdir(tmp_path)
+    output = tmp_path / "calibration.yaml"
+    data = [
+        f"wnut17={TEST_DATA / 'wnut17' / 'emerging.dev.sample.conll'}",
+        f"presidio_research={TEST_DATA / 'presidio_research' / 'generated_small.sample.json'}",
+    ]
+    arguments = ["calibrate", "--params", str(REPO_PARAMS), "--output", str(output)]
+    assert main([*arguments, *(a for d in data for a in ("--data", d))]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["calibrated_on"] == {
+        "wnut17:emerging.dev.sample.conll": 30,
+        "presidio_research:generated_small.sample.json": 15,  # its tuning templates only
+    }
+    for point in ("recall", "balanced", "precision"):
+        thresholds = read_thresholds(output, point, 0.35, DEFAULT_INFO_TYPES)
+        assert all(0.0 <= t <= 1.0 for t in thresholds.recognizers.values())
+    assert main([*arguments, "--data", "wnut17"]) == 1  # a file kind needs its path
+    assert "--data wnut17: KIND=PATH" in capsys.readouterr().err
+
+
+def test_false_positive_sample_goes_to_stderr_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    gold = write_jsonl(
+        tmp_path / "gold.jsonl",
+        [{"id": "a", "text": "Ask Jonathan Whitfield about it", "gold": []}],
+    )
+    output = tmp_path / "eval.json"
+    arguments = ["evaluate-detection", "--params", str(REPO_PARAMS), "--dataset", "jsonl"]
+    extra = ["--path", str(gold), "--output", str(output), "--show-false-positives", "5"]
+    assert main([*arguments, *extra]) == 0
+    captured = capsys.readouterr()
+    assert "[[Jonathan Whitfield]]" in captured.err and "by " in captured.err
+    assert "Whitfield" not in captured.out and "Whitfield" not in output.read_text()
+    assert (
+        json.loads(output.read_text())["predicted_chars_by_type"]["PERSON_NAME"][
+            "false_positive_chars"
+        ]
+        > 0
+    )
