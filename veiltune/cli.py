@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from components.anonymize.config import AnonymizeConfig
+from components.anonymize.evaluation.datasets import KINDS, SPLITS
 from components.core import paths
 from components.ingest.config import IngestConfig
 from components.register.config import RegisterConfig
@@ -109,14 +110,14 @@ def _add_evaluate_detection(commands: Any) -> None:
     sub.add_argument(
         "--dataset",
         required=True,
-        choices=["embedded", "presidio_research", "wnut17", "jsonl"],
+        choices=KINDS,
         help="format of the labelled data",
     )
     sub.add_argument("--path", type=Path, help="file of labelled data (not for embedded)")
     sub.add_argument("--limit", type=int, help="score only the first N texts")
     sub.add_argument(
         "--split",
-        choices=["all", "tuning", "heldout"],
+        choices=SPLITS,
         default="all",
         help="presidio_research only: the templates calibration uses, or those it never sees",
     )
@@ -283,19 +284,6 @@ def _run_command(args: argparse.Namespace) -> Any:
     return _run_tool(args)
 
 
-def _labelled_data(spec: str) -> tuple[str, Path | None]:
-    """``wnut17=dev.conll`` -> (kind, path); ``embedded`` has no path."""
-    from components.core.errors import InputError
-
-    kind, _, path = spec.partition("=")
-    kinds = ("embedded", "presidio_research", "wnut17", "jsonl")
-    if kind not in kinds or (kind != "embedded") != bool(path):
-        raise InputError(
-            f"--data {spec}: KIND=PATH with KIND among {', '.join(kinds[1:])}, or embedded"
-        )
-    return kind, Path(path) if path else None
-
-
 def _words(args: argparse.Namespace) -> tuple[str, ...]:
     """The command words given: ``("review", "export")``, ``("train",)``."""
     action = getattr(args, "action", None)
@@ -333,7 +321,9 @@ def _run_tool(args: argparse.Namespace) -> Any:
         from components.anonymize.commands import calibrate
 
         context = stage_context(args.params)
-        data = [_labelled_data(spec) for spec in args.data]
+        from components.anonymize.evaluation.datasets import parse_data_spec
+
+        data = [parse_data_spec(spec) for spec in args.data]
         return calibrate(context.config(AnonymizeConfig), context, data, args.output, args.limit)
     if args.command == "review":
         from components.review.commands import review_import

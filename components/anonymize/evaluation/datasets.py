@@ -72,7 +72,18 @@ class LabelledText:
 # calibration, so a score on it says how the detector does on sentences shaped unlike any
 # it was calibrated on.
 SPLITS = ("all", "tuning", "heldout")
+KINDS = ("embedded", "presidio_research", "wnut17", "jsonl")  # "embedded" needs no file
 HELDOUT_SHARE = 4
+
+
+def parse_data_spec(spec: str) -> tuple[str, Path | None]:
+    """``wnut17=dev.conll`` -> (kind, path); ``embedded`` has no path."""
+    kind, _, path = spec.partition("=")
+    if kind not in KINDS or (kind != "embedded") != bool(path):
+        raise InputError(
+            f"--data {spec}: KIND=PATH with KIND among {', '.join(KINDS[1:])}, or embedded"
+        )
+    return kind, Path(path) if path else None
 
 
 def in_split(group: str, split: str) -> bool:
