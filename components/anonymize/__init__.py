@@ -11,6 +11,7 @@ from components.anonymize.engine import (
     Detector,
     anonymize_conversation,
     detect_batch,
+    placeholder_view,
     text_fields,
 )
 from components.anonymize.factory import anonymization_policy, build_detector
@@ -26,5 +27,6 @@ __all__ = [
     "anonymize_conversation",
     "build_detector",
     "detect_batch",
+    "placeholder_view",
     "text_fields",
 ]

@@ -36,6 +36,37 @@ DEFAULT_INFO_TYPES = [
 ]
 
 CLASS_LABEL_KEYS = ("context", "purpose", "outcome")
+REPLACEMENTS = ("placeholder", "mask", "type", "surrogate")
+SURROGATE_METHODS = ("realistic", "lm", "embedding")
+
+
+@dataclass
+class SurrogateConfig:
+    """``anonymize.surrogate``: how ``replacement: surrogate`` chooses its values."""
+
+    method: str = "realistic"  # realistic | lm | embedding (README, Surrogates)
+    locale: str = "en_US"  # Faker's locale of the realistic names, places and companies
+    k: int = 10  # lm and embedding: choose among the k best candidates
+    top1: bool = False  # lm: always the most likely candidate instead of one of the k
+    radius: float = 0.3  # embedding: candidates within this cosine distance of the original
+
+    def __post_init__(self) -> None:
+        from faker.config import AVAILABLE_LOCALES
+
+        _require(
+            self.method in SURROGATE_METHODS,
+            "anonymize.surrogate.method",
+            f"one of: {', '.join(SURROGATE_METHODS)}",
+        )
+        _require(
+            self.locale in AVAILABLE_LOCALES,
+            "anonymize.surrogate.locale",
+            "a Faker locale such as en_US, en_GB, de_DE",
+        )
+        _require(self.k >= 1, "anonymize.surrogate.k", "an integer >= 1")
+        _require(
+            0.0 < self.radius <= 2.0, "anonymize.surrogate.radius", "a cosine distance in (0, 2]"
+        )
 
 
 @dataclass
@@ -50,7 +81,8 @@ class AnonymizeConfig:
     # writes them; null: score_threshold alone), and the point to use.
     calibration: str | None = "policy/calibration.yaml"
     operating_point: str = "balanced"  # recall | balanced | precision
-    replacement: str = "placeholder"  # placeholder | mask | type
+    replacement: str = "placeholder"  # placeholder | mask | type | surrogate
+    surrogate: SurrogateConfig = field(default_factory=SurrogateConfig)
     mask_char: str = "*"
     batch_size: int = 64
     workers: int = 1  # detection processes; each loads its own spaCy pipeline
@@ -87,9 +119,9 @@ class AnonymizeConfig:
             f"one of: {', '.join(OPERATING_POINTS)}",
         )
         _require(
-            self.replacement in {"placeholder", "mask", "type"},
+            self.replacement in REPLACEMENTS,
             "anonymize.replacement",
-            "one of: placeholder, mask, type",
+            f"one of: {', '.join(REPLACEMENTS)}",
         )
         _require(len(self.mask_char) == 1, "anonymize.mask_char", "a single character")
         _require(bool(self.info_types), "anonymize.info_types", "a non-empty list")

@@ -6,12 +6,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from components.anonymize.spans import Span, resolve_overlaps
 from components.anonymize.term_lists import TermLists
 from components.core.corpus import Conversation, Turn
 from components.core.placeholders import PlaceholderBook, entity_tokens
+
+if TYPE_CHECKING:
+    from components.anonymize.surrogates import SurrogateBook, Surrogates
 
 # Names are propagated as whole words; shorter tokens are too ambiguous ("al", "ed").
 _MIN_PROPAGATED_TOKEN = 3
@@ -53,9 +56,16 @@ class TextField:
     path: tuple[PathPart, ...] = ()
 
 
+# How a span was replaced (the spans file's "method"): the policy's mode, or, in surrogate
+# mode, the placeholder a type without a generator keeps.
+SURROGATE_METHOD = "surrogate"
+FALLBACK_METHOD = "placeholder/fallback"
+
+
 @dataclass(frozen=True)
 class Replacement:
-    """What anonymization did to one span; holds offsets and the placeholder, never the value."""
+    """What anonymization did to one span; holds offsets and the placeholder, never the value
+    nor its surrogate."""
 
     conversation_id: str
     field: TextField
@@ -63,6 +73,13 @@ class Replacement:
     placeholder: str
     # A label field's place by position (see label_positions): its keys may be PI.
     label_path: tuple[int, ...] = ()
+    # Where the replacement sits in the anonymized text of the same field, and how it was
+    # made: downstream stages find surrogates by these offsets (see placeholder_view).
+    out_start: int = -1
+    out_end: int = -1
+    method: str = "placeholder"
+    # surrogate mode: the method that chose the surrogate (realistic | lm | embedding)
+    surrogate_source: str = ""
 
     def to_record(self) -> dict[str, Any]:
         known_key = self.field.key in TASK_LABELS
@@ -77,6 +94,10 @@ class Replacement:
             "entity_type": self.span.entity_type,
             "score": round(self.span.score, 4),
             "placeholder": self.placeholder,
+            "anonymized_start": self.out_start,
+            "anonymized_end": self.out_end,
+            "method": self.method,
+            **({"surrogate_source": self.surrogate_source} if self.surrogate_source else {}),
         }
 
 
@@ -84,8 +105,8 @@ class Replacement:
 class AnonymizationPolicy:
     """What to find beyond the backend, what to leave, and how to replace."""
 
-    # placeholder | mask | type, or residual: [RESIDUAL_<TYPE>], for what anonymized text
-    # still holds (the compliance bundle's copy of the review sample)
+    # placeholder | mask | type | surrogate, or residual: [RESIDUAL_<TYPE>], for what
+    # anonymized text still holds (the compliance bundle's copy of the review sample)
     mode: str = "placeholder"
     mask_char: str = "*"
     speaker_roles: frozenset[str] = frozenset()
@@ -93,6 +114,8 @@ class AnonymizationPolicy:
     # Known category values, by "context" and classification label ("purpose", "outcome"):
     # only a value listed here is a category; any other is scanned as text.
     class_labels: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # The surrogate maker, in surrogate mode.
+    surrogates: Surrogates | None = None
 
 
 def text_fields(
@@ -148,12 +171,12 @@ def _identifier_like(value: Any) -> bool:
 
 
 def label_positions(conversation: Conversation, where: TextField) -> tuple[int, ...]:
-    """Where a label field sits, by index: the label's rank among the sorted label keys,
-    then each dict key's or list item's position (what the spans file may say)."""
+    """Where a label field sits, by index: the label's position among the labels, then each
+    dict key's or list item's position (what the spans file says). Positions, unlike keys,
+    survive anonymization: a key that is PI is replaced in place."""
     if not where.kind.startswith("label"):
         return ()
-    keys = sorted(conversation.labels)
-    positions = [keys.index(where.key)]
+    positions = [list(conversation.labels).index(where.key)]
     value: Any = conversation.labels[where.key]
     for part in where.path:
         if isinstance(value, dict):
@@ -346,39 +369,109 @@ def anonymize_conversation(
 ) -> tuple[Conversation, list[Replacement]]:
     """Replace every span; the returned conversation carries no ground truth offsets."""
     book = PlaceholderBook()
+    surrogates = _surrogate_book(conversation.id, fields, spans, policy)
     replacements: list[Replacement] = []
     new_texts: dict[TextField, str] = {}
     for (where, text), found in zip(fields, spans, strict=True):
-        pieces, cursor = [], 0
+        pieces, cursor, out = [], 0, 0
         for span in found:
             surface = text[span.start : span.end]
             token = book.placeholder(span.entity_type, surface)
-            pieces += [text[cursor : span.start], _render(token, span, surface, policy)]
+            rendered, method = _render(token, span, text, policy, surrogates)
+            chosen_by = surrogates.last_method if method == SURROGATE_METHOD and surrogates else ""
+            out += span.start - cursor
+            pieces += [text[cursor : span.start], rendered]
             cursor = span.end
             replacements.append(
                 Replacement(
-                    conversation.id, where, span, token, label_positions(conversation, where)
+                    conversation.id,
+                    where,
+                    span,
+                    token,
+                    label_positions(conversation, where),
+                    out,
+                    out + len(rendered),
+                    method,
+                    chosen_by,
                 )
             )
+            out += len(rendered)
         new_texts[where] = "".join(pieces) + text[cursor:]
     return _rebuild(conversation, new_texts), replacements
 
 
-def _render(token: str, span: Span, surface: str, policy: AnonymizationPolicy) -> str:
+def _surrogate_book(
+    conversation_id: str,
+    fields: list[tuple[TextField, str]],
+    spans: list[list[Span]],
+    policy: AnonymizationPolicy,
+) -> SurrogateBook | None:
+    """The conversation's surrogate book, knowing every word of every value it holds (no
+    surrogate may reuse one)."""
+    if policy.mode != SURROGATE_METHOD:
+        return None
+    assert policy.surrogates is not None, "surrogate mode needs AnonymizationPolicy.surrogates"
+    originals = frozenset(
+        word
+        for (_, text), found in zip(fields, spans, strict=True)
+        for span in found
+        for word in _WORD.findall(text[span.start : span.end].lower())
+    )
+    return policy.surrogates.book(conversation_id, originals)
+
+
+def _render(
+    token: str,
+    span: Span,
+    text: str,
+    policy: AnonymizationPolicy,
+    surrogates: SurrogateBook | None,
+) -> tuple[str, str]:
+    """What replaces a span, and the method that made it."""
+    surface = text[span.start : span.end]
     if policy.mode == "mask":
-        return policy.mask_char * len(surface)
+        return policy.mask_char * len(surface), policy.mode
     if policy.mode == "type":
-        return f"[{span.entity_type}]"
+        return f"[{span.entity_type}]", policy.mode
     if policy.mode == "residual":
-        return f"[RESIDUAL_{span.entity_type}]"
-    return token
+        return f"[RESIDUAL_{span.entity_type}]", policy.mode
+    if surrogates is not None:
+        context = (text[: span.start], text[span.end :])
+        value = surrogates.render(span.entity_type, surface, token, context)
+        return (token, FALLBACK_METHOD) if value is None else (value, SURROGATE_METHOD)
+    return token, "placeholder"
+
+
+def placeholder_view(
+    conversation: Conversation, records: Sequence[Mapping[str, Any]]
+) -> Conversation:
+    """The anonymized conversation with every surrogate back to its placeholder, from the
+    spans file's records (offsets in the anonymized text): what a scan for PI left in clear
+    reads, so that it tells real values from surrogates. Other conversations come back as
+    they are."""
+    surrogate = [r for r in records if r.get("method") == SURROGATE_METHOD]
+    if not surrogate:
+        return conversation
+    by_field: dict[tuple[str, int, tuple[int, ...]], list[Mapping[str, Any]]] = {}
+    for record in surrogate:
+        place = (record["field"], record["turn"], tuple(record.get("label_path") or ()))
+        by_field.setdefault(place, []).append(record)
+    new_texts: dict[TextField, str] = {}
+    for where, text in text_fields(conversation):
+        key = (where.kind, where.turn, label_positions(conversation, where))
+        for record in sorted(by_field.get(key, ()), key=lambda r: -r["anonymized_start"]):
+            start, end = record["anonymized_start"], record["anonymized_end"]
+            text = text[:start] + record["placeholder"] + text[end:]
+        if key in by_field:
+            new_texts[where] = text
+    return _rebuild(conversation, new_texts)
 
 
 def _rebuild(conversation: Conversation, texts: dict[TextField, str]) -> Conversation:
     turns = tuple(
         Turn(
             speaker=texts.get(TextField("speaker", i), turn.speaker),
-            text=texts[TextField("text", i)],
+            text=texts.get(TextField("text", i), turn.text),
         )
         for i, turn in enumerate(conversation.turns)
     )

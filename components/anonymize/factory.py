@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from components.anonymize.calibration import Thresholds, read_thresholds
 from components.anonymize.config import DEFAULT_INFO_TYPES, AnonymizeConfig
@@ -16,6 +16,9 @@ from components.anonymize.engine import (
 from components.anonymize.taxonomy import PRESIDIO_TO_DLP
 from components.anonymize.term_lists import read_term_lists
 from components.core.corpus import Conversation
+
+if TYPE_CHECKING:
+    from components.anonymize.surrogates import SurrogateKey, Surrogates
 
 DEFAULT_SPEAKER_ROLES = frozenset(
     {
@@ -62,8 +65,15 @@ def detection_thresholds(config: AnonymizeConfig, base_dir: Path = Path()) -> Th
     )
 
 
-def anonymization_policy(config: AnonymizeConfig, base_dir: Path = Path()) -> AnonymizationPolicy:
-    """The policy params describe; term-list paths are relative to ``base_dir``."""
+def anonymization_policy(
+    config: AnonymizeConfig, base_dir: Path = Path(), key: SurrogateKey | None = None
+) -> AnonymizationPolicy:
+    """The policy params describe; term-list paths are relative to ``base_dir``.
+
+    Args:
+        key: the run's surrogate secret and inventory (the stage reads them from
+            ``data/raw``); without one, surrogate mode draws a fresh secret, never stored.
+    """
     terms = read_term_lists(config.exclusions, config.dictionaries, base_dir)
     return AnonymizationPolicy(
         config.replacement,
@@ -71,7 +81,34 @@ def anonymization_policy(config: AnonymizeConfig, base_dir: Path = Path()) -> An
         DEFAULT_SPEAKER_ROLES,
         terms,
         known_class_labels(config.class_labels),
+        build_surrogates(config, base_dir, key) if config.replacement == "surrogate" else None,
     )
+
+
+def build_surrogates(
+    config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None
+) -> Surrogates:
+    """The surrogate maker ``anonymize.surrogate`` describes."""
+    import secrets
+
+    from components.anonymize.surrogates import RealisticSource, SurrogateKey, Surrogates
+    from components.anonymize.surrogates.realistic import RealisticValues
+
+    settings = config.surrogate
+    key = key or SurrogateKey(secrets.token_hex(16))
+    values = RealisticValues(settings.locale)
+    source: Any = RealisticSource(values)
+    if settings.method == "embedding":
+        from components.anonymize.surrogates.embedding import EmbeddingSource
+
+        source = EmbeddingSource(values, settings.k, settings.radius)
+    elif settings.method == "lm":
+        from components.anonymize.surrogates.lm import LmSource, detector_check
+        from components.core import paths
+
+        check = detector_check(build_detector(config, base_dir))
+        source = LmSource(values, base_dir / paths.BASE_MODEL, settings.k, settings.top1, check)
+    return Surrogates(key, values, source)
 
 
 def known_class_labels(extra: Mapping[str, Sequence[str]]) -> dict[str, frozenset[str]]:

@@ -9,13 +9,18 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.stream import AnonymizationTally, anonymize_stream
 from components.core import paths, tracking
 from components.core.corpus import read_corpus
 from components.core.jsonio import atomic_path, write_json_atomic
+from components.core.salt import read_salt
 from components.core.stage import Metrics, StageContext, check_paths, log_stage
+
+if TYPE_CHECKING:
+    from components.anonymize.surrogates import SurrogateKey
 
 
 def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
@@ -23,11 +28,26 @@ def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
     check_paths([paths.RAW_CORPUS], [paths.ANON_CORPUS, spans, metrics_path])
     with tracking.stage_run("anonymize", context.experiment):
         metrics = anonymize_file(
-            config, context.base_dir, paths.RAW_CORPUS, paths.ANON_CORPUS, spans
+            config,
+            context.base_dir,
+            paths.RAW_CORPUS,
+            paths.ANON_CORPUS,
+            spans,
+            surrogate_key() if config.replacement == "surrogate" else None,
         )
         write_json_atomic(metrics_path, metrics)
         log_stage("anonymize", config, metrics, [metrics_path])
     return metrics
+
+
+def surrogate_key() -> SurrogateKey:
+    """The run's secret (ingest's salt) and the digests of every PI value the inventory
+    knows: surrogates are drawn from the one and may be none of the other."""
+    from components.anonymize.surrogates import SurrogateKey
+    from components.ingest import read_inventory
+
+    inventory = read_inventory(paths.INVENTORY) if paths.INVENTORY.is_file() else []
+    return SurrogateKey(read_salt(), frozenset(e.digest for e in inventory))
 
 
 def anonymize_file(
@@ -36,6 +56,7 @@ def anonymize_file(
     input_path: Path,
     output_path: Path,
     spans_path: Path | None,
+    key: SurrogateKey | None = None,
 ) -> Metrics:
     """Stream a corpus through the anonymizer; both outputs appear only if all succeeds.
 
@@ -46,7 +67,7 @@ def anonymize_file(
 
     tally = AnonymizationTally()
     started = time.perf_counter()
-    stream = anonymize_stream(read_corpus(input_path), config, base_dir, config.workers)
+    stream = anonymize_stream(read_corpus(input_path), config, base_dir, config.workers, key)
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(stack.enter_context(atomic_path(output_path)).open("w"))
         spans = (

@@ -13,11 +13,20 @@ from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from components.anonymize.config import AnonymizeConfig
-from components.anonymize.engine import AnonymizationPolicy, Detector, Replacement, anonymize_corpus
+from components.anonymize.engine import (
+    FALLBACK_METHOD,
+    AnonymizationPolicy,
+    Detector,
+    Replacement,
+    anonymize_corpus,
+)
 from components.core.corpus import Conversation
+
+if TYPE_CHECKING:
+    from components.anonymize.surrogates import SurrogateKey
 
 Result = tuple[Conversation, list[Replacement]]
 
@@ -29,17 +38,29 @@ class AnonymizationTally:
     n_conversations: int = 0
     n_chars: int = 0
     by_type: Counter[str] = field(default_factory=Counter)
+    by_method: Counter[str] = field(default_factory=Counter)
+    fallbacks: Counter[str] = field(default_factory=Counter)
 
     def add(self, original: Conversation, replacements: list[Replacement]) -> None:
         self.n_conversations += 1
         self.n_chars += sum(len(t.text) + len(t.speaker or "") for t in original.turns)
         self.by_type.update(r.span.entity_type for r in replacements)
+        self.by_method.update(
+            f"{r.method}/{r.surrogate_source}" if r.surrogate_source else r.method
+            for r in replacements
+        )
+        self.fallbacks.update(
+            r.span.entity_type for r in replacements if r.method == FALLBACK_METHOD
+        )
 
     def to_metrics(self, seconds: float, workers: int) -> dict[str, Any]:
         return {
             "n_conversations": self.n_conversations,
             "n_replacements": sum(self.by_type.values()),
             "replacements_by_type": dict(sorted(self.by_type.items())),
+            "replacements_by_method": dict(sorted(self.by_method.items())),
+            # surrogate mode: spans of a type without a generator kept their placeholder
+            "surrogate_fallbacks_by_type": dict(sorted(self.fallbacks.items())),
             "seconds": round(seconds, 3),
             "chars_per_second": round(self.n_chars / seconds, 1) if seconds else 0.0,
             "workers": workers,
@@ -51,17 +72,19 @@ def anonymize_stream(
     config: AnonymizeConfig,
     base_dir: Path,
     workers: int = 1,
+    key: SurrogateKey | None = None,
 ) -> Iterator[tuple[Conversation, Result]]:
     """Yield (original, (anonymized, replacements)) in input order."""
     if workers <= 1:
         from components.anonymize.factory import anonymization_policy, build_detector
 
-        detector, policy = build_detector(config, base_dir), anonymization_policy(config, base_dir)
+        detector = build_detector(config, base_dir)
+        policy = anonymization_policy(config, base_dir, key)
         for batch in _batches(conversations, config.batch_size):
             yield from zip(batch, _run(batch, detector, policy), strict=True)
         return
     context = multiprocessing.get_context("fork")
-    with context.Pool(workers, initializer=_init_worker, initargs=(config, base_dir)) as pool:
+    with context.Pool(workers, initializer=_init_worker, initargs=(config, base_dir, key)) as pool:
         pending: deque[tuple[list[Conversation], Any]] = deque()
         for batch in _batches(conversations, config.batch_size):
             pending.append((batch, pool.apply_async(_worker_batch, (batch,))))
@@ -88,11 +111,11 @@ def _run(
 _WORKER: dict[str, Any] = {}  # this worker process's detector and policy, built once
 
 
-def _init_worker(config: AnonymizeConfig, base_dir: Path) -> None:
+def _init_worker(config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None) -> None:
     from components.anonymize.factory import anonymization_policy, build_detector
 
     _WORKER["detector"] = build_detector(config, base_dir)
-    _WORKER["policy"] = anonymization_policy(config, base_dir)
+    _WORKER["policy"] = anonymization_policy(config, base_dir, key)
 
 
 def _worker_batch(batch: list[Conversation]) -> list[Result]:
