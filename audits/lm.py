@@ -97,6 +97,24 @@ def assistant_token_losses(
     return TokenLosses([float(v) for v in nll], [(int(s), int(e)) for s, e in offsets])
 
 
+def text_token_losses(model: Any, tokenizer: Any, text: str, max_tokens: int) -> TokenLosses:
+    """The loss of each token of plain ``text`` (its first ``max_tokens``) given the tokens
+    before it, in one forward pass; the first token, which has nothing before it, is left
+    out."""
+    import torch
+
+    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    ids = list(encoded["input_ids"])[:max_tokens]
+    if len(ids) < 2:
+        return TokenLosses([], [])
+    offsets = [(int(s), int(e)) for s, e in encoded["offset_mapping"][1 : len(ids)]]
+    tokens = torch.tensor([ids])
+    with torch.no_grad():
+        logits = model(input_ids=tokens).logits[0, :-1].float()
+    nll = -torch.log_softmax(logits, dim=-1).gather(1, tokens[0, 1:, None])[:, 0]
+    return TokenLosses([float(v) for v in nll], offsets)
+
+
 def greedy_tokens(
     model: Any, tokenizer: Any, prefix_ids: Sequence[int], n_tokens: int
 ) -> list[int]:

@@ -111,7 +111,13 @@ STAGES: tuple[Stage, ...] = (
         "evaluate",
         "Utility on held-out raw text: ROUGE, accuracy/macro-F1, perplexity; base too.",
         EvaluateConfig,
-        reads=("train.corpus",),
+        reads=(
+            "train.corpus",
+            "train.seed",
+            "train.max_steps",
+            "anonymize.replacement",
+            "anonymize.surrogate.method",
+        ),
     ),
     Stage(
         "audit",

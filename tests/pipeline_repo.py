@@ -31,7 +31,7 @@ TINY_PARAMS: dict[str, dict[str, Any]] = {
               "lora_alpha": 8},
     "evaluate": {"max_conversations": 2, "max_new_tokens": 8, "max_prompt_tokens": 128},
     "audit": {"n_prompts": 2, "max_new_tokens": 12, "canary_candidates": 20,
-              "extraction_prefixes": 2, "mia_conversations": 3},
+              "extraction_prefixes": 2, "mia_conversations": 3, "plain_sight_conversations": 3},
 }  # fmt: skip
 
 

@@ -1,6 +1,6 @@
 """``veiltune``: a subcommand per pipeline stage (from the registry, ``components.stages``),
 plus the tools around them: detect, evaluate-detection, review import, utility-report,
-promote/demote, flow, serve, purge-raw. No stage logic lives here."""
+utility-profile, promote/demote, flow, serve, purge-raw. No stage logic lives here."""
 
 from __future__ import annotations
 
@@ -16,11 +16,12 @@ from typing import Any
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.evaluation.datasets import KINDS, SPLITS
 from components.core import paths
+from components.evaluate.profile import DEFAULT_SEEDS, DEFAULT_VARIANTS, PROFILES, RUN_STORE
 from components.ingest.config import IngestConfig
 from components.register.config import RegisterConfig
 from components.review.config import ReviewConfig
 from components.risk.config import RiskConfig
-from components.stages import BY_NAME, STAGES, run_stage, stage_context
+from components.stages import BY_NAME, STAGES, apply_overrides, run_stage, stage_context
 
 # Nothing downloads at run time; Prefect and Great Expectations send no analytics.
 OFFLINE_ENVIRONMENT = {
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_calibrate(commands)
     _add_review(commands)
     _add_utility_report(commands)
+    _add_utility_profile(commands)
     _add_promote_demote(commands)
     _add_flow(commands)
     _add_serve(commands)
@@ -183,14 +185,67 @@ def _add_review(commands: Any) -> None:
 
 def _add_utility_report(commands: Any) -> None:
     text = (
-        "Tabulate utility across DVC experiments: base zero-shot, masked, anonymized and "
-        "oracle adapters (run them with `dvc exp run -S train.corpus=raw|masked`)."
+        "Compare utility across variants: each metric's seed-averaged mean with a 95% "
+        "bootstrap interval over held-out conversations, the paired difference from the "
+        "oracle, and the verdict on the 5% target. From the run store (veiltune "
+        "utility-profile fills it) when it holds runs, else from DVC experiments (`dvc exp "
+        "run -S train.corpus=raw|masked`)."
     )
     sub = commands.add_parser("utility-report", help=text.split(":")[0] + ".", description=text)
     _add_params(sub)
-    sub.add_argument(
+    _add_report_folders(sub)
+
+
+def _add_report_folders(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--output", type=Path, default=paths.UTILITY_REPORT, help="folder for md/json/png"
     )
+    parser.add_argument(
+        "--runs",
+        type=Path,
+        default=RUN_STORE,
+        metavar="DIR",
+        help=f"run store, DIR/<variant>/seed-<seed>/ (default: {RUN_STORE})",
+    )
+
+
+def _add_utility_profile(commands: Any) -> None:
+    text = (
+        "Train and evaluate each variant at each seed as a DVC experiment in this workspace "
+        "(dvc exp run -S ...), keep each run's evaluation in the run store, then write the "
+        "utility report from it. Runs already in the store are skipped. The large profile "
+        "takes hours on a CPU; on a GPU, pass a bigger --steps."
+    )
+    sub = commands.add_parser("utility-profile", help=text.split(" (")[0] + ".", description=text)
+    _add_params(sub)
+    _add_report_folders(sub)
+    sub.add_argument(
+        "--variants",
+        nargs="+",
+        default=list(DEFAULT_VARIANTS),
+        metavar="VARIANT",
+        help="oracle, masked, placeholder, mask, type, surrogate-realistic|lm|embedding "
+        f"(default: {' '.join(DEFAULT_VARIANTS)})",
+    )
+    sub.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        default=list(DEFAULT_SEEDS),
+        metavar="SEED",
+        help=f"train.seed of each run (default: {' '.join(map(str, DEFAULT_SEEDS))})",
+    )
+    sub.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default="default",
+        help="sizes: default keeps params.yaml's; large = 400 steps, 600 conversations, "
+        "a fifth held out, up to 120 scored per dataset",
+    )
+    sub.add_argument("--steps", type=int, help="train.max_steps (overrides the profile)")
+    sub.add_argument("--conversations", type=int, help="ingest.n_conversations")
+    sub.add_argument("--heldout-fraction", type=float, help="ingest.heldout_fraction")
+    sub.add_argument("--max-eval", type=int, help="evaluate.max_conversations")
 
 
 def _add_promote_demote(commands: Any) -> None:
@@ -333,7 +388,9 @@ def _run_tool(args: argparse.Namespace) -> Any:
     if args.command == "utility-report":
         from components.evaluate.commands import utility_report
 
-        return utility_report(stage_context(args.params), args.output)
+        return utility_report(stage_context(args.params), args.output, args.runs)
+    if args.command == "utility-profile":
+        return _utility_profile(args)
     if args.command in ("promote", "demote"):
         from components.register import commands
 
@@ -360,6 +417,18 @@ def _run_tool(args: argparse.Namespace) -> Any:
 
         return serve(args.name, args.allow_overrides)
     raise AssertionError(f"unhandled command {args.command}")
+
+
+def _utility_profile(args: argparse.Namespace) -> Any:
+    from components.evaluate.commands import utility_profile
+    from components.evaluate.profile import Sizes, plan_runs, profile_sizes
+
+    given = Sizes(args.steps, args.conversations, args.heldout_fraction, args.max_eval)
+    planned = plan_runs(args.variants, args.seeds, profile_sizes(args.profile, given))
+    context = stage_context(args.params)
+    for run in planned:  # a bad override fails now, not after hours of the runs before it
+        apply_overrides(context.params, run.overrides)
+    return utility_profile(context, planned, args.runs, args.output)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

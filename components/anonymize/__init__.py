@@ -4,7 +4,7 @@ Other stages import from here only; the modules behind these names are this stag
 
 from __future__ import annotations
 
-from components.anonymize.config import AnonymizeConfig
+from components.anonymize.config import REPLACEMENTS, SURROGATE_METHODS, AnonymizeConfig
 from components.anonymize.engine import (
     IDENTIFIER_DIGITS,
     AnonymizationPolicy,
@@ -19,6 +19,8 @@ from components.anonymize.term_lists import TermLists
 
 __all__ = [
     "IDENTIFIER_DIGITS",
+    "REPLACEMENTS",
+    "SURROGATE_METHODS",
     "AnonymizationPolicy",
     "AnonymizeConfig",
     "Detector",

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from components.core.config import require as _require
 
-AUDITS = ("pii_output", "canary", "extraction", "membership")
+AUDITS = ("pii_output", "canary", "extraction", "membership", "plain_sight")
 
 
 @dataclass
@@ -33,6 +33,9 @@ class AuditConfig:
     # Membership inference: the loss on the PI tokens of training vs held-out conversations.
     mia_conversations: int = 24  # at most this many of each side
     max_mia_auc: float = 0.75
+    # Hiding in plain sight: real residual names vs the name-like words around them (the
+    # surrogates), scored by corpus rarity and the base LM; reports, never fails.
+    plain_sight_conversations: int = 40  # at most this many training conversations
     max_prompt_tokens: int = 768  # longer contexts keep their end
     seed: int = 13
 
@@ -49,4 +52,9 @@ class AuditConfig:
         _require(0.0 <= self.max_extraction_rate <= 1.0, "audit.max_extraction_rate", "0 <= x <= 1")
         _require(self.mia_conversations >= 2, "audit.mia_conversations", "an integer >= 2")
         _require(0.5 <= self.max_mia_auc <= 1.0, "audit.max_mia_auc", "0.5 <= x <= 1")
+        _require(
+            self.plain_sight_conversations >= 1,
+            "audit.plain_sight_conversations",
+            "an integer >= 1",
+        )
         _require(self.max_prompt_tokens >= 32, "audit.max_prompt_tokens", "an integer >= 32")

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from audits.canary import audit_canaries
 from audits.extraction import audit_extraction
 from audits.membership import audit_membership
 from audits.pii_output import adversarial_prompts, audit_outputs, task_prompts
+from audits.plain_sight import audit_plain_sight
 from audits.result import AuditResult
 from components.audit.config import AuditConfig
+from components.core import paths
 from components.core.corpus import Conversation
 from components.ingest import Canary, InventoryEntry
 
@@ -28,6 +31,11 @@ class AuditInputs:
     canaries: Sequence[Canary]
     inventory: Sequence[InventoryEntry]
     salt: str
+    # Hiding in plain sight: ``train_raw``'s conversations as anonymized, and as read with
+    # their surrogates back to placeholders; and the public base model the attacker asks.
+    train_anonymized: Sequence[Conversation] = ()
+    train_placeholder_view: Sequence[Conversation] = ()
+    base_model: Path = paths.BASE_MODEL
 
 
 def run_audits(
@@ -83,4 +91,21 @@ def run_audits(
             config.max_prompt_tokens,
         )
         results.append(membership)
+    if "plain_sight" in config.audits and inputs.train_anonymized:
+        from components.train import load_base
+
+        base, base_tokenizer = load_base(inputs.base_model)
+        views = {
+            "anonymized": inputs.train_anonymized,
+            "placeholders": inputs.train_placeholder_view,
+        }
+        plain_sight = audit_plain_sight(
+            base,
+            base_tokenizer,
+            inputs.train_raw,
+            views,
+            config.plain_sight_conversations,
+            config.max_prompt_tokens,
+        )
+        results.append(plain_sight)
     return results

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from audits.result import audit_summary
-from components.anonymize import AnonymizeConfig, build_detector
+from components.anonymize import AnonymizeConfig, build_detector, placeholder_view
 from components.audit.config import AuditConfig
 from components.audit.runner import AuditInputs, run_audits
 from components.core import paths, tracking
 from components.core.corpus import load_corpus
-from components.core.jsonio import iter_jsonl, write_json_atomic
+from components.core.jsonio import iter_jsonl, jsonl_by_key, write_json_atomic
 from components.core.salt import read_salt
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.ingest import Canary, read_inventory
@@ -28,13 +28,22 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
         members = training_examples(
             train_raw, train_config.tasks, train_config.eval_fraction, train_config.seed
         ).trained_ids
+        trained = [c for c in train_raw if c.id in members]
+        anonymized = load_corpus(paths.ANON_CORPUS)
+        by_id = {c.id: c for c in anonymized}
+        train_anonymized = [by_id[c.id] for c in trained]
+        records = jsonl_by_key(paths.ANON_SPANS, "conversation_id")
         inputs = AuditInputs(
-            train_raw=[c for c in train_raw if c.id in members],
+            train_raw=trained,
             heldout_raw=split(raw, "heldout"),
-            heldout_anonymized=split(load_corpus(paths.ANON_CORPUS), "heldout"),
+            heldout_anonymized=split(anonymized, "heldout"),
             canaries=[Canary.from_record(obj) for _, obj in iter_jsonl(paths.CANARIES)],
             inventory=read_inventory(paths.INVENTORY),
             salt=read_salt(),
+            train_anonymized=train_anonymized,
+            train_placeholder_view=[
+                placeholder_view(c, records.get(c.id, [])) for c in train_anonymized
+            ],
         )
         model, tokenizer = load_adapter(paths.BASE_MODEL, paths.ADAPTER)
         detector = build_detector(context.config(AnonymizeConfig), context.base_dir)

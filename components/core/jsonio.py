@@ -45,6 +45,15 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield line_no, obj
 
 
+def jsonl_by_key(path: Path, key: str) -> dict[str, list[dict[str, Any]]]:
+    """The objects of a JSONL file grouped by the value of ``key``, each group in file order
+    (the anonymize stage's spans records, by ``conversation_id``)."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for _, obj in iter_jsonl(path):
+        grouped.setdefault(str(obj[key]), []).append(obj)
+    return grouped
+
+
 def _parse_line(raw: bytes, where: str) -> dict[str, Any] | None:
     try:
         line = raw.decode("utf-8")

@@ -31,6 +31,24 @@ def stop_words() -> frozenset[str]:
     return frozenset(STOP_WORDS)
 
 
+@functools.lru_cache(maxsize=1)
+def known_names() -> frozenset[str]:
+    """Lowercase first names of Faker's English-speaking locales and the US Census surnames."""
+    import importlib
+
+    names: set[str] = set()
+    for locale in ("en_US", "en_GB", "en_CA", "en_AU", "en_IE", "en_IN", "en_NZ"):
+        try:
+            module = importlib.import_module(f"faker.providers.person.{locale}")
+        except ImportError:
+            continue
+        provider = module.Provider
+        for attribute in ("first_names", "first_names_male", "first_names_female", "last_names"):
+            values = getattr(provider, attribute, ())
+            names.update(str(name).lower() for name in values)
+    return frozenset(names)
+
+
 _INFLECTIONS = (
     ("'s", ""),
     ("’s", ""),

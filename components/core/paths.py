@@ -26,6 +26,7 @@ GATE_RESULT = Path("data/gate/validation.json")
 GATE_DATA_DOCS = Path("data/gate/data_docs")  # Great Expectations Data Docs of the run
 ADAPTER = Path("models/adapter")
 TRAIN_WORK = Path(".veiltune/train")
+PER_CONVERSATION = Path("data/evaluate/per_conversation.jsonl")  # scores by conversation id
 BUNDLE = Path("exports/bundle")
 UTILITY_REPORT = Path("reports/utility")
 DVC_LOCK = Path("dvc.lock")

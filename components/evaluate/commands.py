@@ -1,9 +1,13 @@
-"""The evaluate stage's report across runs: utility of every variant DVC experiments hold."""
+"""The evaluate stage's tools beside the pipeline: the utility report across runs, and the
+profile that trains the runs it compares."""
 
 from __future__ import annotations
 
 import json
+import logging
+import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from components.core import paths, tracking
@@ -11,39 +15,146 @@ from components.core.dvc_cli import dvc_command
 from components.core.errors import InputError
 from components.core.jsonio import atomic_path, write_json_atomic, write_text_atomic
 from components.core.stage import Metrics, StageContext
-from components.evaluate.report import (
-    collect_variants,
-    comparison,
-    report_chart_png,
-    report_markdown,
+from components.evaluate.profile import RUN_STORE, PlannedRun
+from components.evaluate.report import report_chart_png, report_markdown
+from components.evaluate.runs import (
+    EVALUATE_FILE,
+    PER_CONVERSATION_FILE,
+    Record,
+    Run,
+    collect_runs,
+    parse_records,
+    read_evaluation,
+    run_folder,
+    runs_from_exp_show,
 )
+from components.evaluate.summary import summarize
+from components.evaluate.variants import canonical
+
+logger = logging.getLogger(__name__)
+REPORT_FILES = ("utility.json", "utility.md", "utility.png")
 
 
-def utility_report(context: StageContext, output_dir: Path) -> Metrics:
-    """Tabulate the variants' evaluations across DVC experiments; log the report to MLflow."""
+def utility_report(context: StageContext, output_dir: Path, store: Path = RUN_STORE) -> Metrics:
+    """Compare the variants of the run store, or, while it holds no run, of DVC's experiments
+    (intervals where their per-conversation scores can be read, means otherwise); write the
+    report and log it to MLflow."""
     import mlflow
 
+    runs = collect_runs(store) if store.is_dir() else []
+    if not runs:
+        runs = _experiment_runs()
+    if not runs:
+        raise InputError(
+            f"no run in {store} and none with {paths.metrics_file('evaluate')} in DVC's "
+            "experiments: run `veiltune utility-profile`, or the pipeline and "
+            "`dvc exp run -S train.corpus=raw`"
+        )
+    summary = summarize(runs)
+    write_json_atomic(output_dir / "utility.json", summary)
+    write_text_atomic(output_dir / "utility.md", report_markdown(summary))
+    with atomic_path(output_dir / "utility.png") as tmp:
+        tmp.write_bytes(report_chart_png(summary["variants"]))
+    experiment_id = tracking.configure_tracking(context.experiment)
+    with mlflow.start_run(experiment_id=experiment_id, run_name="utility-report"):
+        mlflow.set_tag("veiltune.kind", "utility-report")
+        for variant, entry in summary["variants"].items():
+            tracking.log_numeric_metrics(entry["metrics"], prefix=variant)
+        for name in REPORT_FILES:
+            mlflow.log_artifact(str(output_dir / name), artifact_path="utility_report")
+    return {
+        "variants": sorted(summary["variants"]),
+        "comparison": [check["statement"] for check in summary["comparison"].values()],
+        "output": str(output_dir),
+    }
+
+
+def _experiment_runs() -> list[Run]:
     run = subprocess.run(
         dvc_command("exp", "show", "--json"), capture_output=True, text=True, check=False
     )
     if run.returncode != 0:
         raise InputError(f"dvc exp show failed: {run.stderr.strip()[-500:]}")
-    variants = collect_variants(json.loads(run.stdout))
-    if not variants:
+    return runs_from_exp_show(json.loads(run.stdout), _experiment_records)
+
+
+def _experiment_records(name: str, rev: str) -> tuple[Record, ...] | None:
+    """The per-conversation scores an experiment's evaluate stage wrote, from the workspace
+    or DVC's cache; None (its row gets means only) when it wrote none, being older than
+    them, or the cache no longer holds them."""
+    import dvc.api
+    from dvc.exceptions import DvcException
+
+    try:
+        text = dvc.api.read(str(paths.PER_CONVERSATION), rev=None if rev == "workspace" else rev)
+    except (DvcException, FileNotFoundError) as exc:
+        logger.warning("%s: no per-conversation scores (%s): means only", name, type(exc).__name__)
+        return None
+    return tuple(parse_records(text.splitlines(), f"{name}:{paths.PER_CONVERSATION}"))
+
+
+def utility_profile(
+    context: StageContext, planned: Sequence[PlannedRun], store: Path, output_dir: Path
+) -> Metrics:
+    """Train and evaluate each planned run as a DVC experiment in the workspace, copy its
+    evaluation into the run store, then write the report from the store.
+
+    A run the store already holds is skipped, so an interrupted profile resumes where it
+    stopped (remove a run's folder to redo it). Each run starts from the params.yaml the
+    profile found, which is put back at the end: runs do not inherit each other's overrides.
+    """
+    original = paths.PARAMS.read_text(encoding="utf-8")
+    try:
+        for index, run in enumerate(planned, start=1):
+            folder = run_folder(store, run.variant, run.seed)
+            if (folder / EVALUATE_FILE).is_file():
+                logger.info(
+                    "run %d/%d: %s seed %d already in %s",
+                    index,
+                    len(planned),
+                    run.variant,
+                    run.seed,
+                    folder,
+                )
+                continue
+            logger.info(
+                "run %d/%d: %s seed %d: %s",
+                index,
+                len(planned),
+                run.variant,
+                run.seed,
+                run.overrides,
+            )
+            write_text_atomic(paths.PARAMS, original)
+            _exp_run(run)
+            store_run(run, folder)
+    finally:
+        write_text_atomic(paths.PARAMS, original)
+    return utility_report(context, output_dir, store)
+
+
+def _exp_run(run: PlannedRun) -> None:
+    try:
+        subprocess.run(dvc_command(*run.exp_run_args()), check=True)
+    except subprocess.CalledProcessError as exc:
         raise InputError(
-            f"no run has {paths.metrics_file('evaluate')} yet: run the pipeline, then "
-            "`dvc exp run -S train.corpus=raw` and `-S train.corpus=masked`"
+            f"dvc exp run failed for {run.variant} seed {run.seed} (exit {exc.returncode}); "
+            "its output is above"
+        ) from exc
+
+
+def store_run(run: PlannedRun, folder: Path) -> None:
+    """Copy the workspace's evaluation (evaluate.json, per-conversation scores) into the run
+    store's ``folder``, once it says it is the planned variant and seed."""
+    evaluated = paths.metrics_file("evaluate")
+    evaluation = read_evaluation(evaluated)
+    found = (canonical(str(evaluation["variant"])), evaluation.get("train_seed"))
+    if found != (run.variant, run.seed):
+        raise InputError(
+            f"{evaluated}: variant {found[0]} seed {found[1]}, but the run was {run.variant} "
+            f"seed {run.seed}: the experiment did not evaluate what it was asked to train"
         )
-    verdict = comparison(variants)
-    report = {"variants": variants, "comparison": verdict}
-    write_json_atomic(output_dir / "utility.json", report)
-    write_text_atomic(output_dir / "utility.md", report_markdown(variants, verdict))
-    with atomic_path(output_dir / "utility.png") as tmp:
-        tmp.write_bytes(report_chart_png(variants))
-    experiment_id = tracking.configure_tracking(context.experiment)
-    with mlflow.start_run(experiment_id=experiment_id, run_name="utility-report"):
-        mlflow.set_tag("veiltune.kind", "utility-report")
-        for variant, entry in variants.items():
-            tracking.log_numeric_metrics(entry["metrics"], prefix=variant)
-        mlflow.log_artifacts(str(output_dir), artifact_path="utility_report")
-    return {"variants": sorted(variants), "comparison": verdict, "output": str(output_dir)}
+    with atomic_path(folder, directory=True) as tmp:
+        tmp.mkdir()
+        shutil.copyfile(evaluated, tmp / EVALUATE_FILE)
+        shutil.copyfile(paths.PER_CONVERSATION, tmp / PER_CONVERSATION_FILE)

@@ -1,21 +1,22 @@
-"""The privacy–utility report: base model, masked, anonymized and oracle adapters side by side.
+"""The privacy–utility report rendered: tables of every variant's scores with their 95%
+intervals, the paired differences from the oracle, the per-seed spread, the verdict, and a
+chart with error bars (the numbers come from ``components.evaluate.summary``).
 
-The variants are DVC experiments of the one pipeline (``dvc exp run -S train.corpus=raw``),
-not copies of it. This module reads what ``dvc exp show --json`` reports, keeps the newest
-run of each training corpus, and tabulates their ``metrics/evaluate.json``; the base model's
-zero-shot scores come from the same file (every evaluate run scores it). When the corpus
+The variants are runs of the one pipeline (``dvc exp run -S train.corpus=raw``), not copies
+of it: the run store of ``veiltune utility-profile``, or DVC's experiments. When the corpus
 includes DialogSum, its held-out dialogues get a table of their own (``dialogsum.*`` keys).
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-EVALUATE_METRICS = "metrics/evaluate.json"
-VARIANTS = ("base", "masked", "anonymized", "oracle")
-CORPUS_TO_VARIANT = {"raw": "oracle", "masked": "masked", "anonymized": "anonymized"}
+from components.evaluate.variants import BASE, MASKED, ORACLE, PLACEHOLDER, display_order
+
+EXPECTED = (BASE, MASKED, PLACEHOLDER, ORACLE)  # rows shown, "(not run)" when missing
+
 COLUMNS = (
     ("summary.rouge1", "summary ROUGE-1"),
     ("summary.rougeL", "summary ROUGE-L"),
@@ -33,111 +34,105 @@ DIALOGSUM_COLUMNS = (
     ("dialogsum.summary.rougeL", "ROUGE-L"),
     ("dialogsum.perplexity_raw", "perplexity (raw, lower is better)"),
 )
-TOLERANCE = 0.05  # the anonymized adapter should be within 5% of the oracle
+SPREAD_METRICS = ("summary.rouge1", "perplexity_raw")  # the spread table's rows
 
 
-def _runs(entries: Sequence[Mapping[str, Any]]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """(name, data) of the workspace, each baseline and every experiment under it."""
-    for entry in entries:
-        if entry.get("data"):
-            yield str(entry.get("name") or entry.get("rev")), entry["data"]
-        for experiment in entry.get("experiments") or []:
-            for rev in experiment.get("revs") or []:
-                if rev.get("data"):
-                    yield (
-                        str(rev.get("name") or experiment.get("name") or rev.get("rev")),
-                        rev["data"],
-                    )
-
-
-def collect_variants(exp_show: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Variant → {"run": name, "timestamp", "metrics"} from ``dvc exp show --json``; the
-    newest run of each training corpus wins."""
-    found: dict[str, dict[str, Any]] = {}
-    for name, data in _runs(exp_show):
-        evaluated = ((data.get("metrics") or {}).get(EVALUATE_METRICS) or {}).get("data")
-        params = ((data.get("params") or {}).get("params.yaml") or {}).get("data") or {}
-        if not evaluated or "adapter" not in evaluated:
-            continue
-        # The metrics file says what its adapter was trained on; the params beside it may
-        # be newer than the outputs (a workspace reset after an experiment ran in it).
-        corpus = evaluated.get("variant") or (params.get("train") or {}).get("corpus", "anonymized")
-        stamp = str(data.get("timestamp") or "")
-        candidates = [(CORPUS_TO_VARIANT.get(corpus, corpus), evaluated["adapter"])]
-        if "base" in evaluated:
-            candidates.append(("base", evaluated["base"]))
-        for variant, metrics in candidates:
-            if variant not in found or stamp > found[variant]["timestamp"]:
-                found[variant] = {"run": name, "timestamp": stamp, "metrics": metrics}
-    return found
-
-
-def comparison(variants: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """How the anonymized adapter stands against the oracle (within 5%?) and against the
-    base model and the masked baseline (above them?)."""
-    metrics = {v: variants[v]["metrics"] for v in variants}
-    verdict: dict[str, Any] = {}
-    if "anonymized" in metrics and "oracle" in metrics:
-        a, o = metrics["anonymized"], metrics["oracle"]
-        rouge_gap = (
-            1 - a.get("summary.rouge1", 0.0) / o["summary.rouge1"]
-            if o.get("summary.rouge1")
-            else None
-        )
-        ppl_gap = a["perplexity_raw"] / o["perplexity_raw"] - 1 if o.get("perplexity_raw") else None
-        verdict["rouge1_gap_to_oracle"] = None if rouge_gap is None else round(rouge_gap, 4)
-        verdict["perplexity_gap_to_oracle"] = None if ppl_gap is None else round(ppl_gap, 4)
-        verdict["within_5pct_of_oracle"] = (
-            rouge_gap is not None
-            and ppl_gap is not None
-            and rouge_gap <= TOLERANCE
-            and ppl_gap <= TOLERANCE
-        )
-        if o.get("dialogsum.summary.rouge1") and "dialogsum.summary.rouge1" in a:
-            gap = 1 - a["dialogsum.summary.rouge1"] / o["dialogsum.summary.rouge1"]
-            verdict["dialogsum_rouge1_gap_to_oracle"] = round(gap, 4)
-    for other in ("base", "masked"):
-        if "anonymized" in metrics and other in metrics:
-            verdict[f"rouge1_above_{other}"] = metrics["anonymized"].get(
-                "summary.rouge1", 0.0
-            ) > metrics[other].get("summary.rouge1", 0.0)
-    return verdict
-
-
-def report_markdown(variants: Mapping[str, Mapping[str, Any]], verdict: Mapping[str, Any]) -> str:
-    """The main corpus's table, DialogSum's when any variant was scored on it, the verdict."""
+def report_markdown(summary: Mapping[str, Any]) -> str:
+    """The main corpus's table, DialogSum's when any variant was scored on it, the paired
+    differences from the oracle, the per-seed spread, the verdict."""
+    variants = summary["variants"]
     lines = _markdown_table(variants, COLUMNS)
     if any(DIALOGSUM_COLUMNS[0][0] in entry["metrics"] for entry in variants.values()):
         lines += ["", "DialogSum (held-out dialogues, human-written summaries):", ""]
         lines += _markdown_table(variants, DIALOGSUM_COLUMNS)
-    lines += ["", *(f"- {key}: {value}" for key, value in verdict.items())]
+    if summary["differences"]:
+        lines += ["", "Difference from the oracle, variant / oracle − 1 (paired, 95% interval):"]
+        lines += ["", *_differences_table(summary["differences"])]
+    if any(entry["spread"] for entry in variants.values()):
+        lines += ["", "Per-seed means (each seed on its own conversations):", ""]
+        lines += _spread_table(variants)
+    lines += ["", *(_verdict_line(check) for check in summary["comparison"].values())]
     return "\n".join(lines) + "\n"
 
 
 def _markdown_table(
     variants: Mapping[str, Mapping[str, Any]], columns: Sequence[tuple[str, str]]
 ) -> list[str]:
-    header = "| variant | run | " + " | ".join(label for _, label in columns) + " |"
-    lines = [header, "|---|---|" + "---:|" * len(columns)]
-    for variant in VARIANTS:
+    header = "| variant | run | seeds | " + " | ".join(label for _, label in columns) + " |"
+    lines = [header, "|---|---|---:|" + "---:|" * len(columns)]
+    for variant in display_order({*EXPECTED, *variants}):
         if variant not in variants:
-            lines.append(f"| {variant} | (not run) |" + " |" * len(columns))
+            lines.append(f"| {variant} | (not run) | |" + " |" * len(columns))
             continue
-        metrics = variants[variant]["metrics"]
-        cells = [_cell(metrics.get(key)) for key, _ in columns]
-        lines.append(f"| {variant} | {variants[variant]['run']} | " + " | ".join(cells) + " |")
+        entry = variants[variant]
+        cells = [
+            _cell(entry["metrics"].get(key), entry["intervals"].get(key)) for key, _ in columns
+        ]
+        seeds = len(entry["seeds"])
+        lines.append(f"| {variant} | {entry['run']} | {seeds} | " + " | ".join(cells) + " |")
     return lines
 
 
-def _cell(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, int | float) else "–"
+def _cell(value: Any, interval: Sequence[float] | None) -> str:
+    if not isinstance(value, int | float):
+        return "–"
+    return f"{value:.3f}" + (f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else "")
+
+
+def _differences_table(differences: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    keys = [key for key, _ in (*COLUMNS, *DIALOGSUM_COLUMNS)]
+    keys = [k for k in keys if any(k in found for found in differences.values())]
+    lines = ["| variant | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
+    for variant in display_order(differences):
+        cells = [
+            _relative_cell((differences[variant].get(key) or {}).get("relative")) for key in keys
+        ]
+        lines.append(f"| {variant} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _relative_cell(relative: Mapping[str, Any] | None) -> str:
+    if relative is None:
+        return "–"
+    low, high = relative["low"], relative["high"]
+    interval = f" [{low:+.1%}, {high:+.1%}]" if low is not None and high is not None else ""
+    return f"{relative['estimate']:+.1%}{interval}"
+
+
+def _spread_table(variants: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    lines = [
+        "| variant | metric | seeds | per seed | min | max | std |",
+        "|---|---|---|---|---:|---:|---:|",
+    ]
+    for variant in display_order(variants):
+        entry = variants[variant]
+        for key, spread in entry["spread"].items():
+            if key.removeprefix("dialogsum.") in SPREAD_METRICS:
+                values = ", ".join(f"{v:.3f}" for v in spread["per_seed"])
+                seeds = ", ".join(str(s) for s in entry["seeds"])
+                lines.append(
+                    f"| {variant} | {key} | {seeds} | {values} | {spread['min']:.3f} | "
+                    f"{spread['max']:.3f} | {spread['std']:.3f} |"
+                )
+    return lines
+
+
+def _verdict_line(check: Mapping[str, Any]) -> str:
+    decided = {True: "yes", False: "no", None: "no interval"}[check["decided"]]
+    narrower = {True: "yes", False: "no", None: "no interval"}[check["interval_narrower_than_gap"]]
+    met = "met" if check["met"] else "not met"
+    return (
+        f"- {check['statement']} — {check['target']}: {met}; the interval decides it: "
+        f"{decided}; interval narrower than the gap: {narrower}"
+    )
 
 
 def report_chart_png(variants: Mapping[str, Mapping[str, Any]]) -> bytes:
-    """Grouped bars: each score column (perplexity apart, on its own axis) per variant."""
+    """Grouped bars: each score column (perplexity apart, on its own axis) per variant, with
+    its 95% interval as an error bar where there is one."""
     from matplotlib.figure import Figure
 
-    present = [v for v in VARIANTS if v in variants]
+    present = display_order(variants)
     scores = [key for key, _ in COLUMNS if key != "perplexity_raw"]
     scores += [
         key
@@ -148,9 +143,11 @@ def report_chart_png(variants: Mapping[str, Mapping[str, Any]]) -> bytes:
     left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": [4, 1]})
     width = 0.8 / max(1, len(present))
     for i, variant in enumerate(present):
-        values = [float(variants[variant]["metrics"].get(k) or 0.0) for k in scores]
-        left.bar([x + i * width for x in range(len(scores))], values, width, label=variant)
-        right.bar([i], [float(variants[variant]["metrics"].get("perplexity_raw") or 0.0)])
+        values, errors = _bars(variants[variant], scores)
+        x = [k + i * width for k in range(len(scores))]
+        left.bar(x, values, width, yerr=errors, capsize=2, label=variant)
+        values, errors = _bars(variants[variant], ["perplexity_raw"])
+        right.bar([i], values, yerr=errors, capsize=2)
     left.set_xticks([x + width * (len(present) - 1) / 2 for x in range(len(scores))])
     left.set_xticklabels([k.replace(".", "\n") for k in scores], fontsize=8)
     left.set_ylabel("score (higher is better)")
@@ -162,3 +159,14 @@ def report_chart_png(variants: Mapping[str, Mapping[str, Any]]) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", metadata={"Software": None})
     return buffer.getvalue()
+
+
+def _bars(entry: Mapping[str, Any], keys: Sequence[str]) -> tuple[list[float], list[list[float]]]:
+    """Bar heights and matplotlib's ``yerr`` rows (below, above; 0 without an interval)."""
+    values = [float(entry["metrics"].get(key) or 0.0) for key in keys]
+    below, above = [], []
+    for key, value in zip(keys, values, strict=True):
+        low, high = entry["intervals"].get(key) or (value, value)
+        below.append(max(0.0, value - low))
+        above.append(max(0.0, high - value))
+    return values, [below, above]

@@ -9,16 +9,16 @@ from typing import Any
 from components.core import paths, tracking
 from components.core.corpus import load_corpus
 from components.core.errors import InputError
-from components.core.jsonio import write_json_atomic
+from components.core.jsonio import write_json_atomic, write_jsonl_atomic
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.evaluate.config import EvaluateConfig
 from components.evaluate.utility import evaluate_datasets
+from components.evaluate.variants import SURROGATE, variant_name
 from components.ingest import DATASET, MAIN, split_by_dataset
 from components.train import label_options, load_adapter, load_base, read_label_options
 
 
 def run(config: EvaluateConfig, context: StageContext) -> Metrics:
-    variant: str = context.setting("train.corpus")
     with tracking.stage_run("evaluate", context.experiment):
         raw = load_corpus(paths.RAW_CORPUS)
         datasets = split_by_dataset(split(raw, "heldout"), config.max_conversations)
@@ -32,13 +32,16 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
         if config.include_base:
             models["base"] = lambda: load_base(paths.BASE_MODEL)
         metrics: Metrics = {
-            "variant": variant,
+            "variant": run_variant(context),
+            "train_seed": context.setting("train.seed"),
+            "train_steps": context.setting("train.max_steps"),
             "n_conversations": len(datasets[MAIN]),
             f"{DATASET}.n_conversations": len(datasets[DATASET]),
         }
+        records: list[dict[str, Any]] = []
         for name, load in models.items():
             model, tokenizer = load()
-            metrics[name] = evaluate_datasets(
+            metrics[name], scored = evaluate_datasets(
                 model,
                 tokenizer,
                 datasets,
@@ -46,6 +49,19 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
                 config.max_new_tokens,
                 config.max_prompt_tokens,
             )
+            records += [{"model": name, **record} for record in scored]
+        write_jsonl_atomic(paths.PER_CONVERSATION, records)
         write_json_atomic(paths.metrics_file("evaluate"), metrics)
-        log_stage("evaluate", config, metrics, [paths.metrics_file("evaluate")])
+        log_stage(
+            "evaluate", config, metrics, [paths.metrics_file("evaluate"), paths.PER_CONVERSATION]
+        )
     return metrics
+
+
+def run_variant(context: StageContext) -> str:
+    """The variant this run's adapter is (``components.evaluate.variants``): its training
+    corpus and, for the anonymized corpus, its replacement method."""
+    replacement = str(context.setting("anonymize.replacement"))
+    surrogate = replacement == SURROGATE
+    method = str(context.setting("anonymize.surrogate.method")) if surrogate else None
+    return variant_name(str(context.setting("train.corpus")), replacement, method)

@@ -16,7 +16,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from components.core.corpus import Conversation
@@ -29,6 +29,7 @@ from components.train import (
 )
 
 GENERATIVE_TASKS = ("summary", "action_items")
+ROUGE_KEYS = ("rouge1", "rouge2", "rougeL")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
@@ -67,15 +68,24 @@ def rouge_l(prediction: str, reference: str) -> float:
     return _f1(previous[-1], len(p), len(r))
 
 
-def rouge(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
-    """Mean ROUGE-1/2/L F1 over pairs."""
-    pairs = list(zip(predictions, references, strict=True))
-    if not pairs:
-        return {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
+def rouge_scores(prediction: str, reference: str) -> dict[str, float]:
+    """ROUGE-1/2/L F1 of one prediction against one reference."""
     return {
-        "rouge1": sum(rouge_n(p, r, 1) for p, r in pairs) / len(pairs),
-        "rouge2": sum(rouge_n(p, r, 2) for p, r in pairs) / len(pairs),
-        "rougeL": sum(rouge_l(p, r) for p, r in pairs) / len(pairs),
+        "rouge1": rouge_n(prediction, reference, 1),
+        "rouge2": rouge_n(prediction, reference, 2),
+        "rougeL": rouge_l(prediction, reference),
+    }
+
+
+def rouge(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
+    """Mean ROUGE-1/2/L F1 over pairs (0 for none)."""
+    return _rouge_means([rouge_scores(p, r) for p, r in zip(predictions, references, strict=True)])
+
+
+def _rouge_means(pairs: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    return {
+        key: sum(scores[key] for scores in pairs) / len(pairs) if pairs else 0.0
+        for key in ROUGE_KEYS
     }
 
 
@@ -105,9 +115,22 @@ def classification(predictions: Sequence[str], references: Sequence[str]) -> dic
 
 
 @dataclass(frozen=True)
+class ConversationScores:
+    """One held-out conversation's scores: each generative task's ROUGE F1s and each
+    classification task's 0/1 correctness (``<task>.accuracy``, whose mean is the accuracy),
+    and its summed next-token loss and token count, from which the perplexity of any set
+    of conversations (a bootstrap resample) is recomputed. Numbers only, never text."""
+
+    scores: dict[str, float]
+    loss_sum: float
+    n_tokens: int
+
+
+@dataclass(frozen=True)
 class UtilityResult:
     metrics: dict[str, float]
     n_examples: dict[str, int]
+    per_conversation: dict[str, ConversationScores]
 
     def to_metrics(self) -> dict[str, Any]:
         return {**{k: round(v, 4) for k, v in self.metrics.items()}, "n_examples": self.n_examples}
@@ -123,7 +146,8 @@ def evaluate_utility(
     batch_size: int = 8,
 ) -> UtilityResult:
     """Task scores and perplexity on held-out raw conversations the model was not trained
-    on: a deployed model serves real conversations, whatever it was trained on."""
+    on (a deployed model serves real conversations, whatever it was trained on), in all and
+    per conversation."""
     from components.train import generate
 
     examples: dict[str, list[Example]] = {
@@ -134,6 +158,7 @@ def evaluate_utility(
             if example.task in examples:
                 examples[example.task].append(example)
     metrics: dict[str, float] = {}
+    scores: dict[str, dict[str, float]] = {c.id: {} for c in heldout}
     for task, items in examples.items():
         if not items:
             continue
@@ -141,17 +166,37 @@ def evaluate_utility(
         # A label needs a few tokens; a summary needs the whole budget.
         budget = max_new_tokens if task in GENERATIVE_TASKS else min(12, max_new_tokens)
         outputs = generate(model, tokenizer, prompts, budget, batch_size=batch_size)
-        references = [e.target for e in items]
-        if task in GENERATIVE_TASKS:
-            metrics.update({f"{task}.{k}": v for k, v in rouge(outputs, references).items()})
-        else:
-            labels = label_sets.get(task) or sorted(set(references))
-            predicted = [predicted_label(o, labels) for o in outputs]
-            metrics.update(
-                {f"{task}.{k}": v for k, v in classification(predicted, references).items()}
+        overall, per_example = _task_scores(task, outputs, items, label_sets)
+        metrics.update({f"{task}.{k}": v for k, v in overall.items()})
+        for example, example_scores in zip(items, per_example, strict=True):
+            scores[example.conversation_id].update(
+                {f"{task}.{k}": v for k, v in example_scores.items()}
             )
-    metrics["perplexity_raw"] = perplexity(model, tokenizer, [transcript(c) for c in heldout])
-    return UtilityResult(metrics, {task: len(items) for task, items in examples.items()})
+    sums = loss_sums(model, tokenizer, [transcript(c) for c in heldout])
+    metrics["perplexity_raw"] = corpus_perplexity(sums)
+    per_conversation = {
+        c.id: ConversationScores(scores[c.id], loss, n)
+        for c, (loss, n) in zip(heldout, sums, strict=True)
+    }
+    n_examples = {task: len(items) for task, items in examples.items()}
+    return UtilityResult(metrics, n_examples, per_conversation)
+
+
+def _task_scores(
+    task: str,
+    outputs: Sequence[str],
+    items: Sequence[Example],
+    label_sets: Mapping[str, Sequence[str]],
+) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """One task's scores over its examples, and each example's."""
+    references = [e.target for e in items]
+    if task in GENERATIVE_TASKS:
+        pairs = [rouge_scores(o, r) for o, r in zip(outputs, references, strict=True)]
+        return _rouge_means(pairs), pairs
+    labels = label_sets.get(task) or sorted(set(references))
+    predicted = [predicted_label(o, labels) for o in outputs]
+    correct = [{"accuracy": float(p == r)} for p, r in zip(predicted, references, strict=True)]
+    return classification(predicted, references), correct
 
 
 def evaluate_datasets(
@@ -161,37 +206,63 @@ def evaluate_datasets(
     label_sets: Mapping[str, Sequence[str]],
     max_new_tokens: int,
     max_prompt_tokens: int,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """:func:`evaluate_utility` on each dataset's held-out conversations apart: the main
     corpus's metrics keep their names (``summary.rouge1``), another dataset's carry its name
-    (``dialogsum.summary.rouge1``, ``dialogsum.perplexity_raw``). Empty datasets are left out."""
+    (``dialogsum.summary.rouge1``, ``dialogsum.perplexity_raw``). Empty datasets are left out.
+
+    Returns:
+        The metrics, and a record per conversation: ``dataset``, ``id``, ``scores``
+        (unprefixed keys), ``loss_sum`` and ``n_tokens``.
+    """
     from components.ingest import MAIN
 
     metrics: dict[str, Any] = {}
+    records: list[dict[str, Any]] = []
     for name, conversations in datasets.items():
         if not conversations:
             continue
         result = evaluate_utility(
             model, tokenizer, conversations, label_sets, max_new_tokens, max_prompt_tokens
-        ).to_metrics()
+        )
         prefix = "" if name == MAIN else f"{name}."
-        metrics.update({f"{prefix}{key}": value for key, value in result.items()})
-    return metrics
+        metrics.update({f"{prefix}{key}": value for key, value in result.to_metrics().items()})
+        records += [
+            {"dataset": name, "id": cid, **asdict(scores)}
+            for cid, scores in result.per_conversation.items()
+        ]
+    return metrics, records
 
 
-def perplexity(model: Any, tokenizer: Any, texts: Sequence[str], max_length: int = 512) -> float:
-    """exp of the mean next-token loss over all tokens of ``texts`` (each cut to max_length)."""
+def loss_sums(
+    model: Any, tokenizer: Any, texts: Sequence[str], max_length: int = 512
+) -> list[tuple[float, int]]:
+    """Each text's summed next-token loss and the number of tokens it is over (each text cut
+    to max_length; ``(0.0, 0)`` for a text too short to predict anything)."""
     import torch
 
-    total_loss, total_tokens = 0.0, 0
+    sums: list[tuple[float, int]] = []
     model.eval()
     with torch.no_grad():
         for text in texts:
             ids = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_length)
             n = int(ids["input_ids"].shape[1]) - 1
             if n < 1:
+                sums.append((0.0, 0))
                 continue
             loss = model(**ids, labels=ids["input_ids"]).loss
-            total_loss += float(loss) * n
-            total_tokens += n
+            sums.append((float(loss) * n, n))
+    return sums
+
+
+def corpus_perplexity(sums: Iterable[tuple[float, int]]) -> float:
+    """exp of the mean next-token loss over every token the sums cover."""
+    pairs = list(sums)
+    total_loss = sum(loss for loss, _ in pairs)
+    total_tokens = sum(n for _, n in pairs)
     return math.exp(total_loss / total_tokens) if total_tokens else float("nan")
+
+
+def perplexity(model: Any, tokenizer: Any, texts: Sequence[str], max_length: int = 512) -> float:
+    """exp of the mean next-token loss over all tokens of ``texts`` (each cut to max_length)."""
+    return corpus_perplexity(loss_sums(model, tokenizer, texts, max_length))

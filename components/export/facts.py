@@ -75,6 +75,51 @@ def audit_rows(audit: Mapping[str, Any]) -> list[AuditRow]:
     return rows
 
 
+PLAIN_SIGHT = "plain_sight"
+PLAIN_SIGHT_INTRO = (
+    "Hiding in plain sight: how well an attacker tells the real names anonymization missed "
+    "from the other name-like words of the same training conversations (surrogates, other "
+    "capitalized words), by each word's rarity in the corpus and by the base model's "
+    "surprise at it; ROC AUC, 0.5 = the real names hide, 1.0 = each stands out. "
+    "Reported, not held to a threshold."
+)
+PLAIN_SIGHT_COLUMNS = (
+    "view",
+    "conversations",
+    "name-like words",
+    "real name words",
+    "real words alone",
+    "rarity AUC",
+    "LM AUC",
+)
+_PLAIN_SIGHT_FIGURES = (
+    "n_conversations",
+    "n_words",
+    "n_real_words",
+    "real_only_share",
+    "rarity_auc",
+    "lm_auc",
+)
+
+
+def plain_sight_rows(audit: Mapping[str, Any]) -> list[list[Any]]:
+    """The plain-sight audit, one row per view (the corpus as anonymized, and with its
+    surrogates back to placeholders), in ``PLAIN_SIGHT_COLUMNS``' order; none when it did
+    not run or had nothing to measure (its ``not_computed`` figure says why)."""
+    figures = plain_sight_figures(audit)
+    return [
+        [view, *(values.get(key) for key in _PLAIN_SIGHT_FIGURES)]
+        for view, values in figures.items()
+        if isinstance(values, Mapping)
+    ]
+
+
+def plain_sight_figures(audit: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The plain-sight audit's figures in ``metrics/audit.json``, or none."""
+    body = (audit.get("audits") or {}).get(PLAIN_SIGHT)
+    return (body.get("figures") or {}) if isinstance(body, Mapping) else {}
+
+
 def _bool(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 

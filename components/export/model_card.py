@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from components.export.facts import ExportFacts, audit_rows, format_value, utility_rows
+from components.export.facts import (
+    PLAIN_SIGHT_COLUMNS,
+    PLAIN_SIGHT_INTRO,
+    ExportFacts,
+    audit_rows,
+    format_value,
+    plain_sight_figures,
+    plain_sight_rows,
+    utility_rows,
+)
 
 _ADAPTER_KEYS = ("peft_type", "task_type", "r", "lora_alpha", "lora_dropout", "target_modules")
 _TRAIN_RESULT_KEYS = (
@@ -120,13 +129,24 @@ def _evaluation(facts: ExportFacts) -> str:
 
 
 def _audits(facts: ExportFacts) -> str:
-    rows = audit_rows(facts.stage("audit"))
+    audit = facts.stage("audit")
+    rows = audit_rows(audit)
     if not rows:
         return "No audit results."
-    return _table(
+    table = _table(
         ["audit", "passed", "figures", "thresholds"],
         [(r.name, r.passed, r.figures, r.thresholds) for r in rows],
     )
+    return "\n\n".join([table, *_plain_sight(audit)])
+
+
+def _plain_sight(audit: Mapping[str, Any]) -> list[str]:
+    """The plain-sight audit by view, or why it measured nothing; none if it did not run."""
+    rows = plain_sight_rows(audit)
+    if rows:
+        return [PLAIN_SIGHT_INTRO, _table(PLAIN_SIGHT_COLUMNS, rows)]
+    reason = plain_sight_figures(audit).get("not_computed")
+    return [f"Hiding in plain sight: not measured ({reason})."] if reason else []
 
 
 def _limitations(facts: ExportFacts) -> str:

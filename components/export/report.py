@@ -15,9 +15,13 @@ from typing import Any
 
 from components.export.charts import audit_chart_png, utility_chart_png
 from components.export.facts import (
+    PLAIN_SIGHT_COLUMNS,
+    PLAIN_SIGHT_INTRO,
     ExportFacts,
     audit_rows,
     format_value,
+    plain_sight_figures,
+    plain_sight_rows,
     threshold_pairs,
     utility_rows,
 )
@@ -196,7 +200,18 @@ def _audits_section(facts: ExportFacts) -> str:
     chart = audit_chart_png([p for r in rows for p in threshold_pairs(r)])
     if chart:
         parts.append(_image(chart, "Audit figures against their thresholds"))
+    parts += _plain_sight_parts(audit)
     return "\n".join(parts)
+
+
+def _plain_sight_parts(audit: Mapping[str, Any]) -> list[str]:
+    """The plain-sight audit by view, or why it measured nothing; none if it did not run."""
+    rows = plain_sight_rows(audit)
+    if rows:
+        cells = [[_e(cell) for cell in row] for row in rows]
+        return [f"<p>{html.escape(PLAIN_SIGHT_INTRO)}</p>", _table(PLAIN_SIGHT_COLUMNS, cells)]
+    reason = plain_sight_figures(audit).get("not_computed")
+    return [f"<p>Hiding in plain sight: not measured ({_e(reason)}).</p>"] if reason else []
 
 
 def _utility_section(facts: ExportFacts, utility_png: bytes | None) -> str:

@@ -8,9 +8,15 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from components.anonymize import placeholder_view
 from components.core import paths, tracking
 from components.core.corpus import Conversation, load_corpus
-from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
+from components.core.jsonio import (
+    jsonl_by_key,
+    write_json_atomic,
+    write_jsonl_atomic,
+    write_text_atomic,
+)
 from components.core.stage import Metrics, StageContext
 from components.review.config import ReviewConfig
 from components.review.page import review_page_html
@@ -25,9 +31,13 @@ def run(
     with tracking.stage_run("review", context.experiment):
         table = read_risk_table(paths.RISK_TABLE)
         scores = dict(zip(table["conversation_id"], table["score"].astype(int), strict=True))
-        metrics = write_review_sample(
-            load_corpus(paths.ANON_CORPUS), scores, config, threshold, output_dir
-        )
+        # Reviewers look for what the anonymizer missed: they see placeholders where it
+        # put surrogates, so a realistic surrogate is never mistaken for a leak.
+        replaced = jsonl_by_key(paths.ANON_SPANS, "conversation_id")
+        conversations = [
+            placeholder_view(c, replaced.get(c.id, [])) for c in load_corpus(paths.ANON_CORPUS)
+        ]
+        metrics = write_review_sample(conversations, scores, config, threshold, output_dir)
         write_json_atomic(paths.metrics_file("review"), metrics)
         tracking.log_numeric_metrics({"sampled": metrics["sampled"]})
     return metrics

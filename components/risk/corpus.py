@@ -6,7 +6,9 @@ DialogSum's dialogues (or a user's unlabelled conversations) carry none. With
 without by the automatic estimate, never as zero; ``ground_truth`` insists that every
 conversation is labelled; ``estimate`` scores every one by the estimate. The estimate is
 computed for every conversation whatever the source, and its agreement with ground truth is
-measured on the labelled ones.
+measured on the labelled ones. The estimate reads each conversation with its surrogates back
+to their placeholders (``anonymize.replacement: surrogate``): a realistic fake name is no
+leak, while a real surname left beside one (``[PERSON_NAME_1] Halpert``) still is.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from components.anonymize import placeholder_view
 from components.core.corpus import Conversation
 from components.core.errors import InputError
 from components.risk.estimate import (
@@ -110,20 +113,21 @@ def score_corpus(
 
     Args:
         anonymized: conversation id → anonymized conversation (every raw id present).
-        replacements: conversation id → the anonymize stage's span records.
+        replacements: conversation id → the anonymize stage's span records (they locate
+            the surrogates the estimate must not flag).
         sources: conversation id → source, from :func:`conversation_sources`.
     """
     rows, estimate_rows, truth_rows = [], [], []
     items: list[ResidualItem] = []
     agreement = Agreement()
     for conversation in raw:
-        clear = anonymized[conversation.id]
+        replaced = replacements.get(conversation.id, [])
+        clear = placeholder_view(anonymized[conversation.id], replaced)
         estimated = estimate_items(clear, policy, salt)
         estimate_rows.append(risk_row(conversation, estimated))
         items += estimated
         chosen = estimated
         if conversation.pi:
-            replaced = replacements.get(conversation.id, [])
             truth = residual_items(conversation, replaced, policy)
             truth_rows.append(risk_row(conversation, truth))
             items += truth

@@ -24,7 +24,6 @@ with the same policy as the ground truth, and identified by a salted hash, never
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import re
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.core.corpus import Conversation
+from components.core.lexicon import known_names
 from components.core.placeholders import NUMBERED_PLACEHOLDER
 from components.risk.scoring import (
     FULL,
@@ -177,7 +177,7 @@ def scan_text(text: str) -> Iterator[tuple[int, int, str, str]]:
         word = match.group()
         if not free(start, end) or _SENTENCE_START.search(text[max(0, start - 3) : start]):
             continue
-        if word[0].isupper() and word.lower() in _known_names() and _uncommon(word):
+        if word[0].isupper() and word.lower() in known_names() and _uncommon(word):
             taken.append((start, end))
             yield start, end, "PERSON_NAME", FULL
 
@@ -352,7 +352,7 @@ def _name_like(word: str) -> bool:
 
     if word[0].isupper():
         return _uncommon(word)
-    return word in _known_names() and zipf(word) < _KNOWN_NAME_MAX_ZIPF
+    return word in known_names() and zipf(word) < _KNOWN_NAME_MAX_ZIPF
 
 
 def _stop_words() -> frozenset[str]:
@@ -366,21 +366,3 @@ def _uncommon(word: str) -> bool:
 
     low = word.lower()
     return low not in stop_words() and zipf(low) < _NAME_MAX_ZIPF
-
-
-@functools.lru_cache(maxsize=1)
-def _known_names() -> frozenset[str]:
-    """First names of Faker's English-speaking locales and the US Census surnames."""
-    import importlib
-
-    names: set[str] = set()
-    for locale in ("en_US", "en_GB", "en_CA", "en_AU", "en_IE", "en_IN", "en_NZ"):
-        try:
-            module = importlib.import_module(f"faker.providers.person.{locale}")
-        except ImportError:
-            continue
-        provider = module.Provider
-        for attribute in ("first_names", "first_names_male", "first_names_female", "last_names"):
-            values = getattr(provider, attribute, ())
-            names.update(str(name).lower() for name in values)
-    return frozenset(names)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -15,7 +14,7 @@ from components.core.corpus import load_corpus
 from components.core.errors import InputError
 from components.core.jsonio import (
     atomic_path,
-    iter_jsonl,
+    jsonl_by_key,
     write_json_atomic,
     write_jsonl_atomic,
     write_text_atomic,
@@ -34,9 +33,7 @@ def run(config: RiskConfig, context: StageContext) -> Metrics:
     policy = RiskPolicy(config.scores, config.default_score)
     with tracking.stage_run("risk", context.experiment):
         salt = read_salt()
-        by_conversation: dict[str, list[dict[str, Any]]] = {}
-        for _, record in iter_jsonl(paths.ANON_SPANS):
-            by_conversation.setdefault(record["conversation_id"], []).append(record)
+        by_conversation = jsonl_by_key(paths.ANON_SPANS, "conversation_id")
         raw = load_corpus(paths.RAW_CORPUS)
         anonymized = {c.id: c for c in load_corpus(paths.ANON_CORPUS)}
         missing = next((c.id for c in raw if c.id not in anonymized), None)

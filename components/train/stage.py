@@ -9,13 +9,13 @@ from pathlib import Path
 from components.core import paths, tracking
 from components.core.corpus import load_corpus
 from components.core.errors import InputError
-from components.core.jsonio import atomic_path, write_json_atomic
+from components.core.jsonio import atomic_path, jsonl_by_key, write_json_atomic
 from components.core.lineage import CORPUS_KEY
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.gate import require_gate_passed
 from components.train.config import TrainConfig
 from components.train.lora import train_lora
-from components.train.tasks import mask_placeholders
+from components.train.tasks import mask_replaced
 
 
 def run(config: TrainConfig, context: StageContext) -> Metrics:
@@ -28,7 +28,8 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
         if not conversations:
             raise InputError(f"{paths.SPLITS}: the train split is empty")
         if config.corpus == "masked":
-            conversations = [mask_placeholders(c) for c in conversations]
+            records = jsonl_by_key(paths.ANON_SPANS, "conversation_id")
+            conversations = [mask_replaced(c, records.get(c.id, [])) for c in conversations]
         mlflow.set_tag("veiltune.train_corpus", config.corpus)
         with atomic_path(paths.ADAPTER, directory=True) as tmp:
             result = train_lora(paths.BASE_MODEL, conversations, config, tmp, paths.TRAIN_WORK)

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from components.anonymize import placeholder_view
 from components.core.corpus import Conversation
 from components.core.errors import InputError
 from components.core.placeholders import NUMBERED_PLACEHOLDER
@@ -41,11 +42,24 @@ def mask_placeholders(conversation: Conversation) -> Conversation:
         )
         for turn in conversation.turns
     )
-    labels = {
-        key: NUMBERED_PLACEHOLDER.sub(MASK, value) if isinstance(value, str) else value
-        for key, value in conversation.labels.items()
-    }
+    labels = {key: _masked_label(value) for key, value in conversation.labels.items()}
     return replace(conversation, turns=turns, labels=labels)
+
+
+def _masked_label(value: Any) -> Any:
+    """A label with its placeholders masked, in strings and lists of strings (action items)."""
+    if isinstance(value, str):
+        return NUMBERED_PLACEHOLDER.sub(MASK, value)
+    if isinstance(value, list):
+        return [_masked_label(item) for item in value]
+    return value
+
+
+def mask_replaced(conversation: Conversation, records: Sequence[Mapping[str, Any]]) -> Conversation:
+    """The masked baseline of an anonymized conversation in any replacement mode: its
+    surrogates, found by the anonymize stage's spans ``records``, are masked like
+    placeholders (a realistic fake name left in would keep what the baseline removes)."""
+    return mask_placeholders(placeholder_view(conversation, records))
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from audits.pii_output import adversarial_prompts, audit_outputs, task_prompts
+from components.anonymize.config import AnonymizeConfig
+from components.anonymize.factory import build_surrogates
+from components.anonymize.surrogates import SurrogateKey
 from components.core.corpus import Conversation, PiSpan, Turn
-from components.ingest.pi_inventory import inventory_entries
+from components.ingest.pi_inventory import inventory_entries, normalized
 
 SALT = "s"
 
@@ -44,6 +49,32 @@ def test_leaked_values_fail_and_are_counted_by_type_once_per_output() -> None:
     }
     assert result.figures["n_outputs_with_leaks"] == 2
     assert audit_outputs(outputs, inventory(), SALT, 6, max_leaks=3).passed
+
+
+def test_a_surrogate_in_an_output_is_no_leak_but_the_real_value_is() -> None:
+    entries = inventory()
+    key = SurrogateKey(SALT, frozenset(e.digest for e in entries))
+    surrogates = build_surrogates(AnonymizeConfig(replacement="surrogate"), Path(), key)
+    values = {
+        "PERSON_NAME": "Mark Kowalski",
+        "EMAIL_ADDRESS": "mark.k@example.com",
+        "PHONE_NUMBER": "555 010 4477",
+    }
+    originals = frozenset(w for v in values.values() for w in normalized(v).split())
+    book = surrogates.book("c1", originals)
+    fakes = {t: book.render(t, v, f"[{t}_1]", ("This is ", ".")) for t, v in values.items()}
+    assert all(fakes[t] and str(fakes[t]).lower() != v.lower() for t, v in values.items())
+
+    in_surrogates = [
+        f"Call {fakes['PERSON_NAME']} at {fakes['PHONE_NUMBER']}.",
+        f"Or write to {fakes['EMAIL_ADDRESS']}",
+    ]
+    result = audit_outputs(in_surrogates, entries, SALT, min_value_chars=6, max_leaks=0)
+    assert result.passed and result.figures["n_leaks"] == 0
+
+    with_real = [*in_surrogates, f"{fakes['PERSON_NAME']} is really Mark Kowalski."]
+    result = audit_outputs(with_real, entries, SALT, min_value_chars=6, max_leaks=0)
+    assert not result.passed and result.figures["pii_leaks_by_type"] == {"PERSON_NAME": 1}
 
 
 def test_the_detector_reports_made_up_values_beside_the_verdict(detector) -> None:  # type: ignore[no-untyped-def]

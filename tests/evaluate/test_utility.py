@@ -1,22 +1,16 @@
-"""Utility metrics (ROUGE, classification, perplexity) and the variants report."""
+"""Utility metrics (ROUGE, classification, perplexity), in all and per conversation."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from components.core.corpus import Conversation, Turn
-from components.evaluate.report import (
-    collect_variants,
-    comparison,
-    report_chart_png,
-    report_markdown,
-)
 from components.evaluate.utility import (
     classification,
+    corpus_perplexity,
     perplexity,
     predicted_label,
     rouge,
@@ -81,61 +75,6 @@ def test_perplexity_of_the_real_model_prefers_fluent_text(base_model_dir: Path) 
     assert math.isfinite(fluent) and 1 < fluent < scrambled
 
 
-def _exp_entry(name: str, corpus: str, stamp: str, rouge1: float, ppl: float) -> dict[str, Any]:
-    evaluated = {
-        "variant": corpus,
-        "adapter": {"summary.rouge1": rouge1, "perplexity_raw": ppl},
-        "base": {"summary.rouge1": 0.1, "perplexity_raw": 30.0},
-    }
-    return {
-        "rev": name,
-        "name": name,
-        "data": {
-            "timestamp": stamp,
-            "metrics": {"metrics/evaluate.json": {"data": evaluated}},
-            "params": {"params.yaml": {"data": {"train": {"corpus": corpus}}}},
-        },
-    }
-
-
-def test_variants_from_dvc_exp_show_and_the_verdict() -> None:
-    shown = [
-        _exp_entry("workspace", "anonymized", "2026-01-02", 0.40, 10.3),
-        {
-            "rev": "abc",
-            "name": "main",
-            "data": None,
-            "experiments": [
-                {"name": "oracle", "revs": [_exp_entry("oracle", "raw", "2026-01-01", 0.41, 10.0)]},
-                {
-                    "name": "masked",
-                    "revs": [_exp_entry("masked", "masked", "2026-01-01", 0.30, 12)],
-                },
-                {"name": "old", "revs": [_exp_entry("old", "anonymized", "2025-12-01", 0.1, 50)]},
-            ],
-        },
-    ]
-    variants = collect_variants(shown)
-    assert set(variants) == {"base", "anonymized", "oracle", "masked"}
-    assert variants["anonymized"]["run"] == "workspace"  # the newest anonymized run wins
-    verdict = comparison(variants)
-    assert verdict["rouge1_gap_to_oracle"] == pytest.approx(1 - 0.40 / 0.41, abs=1e-4)
-    assert verdict["perplexity_gap_to_oracle"] == pytest.approx(0.03)
-    assert verdict["within_5pct_of_oracle"] is True
-    assert verdict["rouge1_above_base"] is True and verdict["rouge1_above_masked"] is True
-    table = report_markdown(variants, verdict)
-    assert table.count("\n| ") >= 4 and "| oracle | oracle | 0.410 |" in table
-    assert "DialogSum" not in table and "dialogsum_rouge1_gap_to_oracle" not in verdict
-
-
-def test_a_variant_is_what_its_metrics_were_trained_on_not_what_params_say_now() -> None:
-    # The workspace still holds the oracle experiment's outputs; params.yaml was reset.
-    stale = _exp_entry("workspace", "raw", "2026-01-03", 0.41, 10.0)
-    stale["data"]["params"]["params.yaml"]["data"]["train"]["corpus"] = "anonymized"
-    variants = collect_variants([stale])
-    assert set(variants) == {"base", "oracle"}
-
-
 @pytest.mark.slow
 def test_each_dataset_is_scored_apart_on_its_own_conversations(base_model_dir: Path) -> None:
     from components.evaluate.utility import evaluate_datasets
@@ -155,7 +94,7 @@ def test_each_dataset_is_scored_apart_on_its_own_conversations(base_model_dir: P
         "f:1",
     )
     datasets = {"main": generated, "dialogsum": [dialogue]}
-    metrics = evaluate_datasets(model, tokenizer, datasets, {}, 4, 128)
+    metrics, records = evaluate_datasets(model, tokenizer, datasets, {}, 4, 128)
     assert metrics["n_examples"] == {"summary": 1, "action_items": 1, "purpose": 1, "outcome": 1}
     assert metrics["dialogsum.n_examples"] == {
         "summary": 1,
@@ -177,31 +116,30 @@ def test_each_dataset_is_scored_apart_on_its_own_conversations(base_model_dir: P
     assert metrics["dialogsum.perplexity_raw"] == pytest.approx(own, abs=1e-3)
     assert metrics["perplexity_raw"] == pytest.approx(main, abs=1e-3)
     assert abs(own - main) > 1e-2
-    alone = evaluate_datasets(model, tokenizer, {"main": [], "dialogsum": [dialogue]}, {}, 4, 128)
+    alone, _ = evaluate_datasets(
+        model, tokenizer, {"main": [], "dialogsum": [dialogue]}, {}, 4, 128
+    )
     assert all(key.startswith("dialogsum.") for key in alone)  # an empty dataset is left out
     assert alone["dialogsum.summary.rougeL"] == metrics["dialogsum.summary.rougeL"]
+    # one record per conversation, numbers and ids only; the aggregates follow from them
+    assert [(r["dataset"], r["id"]) for r in records] == [
+        ("main", generated[0].id),
+        ("dialogsum", dialogue.id),
+    ]
+    main_record, dialogue_record = records
+    assert set(main_record) == {"dataset", "id", "scores", "loss_sum", "n_tokens"}
+    assert set(dialogue_record["scores"]) == {"summary.rouge1", "summary.rouge2", "summary.rougeL"}
+    assert main_record["scores"]["purpose.accuracy"] in (0.0, 1.0)
+    assert main_record["scores"]["summary.rouge1"] == pytest.approx(
+        metrics["summary.rouge1"], abs=1e-4
+    )
+    assert corpus_perplexity([(main_record["loss_sum"], main_record["n_tokens"])]) == pytest.approx(
+        metrics["perplexity_raw"], abs=1e-3
+    )
+    assert all(isinstance(v, float) for r in records for v in r["scores"].values())
 
 
-def test_the_report_has_a_dialogsum_table_when_variants_were_scored_on_it() -> None:
-    def entry(corpus: str, rouge1: float) -> dict[str, Any]:
-        shown = _exp_entry(corpus, corpus, "2026-01-01", 0.4, 10.0)
-        evaluated = shown["data"]["metrics"]["metrics/evaluate.json"]["data"]
-        evaluated["adapter"] |= {
-            "dialogsum.summary.rouge1": rouge1,
-            "dialogsum.summary.rouge2": rouge1 / 2,
-            "dialogsum.summary.rougeL": rouge1 - 0.01,
-            "dialogsum.perplexity_raw": 20.0,
-        }
-        evaluated["base"] |= {"dialogsum.summary.rouge1": 0.05}
-        return shown
-
-    variants = collect_variants([entry("anonymized", 0.27), entry("raw", 0.30)])
-    verdict = comparison(variants)
-    assert verdict["dialogsum_rouge1_gap_to_oracle"] == pytest.approx(0.1)
-    table = report_markdown(variants, verdict)
-    main, _, dialogsum = table.partition("DialogSum")
-    assert "| anonymized | anonymized | 0.400 |" in main
-    assert "| anonymized | anonymized | 0.270 | 0.135 | 0.260 | 20.000 |" in dialogsum
-    assert "| oracle | raw | 0.300 |" in dialogsum
-    assert "| base | " in dialogsum and "| masked | (not run)" in dialogsum
-    assert report_chart_png(variants)[:4] == b"\x89PNG"
+def test_corpus_perplexity_weighs_each_text_by_its_tokens() -> None:
+    # 10 tokens at mean loss 1 and 30 at mean loss 2; a text with no token adds nothing
+    assert corpus_perplexity([(10.0, 10), (60.0, 30), (0.0, 0)]) == pytest.approx(math.exp(1.75))
+    assert math.isnan(corpus_perplexity([(0.0, 0)]))

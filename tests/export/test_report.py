@@ -199,3 +199,45 @@ def test_the_model_card_has_every_section() -> None:
     assert "| membership | no | mia_auc: 0.81, mia_tpr_at_1pct_fpr: 0 | max_auc: 0.7 |" in card
     assert "| summary.rouge1 | 0.33 | 0.15 |" in card
     assert "embedded synthetic corpus" in card
+
+
+PLAIN_SIGHT_FIGURES = {
+    "n_with_residual": 12,
+    "anonymized": {
+        "n_conversations": 12,
+        "n_words": 90,
+        "n_real_words": 14,
+        "real_only_share": 0.0833,
+        "rarity_auc": 0.61,
+        "n_rarity_scored": 90,
+        "lm_auc": 0.55,
+        "n_lm_scored": 88,
+    },
+    "placeholders": {
+        "n_conversations": 12,
+        "n_words": 30,
+        "n_real_words": 14,
+        "real_only_share": 0.5833,
+        "rarity_auc": 0.92,
+        "n_rarity_scored": 30,
+        "lm_auc": 0.81,
+        "n_lm_scored": 30,
+    },
+}
+
+
+def test_plain_sight_is_shown_by_view_in_the_report_and_the_model_card() -> None:
+    audit = stage_metrics()["audit"]
+    audit["audits"]["plain_sight"] = {"passed": True, "figures": PLAIN_SIGHT_FIGURES}
+    audits = section_text(parse(compliance_report_html(facts(audit), None, None)), "audits")
+    assert "Hiding in plain sight" in audits and "LM AUC" in audits
+    card = model_card_markdown(facts(audit))
+    assert "| anonymized | 12 | 90 | 14 | 0.0833 | 0.61 | 0.55 |" in card
+    assert "| placeholders | 12 | 30 | 14 | 0.5833 | 0.92 | 0.81 |" in card
+
+    not_computed = {"n_with_residual": 0, "not_computed": "no real name word in clear"}
+    audit["audits"]["plain_sight"] = {"passed": True, "figures": not_computed}
+    audits = section_text(parse(compliance_report_html(facts(audit), None, None)), "audits")
+    assert "Hiding in plain sight: not measured (no real name word in clear)." in audits
+    assert "LM AUC" not in audits
+    assert "not measured (no real name word in clear)" in model_card_markdown(facts(audit))

@@ -18,6 +18,7 @@ COMMANDS = [
     "evaluate-detection",
     "calibrate",
     "utility-report",
+    "utility-profile",
     "detect",
     "flow",
     "serve",

@@ -1,0 +1,138 @@
+"""The utility profile's plan (the overrides of each run), variant names, and its CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from components.core.errors import InputError
+from components.core.stage import StageContext
+from components.evaluate.commands import store_run
+from components.evaluate.profile import PlannedRun, Sizes, plan_runs, profile_sizes
+from components.evaluate.stage import run_variant
+from components.evaluate.variants import canonical, variant_name
+from veiltune.cli import main
+
+
+def test_each_variant_and_seed_gets_its_overrides() -> None:
+    runs = plan_runs(["oracle", "placeholder", "surrogate-lm"], [13, 14], Sizes(steps=5))
+    assert [(r.variant, r.seed) for r in runs] == [
+        ("oracle", 13),
+        ("oracle", 14),
+        ("placeholder", 13),
+        ("placeholder", 14),
+        ("surrogate-lm", 13),
+        ("surrogate-lm", 14),
+    ]
+    assert runs[0].overrides == {"train.corpus": "raw", "train.seed": 13, "train.max_steps": 5}
+    assert runs[3].overrides == {
+        "train.corpus": "anonymized",
+        "anonymize.replacement": "placeholder",
+        "train.seed": 14,
+        "train.max_steps": 5,
+    }
+    assert runs[4].overrides["anonymize.replacement"] == "surrogate"
+    assert runs[4].overrides["anonymize.surrogate.method"] == "lm"
+    assert runs[0].exp_run_args() == [
+        "exp",
+        "run",
+        "-S",
+        "train.corpus=raw",
+        "-S",
+        "train.seed=13",
+        "-S",
+        "train.max_steps=5",
+        "evaluate",
+    ]
+
+
+def test_masked_trains_on_placeholders_whatever_params_say() -> None:
+    (masked,) = plan_runs(["masked"], [1], Sizes())
+    assert masked.overrides == {
+        "train.corpus": "masked",
+        "anonymize.replacement": "placeholder",
+        "train.seed": 1,
+    }
+
+
+def test_presets_and_explicit_sizes() -> None:
+    assert profile_sizes("default", Sizes()).overrides() == {}  # params.yaml's own sizes
+    large = profile_sizes("large", Sizes(steps=2000))
+    assert large.overrides() == {
+        "train.max_steps": 2000,
+        "ingest.n_conversations": 600,
+        "ingest.heldout_fraction": 0.2,
+        "evaluate.max_conversations": 120,
+    }
+    with pytest.raises(InputError, match="unknown profile 'huge'"):
+        profile_sizes("huge", Sizes())
+
+
+def test_an_unknown_variant_is_named_before_anything_runs() -> None:
+    with pytest.raises(InputError, match="unknown variant 'surrogate-magic'"):
+        plan_runs(["oracle", "surrogate-magic"], [13], Sizes())
+
+
+@pytest.mark.parametrize(
+    ("corpus", "replacement", "method", "variant"),
+    [
+        ("raw", "placeholder", None, "oracle"),
+        ("masked", "placeholder", None, "masked"),
+        ("anonymized", "placeholder", None, "placeholder"),
+        ("anonymized", "type", None, "type"),
+        ("anonymized", "surrogate", "embedding", "surrogate-embedding"),
+        ("anonymized", "surrogate", "realistic", "surrogate-realistic"),
+    ],
+)
+def test_variant_names(corpus: str, replacement: str, method: str | None, variant: str) -> None:
+    assert variant_name(corpus, replacement, method) == variant
+    assert canonical(variant) == variant
+
+
+def test_old_variant_names_read_as_new_ones() -> None:
+    assert (canonical("anonymized"), canonical("raw")) == ("placeholder", "oracle")
+
+
+def _context(anonymize: object, corpus: str = "anonymized") -> StageContext:
+    train = SimpleNamespace(corpus=corpus)
+    return StageContext(Path("params.yaml"), {}, {"train": train, "anonymize": anonymize})
+
+
+def test_the_stage_names_its_variant_from_params() -> None:
+    assert run_variant(_context(SimpleNamespace(replacement="placeholder"))) == "placeholder"
+    lm = SimpleNamespace(replacement="surrogate", surrogate=SimpleNamespace(method="lm"))
+    assert run_variant(_context(lm)) == "surrogate-lm"
+    raw = _context(lm, corpus="raw")
+    assert run_variant(raw) == "oracle"
+
+
+def test_a_run_is_stored_only_when_it_evaluated_what_was_planned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "data" / "evaluate").mkdir(parents=True)
+    (tmp_path / "data" / "evaluate" / "per_conversation.jsonl").write_text("")
+    evaluated = '{"variant": "oracle", "train_seed": 13, "adapter": {}}'
+    (tmp_path / "metrics" / "evaluate.json").write_text(evaluated)
+    folder = tmp_path / "runs" / "oracle" / "seed-13"
+    store_run(PlannedRun("oracle", 13, {}), folder)
+    assert (folder / "evaluate.json").read_text() == evaluated
+    assert (folder / "per_conversation.jsonl").is_file()
+    with pytest.raises(InputError, match="variant oracle seed 13, but the run was masked seed 13"):
+        store_run(PlannedRun("masked", 13, {}), tmp_path / "runs" / "masked" / "seed-13")
+
+
+def test_the_cli_explains_the_profile_and_refuses_an_unknown_variant(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["utility-profile", "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "--profile {default,large}" in out and "--heldout-fraction" in out and "GPU" in out
+    assert main(["utility-profile", "--variants", "oracle", "placebo", "--seeds", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown variant 'placebo'" in err

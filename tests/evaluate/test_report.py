@@ -1,0 +1,229 @@
+"""The utility report: the run store read back, seed-averaged intervals, paired differences
+from the oracle, the verdict, and the report from DVC experiments (means, or intervals)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from components.core.errors import InputError
+from components.evaluate.report import report_chart_png, report_markdown
+from components.evaluate.runs import collect_runs, runs_from_exp_show
+from components.evaluate.summary import summarize
+
+N = 40  # held-out conversations of the main corpus; DialogSum has half as many
+
+
+def _records(model: str, level: float, loss: float, seed: int) -> list[dict[str, Any]]:
+    """Per-conversation records whose scores share each conversation's difficulty across
+    runs (seeded by the conversation), plus a little noise of the run's own."""
+    noise = np.random.default_rng(seed)
+    records = []
+    for dataset, n in (("main", N), ("dialogsum", N // 2)):
+        for i in range(n):
+            difficulty = np.random.default_rng(i).normal(0, 0.1)
+            rouge1 = level + difficulty + noise.normal(0, 0.01)
+            scores = {"summary.rouge1": rouge1, "summary.rougeL": rouge1 - 0.02}
+            if dataset == "main":
+                scores["purpose.accuracy"] = float(i % 3 != 0)
+            tokens = 100 + i
+            loss_sum = (loss + difficulty + noise.normal(0, 0.005)) * tokens
+            records.append(
+                {
+                    "model": model,
+                    "dataset": dataset,
+                    "id": f"{dataset}-{i}",
+                    "scores": scores,
+                    "loss_sum": loss_sum,
+                    "n_tokens": tokens,
+                }
+            )
+    return records
+
+
+def _section(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """evaluate.json's section of one model, as the stage computes it from its records."""
+    section: dict[str, Any] = {"purpose.macro_f1": 0.5}
+    for dataset, prefix in (("main", ""), ("dialogsum", "dialogsum.")):
+        mine = [r for r in records if r["dataset"] == dataset]
+        for key in mine[0]["scores"]:
+            section[prefix + key] = sum(r["scores"][key] for r in mine) / len(mine)
+        loss = sum(r["loss_sum"] for r in mine) / sum(r["n_tokens"] for r in mine)
+        section[prefix + "perplexity_raw"] = math.exp(loss)
+    return section
+
+
+def write_run(
+    store: Path, variant: str, seed: int, level: float, loss: float, recorded: str | None = None
+) -> Path:
+    """A run folder as veiltune utility-profile leaves it."""
+    folder = store / variant / f"seed-{seed}"
+    folder.mkdir(parents=True)
+    adapter = _records("adapter", level, loss, seed)
+    base = _records("base", 0.1, 3.0, 0)
+    evaluation = {
+        "variant": recorded or variant,
+        "train_seed": seed,
+        "train_steps": 40,
+        "n_conversations": N,
+        "dialogsum.n_conversations": N // 2,
+        "adapter": _section(adapter),
+        "base": _section(base),
+    }
+    (folder / "evaluate.json").write_text(json.dumps(evaluation))
+    lines = "".join(json.dumps(r) + "\n" for r in adapter + base)
+    (folder / "per_conversation.jsonl").write_text(lines)
+    return folder
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    store = tmp_path / "runs"
+    for seed in (13, 14):
+        write_run(store, "oracle", seed, 0.40, 2.00)
+        write_run(store, "placeholder", seed, 0.30, 2.02)
+        write_run(store, "surrogate-realistic", seed, 0.39, 2.01)
+        write_run(store, "masked", seed, 0.33, 2.03)
+    return store
+
+
+def test_the_store_is_read_by_variant_and_seed(store: Path) -> None:
+    runs = collect_runs(store)
+    assert [(r.variant, r.seed) for r in runs][:2] == [("masked", 13), ("masked", 14)]
+    assert {r.variant for r in runs} == {"oracle", "placeholder", "surrogate-realistic", "masked"}
+    assert all(r.records and len(r.records) == 2 * (N + N // 2) for r in runs)
+
+
+def test_each_variant_is_seed_averaged_with_an_interval_and_its_seed_spread(store: Path) -> None:
+    variants = summarize(collect_runs(store), resamples=500)["variants"]
+    assert set(variants) == {"base", "oracle", "placeholder", "surrogate-realistic", "masked"}
+    oracle = variants["oracle"]
+    assert oracle["seeds"] == [13, 14] and oracle["run"] == "oracle/seed-13, oracle/seed-14"
+    assert oracle["n_conversations"] == {"main": N, "dialogsum": N // 2}
+    low, high = oracle["intervals"]["summary.rouge1"]
+    assert low < oracle["metrics"]["summary.rouge1"] < high
+    assert abs(oracle["metrics"]["summary.rouge1"] - 0.40) < 0.05
+    assert oracle["metrics"]["perplexity_raw"] == pytest.approx(math.exp(2.0), rel=0.05)
+    spread = oracle["spread"]["summary.rouge1"]
+    assert len(spread["per_seed"]) == 2 and spread["min"] <= spread["max"]
+    assert "purpose.macro_f1" not in oracle["intervals"]  # no per-conversation form: mean only
+    assert oracle["metrics"]["purpose.macro_f1"] == 0.5
+
+
+def test_paired_differences_from_the_oracle_and_the_verdict(store: Path) -> None:
+    summary = summarize(collect_runs(store), resamples=500)
+    rouge = summary["differences"]["placeholder"]["summary.rouge1"]
+    assert rouge["relative"]["estimate"] == pytest.approx(-0.25, abs=0.05)
+    assert rouge["relative"]["high"] < -0.05  # the pairing resolves a 25% gap
+    checks = summary["comparison"]
+    near = checks["surrogate-realistic summary.rouge1 vs oracle"]
+    assert near["met"] is True and near["target"] == "within 5% of oracle"
+    assert near["statement"].startswith("surrogate-realistic summary.rouge1 vs oracle: -2.")
+    assert "[" in near["statement"] and near["interval_narrower_than_gap"] in (True, False)
+    assert checks["placeholder summary.rouge1 vs oracle"]["met"] is False
+    assert checks["placeholder summary.rouge1 vs oracle"]["decided"] is True
+    assert checks["surrogate-realistic perplexity_raw vs oracle"]["met"] is True
+    assert "surrogate-realistic dialogsum.perplexity_raw vs oracle" in checks
+    above = checks["surrogate-realistic summary.rouge1 vs placeholder"]
+    assert above["met"] is True and above["decided"] is True
+    assert above["interval_narrower_than_gap"] is True
+
+
+def test_the_markdown_and_chart_show_intervals(store: Path) -> None:
+    summary = summarize(collect_runs(store), resamples=200)
+    table = report_markdown(summary)
+    main, _, rest = table.partition("DialogSum")
+    assert "| oracle | oracle/seed-13, oracle/seed-14 | 2 | 0." in main
+    assert "| base |" in main and "(not run)" not in main
+    oracle_row = next(line for line in main.splitlines() if line.startswith("| oracle |"))
+    assert oracle_row.count("[") >= 2  # mean [lo, hi] cells
+    assert "| surrogate-realistic |" in rest and "Difference from the oracle" in rest
+    assert "Per-seed means" in rest and "| oracle | summary.rouge1 | 13, 14 |" in rest
+    assert "- surrogate-realistic summary.rouge1 vs oracle: -" in rest
+    assert report_chart_png(summary["variants"])[:4] == b"\x89PNG"
+
+
+def test_an_old_anonymized_run_reads_as_placeholder(tmp_path: Path) -> None:
+    write_run(tmp_path, "placeholder", 13, 0.3, 2.0, recorded="anonymized")
+    assert collect_runs(tmp_path)[0].variant == "placeholder"
+
+
+@pytest.mark.parametrize(
+    ("damage", "named"),
+    [
+        (lambda f: (f / "per_conversation.jsonl").write_text('{"model": "adapter"\n'), "jsonl:1"),
+        (lambda f: (f / "per_conversation.jsonl").write_text('{"model": 1}\n'), "jsonl:1"),
+        (lambda f: (f / "evaluate.json").write_text("[]"), "evaluate.json"),
+        (lambda f: (f / "evaluate.json").write_text("{"), "evaluate.json"),
+        (lambda f: (f / "per_conversation.jsonl").unlink(), "per_conversation.jsonl"),
+    ],
+)
+def test_a_malformed_run_file_is_named(tmp_path: Path, damage: Any, named: str) -> None:
+    folder = write_run(tmp_path, "oracle", 13, 0.4, 2.0)
+    damage(folder)
+    with pytest.raises(InputError, match=rf"oracle/seed-13/\S*{named}"):
+        collect_runs(tmp_path)
+
+
+def test_a_run_filed_under_another_variant_or_seed_is_refused(tmp_path: Path) -> None:
+    write_run(tmp_path, "masked", 13, 0.3, 2.0, recorded="raw")
+    with pytest.raises(InputError, match="masked/seed-13/evaluate.json: variant 'raw'"):
+        collect_runs(tmp_path)
+    (tmp_path / "masked" / "seed-13").rename(tmp_path / "masked" / "13")
+    with pytest.raises(InputError, match="seed-<number>"):
+        collect_runs(tmp_path)
+
+
+def _exp_entry(name: str, folder: Path, stamp: str) -> dict[str, Any]:
+    evaluated = json.loads((folder / "evaluate.json").read_text())
+    return {
+        "rev": f"sha-{name}",
+        "name": name,
+        "data": {"timestamp": stamp, "metrics": {"metrics/evaluate.json": {"data": evaluated}}},
+    }
+
+
+def test_experiments_give_means_only_without_their_records(tmp_path: Path) -> None:
+    shown = [
+        _exp_entry("workspace", write_run(tmp_path, "anonymized", 13, 0.30, 2.02), "2026-01-02"),
+        {
+            "rev": "abc",
+            "name": "main",
+            "data": None,
+            "experiments": [
+                {"revs": [_exp_entry("oracle", write_run(tmp_path, "oracle", 13, 0.4, 2.0), "1")]},
+                {"revs": [_exp_entry("old", write_run(tmp_path, "raw", 1, 0.1, 9.0), "0")]},
+            ],
+        },
+    ]
+    asked: list[tuple[str, str]] = []
+    runs = runs_from_exp_show(shown, lambda name, rev: asked.append((name, rev)))
+    assert [(r.variant, r.label) for r in runs] == [
+        ("oracle", "oracle"),
+        ("placeholder", "workspace"),
+    ]
+    assert asked == [("oracle", "sha-oracle"), ("workspace", "sha-workspace")]
+    summary = summarize(runs)
+    assert summary["variants"]["oracle"]["intervals"] == {}
+    gap = summary["comparison"]["placeholder summary.rouge1 vs oracle"]
+    assert gap["decided"] is None and "[" not in gap["statement"]
+    assert "| placeholder | workspace | 1 | 0." in report_markdown(summary)
+
+
+def test_experiments_give_intervals_with_their_records(tmp_path: Path) -> None:
+    folders = {
+        v: write_run(tmp_path, v, 13, level, 2.0) for v, level in (("oracle", 0.4), ("masked", 0.3))
+    }
+    shown = [_exp_entry(v, f, "1") for v, f in folders.items()]
+    records = {
+        f"sha-{v}": tuple(json.loads(line) for line in (f / "per_conversation.jsonl").open())
+        for v, f in folders.items()
+    }
+    summary = summarize(runs_from_exp_show(shown, lambda _, rev: records[rev]), resamples=200)
+    assert summary["variants"]["masked"]["intervals"]["summary.rouge1"]
+    assert summary["differences"]["masked"]["summary.rouge1"]["relative"]["low"] is not None
