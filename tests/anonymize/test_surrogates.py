@@ -254,7 +254,13 @@ def test_lm_proposes_names_the_detector_accepts_and_falls_back_when_none_pass(  
     assert how == "lm" and name.isalpha() and name.lower() != "mark"
     (spans,) = detector.detect([context[0] + name + context[1]])
     assert any(s.entity_type == "PERSON_NAME" for s in spans)
-    refusing = LmSource(values, base_model_dir, 10, False, check=lambda *_: False)
+    refusing = LmSource(
+        values,
+        base_model_dir,
+        10,
+        False,
+        check=lambda texts, places, info_type: [False] * len(texts),
+    )
     refusing._proposer = source.proposer  # the loaded model, shared
     name, how = refusing.first_name(random.Random(0), None, "Mark", context)
     assert how == "realistic" and name in values.names.first_set

@@ -1,7 +1,8 @@
 """Controls: the audits must catch a model that leaks, and pass one that cannot.
 
-Two adapters are trained the same way on the same small corpus with planted canaries: one
-on the raw text (anonymization off), one on the anonymized text. The control is made
+Three adapters are trained the same way on the same small corpus with planted canaries: one
+on the raw text (anonymization off), one on the anonymized text with placeholders, one with
+realistic surrogates (``anonymize.replacement: surrogate``). The control is made
 bigger than the pipeline's default run so that memorization shows at all on this CPU: a
 small corpus (12 training conversations) seen for four epochs, with LoRA on the attention
 and MLP projections, on the continuation task (the one that trains on transcript text).
@@ -39,9 +40,11 @@ CONTROL_AUDIT = AuditConfig(
 def audited(
     base_model_dir: Path, detector: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, dict[str, Any]]:
-    """``metrics/audit.json``-shaped results for the raw and the anonymized adapter."""
+    """``metrics/audit.json``-shaped results for the raw, the anonymized and the
+    surrogate-trained adapter."""
     from components.anonymize.engine import anonymize_corpus
     from components.anonymize.factory import anonymization_policy
+    from components.anonymize.surrogates import SurrogateKey
     from components.ingest.canaries import plant_canaries
     from components.ingest.generate import generate_corpus
     from components.ingest.pi_inventory import inventory_entries
@@ -56,18 +59,22 @@ def audited(
     )
     policy = anonymization_policy(AnonymizeConfig())
     anonymized = [a for a, _ in anonymize_corpus(corpus, detector, policy)]
+    inventory = list(inventory_entries(corpus, "salt"))
+    key = SurrogateKey("salt", frozenset(e.digest for e in inventory))
+    surrogate_policy = anonymization_policy(AnonymizeConfig(replacement="surrogate"), key=key)
+    surrogates = [a for a, _ in anonymize_corpus(corpus, detector, surrogate_policy)]
     train = set(splits["train"])
     inputs = AuditInputs(
         train_raw=[c for c in corpus if c.id in train],
         heldout_raw=[c for c in corpus if c.id not in train],
         heldout_anonymized=[c for c in anonymized if c.id not in train],
         canaries=canaries,
-        inventory=list(inventory_entries(corpus, "salt")),
+        inventory=inventory,
         salt="salt",
     )
     root = tmp_path_factory.mktemp("controls")
     results = {}
-    for name, texts in (("raw", corpus), ("anonymized", anonymized)):
+    for name, texts in (("raw", corpus), ("anonymized", anonymized), ("surrogate", surrogates)):
         data = [c for c in texts if c.id in train]
         train_lora(base_model_dir, data, CONTROL_TRAIN, root / name, root / f"work-{name}")
         model, tokenizer = load_adapter(base_model_dir, root / name)
@@ -92,15 +99,20 @@ def test_the_raw_adapter_is_flagged(audited: dict[str, dict[str, Any]]) -> None:
     assert raw["audits"]["pii_output"]["passed"] is False
 
 
-def test_the_anonymized_adapter_passes(audited: dict[str, dict[str, Any]]) -> None:
-    anonymized = audited["anonymized"]
+@pytest.mark.parametrize("name", ["anonymized", "surrogate"])
+def test_the_anonymized_adapters_pass(audited: dict[str, dict[str, Any]], name: str) -> None:
+    anonymized = audited[name]
     assert anonymized["passed"] is True, anonymized
+    # Realistic surrogates in outputs are not leaks; real inventory values would be.
     assert figures(anonymized, "pii_output")["n_leaks"] == 0
     assert max(figures(anonymized, "canary")["canary_exposure"].values()) < 4.0
 
 
-def test_every_attack_separates_the_two(audited: dict[str, dict[str, Any]]) -> None:
-    raw, anonymized = audited["raw"], audited["anonymized"]
+@pytest.mark.parametrize("name", ["anonymized", "surrogate"])
+def test_every_attack_separates_raw_from_anonymized(
+    audited: dict[str, dict[str, Any]], name: str
+) -> None:
+    raw, anonymized = audited["raw"], audited[name]
     assert (
         figures(raw, "extraction")["extraction_rate"]
         > figures(anonymized, "extraction")["extraction_rate"]

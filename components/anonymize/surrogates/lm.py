@@ -1,8 +1,9 @@
 """``lm``: the base model proposes what could stand in a span, in its context.
 
 The model reads the text before the mention and proposes the words that could come next:
-its ``PROPOSALS`` most likely first tokens, each continued greedily to the end of the
-word (or, for organizations and places, up to ``MAX_WORDS`` words). A proposal is kept
+its ``PROPOSALS`` most likely first tokens that start a word, each continued greedily (all
+in one batch) to the end of the word (or, for organizations and places, of up to
+``PROPOSED_TYPES`` words). A proposal is kept
 only if the detector, reading it in the mention's place, tags it with the mention's type;
 then the most likely kept one (``top1``) or one of the ``k`` most likely, drawn by their
 probability. When none is kept the realistic value stands in (the spans file says so:
@@ -26,8 +27,8 @@ PROPOSED_TYPES = {"ORGANIZATION_NAME": 4, "LOCATION": 3}  # whole values: their 
 PROPOSALS = 24  # first tokens considered
 MAX_STEPS = 6  # tokens a proposal may take
 WINDOW = 400  # characters of left context the model reads
-# Whether ``text`` read in place tags ``candidate`` (at ``start``) with ``info_type``.
-TypeCheck = Callable[[str, int, int, str], bool]
+# For each text, whether the (start, end) of the candidate in it is tagged ``info_type``.
+TypeCheck = Callable[[list[str], list[tuple[int, int]], str], list[bool]]
 
 
 class LanguageModelProposer:
@@ -52,39 +53,59 @@ class LanguageModelProposer:
         with torch.no_grad():
             first = torch.log_softmax(self.model(ids).logits[0, -1], dim=-1)
         top = torch.topk(first, PROPOSALS * 4)
-        proposals: list[tuple[str, float]] = []
-        for logp, token in zip(top.values.tolist(), top.indices.tolist(), strict=True):
-            piece = self._decode([token])
-            if (spaced and not piece.startswith(" ")) or not piece.strip()[:1].isalpha():
-                continue
-            word, total = self._continue(ids, token, logp, max_words)
-            proposals.append((word.strip(), math.exp(total)))
-            if len(proposals) == PROPOSALS:
-                break
-        return proposals
+        starts = [
+            (token, logp)
+            for logp, token in zip(top.values.tolist(), top.indices.tolist(), strict=True)
+            if _starts_word(self._decode([token]), spaced)
+        ][:PROPOSALS]
+        if not starts:
+            return []
+        words = self._continue(ids, starts, max_words)
+        ranked = sorted(words, key=lambda item: -item[1])
+        return [(word.strip(), math.exp(total)) for word, total in ranked]
 
-    def _continue(self, ids: Any, token: int, logp: float, max_words: int) -> tuple[str, float]:
-        """Greedy continuation of one first token until the word (or words) end."""
+    def _continue(
+        self, ids: Any, starts: list[tuple[int, float]], max_words: int
+    ) -> list[tuple[str, float]]:
+        """Every first token continued greedily, all in one batch, until its word (or
+        words) end: a step appends to every sequence, and a finished one ignores the rest."""
         torch = self._torch
-        sequence, total = [token], logp
+        sequences = [[token] for token, _ in starts]
+        totals = [logp for _, logp in starts]
+        open_ = [True] * len(starts)
+        lengths = [1] * len(starts)
         with torch.no_grad():
             for _ in range(MAX_STEPS - 1):
-                context = torch.cat([ids, torch.tensor([sequence])], dim=1)
-                scores = torch.log_softmax(self.model(context).logits[0, -1], dim=-1)
-                nxt = int(scores.argmax())
-                piece = self._decode([nxt])
-                text = self._decode(sequence)
-                new_word = piece.startswith(" ")
-                if (
-                    not piece.strip()
-                    or not piece.strip().replace("-", "").replace("'", "").isalpha()
-                ):
+                batch = torch.cat([ids.repeat(len(starts), 1), torch.tensor(sequences)], dim=1)
+                scores = torch.log_softmax(self.model(batch).logits[:, -1], dim=-1)
+                best = scores.argmax(dim=-1).tolist()
+                for i, token in enumerate(best):
+                    sequences[i].append(token)
+                    if open_[i] and self._extends(sequences[i][: lengths[i]], token, max_words):
+                        lengths[i] += 1
+                        totals[i] += float(scores[i, token])
+                    else:
+                        open_[i] = False
+                if not any(open_):
                     break
-                if new_word and len(text.split()) >= max_words:
-                    break
-                sequence.append(nxt)
-                total += float(scores[nxt])
-        return self._decode(sequence), total
+        return [
+            (self._decode(sequence[:length]), total)
+            for sequence, length, total in zip(sequences, lengths, totals, strict=True)
+        ]
+
+    def _extends(self, sequence: list[int], token: int, max_words: int) -> bool:
+        """Whether ``token`` continues the word(s) of ``sequence``: letters, a hyphen or an
+        apostrophe, and a new word only while fewer than ``max_words`` are written."""
+        piece = self._decode([token])
+        if not piece.strip() or not piece.strip().replace("-", "").replace("'", "").isalpha():
+            return False
+        return not (piece.startswith(" ") and len(self._decode(sequence).split()) >= max_words)
+
+
+def _starts_word(piece: str, spaced: bool) -> bool:
+    """A first token that begins a word where the mention starts (after a space, if the
+    text before it ends with one)."""
+    return not (spaced and not piece.startswith(" ")) and piece.strip()[:1].isalpha()
 
 
 class LmSource:
@@ -138,16 +159,24 @@ class LmSource:
     def _choose(
         self, info_type: str, original: str, rng: random.Random, context: Context, words: int
     ) -> str | None:
+        """The most likely proposal (``top1``), or one of the ``k`` most likely by their
+        probability, among those the detector tags with ``info_type`` in place; the ``2k``
+        most likely are checked, in one batch."""
         left, right = context
-        kept = [
+        proposals = [
             (word, p)
             for word, p in self.proposer.propose(left, words)
             if word.lower() != original.lower()
-            and self.check(left + word + right, len(left), len(left) + len(word), info_type)
-        ][: 1 if self.top1 else self.k]
+        ][: 2 * self.k]
+        tagged = self.check(
+            [left + word + right for word, _ in proposals],
+            [(len(left), len(left) + len(word)) for word, _ in proposals],
+            info_type,
+        )
+        kept = [proposal for proposal, ok in zip(proposals, tagged, strict=True) if ok]
         if not kept:
             return None
-        return kept[0][0] if self.top1 else _weighted(kept, rng)
+        return kept[0][0] if self.top1 else _weighted(kept[: self.k], rng)
 
 
 def _weighted(items: Sequence[tuple[str, float]], rng: random.Random) -> str:
@@ -161,11 +190,14 @@ def _weighted(items: Sequence[tuple[str, float]], rng: random.Random) -> str:
 
 
 def detector_check(detector: Any) -> TypeCheck:
-    """A :data:`TypeCheck` by the anonymizer's own detector: some span of the type covers
-    the candidate."""
+    """A :data:`TypeCheck` by the anonymizer's own detector, all texts in one batch: some
+    span of the type covers the candidate."""
 
-    def check(text: str, start: int, end: int, info_type: str) -> bool:
-        (spans,) = detector.detect([text])
-        return any(s.entity_type == info_type and s.start <= start and s.end >= end for s in spans)
+    def check(texts: list[str], places: list[tuple[int, int]], info_type: str) -> list[bool]:
+        found = detector.detect(texts) if texts else []
+        return [
+            any(s.entity_type == info_type and s.start <= start and s.end >= end for s in spans)
+            for spans, (start, end) in zip(found, places, strict=True)
+        ]
 
     return check
