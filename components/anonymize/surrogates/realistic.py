@@ -109,10 +109,12 @@ class RealisticValues:
     def whole_value(self, info_type: str, surface: str, rng: random.Random) -> str | None:
         """A value of ``info_type`` in the shape of ``surface``; None when veiltune has no
         generator for the type (the caller keeps a placeholder)."""
-        generate = self._generators().get(info_type)
+        generate = self._by_type.get(info_type)
         return None if generate is None else generate(surface, rng)
 
-    def _generators(self) -> dict[str, Callable[[str, random.Random], str]]:
+    @functools.cached_property
+    def _by_type(self) -> dict[str, Callable[[str, random.Random], str]]:
+        """Each info type's generator, built once (``whole_value`` runs per entity)."""
         ids = {
             t: shapes.random_like
             for t in (
