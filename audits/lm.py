@@ -33,7 +33,7 @@ def continuation_logprobs(
     import torch
 
     with torch.no_grad():
-        out = model(input_ids=torch.tensor([list(prefix_ids)]), use_cache=True)
+        out = model(input_ids=torch.tensor([list(prefix_ids)], device=model.device), use_cache=True)
         prefix_cache = out.past_key_values
         first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
         by_length: dict[int, list[int]] = defaultdict(list)
@@ -43,12 +43,17 @@ def continuation_logprobs(
         for length, indices in by_length.items():
             for start in range(0, len(indices), batch_size):
                 chunk = indices[start : start + batch_size]
-                batch = torch.tensor([list(continuations[i]) for i in chunk])
+                batch = torch.tensor([list(continuations[i]) for i in chunk], device=model.device)
                 total = first[batch[:, 0]]
                 if length > 1:
                     cache = copy.deepcopy(prefix_cache)
                     cache.batch_repeat_interleave(len(chunk))
-                    mask = torch.ones(len(chunk), len(prefix_ids) + length - 1, dtype=torch.long)
+                    mask = torch.ones(
+                        len(chunk),
+                        len(prefix_ids) + length - 1,
+                        dtype=torch.long,
+                        device=model.device,
+                    )
                     logits = model(
                         input_ids=batch[:, :-1], past_key_values=cache, attention_mask=mask
                     ).logits.float()
@@ -90,7 +95,7 @@ def assistant_token_losses(
     offsets = [tuple(o) for o in encoded["offset_mapping"]][: len(answer)]
     if not answer:
         return TokenLosses([], [])
-    ids = torch.tensor([prefix + answer])
+    ids = torch.tensor([prefix + answer], device=model.device)
     with torch.no_grad():
         logits = model(input_ids=ids).logits[0, len(prefix) - 1 : -1].float()
     nll = -torch.log_softmax(logits, dim=-1).gather(1, ids[0, len(prefix) :, None])[:, 0]
@@ -108,7 +113,7 @@ def text_token_losses(model: Any, tokenizer: Any, text: str, max_tokens: int) ->
     if len(ids) < 2:
         return TokenLosses([], [])
     offsets = [(int(s), int(e)) for s, e in encoded["offset_mapping"][1 : len(ids)]]
-    tokens = torch.tensor([ids])
+    tokens = torch.tensor([ids], device=model.device)
     with torch.no_grad():
         logits = model(input_ids=tokens).logits[0, :-1].float()
     nll = -torch.log_softmax(logits, dim=-1).gather(1, tokens[0, 1:, None])[:, 0]
@@ -124,8 +129,8 @@ def greedy_tokens(
 
     with torch.no_grad():
         generated = model.generate(
-            input_ids=torch.tensor([list(prefix_ids)]),
-            attention_mask=torch.ones(1, len(prefix_ids), dtype=torch.long),
+            input_ids=torch.tensor([list(prefix_ids)], device=model.device),
+            attention_mask=torch.ones(1, len(prefix_ids), dtype=torch.long, device=model.device),
             max_new_tokens=n_tokens,
             do_sample=False,
             pad_token_id=tokenizer.pad_token_id,

@@ -5,5 +5,6 @@ Other stages import from here only; the modules behind these names are this stag
 from __future__ import annotations
 
 from components.base_model.config import BaseModelConfig
+from components.base_model.materialize import convert_gguf
 
-__all__ = ["BaseModelConfig"]
+__all__ = ["BaseModelConfig", "convert_gguf"]

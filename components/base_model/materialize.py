@@ -45,7 +45,7 @@ def bundled_gguf_path() -> Path:
 def materialize_base_model(source: str, output_dir: Path) -> BaseModelInfo:
     """Write a plain Hugging Face model folder (weights, config, tokenizer) to ``output_dir``."""
     if source == BUNDLED_SMOLLM2:
-        return _convert_gguf(bundled_gguf_path(), output_dir)
+        return convert_gguf(bundled_gguf_path(), output_dir)
     folder = Path(source)
     if not (folder / "config.json").is_file():
         raise ParamsError(
@@ -56,7 +56,8 @@ def materialize_base_model(source: str, output_dir: Path) -> BaseModelInfo:
     return _describe(source, output_dir)
 
 
-def _convert_gguf(gguf: Path, output_dir: Path) -> BaseModelInfo:
+def convert_gguf(gguf: Path, output_dir: Path) -> BaseModelInfo:
+    """De-quantize a GGUF model file into a plain Hugging Face model folder (float32)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     logger.info("de-quantizing %s", gguf.name)

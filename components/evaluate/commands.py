@@ -1,20 +1,24 @@
-"""The evaluate stage's tools beside the pipeline: the utility report across runs, and the
-profile that trains the runs it compares."""
+"""The evaluate stage's tools beside the pipeline: the utility report across runs, the
+profile that trains the runs it compares, and the pack that takes those runs to a GPU."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from components.core import paths, tracking
+from components.core.corpus import load_corpus
 from components.core.dvc_cli import dvc_command
 from components.core.errors import InputError
 from components.core.jsonio import atomic_path, write_json_atomic, write_text_atomic
 from components.core.stage import Metrics, StageContext
+from components.evaluate.config import EvaluateConfig
+from components.evaluate.portable import make_pack
 from components.evaluate.profile import RUN_STORE, PlannedRun
 from components.evaluate.report import report_chart_png, report_markdown
 from components.evaluate.runs import (
@@ -30,6 +34,7 @@ from components.evaluate.runs import (
 )
 from components.evaluate.summary import summarize
 from components.evaluate.variants import canonical
+from components.train import TrainConfig
 
 logger = logging.getLogger(__name__)
 REPORT_FILES = ("utility.json", "utility.md", "utility.png")
@@ -158,3 +163,29 @@ def store_run(run: PlannedRun, folder: Path) -> None:
         tmp.mkdir()
         shutil.copyfile(evaluated, tmp / EVALUATE_FILE)
         shutil.copyfile(paths.PER_CONVERSATION, tmp / PER_CONVERSATION_FILE)
+
+
+def utility_pack(
+    context: StageContext,
+    destination: Path,
+    anonymized: Mapping[str, Path],
+    steps: int | None,
+    max_eval: int | None,
+) -> Metrics:
+    """``veiltune utility-pack``: the pack of :mod:`components.evaluate.portable` from the
+    raw corpus, its splits and the given anonymize outputs, with params.yaml's train and
+    evaluate params (``steps`` and ``max_eval`` in their place when given)."""
+    train = context.config(TrainConfig)
+    evaluate = context.config(EvaluateConfig)
+    if steps is not None:
+        train = dataclasses.replace(train, max_steps=steps)
+    if max_eval is not None:
+        evaluate = dataclasses.replace(evaluate, max_conversations=max_eval)
+    if not paths.SPLITS.is_file():
+        raise InputError(f"{paths.SPLITS}: missing; run the ingest stage first")
+    splits = json.loads(paths.SPLITS.read_text(encoding="utf-8"))
+    manifest = make_pack(
+        destination, load_corpus(paths.RAW_CORPUS), splits, anonymized, train, evaluate
+    )
+    logger.info("%s: %s", destination, manifest["n_train_conversations"])
+    return {"pack": str(destination), **manifest["n_train_conversations"]}

@@ -245,7 +245,9 @@ def loss_sums(
     model.eval()
     with torch.no_grad():
         for text in texts:
-            ids = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_length)
+            ids = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_length).to(
+                model.device
+            )
             n = int(ids["input_ids"].shape[1]) - 1
             if n < 1:
                 sums.append((0.0, 0))

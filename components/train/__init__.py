@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from components.train.config import TrainConfig
-from components.train.lora import read_label_options
+from components.train.lora import read_label_options, train_lora
 from components.train.tasks import (
     CLASSIFICATION_TASKS,
     TASK_PROMPTS,
@@ -20,6 +20,7 @@ from components.train.tasks import (
     continuation_prompt,
     fit_prompt,
     label_options,
+    mask_replaced,
     split_for_continuation,
     task_examples,
     training_examples,
@@ -27,9 +28,10 @@ from components.train.tasks import (
 )
 
 if TYPE_CHECKING:
-    from components.train.adapter import AdapterPyfunc, generate, load_adapter, load_base
+    from components.train.adapter import generate, load_adapter, load_base
+    from components.train.pyfunc import AdapterPyfunc
 
-_ADAPTER_NAMES = ("AdapterPyfunc", "generate", "load_adapter", "load_base")
+_ADAPTER_NAMES = ("generate", "load_adapter", "load_base")
 
 
 def __getattr__(name: str) -> Any:
@@ -37,6 +39,10 @@ def __getattr__(name: str) -> Any:
         from components.train import adapter
 
         return getattr(adapter, name)
+    if name == "AdapterPyfunc":  # MLflow's pyfunc base class: imported only by who registers
+        from components.train.pyfunc import AdapterPyfunc
+
+        return AdapterPyfunc
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -54,9 +60,11 @@ __all__ = [
     "label_options",
     "load_adapter",
     "load_base",
+    "mask_replaced",
     "read_label_options",
     "split_for_continuation",
     "task_examples",
+    "train_lora",
     "training_examples",
     "transcript",
 ]

@@ -1,12 +1,16 @@
-"""Load a LoRA adapter on its base model, generate, and wrap both as an MLflow pyfunc model."""
+"""Load a LoRA adapter on its base model (or the base alone) and generate from it.
+
+Models go to the GPU when torch sees one, else stay on the CPU; inputs follow the model
+(``model.device``), so the same code serves a laptop and a GPU node. Nothing here needs
+MLflow (the registered pyfunc wrapper is :mod:`components.train.pyfunc`): a machine with
+only torch, transformers and peft can load and score an adapter.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-from mlflow.pyfunc import PythonModel
 
 
 def load_adapter(base_model_dir: Path, adapter_dir: Path, merge: bool = True) -> tuple[Any, Any]:
@@ -28,7 +32,7 @@ def load_adapter(base_model_dir: Path, adapter_dir: Path, merge: bool = True) ->
     if merge:
         model = model.merge_and_unload()
     model.eval()
-    return model, tokenizer
+    return on_device(model), tokenizer
 
 
 def load_base(base_model_dir: Path) -> tuple[Any, Any]:
@@ -42,7 +46,14 @@ def load_base(base_model_dir: Path) -> tuple[Any, Any]:
         tokenizer.pad_token = tokenizer.eos_token
     model = AutoModelForCausalLM.from_pretrained(base_model_dir, dtype=torch.float32)
     model.eval()
-    return model, tokenizer
+    return on_device(model), tokenizer
+
+
+def on_device(model: Any) -> Any:
+    """``model`` on the GPU when torch sees one, else unchanged (on the CPU)."""
+    import torch
+
+    return model.to("cuda") if torch.cuda.is_available() else model
 
 
 def generate(
@@ -59,7 +70,9 @@ def generate(
             )
             for p in prompts[i : i + batch_size]
         ]
-        batch = tokenizer(chats, return_tensors="pt", padding=True, add_special_tokens=False)
+        batch = tokenizer(chats, return_tensors="pt", padding=True, add_special_tokens=False).to(
+            model.device
+        )
         with torch.no_grad():
             generated = model.generate(
                 **batch,
@@ -70,27 +83,3 @@ def generate(
         new_tokens = generated[:, batch["input_ids"].shape[1] :]
         outputs.extend(tokenizer.batch_decode(new_tokens, skip_special_tokens=True))
     return outputs
-
-
-class AdapterPyfunc(PythonModel):
-    """MLflow pyfunc: the adapter is an artifact, the base model a folder named in its config."""
-
-    def load_context(self, context: Any) -> None:
-        config = context.model_config or {}
-        self.max_new_tokens = int(config.get("max_new_tokens", 64))
-        self.model, self.tokenizer = load_adapter(
-            Path(config["base_model"]), Path(context.artifacts["adapter"])
-        )
-
-    def predict(self, context: Any, model_input: Any, params: dict[str, Any] | None = None) -> Any:
-        prompts = _prompts_from(model_input)
-        max_new = int((params or {}).get("max_new_tokens", self.max_new_tokens))
-        return generate(self.model, self.tokenizer, prompts, max_new)
-
-
-def _prompts_from(model_input: Any) -> list[str]:
-    if isinstance(model_input, str):
-        return [model_input]
-    if hasattr(model_input, "iloc"):  # a pandas DataFrame: its first column
-        return [str(v) for v in model_input.iloc[:, 0]]
-    return [str(v) for v in model_input]

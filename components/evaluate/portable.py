@@ -1,0 +1,247 @@
+"""The utility profile away from the pipeline: a pack of what its runs read, and the runs
+themselves on a machine that has only torch, transformers and peft (a rented GPU node).
+
+``veiltune utility-profile`` trains each run as a DVC experiment, which needs the whole
+installation and, on a CPU, takes half an hour a run. A pack holds what the train and
+evaluate stages read for every variant (the training split of each variant's corpus, the
+held-out raw conversations, the label options, the train and evaluate params), so the runs
+can go where the accelerators are:
+
+    veiltune utility-pack data/raw/utility-pack --anonymized placeholder=DIR ...   # here
+    python -m veiltune.utility_runner data/raw/utility-pack --base-model models/base \\
+        --store reports/utility/runs --seeds 13 14                               # there
+    veiltune utility-report                                                      # here
+
+A run calls the stages' own functions (``train_lora``, ``load_adapter``,
+``evaluate_datasets``) with the pack's params, and writes the run store folder the
+profile would (``evaluate.json``, ``per_conversation.jsonl``), so the report cannot tell
+them apart but by the ``runner`` and ``device`` keys of evaluate.json. What it leaves out is
+the pipeline around them: no gate (the pack is for baselines and anonymized corpora alike),
+no MLflow run, no DVC lock.
+
+A pack holds raw text (the oracle's training split, the held-out conversations): it is
+private like ``data/raw`` (its folder is made owner-only) and belongs there. What comes back
+holds scores only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from components.core.corpus import Conversation, load_corpus
+from components.core.errors import InputError
+from components.core.jsonio import (
+    atomic_path,
+    jsonl_by_key,
+    private_folder,
+    write_json_atomic,
+    write_jsonl_atomic,
+)
+from components.evaluate.config import EvaluateConfig
+from components.evaluate.runs import EVALUATE_FILE, PER_CONVERSATION_FILE, run_folder
+from components.evaluate.variants import MASKED, ORACLE, PLACEHOLDER, TRAINED_VARIANTS
+from components.ingest import DATASET, MAIN, split_by_dataset
+from components.train import TrainConfig, label_options, mask_replaced
+
+logger = logging.getLogger(__name__)
+
+PACK_FILE = "pack.json"
+HELDOUT_FILE = "heldout.jsonl"
+TRAIN_DIR = "train"
+PORTABLE = "portable"  # evaluate.json's "runner" for a run made from a pack
+
+
+@dataclass(frozen=True)
+class Pack:
+    """A pack as read back: its folder and what ``pack.json`` says."""
+
+    folder: Path
+    train: dict[str, Any]  # TrainConfig fields; each run sets its own seed
+    evaluate: dict[str, Any]  # max_new_tokens, max_prompt_tokens, max_conversations, ...
+    variants: dict[str, str]  # variant → training file, relative to the folder
+    label_sets: dict[str, list[str]]
+    digest: str  # sha256 of pack.json: which pack a run came from
+
+    def train_config(self, seed: int) -> TrainConfig:
+        return TrainConfig(**{**self.train, "seed": seed, "deepspeed": None})
+
+    def training_conversations(self, variant: str) -> list[Conversation]:
+        if variant not in self.variants:
+            raise InputError(
+                f"{self.folder / PACK_FILE}: no variant {variant!r} in this pack "
+                f"(it has {', '.join(self.variants)})"
+            )
+        return load_corpus(self.folder / self.variants[variant])
+
+    def heldout(self) -> dict[str, list[Conversation]]:
+        return split_by_dataset(
+            load_corpus(self.folder / HELDOUT_FILE), self.evaluate["max_conversations"]
+        )
+
+
+def make_pack(
+    destination: Path,
+    raw: Sequence[Conversation],
+    splits: Mapping[str, Sequence[str]],
+    anonymized: Mapping[str, Path],
+    train: TrainConfig,
+    evaluate: EvaluateConfig,
+) -> dict[str, Any]:
+    """Write a pack to ``destination`` (replacing it whole, atomically) and return its
+    pack.json.
+
+    Args:
+        raw: the raw corpus; ``splits`` its train/heldout ids (``data/splits.json``).
+        anonymized: variant name → a folder the anonymize stage wrote (``corpus.jsonl``,
+            ``spans.jsonl``) with that variant's replacement. The oracle comes from ``raw``;
+            ``masked`` from the ``placeholder`` folder when one is given.
+
+    Raises:
+        InputError: an unknown variant, a folder without its corpus or spans, or a corpus
+            whose conversations are not those of the raw corpus's train split.
+    """
+    train_ids = set(splits["train"])
+    heldout_ids = set(splits["heldout"])
+    corpora: dict[str, list[Conversation]] = {ORACLE: [c for c in raw if c.id in train_ids]}
+    for variant, folder in anonymized.items():
+        if variant not in TRAINED_VARIANTS or variant in (ORACLE, MASKED):
+            raise InputError(
+                f"--anonymized {variant}={folder}: the variant is one of "
+                f"{', '.join(v for v in TRAINED_VARIANTS if v not in (ORACLE, MASKED))}"
+            )
+        corpora[variant] = _anonymized_train_split(folder, train_ids, len(corpora[ORACLE]))
+        if variant == PLACEHOLDER:
+            spans = jsonl_by_key(folder / "spans.jsonl", "conversation_id")
+            corpora[MASKED] = [mask_replaced(c, spans.get(c.id, [])) for c in corpora[variant]]
+    heldout = [c for c in raw if c.id in heldout_ids]
+    if not heldout:
+        raise InputError("the held-out split is empty; nothing to evaluate")
+    evaluation = {
+        "max_conversations": evaluate.max_conversations,
+        "max_new_tokens": evaluate.max_new_tokens,
+        "max_prompt_tokens": evaluate.max_prompt_tokens,
+        "include_base": evaluate.include_base,
+    }
+    manifest = {
+        "train": {k: v for k, v in dataclasses.asdict(train).items() if k != "seed"},
+        "evaluate": evaluation,
+        "variants": {variant: f"{TRAIN_DIR}/{variant}.jsonl" for variant in corpora},
+        "label_sets": label_options(corpora[ORACLE]),
+        "n_train_conversations": {variant: len(c) for variant, c in corpora.items()},
+        "n_heldout": {name: len(group) for name, group in split_by_dataset(heldout).items()},
+    }
+    with atomic_path(destination, directory=True) as tmp:
+        tmp.mkdir()
+        private_folder(tmp)
+        (tmp / TRAIN_DIR).mkdir()
+        for variant, conversations in corpora.items():
+            write_jsonl_atomic(tmp / TRAIN_DIR / f"{variant}.jsonl", _records(conversations))
+        write_jsonl_atomic(tmp / HELDOUT_FILE, _records(heldout))
+        write_json_atomic(tmp / PACK_FILE, manifest)
+    return manifest
+
+
+def _records(conversations: Sequence[Conversation]) -> list[dict[str, Any]]:
+    return [c.to_record() for c in conversations]
+
+
+def _anonymized_train_split(folder: Path, train_ids: set[str], expected: int) -> list[Conversation]:
+    for name in ("corpus.jsonl", "spans.jsonl"):
+        if not (folder / name).is_file():
+            raise InputError(f"{folder / name}: missing (an anonymize stage output folder)")
+    conversations = [c for c in load_corpus(folder / "corpus.jsonl") if c.id in train_ids]
+    if len(conversations) != expected:
+        raise InputError(
+            f"{folder / 'corpus.jsonl'}: {len(conversations)} of the raw corpus's {expected} "
+            "training conversations: anonymized from another corpus or split"
+        )
+    return conversations
+
+
+def read_pack(folder: Path) -> Pack:
+    """The pack in ``folder``.
+
+    Raises:
+        InputError: no pack.json, or one that is not a pack's.
+    """
+    path = folder / PACK_FILE
+    if not path.is_file():
+        raise InputError(f"{path}: no such file (make one with `veiltune utility-pack`)")
+    text = path.read_bytes()
+    try:
+        manifest = json.loads(text)
+        return Pack(
+            folder,
+            dict(manifest["train"]),
+            dict(manifest["evaluate"]),
+            dict(manifest["variants"]),
+            dict(manifest["label_sets"]),
+            hashlib.sha256(text).hexdigest(),
+        )
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{path}: not a utility pack ({exc})") from exc
+
+
+def run_from_pack(
+    pack: Pack, variant: str, seed: int, base_model: Path, store: Path, work_dir: Path
+) -> Path:
+    """Train ``variant`` at ``seed`` and evaluate it as the train and evaluate stages would,
+    into the run store folder of that run (written whole, atomically); returns the folder."""
+    import torch
+
+    from components.evaluate.utility import evaluate_datasets
+    from components.train import load_adapter, load_base, read_label_options, train_lora
+
+    config = pack.train_config(seed)
+    conversations = pack.training_conversations(variant)
+    datasets = pack.heldout()
+    adapter_dir = work_dir / "adapter"
+    started = time.monotonic()
+    result = train_lora(base_model, conversations, config, adapter_dir, work_dir / "checkpoints")
+    trained = time.monotonic()
+    label_sets = read_label_options(adapter_dir) or pack.label_sets
+    models = {"adapter": lambda: load_adapter(base_model, adapter_dir)}
+    if pack.evaluate["include_base"] and variant == ORACLE:  # the report reads it from there
+        models["base"] = lambda: load_base(base_model)
+    evaluation: dict[str, Any] = {
+        "variant": variant,
+        "train_seed": seed,
+        "train_steps": config.max_steps,
+        "n_conversations": len(datasets[MAIN]),
+        f"{DATASET}.n_conversations": len(datasets[DATASET]),
+        "runner": PORTABLE,
+        "pack_sha256": pack.digest,
+        "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
+        "train": result.to_metrics(),
+    }
+    records: list[dict[str, Any]] = []
+    for name, load in models.items():
+        model, tokenizer = load()
+        evaluation[name], scored = evaluate_datasets(
+            model,
+            tokenizer,
+            datasets,
+            label_sets,
+            pack.evaluate["max_new_tokens"],
+            pack.evaluate["max_prompt_tokens"],
+        )
+        records += [{"model": name, **record} for record in scored]
+        del model
+    evaluation["runtime_s"] = {
+        "train": round(trained - started, 1),
+        "evaluate": round(time.monotonic() - trained, 1),
+    }
+    folder = run_folder(store, variant, seed)
+    with atomic_path(folder, directory=True) as tmp:
+        tmp.mkdir()
+        write_json_atomic(tmp / EVALUATE_FILE, evaluation)
+        write_jsonl_atomic(tmp / PER_CONVERSATION_FILE, records)
+    return folder

@@ -1,0 +1,124 @@
+"""The utility pack (what the profile's runs read, in one private folder) and a run made from
+it without DVC or MLflow, as on a GPU node."""
+
+from __future__ import annotations
+
+import json
+import stat
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from components.core.corpus import Conversation, Turn, load_corpus
+from components.core.errors import InputError
+from components.core.jsonio import write_jsonl_atomic
+from components.evaluate.config import EvaluateConfig
+from components.evaluate.portable import PACK_FILE, make_pack, read_pack, run_from_pack
+from components.evaluate.runs import collect_runs
+from components.ingest.generate import generate_corpus
+from components.train import TrainConfig
+from veiltune.utility_runner import main as runner_main
+
+NAME = "Marjorie"
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[Conversation]:
+    conversations = generate_corpus(6, 13)
+    first = conversations[0]  # a name the placeholder corpus replaces, so masking shows
+    turn = Turn(first.turns[0].speaker, f"This is {NAME} speaking. {first.turns[0].text}")
+    return [replace(first, turns=(turn, *first.turns[1:])), *conversations[1:]]
+
+
+def _splits(corpus: list[Conversation]) -> dict[str, list[str]]:
+    return {"train": [c.id for c in corpus[:4]], "heldout": [c.id for c in corpus[4:]]}
+
+
+def _anonymized(folder: Path, corpus: list[Conversation]) -> Path:
+    """An anonymize output folder in placeholder mode: the planted name as a placeholder."""
+    records = []
+    for c in corpus:
+        turns = tuple(Turn(t.speaker, t.text.replace(NAME, "[PERSON_NAME_1]")) for t in c.turns)
+        records.append(replace(c, turns=turns, pi=()).to_record())
+    write_jsonl_atomic(folder / "corpus.jsonl", records)
+    write_jsonl_atomic(folder / "spans.jsonl", [])
+    return folder
+
+
+def _pack(tmp_path: Path, corpus: list[Conversation]) -> Path:
+    anonymized = _anonymized(tmp_path / "anonymized", corpus)
+    config = EvaluateConfig(max_conversations=1, include_base=False)
+    train = TrainConfig(max_steps=1, save_steps=1, batch_size=1, max_seq_length=256)
+    make_pack(
+        tmp_path / "pack", corpus, _splits(corpus), {"placeholder": anonymized}, train, config
+    )
+    return tmp_path / "pack"
+
+
+def test_a_pack_holds_each_variants_training_split_and_the_raw_heldout(
+    tmp_path: Path, corpus: list[Conversation]
+) -> None:
+    folder = _pack(tmp_path, corpus)
+    pack = read_pack(folder)
+    assert sorted(pack.variants) == ["masked", "oracle", "placeholder"]
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700  # raw text: private like data/raw
+    oracle = pack.training_conversations("oracle")
+    assert [c.id for c in oracle] == _splits(corpus)["train"]
+    assert NAME in oracle[0].turns[0].text
+    placeholder = pack.training_conversations("placeholder")[0].turns[0].text
+    masked = pack.training_conversations("masked")[0].turns[0].text
+    assert "[PERSON_NAME_1]" in placeholder and NAME not in placeholder
+    assert "[MASK]" in masked and "[PERSON_NAME_1]" not in masked
+    assert [c.id for c in load_corpus(folder / "heldout.jsonl")] == _splits(corpus)["heldout"]
+    assert "seed" not in pack.train and pack.train_config(21).seed == 21
+    assert pack.train_config(21).max_steps == 1
+    with pytest.raises(InputError, match="no variant 'surrogate-lm'"):
+        pack.training_conversations("surrogate-lm")
+
+
+def test_a_pack_refuses_a_corpus_of_another_split_or_an_unknown_variant(
+    tmp_path: Path, corpus: list[Conversation]
+) -> None:
+    other = _anonymized(tmp_path / "other", corpus[1:])  # one training conversation short
+    train, evaluate = TrainConfig(), EvaluateConfig()
+    with pytest.raises(InputError, match=r"other/corpus.jsonl: 3 of the raw corpus's 4"):
+        make_pack(tmp_path / "p", corpus, _splits(corpus), {"placeholder": other}, train, evaluate)
+    with pytest.raises(InputError, match="--anonymized oracle="):
+        make_pack(tmp_path / "p", corpus, _splits(corpus), {"oracle": other}, train, evaluate)
+    with pytest.raises(InputError, match="spans.jsonl: missing"):
+        (other / "spans.jsonl").unlink()
+        make_pack(tmp_path / "p", corpus, _splits(corpus), {"type": other}, train, evaluate)
+    assert not (tmp_path / "p").exists()  # nothing half-written
+
+
+def test_read_pack_names_what_is_wrong(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="pack.json: no such file"):
+        read_pack(tmp_path)
+    (tmp_path / PACK_FILE).write_text('{"train": {}}', encoding="utf-8")
+    with pytest.raises(InputError, match="pack.json: not a utility pack"):
+        read_pack(tmp_path)
+
+
+@pytest.mark.slow
+def test_a_run_from_a_pack_lands_in_the_run_store_the_report_reads(
+    tmp_path: Path, corpus: list[Conversation], base_model_dir: Path
+) -> None:
+    folder = _pack(tmp_path, corpus)
+    store = tmp_path / "store"
+    run_folder = run_from_pack(
+        read_pack(folder), "masked", 21, base_model_dir, store, tmp_path / "work"
+    )
+    assert run_folder == store / "masked" / "seed-21"
+    evaluation = json.loads((run_folder / "evaluate.json").read_text(encoding="utf-8"))
+    assert evaluation["runner"] == "portable" and evaluation["train"]["steps"] == 1
+    assert evaluation["pack_sha256"] == read_pack(folder).digest
+    (run,) = collect_runs(store)
+    assert (run.variant, run.seed) == ("masked", 21)
+    assert run.records and {r["model"] for r in run.records} == {"adapter"}
+    assert {r["id"] for r in run.records} == {corpus[4].id}  # max_conversations: 1
+    assert "summary.rouge1" in evaluation["adapter"]
+    # The runner skips what the store holds: nothing to do, nothing trained, exit 0.
+    argv = [str(folder), "--base-model", str(base_model_dir), "--store", str(store)]
+    assert runner_main([*argv, "--variants", "masked", "--seeds", "21"]) == 0
+    assert runner_main([*argv, "--variants", "nonesuch", "--seeds", "21"]) == 1
