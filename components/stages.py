@@ -136,12 +136,12 @@ STAGES: tuple[Stage, ...] = (
         "Register the adapter in MLflow as candidate; champion if gate and audits passed, it "
         "learnt from the anonymized corpus and its utility is at least the champion's.",
         RegisterConfig,
-        reads=("train.corpus",),
+        reads=("train.corpus", "ingest"),  # ingest: the datasets its model card names
     ),
     Stage(
         "export",
         "Write the compliance bundle (report, model card, manifest with sha256 of every "
-        "file, zip); with --verify BUNDLE, check a bundle folder or zip instead.",
+        "file, signed; zip); with --verify BUNDLE, check a bundle's files and signature.",
         ExportConfig,
         reads=("anonymize", "base_model", "gate", "train"),
     ),

@@ -17,7 +17,15 @@ from components.ingest.config import DialogSumConfig
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 # What dvc.yaml names as code dependencies, copied so the stages' deps exist.
-PIPELINE_FILES = ("dvc.yaml", "params.yaml", "components", "audits", "policy", ".gitignore")
+PIPELINE_FILES = (
+    "dvc.yaml",
+    "params.yaml",
+    "components",
+    "audits",
+    "policy",
+    ".gitignore",
+    ".dvcignore",  # keeps the signing key, made beside the salt, out of data/raw's hash
+)
 
 # DialogSum's first dialogues from the sample that ships in components/ (copied above),
 # by params.yaml's relative path: the temporary repo needs nothing beside it.

@@ -12,6 +12,7 @@ import pytest
 from components.core.lineage import sha256_file
 from components.gate.binding import CORPUS_KEY, RISK_TABLE_KEY
 from components.ingest.pi_inventory import InventoryEntry
+from tests.offline_html import remote_references
 from tests.pipeline_repo import TINY_DIALOGSUM, dvc_repro, make_pipeline_repo
 
 pytestmark = pytest.mark.slow
@@ -49,6 +50,10 @@ def test_every_stage_wrote_its_outputs_and_metrics(repo: Path) -> None:
         assert (repo / "metrics" / f"{stage}.json").is_file(), stage
     assert metrics(repo, "ingest")["n_conversations"] == N_CONVERSATIONS
     assert metrics(repo, "ingest")["by_context"]["dialogue"] == TINY_DIALOGSUM
+    assert metrics(repo, "ingest")["by_dataset"] == {
+        "dialogsum": TINY_DIALOGSUM,
+        "main": N_CONVERSATIONS - TINY_DIALOGSUM,
+    }
     assert (repo / "models" / "base" / "config.json").is_file()
     assert (repo / "models" / "adapter" / "adapter_config.json").is_file()
     anonymized = (repo / "data" / "anonymized" / "corpus.jsonl").read_text().splitlines()
@@ -100,7 +105,8 @@ def test_risk_review_and_gate_outputs(repo: Path) -> None:
     sample = (repo / "data" / "review" / "review_sample.jsonl").read_text().splitlines()
     assert len(sample) == metrics(repo, "review")["sampled"] == N_CONVERSATIONS  # 40 > corpus
     assert "MISSED_" in (repo / "data" / "review" / "review.html").read_text()
-    assert (repo / "data" / "gate" / "data_docs" / "index.html").is_file()
+    assert (repo / "data" / "gate" / "validation.html").is_file()
+    assert remote_references(repo / "data") == []  # every page under data/ renders offline
 
 
 def test_mlflow_holds_one_pipeline_run_with_a_child_per_stage(repo: Path) -> None:
@@ -161,6 +167,7 @@ def test_export_bundle_verifies(repo: Path) -> None:
 
     from components.core.lineage import sha256_file
     from components.export.bundle import verify_bundle
+    from components.export.signing import fingerprint, public_key_pem, read_private_key
 
     bundle = repo / "exports" / "bundle"
     manifest = json.loads((bundle / "manifest.json").read_text())
@@ -173,7 +180,7 @@ def test_export_bundle_verifies(repo: Path) -> None:
         "risk/risk_table.csv",
         "risk/histogram.png",
         "gate/validation.json",
-        "gate/data_docs/index.html",
+        "gate/validation.html",
         "review/review_sample.jsonl",
         "review/review.html",
         "policy/anonymize.json",
@@ -191,8 +198,20 @@ def test_export_bundle_verifies(repo: Path) -> None:
     assert registered["aliases"] == sorted(live)
     assert registered["aliases_source"] == "MLflow model registry at export time"
     assert manifest["mlflow"]["pipeline_run_id"]
-    assert verify_bundle(bundle) == []
-    assert verify_bundle(repo / "exports" / "bundle.zip") == []
+    # Signed with the key made on first use beside the salt, private, and never bundled.
+    key_file = repo / "data" / "raw" / "signing_key.pem"
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    public = read_private_key(key_file).public_key()
+    assert manifest["signing"]["public_key_sha256"] == fingerprint(public)
+    assert (bundle / "signing" / "public_key.pem").read_bytes() == public_key_pem(public)
+    assert fingerprint(public) in (bundle / "report.html").read_text()
+    assert not [p for p in bundle.rglob("*") if p.is_file() and b"PRIVATE KEY" in p.read_bytes()]
+    assert verify_bundle(bundle, public) == []
+    assert verify_bundle(repo / "exports" / "bundle.zip", public) == []
+    # ... and recorded on the version it bundles.
+    tags = client.get_model_version("veiltune-adapter", registered["model_version"]).tags
+    assert tags["bundle.manifest_sha256"] == manifest["manifest_sha256"]
+    assert tags["bundle.signature"] == (bundle / "manifest.sig").read_text().strip()
 
 
 def test_export_report_reads_top_to_bottom(repo: Path) -> None:
@@ -205,6 +224,8 @@ def test_export_report_reads_top_to_bottom(repo: Path) -> None:
     embedded = [base64.b64decode(m) for m in re.findall(r"data:image/png;base64,([^\"]+)", page)]
     assert histogram in embedded and len(embedded) >= 3  # histogram, audits, utility
     assert not re.search(r"https?://", re.sub(r"base64,[^\"]+", "", page))
+    assert remote_references(repo / "exports" / "bundle") == []
+    assert "DialogSum" in page and "CC BY-NC-SA 4.0" in page  # named with its licence
     assert f"version {metrics(repo, 'register')['model_version']}" in page
     assert "No privacy–utility report was present" in page  # made later, by the oracle test
 
@@ -261,26 +282,38 @@ def test_export_verify_cli_on_the_real_bundle(repo: Path, tmp_path: Path) -> Non
     import shutil
     import subprocess
 
+    from components.export.signing import public_key_pem, read_private_key
     from tests.pipeline_repo import BIN, pipeline_env
 
-    def verify(target: Path) -> subprocess.CompletedProcess[str]:
+    # An auditor outside the checkout holds the producer's public key only.
+    producer = read_private_key(repo / "data" / "raw" / "signing_key.pem").public_key()
+    (tmp_path / "producer.pem").write_bytes(public_key_pem(producer))
+
+    def verify(
+        target: Path, *options: str, cwd: Path = tmp_path
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(BIN / "veiltune"), "export", "--verify", str(target)],
-            cwd=tmp_path,
+            [str(BIN / "veiltune"), "export", "--verify", str(target), *options],
+            cwd=cwd,
             env=pipeline_env(),
             capture_output=True,
             text=True,
             check=False,
         )
 
-    assert verify(repo / "exports" / "bundle.zip").returncode == 0
+    with_key = ("--public-key", str(tmp_path / "producer.pem"))
+    assert verify(repo / "exports" / "bundle.zip", *with_key).returncode == 0
+    in_checkout = verify(repo / "exports" / "bundle", "--against-registry", cwd=repo)
+    assert in_checkout.returncode == 0, in_checkout.stderr
+    assert verify(repo / "exports" / "bundle.zip").returncode == 1  # no key: it says so
     copy = shutil.copytree(repo / "exports" / "bundle", tmp_path / "bundle")
     (copy / "report.html").write_text("<p>all fine</p>")
     (copy / "model_card.md").unlink()
-    tampered = verify(copy)
+    tampered = verify(copy, *with_key)
     assert tampered.returncode == 5
     assert "report.html: sha256 differs from the manifest (tampered)" in tampered.stderr
     assert "model_card.md: missing" in tampered.stderr
+    assert "manifest.sig" not in tampered.stderr  # the manifest itself is as signed
 
 
 def test_export_refuses_a_bundle_with_planted_pi_and_writes_nothing(

@@ -17,6 +17,7 @@ from components.anonymize.config import AnonymizeConfig
 from components.anonymize.evaluation.datasets import KINDS, SPLITS
 from components.core import paths
 from components.evaluate.profile import DEFAULT_SEEDS, DEFAULT_VARIANTS, PROFILES, RUN_STORE
+from components.export.config import ExportConfig
 from components.ingest.config import IngestConfig
 from components.register.config import RegisterConfig
 from components.review.config import ReviewConfig
@@ -52,12 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         if len(stage.cli) == 1 and stage.name != "anonymize":
             sub = commands.add_parser(stage.cli[0], help=stage.help, description=stage.help)
             _add_params(sub)
-    commands.choices["export"].add_argument(
-        "--verify",
-        type=Path,
-        metavar="BUNDLE",
-        help="check a bundle folder or .zip against its manifest (exit 5 when not intact)",
-    )
+    _add_export_verify(commands.choices["export"])
     _add_anonymize(commands)
     _add_detect(commands)
     _add_evaluate_detection(commands)
@@ -65,11 +61,35 @@ def build_parser() -> argparse.ArgumentParser:
     _add_review(commands)
     _add_utility_report(commands)
     _add_utility_profile(commands)
+    _add_utility_pack(commands)
     _add_promote_demote(commands)
     _add_flow(commands)
     _add_serve(commands)
     _add_purge_raw(commands)
     return parser
+
+
+def _add_export_verify(export: argparse.ArgumentParser) -> None:
+    export.add_argument(
+        "--verify",
+        type=Path,
+        metavar="BUNDLE",
+        help="check a bundle folder or .zip against its manifest and the signature over it "
+        "(exit 5 when not intact, unsigned or signed by another key)",
+    )
+    export.add_argument(
+        "--public-key",
+        type=Path,
+        metavar="FILE",
+        help="with --verify: the producer's Ed25519 public key (PEM) to check the signature "
+        "with (default: the key pair of this checkout, export.signing_key)",
+    )
+    export.add_argument(
+        "--against-registry",
+        action="store_true",
+        help="with --verify: also compare the manifest's sha256 and signature with what the "
+        "MLflow registry recorded on the model version the bundle names",
+    )
 
 
 def _add_params(parser: argparse.ArgumentParser) -> None:
@@ -248,6 +268,29 @@ def _add_utility_profile(commands: Any) -> None:
     sub.add_argument("--max-eval", type=int, help="evaluate.max_conversations")
 
 
+def _add_utility_pack(commands: Any) -> None:
+    text = (
+        "Pack what the utility profile's runs read (each variant's training split, the "
+        "held-out raw conversations, the train and evaluate params) into one private folder, "
+        "to train and evaluate them where there is a GPU with `python -m "
+        "veiltune.utility_runner` (README, Privacy–utility report). The oracle comes from "
+        "data/raw, masked from the placeholder folder."
+    )
+    sub = commands.add_parser("utility-pack", help=text.split(" (")[0] + ".", description=text)
+    _add_params(sub)
+    sub.add_argument("output", type=Path, metavar="PACK", help="folder to write (replaced)")
+    sub.add_argument(
+        "--anonymized",
+        action="append",
+        default=[],
+        metavar="VARIANT=DIR",
+        help="an anonymize stage's output folder (corpus.jsonl, spans.jsonl) and the variant "
+        "it is, e.g. placeholder=data/anonymized; repeat for each variant",
+    )
+    sub.add_argument("--steps", type=int, help="train.max_steps (default: params.yaml's)")
+    sub.add_argument("--max-eval", type=int, help="evaluate.max_conversations")
+
+
 def _add_promote_demote(commands: Any) -> None:
     text = (
         "Give the champion alias to a registered version (register.model_name); the previous "
@@ -315,9 +358,11 @@ def _add_flow_options(parser: argparse.ArgumentParser) -> None:
 def _run_command(args: argparse.Namespace) -> Any:
     stage = next((s for s in STAGES if s.cli == _words(args)), None)
     if args.command == "export" and args.verify is not None:
-        from components.export.commands import verify
+        return _verify_bundle(args)
+    if args.command == "export" and (args.public_key or args.against_registry):
+        from components.core.errors import InputError
 
-        return verify(args.verify)
+        raise InputError("--public-key and --against-registry check a bundle: add --verify BUNDLE")
     if args.command == "anonymize" and (args.input or args.output or args.spans):
         from components.anonymize.commands import anonymize
 
@@ -337,6 +382,17 @@ def _run_command(args: argparse.Namespace) -> Any:
     if stage is not None:
         return run_stage(stage.name, args.params)
     return _run_tool(args)
+
+
+def _verify_bundle(args: argparse.Namespace) -> Any:
+    """``export --verify``: the checkout's key from its params, unless --public-key names one."""
+    from components.export.commands import verify
+
+    configured, base_dir = None, Path()
+    if args.public_key is None and args.params.is_file():
+        context = stage_context(args.params)
+        configured, base_dir = context.config(ExportConfig).signing_key, context.base_dir
+    return verify(args.verify, args.public_key, configured, base_dir, args.against_registry)
 
 
 def _words(args: argparse.Namespace) -> tuple[str, ...]:
@@ -391,6 +447,13 @@ def _run_tool(args: argparse.Namespace) -> Any:
         return utility_report(stage_context(args.params), args.output, args.runs)
     if args.command == "utility-profile":
         return _utility_profile(args)
+    if args.command == "utility-pack":
+        from components.evaluate.commands import utility_pack
+
+        anonymized = dict(_variant_folder(spec) for spec in args.anonymized)
+        return utility_pack(
+            stage_context(args.params), args.output, anonymized, args.steps, args.max_eval
+        )
     if args.command in ("promote", "demote"):
         from components.register import commands
 
@@ -417,6 +480,15 @@ def _run_tool(args: argparse.Namespace) -> Any:
 
         return serve(args.name, args.allow_overrides)
     raise AssertionError(f"unhandled command {args.command}")
+
+
+def _variant_folder(spec: str) -> tuple[str, Path]:
+    variant, sep, folder = spec.partition("=")
+    if not sep or not variant or not folder:
+        from components.core.errors import InputError
+
+        raise InputError(f"--anonymized {spec!r}: expected VARIANT=DIR")
+    return variant, Path(folder)
 
 
 def _utility_profile(args: argparse.Namespace) -> Any:

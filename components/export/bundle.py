@@ -1,12 +1,14 @@
-"""The compliance bundle format: files with their sha256 in a manifest that hashes itself.
+"""The compliance bundle format: files with their sha256 in a manifest that hashes itself,
+and the producer's Ed25519 signature over the manifest.
 
 An auditor checks a bundle without veiltune: ``sha256sum -c SHA256SUMS`` in the folder checks
-every file, and the manifest's own hash is the sha256 of
-``json.dumps(manifest_without_manifest_sha256, sort_keys=True)`` (VERIFY.md in the bundle
-says so). ``verify_bundle`` (in ``components.export.verify``) does both, on a folder or on
-the zip, lists files that are missing or that the manifest does not name, and refuses what no
-exporter writes (duplicate, unsafe or linked entries). ``build_bundle`` refuses to write a
-name that verification would refuse.
+every file, the manifest's own hash is the sha256 of
+``json.dumps(manifest_without_manifest_sha256, sort_keys=True)``, and ``openssl pkeyutl
+-verify`` checks ``manifest.sig`` against ``manifest.json`` with the producer's public key
+(VERIFY.md in the bundle says how). ``verify_bundle`` (in ``components.export.verify``) does
+all three, on a folder or on the zip, lists files that are missing or that the manifest does
+not name, and refuses what no exporter writes (duplicate, unsafe or linked entries).
+``build_bundle`` refuses to write a name that verification would refuse.
 """
 
 from __future__ import annotations
@@ -17,9 +19,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from components.core.errors import InputError
 from components.core.jsonio import atomic_path
 from components.core.lineage import sha256_file, sha256_text
+from components.export.signing import (
+    PUBLIC_KEY,
+    SIGNATURE,
+    public_key_pem,
+    sign_manifest,
+    signing_record,
+)
 from components.export.verify import MANIFEST, read_manifest, unsafe_name, verify_bundle
 
 # verify_bundle and read_manifest live in components.export.verify; they are importable from
@@ -38,13 +49,14 @@ __all__ = [
 CHECKSUMS = "SHA256SUMS"
 VERIFY_NOTE = "VERIFY.md"
 FORMAT = "veiltune-bundle/1"
-_RESERVED = frozenset({MANIFEST, CHECKSUMS, VERIFY_NOTE})
+_RESERVED = frozenset({MANIFEST, CHECKSUMS, VERIFY_NOTE, SIGNATURE, PUBLIC_KEY})
 
 VERIFY_TEXT = f"""\
 # Verifying this bundle
 
-Every file of the bundle but `{MANIFEST}` and `{CHECKSUMS}` is listed in `{CHECKSUMS}`, and
-every file but `{MANIFEST}` (with its sha256) under `files` in `{MANIFEST}`.
+Every file of the bundle but `{MANIFEST}`, `{SIGNATURE}` and `{CHECKSUMS}` is listed in
+`{CHECKSUMS}`, and every file but `{MANIFEST}` and `{SIGNATURE}` (with its sha256) under
+`files` in `{MANIFEST}`.
 
 1. Files: in this folder (unzip `bundle.zip` first), run `sha256sum -c {CHECKSUMS}`.
 2. The manifest: its `manifest_sha256` is the sha256 of the manifest without that key,
@@ -56,9 +68,23 @@ every file but `{MANIFEST}` (with its sha256) under `files` in `{MANIFEST}`.
 
 3. `{CHECKSUMS}` itself is listed in the manifest, so steps 1 and 2 together cover every
    file. Files present but listed nowhere were added after export.
+4. The signature: anyone can edit a file and recompute every hash above, so what vouches
+   for the bundle is `{SIGNATURE}`, the producer's Ed25519 signature (base64) over the exact
+   bytes of `{MANIFEST}`. Check it with the producer's public key, obtained from the
+   producer, not from this bundle (a forger would replace the copy in `{PUBLIC_KEY}`;
+   compare its fingerprint, `signing.public_key_sha256` in `{MANIFEST}`, with theirs).
+   With OpenSSL 3:
 
-With veiltune installed, `veiltune export --verify BUNDLE` (a folder or the zip) does all of
-this and names each tampered, missing or unlisted file.
+       base64 -d {SIGNATURE} > /tmp/manifest.sig.bin
+       openssl pkeyutl -verify -pubin -inkey PRODUCER_KEY.pem -rawin \\
+         -in {MANIFEST} -sigfile /tmp/manifest.sig.bin
+       openssl pkey -pubin -in PRODUCER_KEY.pem -outform DER | tail -c 32 | sha256sum
+
+   The first prints "Signature Verified Successfully"; the last prints the fingerprint.
+   A bundle without `{SIGNATURE}` is unsigned: nothing vouches for it.
+
+With veiltune installed, `veiltune export --verify BUNDLE --public-key PRODUCER_KEY.pem` (a
+folder or the zip) does all of this and names each tampered, missing or unlisted file.
 """
 
 # A source is a file to copy or the bytes to write.
@@ -71,8 +97,11 @@ def build_bundle(
     bundle_dir: Path,
     make_zip: bool,
     check: Callable[[Path], None] | None = None,
+    signing_key: Ed25519PrivateKey | None = None,
 ) -> dict[str, Any]:
-    """Write ``contents`` (bundle name → file or bytes) into ``bundle_dir`` with a manifest.
+    """Write ``contents`` (bundle name → file or bytes) into ``bundle_dir`` with a manifest,
+    signed with ``signing_key`` when given (the public key goes in the bundle, listed in the
+    manifest; the private key never does).
 
     The folder and its zip (``bundle_dir`` with ``.zip``) appear together or not at all:
     both are built in temporary siblings, ``check`` (e.g. the PI scan) runs on the finished
@@ -87,7 +116,10 @@ def build_bundle(
         raise InputError(f"export: missing input file(s): {', '.join(missing)}")
     with atomic_path(bundle_dir, directory=True) as tmp:
         tmp.mkdir()
-        manifest = _write_folder(contents, lineage, tmp)
+        if signing_key is None:
+            manifest = _write_folder(contents, lineage, tmp)
+        else:
+            manifest = _write_signed_folder(contents, lineage, tmp, signing_key)
         if check is not None:
             check(tmp)
         if make_zip:
@@ -130,6 +162,22 @@ def _write_folder(
     (folder / MANIFEST).write_text(
         json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )
+    return manifest
+
+
+def _write_signed_folder(
+    contents: Mapping[str, Source],
+    lineage: Mapping[str, Any],
+    folder: Path,
+    key: Ed25519PrivateKey,
+) -> dict[str, Any]:
+    """The folder with the public key listed, the key named in the manifest, and the
+    signature over the manifest's bytes beside it."""
+    public = key.public_key()
+    with_key = {**contents, PUBLIC_KEY: public_key_pem(public)}
+    manifest = _write_folder(with_key, {**lineage, "signing": signing_record(public)}, folder)
+    signature = sign_manifest((folder / MANIFEST).read_bytes(), key)
+    (folder / SIGNATURE).write_text(signature + "\n", encoding="ascii")
     return manifest
 
 

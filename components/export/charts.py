@@ -1,7 +1,7 @@
 """Charts of the compliance report, as PNG bytes (no software or time metadata).
 
 Drawn from aggregate figures only: audit figures against their thresholds, and the
-adapter's scores next to the base model's.
+adapter's scores next to the base model's (never a count: ``utility_panels`` picks the bars).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from components.export.facts import ThresholdPair, lower_is_better
+from components.export.facts import ThresholdPair, UtilityRow, is_count, lower_is_better
 
 _PASS, _FAIL, _LIMIT = "#8da0cb", "#c62828", "#333333"
 
@@ -49,28 +49,48 @@ def audit_chart_png(pairs: Sequence[ThresholdPair]) -> bytes | None:
     return _png(figure)
 
 
-def utility_chart_png(rows: Sequence[tuple[str, float | None, float | None]]) -> bytes | None:
-    """Adapter and base model side by side: scores (higher is better) on the left, perplexity
-    and other lower-is-better figures on the right. None when there is nothing to draw."""
-    if not rows:
+SCORE_AXIS = "score (higher is better)"
+LOWER_AXIS = "lower is better"
+
+
+def utility_panels(rows: Sequence[UtilityRow]) -> list[tuple[str, list[UtilityRow]]]:
+    """The bars of the utility chart, by panel: scores (higher is better) on one axis,
+    perplexity and other lower-is-better figures on their own. A count (``n_examples``,
+    ``n_conversations``) is no bar: on a 0-1 score axis a 27 flattens every score to zero.
+    Panels without a bar are left out."""
+    scores = [r for r in rows if not is_count(r.metric)]
+    panels = [
+        (SCORE_AXIS, [r for r in scores if not lower_is_better(r.metric)]),
+        (LOWER_AXIS, [r for r in scores if lower_is_better(r.metric)]),
+    ]
+    return [(label, data) for label, data in panels if data]
+
+
+def utility_chart_png(rows: Sequence[UtilityRow]) -> bytes | None:
+    """Adapter and base model side by side, in the panels of ``utility_panels``; each bar
+    labelled with the number of examples its score is over. None when there is nothing to
+    draw."""
+    panels = utility_panels(rows)
+    if not panels:
         return None
-    higher = [r for r in rows if not lower_is_better(r[0])]
-    lower = [r for r in rows if lower_is_better(r[0])]
     from matplotlib.figure import Figure
 
-    panels = [(higher, "score (higher is better)"), (lower, "lower is better")]
-    panels = [(data, label) for data, label in panels if data]
-    ratios = [len(data) + 1 for data, _ in panels]
+    ratios = [len(data) + 1 for _, data in panels]
     figure = Figure(figsize=(min(12.0, 3.0 + 0.55 * sum(ratios)), 4.5), dpi=100)
     axes_list = figure.subplots(1, len(panels), gridspec_kw={"width_ratios": ratios}, squeeze=False)
-    for axes, (data, label) in zip(axes_list[0], panels, strict=True):
-        for offset, column, model in ((-0.2, 1, "adapter"), (0.2, 2, "base")):
-            drawn = [(i + offset, r[column]) for i, r in enumerate(data) if r[column] is not None]
+    for axes, (label, data) in zip(axes_list[0], panels, strict=True):
+        for offset, model in ((-0.2, "adapter"), (0.2, "base")):
+            values = [getattr(r, model) for r in data]
+            drawn = [(i + offset, v) for i, v in enumerate(values) if v is not None]
             if drawn:
                 axes.bar([x for x, _ in drawn], [v for _, v in drawn], 0.4, label=model)
         axes.set_xticks(range(len(data)))
-        axes.set_xticklabels([r[0] for r in data], fontsize=7, rotation=40, ha="right")
+        axes.set_xticklabels([_tick(r) for r in data], fontsize=7, rotation=40, ha="right")
         axes.set_ylabel(label, fontsize=8)
         axes.legend(fontsize=7)
     figure.tight_layout()
     return _png(figure)
+
+
+def _tick(row: UtilityRow) -> str:
+    return row.metric if row.n is None else f"{row.metric} (n={row.n})"

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from components.core.errors import LeakageDetected
 from components.export.bundle import Source, build_bundle
 from components.export.detector_scan import DetectorScanPolicy
@@ -36,7 +38,7 @@ class ExportInputs:
     params: Path
     dvc_lock: Path
     gate_result: Path
-    data_docs: Path
+    gate_page: Path
     risk_dir: Path
     risk_histogram: Path
     review_dir: Path
@@ -88,7 +90,7 @@ def bundle_contents(
         "params.yaml": inputs.params,
         "dvc.lock": inputs.dvc_lock,
         "gate/validation.json": inputs.gate_result,
-        **folder_contents(inputs.data_docs, "gate/data_docs"),
+        "gate/validation.html": inputs.gate_page,
         **folder_contents(inputs.risk_dir, "risk"),
         **{f"metrics/{p.name}": p for p in sorted(inputs.metrics_dir.glob("*.json"))},
         **policy,
@@ -132,9 +134,10 @@ def write_scanned_bundle(
     bundle_dir: Path,
     make_zip: bool,
     pi: PiScanPolicy,
+    signing_key: Ed25519PrivateKey | None = None,
 ) -> tuple[dict[str, Any], BundleScan]:
     """Scan ``contents``, add the scan's record, and write the bundle (rescanned whole before
-    it replaces the old one). Returns the manifest and the scan.
+    it replaces the old one), signed with ``signing_key``. Returns the manifest and the scan.
 
     Raises:
         LeakageDetected: a file holds an identifying inventory value; nothing is written.
@@ -160,5 +163,6 @@ def write_scanned_bundle(
         bundle_dir,
         make_zip,
         check=lambda folder: refuse_leaks(pi.scan_folder(folder)),
+        signing_key=signing_key,
     )
     return manifest, scan

@@ -14,6 +14,14 @@ class ExportConfig:
 
     make_zip: bool = True
     pi_scan_min_chars: int = 4  # inventory values shorter than this are not scanned for
+    # The Ed25519 private key that signs the manifest (from params.yaml's folder), made on
+    # first use; $VEILTUNE_SIGNING_KEY overrides it. Never bundled, never in an output.
+    signing_key: str = "data/raw/signing_key.pem"
 
     def __post_init__(self) -> None:
         _require(self.pi_scan_min_chars >= 1, "export.pi_scan_min_chars", "an integer >= 1")
+        _require(
+            bool(self.signing_key.strip()),
+            "export.signing_key",
+            "the path of an Ed25519 private key (PEM), made there on first use",
+        )

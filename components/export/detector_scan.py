@@ -7,8 +7,8 @@ labels) are unknown to it. This scan needs no labels: the detector proposes what
 PI in the text of each file (HTML as the text a reader sees, JSON as its strings, PNG text
 chunks), and a proposal is a leak when it is identifying (several words, digits or a rare
 word, as in the inventory scan) and occurs in the raw corpus. The confirmation keeps out
-what the detector flags in veiltune's own prose (metric names, hashes, vendor scripts of the
-Data Docs), which no data subject wrote, and the policy's exclusions are never findings, as
+what the detector flags in veiltune's own prose (metric names, hashes, licence and source
+notes), which no data subject wrote, and the policy's exclusions are never findings, as
 they are never redacted.
 
 Also here: masking in the review sample whatever the detector finds in it, since that

@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.ingest import DatasetSource, corpus_datasets
+
 CHAMPION = "champion"
-# Figures that describe a run rather than measure the model (not drawn in charts).
+# A key with a part named so counts examples or conversations; it measures nothing.
 _COUNT_PREFIXES = ("n_",)
 
 
@@ -169,12 +171,53 @@ def flat_numbers(values: Mapping[str, Any], prefix: str = "") -> dict[str, float
     return flat
 
 
-def utility_rows(evaluate: Mapping[str, Any]) -> list[tuple[str, float | None, float | None]]:
-    """(metric, adapter, base) for every score either model has; example counts left out."""
+@dataclass(frozen=True)
+class UtilityRow:
+    """One score of the adapter and the base model, and how many examples it is over
+    (``n``: the task's examples, or the dataset's conversations for perplexity)."""
+
+    metric: str
+    adapter: float | None
+    base: float | None
+    n: int | None
+
+
+def is_count(metric: str) -> bool:
+    """Whether a flattened key counts rather than scores (a part named ``n_…``, as in
+    ``dialogsum.n_examples.summary``): a count is never a score, on an axis or in a table."""
+    return any(part.startswith(_COUNT_PREFIXES) for part in metric.split("."))
+
+
+def utility_rows(evaluate: Mapping[str, Any]) -> list[UtilityRow]:
+    """Every score either model has, with the count it is over; counts are never rows."""
     adapter = flat_numbers(evaluate.get("adapter") or {})
     base = flat_numbers(evaluate.get("base") or {})
-    keys = sorted(k for k in set(adapter) | set(base) if not k.startswith("n_examples"))
-    return [(k, adapter.get(k), base.get(k)) for k in keys]
+    keys = sorted(k for k in set(adapter) | set(base) if not is_count(k))
+    return [
+        UtilityRow(k, adapter.get(k), base.get(k), _score_count(k, evaluate, adapter, base))
+        for k in keys
+    ]
+
+
+def _score_count(
+    metric: str,
+    evaluate: Mapping[str, Any],
+    adapter: Mapping[str, float],
+    base: Mapping[str, float],
+) -> int | None:
+    """``[dataset.]n_examples.<task>`` for a task's score (``[dataset.]<task>.<score>``),
+    else the dataset's ``[dataset.]n_conversations`` (perplexity is over every held-out
+    conversation). Both models are scored on the same examples: the adapter's count first."""
+    head = metric.split(".")[:-1]
+    candidates = [".".join([*head, "n_conversations"])]
+    if head:
+        candidates.insert(0, ".".join([*head[:-1], "n_examples", head[-1]]))
+    for key in candidates:
+        for source in (adapter, base, evaluate):
+            value = source.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return int(value)
+    return None
 
 
 def lower_is_better(metric: str) -> bool:
@@ -278,9 +321,11 @@ class ExportFacts:
             self.stage("register"), self.registry, self.stage("gate"), self.stage("audit"), corpus
         )
 
-    def corpus_source(self) -> str:
-        path = (self.params.get("ingest") or {}).get("corpus_path")
-        return str(path) if path else "the embedded generated corpus"
+    def datasets(self) -> list[DatasetSource]:
+        """Every dataset of the training data, with its source, licence and conversations."""
+        counts = self.stage("ingest").get("by_dataset")
+        ingest = self.params.get("ingest") or {}
+        return corpus_datasets(ingest, counts if isinstance(counts, Mapping) else None)
 
     def removed_by_type(self) -> Mapping[str, Any]:
         """Spans the anonymizer replaced, per info type (either name the metrics use)."""

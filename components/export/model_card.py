@@ -15,6 +15,7 @@ from components.export.facts import (
     plain_sight_rows,
     utility_rows,
 )
+from components.ingest import DATASET, MAIN
 
 _ADAPTER_KEYS = ("peft_type", "task_type", "r", "lora_alpha", "lora_dropout", "target_modules")
 _TRAIN_RESULT_KEYS = (
@@ -87,6 +88,14 @@ def _training(facts: ExportFacts) -> str:
     )
 
 
+def _datasets(facts: ExportFacts) -> str:
+    """Every dataset of the training data with its source and licence."""
+    return _table(
+        ["dataset", "conversations", "source", "licence"],
+        [(d.title, d.n_conversations, d.source, d.licence) for d in facts.datasets()],
+    )
+
+
 def _data(facts: ExportFacts) -> str:
     ingest, risk, gate = facts.stage("ingest"), facts.stage("risk"), facts.stage("gate")
     corpus_variant = (facts.params.get("train") or {}).get("corpus", "anonymized")
@@ -102,9 +111,8 @@ def _data(facts: ExportFacts) -> str:
         for stage in sorted(versions)
         for path, md5 in sorted(versions[stage].items())
     ]
-    return _bullets(
+    bullets = _bullets(
         [
-            ("corpus", facts.corpus_source()),
             ("trained on", f"the {corpus_variant} text of the training split"),
             ("conversations", f"{format_value(ingest.get('n_conversations'))} ({split})"),
             ("contexts", ingest.get("by_context")),
@@ -116,6 +124,8 @@ def _data(facts: ExportFacts) -> str:
             ("dvc.lock sha256", facts.lineage.get("dvc_lock_sha256")),
         ]
     )
+    intro = "Datasets of the corpus; its training and held-out splits draw on each:"
+    return "\n\n".join([intro, _datasets(facts), bullets])
 
 
 def _evaluation(facts: ExportFacts) -> str:
@@ -123,9 +133,13 @@ def _evaluation(facts: ExportFacts) -> str:
     rows = utility_rows(evaluate)
     intro = (
         f"On {format_value(evaluate.get('n_conversations'))} held-out raw conversations "
-        "(`metrics/evaluate.json`); the base model zero-shot for comparison."
+        "(`metrics/evaluate.json`); the base model zero-shot for comparison. n: the held-out "
+        "examples a score is over (conversations, for perplexity)."
     )
-    return intro + "\n\n" + _table(["metric", "adapter", "base"], rows)
+    table = _table(
+        ["metric", "n", "adapter", "base"], [(r.metric, r.n, r.adapter, r.base) for r in rows]
+    )
+    return intro + "\n\n" + table
 
 
 def _audits(facts: ExportFacts) -> str:
@@ -161,12 +175,25 @@ def _limitations(facts: ExportFacts) -> str:
         f"- Utility is measured on {format_value(facts.stage('evaluate').get('n_conversations'))}"
         " held-out conversations: differences of a few points are noise.",
     ]
-    if not (facts.params.get("ingest") or {}).get("corpus_path"):
+    return "\n".join(lines + _dataset_limitations(facts))
+
+
+def _dataset_limitations(facts: ExportFacts) -> list[str]:
+    """What the datasets trained on mean for the figures and for the adapter's use."""
+    names = {d.name for d in facts.datasets()}
+    lines = []
+    if MAIN in names and not (facts.params.get("ingest") or {}).get("corpus_path"):
         lines.append(
-            "- Trained on the embedded synthetic corpus: every figure here describes it, "
-            "not real conversations."
+            "- Trained on the embedded synthetic corpus: every figure of the main corpus "
+            "describes it, not real conversations."
         )
-    return "\n".join(lines)
+    if DATASET in names:
+        lines.append(
+            "- Trained on DialogSum (CC BY-NC-SA 4.0): this adapter derives from it, so it is "
+            "for non-commercial use and shared under the same licence; set "
+            "`ingest.dialogsum.path: null` to train without it."
+        )
+    return lines
 
 
 def model_card_markdown(facts: ExportFacts) -> str:

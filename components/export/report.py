@@ -1,8 +1,9 @@
 """The compliance report: one self-contained HTML page an auditor reads top to bottom.
 
-What data came in, what anonymization removed, the residual risk against the gate, the
-audits against their thresholds, the utility, and the decision. Inline CSS, charts as PNG
-data URIs, no scripts, no external resource; every string from data is escaped.
+What data came in (every dataset with its source and licence), what anonymization removed,
+the residual risk against the gate, the audits against their thresholds, the utility, and the
+decision. Inline CSS, charts as PNG data URIs, no scripts, no external resource (the one link,
+to the gate's page, is relative, inside the bundle); every string from data is escaped.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from components.export.facts import (
     PLAIN_SIGHT_COLUMNS,
     PLAIN_SIGHT_INTRO,
     ExportFacts,
+    UtilityRow,
     audit_rows,
     format_value,
     plain_sight_figures,
@@ -25,6 +27,8 @@ from components.export.facts import (
     threshold_pairs,
     utility_rows,
 )
+
+GATE_PAGE = "gate/validation.html"  # the gate's validation page, beside the report
 
 SECTIONS = (
     ("data", "1. What data"),
@@ -88,7 +92,14 @@ def _facts_list(items: Iterable[tuple[str, Any]]) -> str:
 def _data_section(facts: ExportFacts) -> str:
     ingest = facts.stage("ingest")
     parts = [
-        f"<p>Corpus: <code>{html.escape(facts.corpus_source())}</code>.</p>",
+        "<p>Datasets of the corpus; its training and held-out splits draw on each:</p>",
+        _table(
+            ["dataset", "conversations", "source", "licence"],
+            [
+                [_e(d.title), _e(d.n_conversations), _e(d.source), _e(d.licence)]
+                for d in facts.datasets()
+            ],
+        ),
         _facts_list(
             (label, ingest.get(key))
             for label, key in (
@@ -153,7 +164,8 @@ def _risk_section(facts: ExportFacts, histogram_png: bytes | None) -> str:
         f"<p>Residual risk per conversation (0–5, source: {_e(risk.get('source'))}). Gate: "
         f"μ+σ = {_e(statistic)} against threshold {_e(threshold)} → {_verdict(gate.get('passed'))}"
         f" ({_e(gate.get('n_failed_expectations'))} of {_e(gate.get('n_expectations'))} Great "
-        "Expectations failed; validation and Data Docs in <code>gate/</code>).</p>"
+        f'Expectations failed; each rule, its result and what it observed: <a href="{GATE_PAGE}">'
+        f"<code>{GATE_PAGE}</code></a>, from <code>gate/validation.json</code>).</p>"
     ]
     rows = [
         [_e(name), *(_e(stats.get(c)) for c in _RISK_COLUMNS)]
@@ -219,8 +231,11 @@ def _utility_section(facts: ExportFacts, utility_png: bytes | None) -> str:
     rows = utility_rows(evaluate)
     parts = [
         f"<p>Held-out raw conversations: {_e(evaluate.get('n_conversations'))}; adapter trained "
-        f"on the {_e(evaluate.get('variant'))} corpus, base model zero-shot.</p>",
-        _table(["metric", "adapter", "base", "adapter − base"], [_utility_row(r) for r in rows]),
+        f"on the {_e(evaluate.get('variant'))} corpus, base model zero-shot. <em>n</em>: the "
+        "held-out examples a score is over (conversations, for perplexity).</p>",
+        _table(
+            ["metric", "n", "adapter", "base", "adapter − base"], [_utility_row(r) for r in rows]
+        ),
     ]
     chart = utility_chart_png(rows)
     if chart:
@@ -229,10 +244,9 @@ def _utility_section(facts: ExportFacts, utility_png: bytes | None) -> str:
     return "\n".join(parts)
 
 
-def _utility_row(row: tuple[str, float | None, float | None]) -> list[str]:
-    metric, adapter, base = row
-    delta = None if adapter is None or base is None else adapter - base
-    return [_e(metric), _e(adapter), _e(base), _e(delta)]
+def _utility_row(row: UtilityRow) -> list[str]:
+    delta = None if row.adapter is None or row.base is None else row.adapter - row.base
+    return [_e(row.metric), _e(row.n), _e(row.adapter), _e(row.base), _e(delta)]
 
 
 def _utility_report_part(report: Mapping[str, Any] | None, png: bytes | None) -> str:
@@ -295,6 +309,7 @@ def _decision_section(facts: ExportFacts) -> str:
 def _lineage_section(facts: ExportFacts) -> str:
     lineage = facts.lineage
     mlflow = lineage.get("mlflow") or {}
+    signing = lineage.get("signing") or {}
     return _facts_list(
         [
             ("git commit", lineage.get("git_commit")),
@@ -302,10 +317,14 @@ def _lineage_section(facts: ExportFacts) -> str:
             ("params hash", lineage.get("params_hash")),
             ("MLflow pipeline run", mlflow.get("pipeline_run_id")),
             ("MLflow export run", mlflow.get("export_run_id")),
+            ("signing key (Ed25519) sha256", signing.get("public_key_sha256", "unsigned")),
         ]
     ) + (
         '<p class="note">Every file of this bundle has its sha256 in <code>manifest.json</code>'
-        " and <code>SHA256SUMS</code>; <code>VERIFY.md</code> says how to check them.</p>"
+        " and <code>SHA256SUMS</code>; <code>manifest.sig</code> is the producer's signature "
+        "over <code>manifest.json</code>. Check it with the producer's public key, obtained "
+        "from them (its sha256 above), not with the bundle's copy; <code>VERIFY.md</code> "
+        "says how to check all of it.</p>"
     )
 
 

@@ -1,5 +1,6 @@
-"""The export stage: the compliance bundle (folder and zip) an auditor verifies, or nothing
-if its PI scan finds a value of the inventory or a detector hit confirmed in the raw corpus."""
+"""The export stage: the compliance bundle (folder and zip) an auditor verifies, signed with
+the producer's key and recorded on the registered version it bundles, or nothing if its PI
+scan finds a value of the inventory or a detector hit confirmed in the raw corpus."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from components.export.compliance import (
 )
 from components.export.config import ExportConfig
 from components.export.detector_scan import DetectorScanPolicy
+from components.export.registry_record import record_bundle
+from components.export.signing import SIGNATURE, fingerprint, signing_key, signing_record
 from components.export.sources import registry_status
 from components.ingest import read_inventory
 
@@ -30,12 +33,13 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
         if not required.is_file():
             raise InputError(f"{required}: missing; run the pipeline with `dvc repro` first")
     pi = _pi_scan_policy(config, context)
+    key = signing_key(config.signing_key, context.base_dir)  # made on first use
     params = dict(context.params)
     inputs = ExportInputs(
         params=context.params_path,
         dvc_lock=paths.DVC_LOCK,
         gate_result=paths.GATE_RESULT,
-        data_docs=paths.GATE_DATA_DOCS,
+        gate_page=paths.GATE_PAGE,
         risk_dir=paths.RISK_DIR,
         risk_histogram=paths.RISK_HISTOGRAM,
         review_dir=paths.REVIEW_DIR,
@@ -44,15 +48,22 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
         utility_dir=paths.UTILITY_REPORT,
     )
     with tracking.stage_run("export", context.experiment) as run:
+        from mlflow.tracking import MlflowClient
+
         parent = run.data.tags.get("mlflow.parentRunId", "")
         lineage_info = _lineage(params, metrics, parent, run.info.run_id)
+        # In the lineage the report reads too: the key's fingerprint is on its page.
+        lineage_info["signing"] = signing_record(key.public_key())
         contents = bundle_contents(inputs, params, metrics, lineage_info, pi)
         manifest, scan = write_scanned_bundle(
-            contents, lineage_info, paths.BUNDLE, config.make_zip, pi
+            contents, lineage_info, paths.BUNDLE, config.make_zip, pi, key
         )
+        signature = (paths.BUNDLE / SIGNATURE).read_text(encoding="ascii").strip()
+        record_bundle(MlflowClient(), manifest, signature)
         result = {
             "n_files": len(manifest["files"]),
             "manifest_sha256": manifest["manifest_sha256"],
+            "public_key_sha256": fingerprint(key.public_key()),
             "pi_scan": {"n_scanned": len(scan.scanned), "n_skipped": len(scan.skipped)},
         }
         bundled = [paths.BUNDLE / "manifest.json", paths.BUNDLE / "report.html"]

@@ -1,14 +1,17 @@
-"""Reading a compliance bundle back and checking it against its manifest, on a folder or a zip.
+"""Reading a compliance bundle back and checking it against its manifest and the signature
+over it (``components.export.signing``), on a folder or a zip.
 
-The manifest only proves that nobody edited the bundle *without* rewriting the manifest, so
-a verifier must also refuse what no exporter writes and what would make the files checked
-differ from the files an auditor extracts or opens:
+The manifest only proves that nobody edited the bundle *without* rewriting the manifest;
+the signature (``manifest.sig``, checked only against a key the verifier trusts) proves who
+wrote the manifest. A verifier must also refuse what no exporter writes and what would make
+the files checked differ from the files an auditor extracts or opens:
 
 - Problems, listed with tampering (``veiltune export --verify`` exits 5): two zip members of
   one name (``unzip -n`` extracts the first, zipfile reads the last), a name that is not a
   plain relative path (absolute, ``..``, a drive letter, a backslash), a symbolic link (a zip
   member marked as one, or any link in a folder, which is reported and never followed), and
-  anything else that is not a regular file or a folder.
+  anything else that is not a regular file or a folder. With a trusted key: no signature
+  (unsigned), a signature by another key, one that does not match the manifest.
 - Errors (``InputError``, exit 1), a bundle that cannot be read: no manifest, a manifest over
   ``MAX_MANIFEST_BYTES`` or nested deeper than ``MAX_MANIFEST_DEPTH``, an encrypted member, a
   compression method other than stored or deflated, a member whose bytes disagree with its
@@ -32,10 +35,15 @@ from itertools import accumulate
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
 from components.core.errors import InputError
 from components.core.lineage import sha256_text
+from components.export.signing import SIGNATURE, signature_problems
 
 MANIFEST = "manifest.json"
+# The files the manifest cannot list: itself, and the signature over it.
+_SEALED = (MANIFEST, SIGNATURE)
 
 # A real manifest is a few KB (a sha256 per file); 16 MiB would list some 100,000 files. The
 # cap is what keeps a zip bomb (784 KB inflating to a 768 MiB manifest) from being inflated.
@@ -76,11 +84,14 @@ _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 @dataclass(frozen=True)
 class _Contents:
     """A bundle as read: its manifest (None when the manifest entry itself was refused), the
-    sha256 of every other regular file, and the entries refused, with why."""
+    sha256 of every other regular file, the entries refused, with why, the manifest's bytes
+    and the signature's (None when there is none)."""
 
     manifest: dict[str, Any] | None
     digests: dict[str, str]
     refused: dict[str, str]
+    manifest_bytes: bytes = b""
+    signature: bytes | None = None
 
 
 def unsafe_name(name: str) -> bool:
@@ -96,9 +107,13 @@ def unsafe_name(name: str) -> bool:
     )
 
 
-def verify_bundle(bundle: Path) -> list[str]:
+def verify_bundle(bundle: Path, trusted_key: Ed25519PublicKey | None = None) -> list[str]:
     """Problems found in a bundle folder or zip: each tampered, missing or unlisted file, an
     edited manifest, and each entry refused (see the module docstring). Empty when intact.
+
+    With ``trusted_key`` (the producer's public key, never the bundle's own copy), also an
+    unsigned bundle and a signature that does not vouch for the manifest. Without it the
+    check is of integrity only, which anyone who re-hashes an edited file passes.
 
     Raises:
         InputError: the bundle does not exist or cannot be read (see the module docstring).
@@ -107,7 +122,13 @@ def verify_bundle(bundle: Path) -> list[str]:
     problems = [f"{name}: {reason}" for name, reason in sorted(contents.refused.items())]
     if contents.manifest is None:
         return problems  # the manifest itself was refused: nothing trustworthy to compare with
-    return problems + compare_with_manifest(contents.manifest, contents.digests, contents.refused)
+    manifest = contents.manifest
+    problems += compare_with_manifest(dict(manifest), contents.digests, contents.refused)
+    if trusted_key is not None and SIGNATURE not in contents.refused:
+        problems += signature_problems(
+            manifest, contents.manifest_bytes, contents.signature, trusted_key
+        )
+    return problems
 
 
 def compare_with_manifest(
@@ -130,7 +151,7 @@ def compare_with_manifest(
             problems.append(f"{name}: missing")
         elif digests[name] != digest:
             problems.append(f"{name}: sha256 differs from the manifest (tampered)")
-    for name in sorted(set(digests) - set(listed) - {MANIFEST}):
+    for name in sorted(set(digests) - set(listed) - set(_SEALED)):
         problems.append(f"{name}: not listed in the manifest")
     return problems
 
@@ -141,6 +162,12 @@ def read_manifest(bundle: Path) -> dict[str, Any]:
     if contents.manifest is None:
         raise InputError(f"{bundle}: {MANIFEST}: {contents.refused[MANIFEST]}")
     return contents.manifest
+
+
+def read_signature(bundle: Path) -> str | None:
+    """The base64 signature ``manifest.sig`` holds (stripped), None when there is none."""
+    signature = _read_bundle(bundle, hash_files=False).signature
+    return None if signature is None else signature.decode("ascii", "replace").strip()
 
 
 def _read_bundle(bundle: Path, hash_files: bool) -> _Contents:
@@ -167,19 +194,21 @@ def _refusal(name: str, mode: int) -> str | None:
 def _read_folder(folder: Path, hash_files: bool) -> _Contents:
     try:
         files, refused = _list_folder(folder)
+        raw = _read_folder_sealed(folder, MANIFEST) if MANIFEST in files else b""
         if MANIFEST in files:
-            manifest = _parse_manifest(_read_folder_manifest(folder), folder)
+            manifest = _parse_manifest(raw, folder)
         elif MANIFEST in refused:
             manifest = None
         else:
             raise InputError(
                 f"{folder / MANIFEST}: no manifest; not a veiltune bundle, or it was removed"
             )
+        signature = _read_folder_sealed(folder, SIGNATURE) if SIGNATURE in files else None
         names = files if hash_files else []
-        digests = {name: _sha256_regular(folder / name) for name in names if name != MANIFEST}
+        digests = {name: _sha256_regular(folder / name) for name in names if name not in _SEALED}
     except OSError as exc:
         raise InputError(f"{exc.filename or folder}: cannot be read: {exc.strerror}") from exc
-    return _Contents(manifest, digests, refused)
+    return _Contents(manifest, digests, refused, raw, signature)
 
 
 def _list_folder(folder: Path) -> tuple[list[str], dict[str, str]]:
@@ -222,10 +251,11 @@ def _open_regular(path: Path) -> Iterator[IO[bytes]]:
         yield handle
 
 
-def _read_folder_manifest(folder: Path) -> bytes:
-    with _open_regular(folder / MANIFEST) as handle:
+def _read_folder_sealed(folder: Path, name: str) -> bytes:
+    """The manifest or the signature, read whole (both are capped like the manifest)."""
+    with _open_regular(folder / name) as handle:
         declared = os.fstat(handle.fileno()).st_size
-        return _read_manifest_bytes(handle, declared, f"{folder}: {MANIFEST}")
+        return _read_manifest_bytes(handle, declared, f"{folder}: {name}")
 
 
 def _sha256_regular(path: Path) -> str:
@@ -243,16 +273,18 @@ def _read_zip(zip_path: Path, hash_files: bool) -> _Contents:
     try:
         with zipfile.ZipFile(zip_path) as archive:
             members, refused = _list_zip(archive.infolist())
-            manifest = _zip_manifest(archive, members, refused, zip_path)
+            manifest, raw = _zip_manifest(archive, members, refused, zip_path)
+            signed = members.get(SIGNATURE)
+            signature = None if signed is None else _zip_sealed(archive, signed, zip_path)
             infos = list(members.values()) if hash_files else []
             digests = {
                 info.filename: _zip_member_sha256(archive, info, zip_path)
                 for info in infos
-                if info.filename != MANIFEST
+                if info.filename not in _SEALED
             }
     except _UNREADABLE_ZIP as exc:
         raise InputError(f"{zip_path}: not a readable zip archive: {exc}") from exc
-    return _Contents(manifest, digests, refused)
+    return _Contents(manifest, digests, refused, raw, signature)
 
 
 def _list_zip(infos: list[zipfile.ZipInfo]) -> tuple[dict[str, zipfile.ZipInfo], dict[str, str]]:
@@ -280,20 +312,26 @@ def _zip_manifest(
     members: Mapping[str, zipfile.ZipInfo],
     refused: Mapping[str, str],
     zip_path: Path,
-) -> dict[str, Any] | None:
-    """The parsed manifest member, None when it was refused."""
+) -> tuple[dict[str, Any] | None, bytes]:
+    """The parsed manifest member and its bytes; (None, b"") when it was refused."""
     info = members.get(MANIFEST)
     if info is None and MANIFEST in refused:
-        return None
+        return None, b""
     if info is None:
         raise InputError(
             f"{zip_path}: no {MANIFEST} in the archive; not a veiltune bundle, or it was removed"
         )
-    where = f"{zip_path}: {MANIFEST}"
+    raw = _zip_sealed(archive, info, zip_path)
+    return _parse_manifest(raw, zip_path), raw
+
+
+def _zip_sealed(archive: zipfile.ZipFile, info: zipfile.ZipInfo, zip_path: Path) -> bytes:
+    """The manifest or the signature member, read whole (both are capped like the manifest)."""
+    where = f"{zip_path}: {info.filename}"
     with _open_member(archive, info, zip_path) as handle:
         raw = _read_manifest_bytes(handle, info.file_size, where)
     _check_length(where, len(raw), info.file_size)
-    return _parse_manifest(raw, zip_path)
+    return raw
 
 
 @contextmanager

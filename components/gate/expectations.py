@@ -10,7 +10,8 @@ Importing this module registers, for the Pandas execution engine:
 - metric ``column.population_standard_deviation``;
 - metric ``column.mean_plus_std`` (built from ``column.mean`` and the one above);
 - expectation ``expect_column_mean_plus_std_to_be_less_than``, with a prescriptive renderer so
-  that Data Docs state the rule (μ+σ, population σ, threshold, row condition) in words.
+  that the gate's page (``components.gate.page``) states the rule (μ+σ, population σ,
+  threshold, row condition) in words.
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ class ExpectColumnMeanPlusStdToBeLessThan(ColumnAggregateExpectation):
         result: ExpectationValidationResult | None = None,
         runtime_configuration: dict[str, Any] | None = None,
     ) -> list[RenderedStringTemplateContent]:
-        """The rule in words for Data Docs; either argument may be absent, as GX dispatches."""
+        """The rule in words for the gate's page; either argument may be absent (GX dispatches)."""
         if configuration is None and result is not None:
             configuration = result.expectation_config
         kwargs: dict[str, Any] = dict(configuration.kwargs) if configuration is not None else {}

@@ -29,7 +29,7 @@ class GateResult:
 
     ``by_context`` maps each context to its μ+σ (None where undefined) when the per-context
     gate ran, and is None when it did not; ``context_failures`` holds the contexts whose μ+σ
-    expectation failed. ``data_docs_index`` is the Data Docs ``index.html`` when one was built.
+    expectation failed.
     """
 
     passed: bool
@@ -41,7 +41,6 @@ class GateResult:
     expectations: list[dict[str, Any]]
     by_context: dict[str, float | None] | None = None
     context_failures: dict[str, float | None] = field(default_factory=dict)
-    data_docs_index: str | None = None
 
     @classmethod
     def from_metrics(cls, metrics: Mapping[str, Any], source: str) -> GateResult:

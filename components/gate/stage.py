@@ -1,24 +1,28 @@
 """The gate stage: a Great Expectations suite over the risk table refuses the corpus unless
 mean + std of residual risk < ``gate.threshold``; the verdict is bound to the corpus and the
-risk table it judged (``components.gate.binding``)."""
+risk table it judged (``components.gate.binding``). The result is written as GX's JSON and
+as veiltune's offline page of it (``components.gate.page``)."""
 
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 from components.core import paths, tracking
 from components.core.errors import GateFailed
-from components.core.jsonio import write_json_atomic
+from components.core.jsonio import write_json_atomic, write_text_atomic
 from components.core.stage import Metrics, StageContext, log_stage, read_metrics
 from components.gate.binding import gate_digests
 from components.gate.config import GateConfig
+from components.gate.page import validation_page_html
 from components.gate.suite import validate_risk_table
 from components.risk import read_risk_table
 
 
 def run(config: GateConfig, context: StageContext) -> Metrics:
-    import mlflow
-
     risk_file = paths.metrics_file("risk")
     digests = gate_digests(
         read_metrics("risk"), paths.ANON_CORPUS, paths.RISK_TABLE, str(risk_file)
@@ -33,13 +37,23 @@ def run(config: GateConfig, context: StageContext) -> Metrics:
             known_contexts=config.known_contexts,
             expected_ids=expected_ids,
             per_context=config.per_context,
-            data_docs_dir=paths.GATE_DATA_DOCS,
         )
-        write_json_atomic(paths.GATE_RESULT, validation)
+        write_validation(validation, paths.GATE_RESULT, paths.GATE_PAGE)
         metrics = {**result.to_metrics(), **digests}
         write_json_atomic(paths.metrics_file("gate"), metrics)
-        log_stage("gate", config, metrics, [paths.metrics_file("gate"), paths.GATE_RESULT])
-        mlflow.log_artifacts(str(paths.GATE_DATA_DOCS), artifact_path="data_docs")
+        outputs = [paths.metrics_file("gate"), paths.GATE_RESULT, paths.GATE_PAGE]
+        log_stage("gate", config, metrics, outputs)
     if not result.passed:
         raise GateFailed(f"gate refused the corpus: {result.failure_message()}")
     return metrics
+
+
+def write_validation(validation: Mapping[str, Any], result_file: Path, page_file: Path) -> None:
+    """Write the GX validation result as JSON and as veiltune's offline page of it, and remove
+    the GX Data Docs an earlier veiltune wrote beside them (they load their assets from CDNs;
+    ``veiltune gate`` run outside ``dvc repro`` would leave them there)."""
+    write_json_atomic(result_file, validation)
+    write_text_atomic(page_file, validation_page_html(validation))
+    legacy = result_file.parent / "data_docs"
+    if legacy.is_dir() and not legacy.is_symlink():
+        shutil.rmtree(legacy)

@@ -10,15 +10,15 @@ ids unique and non-null, contexts known, every expected conversation scored, tab
 With ``per_context`` the suite also holds one μ+σ expectation per context present in the
 table, restricted to that context's rows by a GX row condition (a ``Column("context") == name``
 Condition object: GX quotes the name itself, so quotes or any other character in it are
-safe); contexts must then be non-null strings. With ``data_docs_dir`` the run goes through a
-Checkpoint whose ``UpdateDataDocsAction`` renders a local Data Docs site for it.
+safe); contexts must then be non-null strings. The run goes through a Checkpoint with no
+action: GX's Data Docs are not built (they load their assets from CDNs); the gate stage
+renders the result as its own offline page (``components.gate.page``).
 
 Each call builds its own ephemeral Data Context (in memory, analytics and progress bars off;
-this GX build makes no network calls in validation or in writing Data Docs), so calls share
-no suite state; GX does make it the process's "current" context. Only aggregates and counts are
-logged, never a cell value nor a context name. A call takes ~50 ms; ``expected_ids`` dominates
-beyond that, because GX re-serializes its value set many times per run (~0.6 s for 10k ids,
-~6 s for 100k). Writing Data Docs adds ~0.2 s.
+this GX build makes no network calls in validation), so calls share no suite state; GX does
+make it the process's "current" context. Only aggregates and counts are logged, never a cell
+value nor a context name. A call takes ~50 ms; ``expected_ids`` dominates beyond that,
+because GX re-serializes its value set many times per run (~0.6 s for 10k ids, ~6 s for 100k).
 """
 
 from __future__ import annotations
@@ -27,13 +27,11 @@ import logging
 import math
 import numbers
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import great_expectations as gx
 import great_expectations.expectations as gxe
 import pandas as pd
-from great_expectations.checkpoint import UpdateDataDocsAction, ValidationAction
 from great_expectations.core import ExpectationSuiteValidationResult
 from great_expectations.data_context.types.base import (
     DataContextConfig,
@@ -45,14 +43,12 @@ from great_expectations.expectations.expectation import Expectation
 from great_expectations.expectations.row_conditions import Column
 
 from components.core.errors import BackendError, ParamsError
-from components.core.jsonio import atomic_path
 from components.gate.expectations import ExpectColumnMeanPlusStdToBeLessThan
 from components.gate.result import MEAN_PLUS_STD_TYPE, STATISTIC, GateResult
 from components.risk import CONTEXT_COLUMN, RISK_COLUMNS, SCORE_COLUMN
 
 logger = logging.getLogger(__name__)
 
-DATA_DOCS_SITE = "veiltune_gate"
 # The score column must have an integer dtype (numpy or nullable extension). An object column
 # is refused even when it holds Python ints: it may as well hold bools (ints to Python) or
 # strings, and a well-formed risk table never needs one.
@@ -70,7 +66,6 @@ def validate_risk_table(
     expected_ids: Sequence[str] | None = None,
     *,
     per_context: bool = False,
-    data_docs_dir: Path | None = None,
 ) -> tuple[GateResult, dict[str, Any]]:
     """Run the residual-risk suite on ``table``; a failing table is a result, not an exception.
 
@@ -80,23 +75,21 @@ def validate_risk_table(
         known_contexts: when given, every ``context`` must be one of these.
         expected_ids: when given, the table's ``conversation_id`` values must equal this set.
         per_context: also require μ+σ below ``threshold`` within each context of the table.
-        data_docs_dir: when given, build GX Data Docs for this run into this directory,
-            replacing what was there only once the whole site is written (also on failure).
 
     Returns:
         The gate result and the Great Expectations validation result as a JSON-ready dict.
 
     Raises:
         ParamsError: ``threshold`` is not a finite number.
-        BackendError: Great Expectations itself failed to run the suite or write Data Docs.
+        BackendError: Great Expectations itself failed to run the suite.
     """
     _check_threshold(threshold)
     contexts = _table_contexts(table) if per_context else None
     expectations = build_gate_expectations(
         float(threshold), known_contexts, expected_ids, gated_contexts=contexts
     )
-    validation, index = _run_suite(table, expectations, data_docs_dir)
-    result = _gate_result(validation, float(threshold), len(table), contexts is not None, index)
+    validation = _checkpoint_run(table, expectations)
+    result = _gate_result(validation, float(threshold), len(table), contexts is not None)
     logger.info(
         "residual-risk gate %s: %d conversations, %s=%.4f, threshold %g, %d/%d expectations "
         "failed, %d/%d contexts failed",
@@ -185,29 +178,12 @@ def _check_threshold(threshold: float) -> None:
         raise ParamsError(f"gate.threshold: expected a finite number, got {threshold}")
 
 
-def _run_suite(
-    table: pd.DataFrame, expectations: list[Expectation], data_docs_dir: Path | None
-) -> tuple[ExpectationSuiteValidationResult, str | None]:
-    """Validate ``table`` in a fresh ephemeral Data Context, building Data Docs when asked.
-
-    Returns the validation result and the path of the Data Docs ``index.html`` (or None).
-    """
-    if data_docs_dir is None:
-        return _checkpoint_run(table, expectations, None), None
-    with atomic_path(data_docs_dir, directory=True) as site_dir:
-        site_dir.mkdir()
-        validation = _checkpoint_run(table, expectations, site_dir)
-        if not (site_dir / "index.html").is_file():
-            raise BackendError(f"{data_docs_dir}: great_expectations wrote no Data Docs index")
-    return validation, str(data_docs_dir / "index.html")
-
-
 def _checkpoint_run(
-    table: pd.DataFrame, expectations: list[Expectation], site_dir: Path | None
+    table: pd.DataFrame, expectations: list[Expectation]
 ) -> ExpectationSuiteValidationResult:
-    """One Checkpoint run of the suite; with ``site_dir`` it also renders Data Docs there."""
+    """One Checkpoint run of the suite in a fresh ephemeral Data Context."""
     try:
-        context = gx.get_context(mode="ephemeral", project_config=_context_config(site_dir))
+        context = gx.get_context(mode="ephemeral", project_config=_context_config())
         batch_definition = (
             context.data_sources.add_pandas("veiltune_gate")
             .add_dataframe_asset("risk_table")
@@ -219,11 +195,8 @@ def _checkpoint_run(
         definition = context.validation_definitions.add(
             gx.ValidationDefinition(name="residual_risk_gate", data=batch_definition, suite=suite)
         )
-        actions: list[ValidationAction] = [] if site_dir is None else [_data_docs_action()]
         checkpoint = context.checkpoints.add(
-            gx.Checkpoint(
-                name="residual_risk_gate", validation_definitions=[definition], actions=actions
-            )
+            gx.Checkpoint(name="residual_risk_gate", validation_definitions=[definition])
         )
         outcome = checkpoint.run(batch_parameters={"dataframe": table})
     except GreatExpectationsError as exc:
@@ -232,29 +205,13 @@ def _checkpoint_run(
     return validation
 
 
-def _data_docs_action() -> UpdateDataDocsAction:
-    """The Checkpoint action that renders the run's validation page, suite page and index."""
-    return UpdateDataDocsAction(name="update_data_docs", site_names=[DATA_DOCS_SITE])
-
-
-def _context_config(site_dir: Path | None = None) -> DataContextConfig:
-    """In-memory stores, no analytics, no progress bars; a local Data Docs site when asked."""
-    sites = {}
-    if site_dir is not None:
-        sites[DATA_DOCS_SITE] = {
-            "class_name": "SiteBuilder",
-            "show_how_to_buttons": False,
-            "store_backend": {
-                "class_name": "TupleFilesystemStoreBackend",
-                "base_directory": str(site_dir.resolve()),
-            },
-            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
-        }
+def _context_config() -> DataContextConfig:
+    """In-memory stores, no analytics, no progress bars, no Data Docs site."""
     return DataContextConfig(
         store_backend_defaults=InMemoryStoreBackendDefaults(),
         analytics_enabled=False,
         progress_bars=ProgressBarsConfig(globally=False),
-        data_docs_sites=sites,
+        data_docs_sites={},
     )
 
 
@@ -263,7 +220,6 @@ def _gate_result(
     threshold: float,
     n_conversations: int,
     per_context: bool,
-    data_docs_index: str | None,
 ) -> GateResult:
     """Summarize a suite run into a GateResult; μ, σ and μ+σ come from the custom expectation."""
     entries = [_summarize(result.to_json_dict()) for result in validation.results]
@@ -283,7 +239,6 @@ def _gate_result(
         expectations=entries,
         by_context=by_context if per_context else None,
         context_failures=failures,
-        data_docs_index=data_docs_index,
     )
 
 

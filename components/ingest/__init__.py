@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from components.ingest.canaries import CANARY_FORMATS, Canary
 from components.ingest.config import IngestConfig
+from components.ingest.datasets import DatasetSource, corpus_datasets
 from components.ingest.dialogsum import CONTEXT, DATASET, MAIN, split_by_dataset
 from components.ingest.generate import generate_corpus
 from components.ingest.generate.vocabulary import CONTEXT_WEIGHTS, OUTCOMES, PURPOSES
@@ -28,8 +29,10 @@ __all__ = [
     "OUTCOMES",
     "PURPOSES",
     "Canary",
+    "DatasetSource",
     "IngestConfig",
     "InventoryEntry",
+    "corpus_datasets",
     "find_leaks",
     "generate_corpus",
     "is_specific",

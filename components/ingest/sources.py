@@ -11,7 +11,7 @@ from typing import Any
 
 from components.core.corpus import Conversation, load_corpus
 from components.ingest.config import IngestConfig
-from components.ingest.dialogsum import append_dialogsum, load_dialogsum
+from components.ingest.dialogsum import append_dialogsum, dataset_of, load_dialogsum
 
 
 def ingest_corpus(config: IngestConfig, base_dir: Path) -> list[Conversation]:
@@ -53,6 +53,7 @@ def corpus_metrics(
         "n_characters": sum(len(t.text) for c in conversations for t in c.turns),
         "n_pi_mentions": sum(len(c.pi) for c in conversations),
         "by_context": dict(sorted(Counter(c.context for c in conversations).items())),
+        "by_dataset": dict(sorted(Counter(dataset_of(c) for c in conversations).items())),
         "n_train": len(splits["train"]),
         "n_heldout": len(splits["heldout"]),
     }

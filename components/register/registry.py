@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from importlib import metadata
@@ -287,8 +288,10 @@ def register_version(
     tags: Mapping[str, str],
     evidence: Evidence,
     rule: UtilityRule,
+    model_card: str,
 ) -> RegisteredVersion:
-    """Decide against the current champion, then register the adapter in the active run."""
+    """Decide against the current champion, then register the adapter in the active run,
+    ``model_card`` as its ``README.md`` (``components.register.card``)."""
     previous = current_champion(client, model_name, rule.metric)
     decision = promotion_decision(evidence, previous, rule)
     decision_tags = {
@@ -299,7 +302,7 @@ def register_version(
         PREVIOUS_CHAMPION_TAG: previous.version if previous else "",
     }
     version, run_id = _log_and_register(
-        adapter_dir, base_model_dir, model_name, {**tags, **decision_tags}
+        adapter_dir, base_model_dir, model_name, {**tags, **decision_tags}, model_card
     )
     client.set_registered_model_alias(model_name, CANDIDATE, version)
     aliases: tuple[str, ...] = (CANDIDATE,)
@@ -318,20 +321,28 @@ def register_version(
 
 
 def _log_and_register(
-    adapter_dir: Path, base_model_dir: Path, model_name: str, tags: Mapping[str, str]
+    adapter_dir: Path,
+    base_model_dir: Path,
+    model_name: str,
+    tags: Mapping[str, str],
+    model_card: str,
 ) -> tuple[str, str]:
     """(version, id of the run that logged it) of the adapter logged and registered."""
     import mlflow
 
+    from components.register.card import with_model_card
     from components.train import AdapterPyfunc
 
-    info = mlflow.pyfunc.log_model(
-        name="adapter",
-        python_model=AdapterPyfunc(),
-        artifacts={"adapter": str(adapter_dir)},
-        model_config={"base_model": str(base_model_dir.resolve()), "max_new_tokens": 64},
-        pip_requirements=[f"{p}=={metadata.version(p)}" for p in _MODEL_REQUIREMENTS],
-    )
+    with tempfile.TemporaryDirectory() as work:
+        # The card replaces peft's template README (39 "More Information Needed").
+        adapter = with_model_card(adapter_dir, model_card, Path(work))
+        info = mlflow.pyfunc.log_model(
+            name="adapter",
+            python_model=AdapterPyfunc(),
+            artifacts={"adapter": str(adapter)},
+            model_config={"base_model": str(base_model_dir.resolve()), "max_new_tokens": 64},
+            pip_requirements=[f"{p}=={metadata.version(p)}" for p in _MODEL_REQUIREMENTS],
+        )
     registered = mlflow.register_model(info.model_uri, model_name, tags=dict(tags))
     return str(registered.version), str(registered.run_id or "")
 

@@ -12,7 +12,9 @@ from components.core import lineage, paths, tracking
 from components.core.jsonio import write_json_atomic
 from components.core.stage import Metrics, StageContext, log_stage, read_metrics
 from components.gate import GateResult, require_trained_on_gated_corpus
+from components.ingest import corpus_datasets
 from components.register import registry
+from components.register.card import CardFacts, adapter_card
 from components.register.config import RegisterConfig
 
 logger = logging.getLogger(__name__)
@@ -51,6 +53,18 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
     # registered before with the same evidence is reported, not registered again.
     version = registry.find_registered(MlflowClient(), config.model_name, fingerprint)
     if version is None:
+        ingest = read_metrics("ingest")
+        card = CardFacts(
+            config.model_name,
+            read_metrics("base_model"),
+            ingest,
+            corpus_datasets(context.params.get("ingest") or {}, ingest.get("by_dataset")),
+            corpus,
+            gate,
+            audit,
+            config.utility_metric,
+            utility,
+        )
         with tracking.stage_run("register", config.experiment):
             version = registry.register_version(
                 MlflowClient(),
@@ -60,6 +74,7 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
                 {**tags, registry.FINGERPRINT_TAG: fingerprint},
                 evidence,
                 rule,
+                adapter_card(card),
             )
             log_stage("register", config, {"champion": registry.CHAMPION in version.aliases}, [])
     metrics = version.to_metrics()

@@ -9,7 +9,7 @@ import pytest
 
 from components.export.facts import ExportFacts, audit_rows, decision, threshold_pairs
 from components.export.model_card import model_card_markdown
-from components.export.report import SECTIONS, compliance_report_html
+from components.export.report import GATE_PAGE, SECTIONS, compliance_report_html
 from tests.export.fixtures import (
     AUDIT_OLD,
     LINEAGE,
@@ -137,7 +137,8 @@ def test_images_are_embedded_and_nothing_is_fetched() -> None:
     assert len(embedded) == 4  # histogram, audit chart, utility chart, utility report chart
     assert all(png.startswith(b"\x89PNG") for png in embedded)
     parsed = parse(page)
-    assert all(url.startswith("data:image/png;base64,") for url in parsed.urls)
+    links = [url for url in parsed.urls if not url.startswith("data:image/png;base64,")]
+    assert links == [GATE_PAGE]  # relative: the gate's page, inside the bundle
     assert not parsed.tags & {"script", "link", "iframe", "object"}
     assert not re.search(r"https?://|//[a-z]", re.sub(r"base64,[^\"]+", "", page))
 
@@ -197,7 +198,7 @@ def test_the_model_card_has_every_section() -> None:
         assert heading in card
     assert "adapter r: 32" in card and "adapter target_modules: q_proj" in card
     assert "| membership | no | mia_auc: 0.81, mia_tpr_at_1pct_fpr: 0 | max_auc: 0.7 |" in card
-    assert "| summary.rouge1 | 0.33 | 0.15 |" in card
+    assert "| summary.rouge1 | 20 | 0.33 | 0.15 |" in card
     assert "embedded synthetic corpus" in card
 
 
@@ -241,3 +242,47 @@ def test_plain_sight_is_shown_by_view_in_the_report_and_the_model_card() -> None
     assert "Hiding in plain sight: not measured (no real name word in clear)." in audits
     assert "LM AUC" not in audits
     assert "not measured (no real name word in clear)" in model_card_markdown(facts(audit))
+
+
+SAMPLE = "components/ingest/samples/dialogsum/dialogsum.dev.sample.jsonl"
+
+
+def with_datasets(by_dataset: dict[str, int], ingest: dict[str, Any]) -> ExportFacts:
+    metrics = stage_metrics()
+    metrics["ingest"]["by_dataset"] = by_dataset
+    return ExportFacts(metrics, {**PARAMS, "ingest": ingest}, REGISTRY, LINEAGE)
+
+
+def data_texts(facts: ExportFacts) -> tuple[str, str]:
+    """The report's data section and the model card's training data section."""
+    card = model_card_markdown(facts)
+    data = card[card.index("## Training data") : card.index("## Intended use")]
+    return section_text(parse(compliance_report_html(facts, None, None)), "data"), data
+
+
+def test_dialogsum_is_named_with_its_source_and_licence_when_the_corpus_holds_it() -> None:
+    ingest = {"corpus_path": None, "dialogsum": {"path": SAMPLE, "max_dialogues": 200}}
+    facts = with_datasets({"dialogsum": 200, "main": 300}, ingest)
+    for text in data_texts(facts):
+        assert "embedded generated corpus" in text and "Apache-2.0" in text
+        assert "DialogSum" in text and "CC BY-NC-SA 4.0" in text
+        assert "github.com/cylnlp/dialogsum" in text and SAMPLE in text
+    card = model_card_markdown(facts)
+    assert "| 200 |" in card and "| 300 |" in card
+    assert "Trained on DialogSum (CC BY-NC-SA 4.0)" in card  # limitations: non-commercial
+
+
+def test_without_dialogsum_only_the_generated_corpus_is_named() -> None:
+    facts = with_datasets({"main": 300}, {"corpus_path": None, "dialogsum": {"path": None}})
+    for text in data_texts(facts):
+        assert "embedded generated corpus" in text and "Apache-2.0" in text
+        assert "DialogSum" not in text and "CC BY-NC" not in text
+    assert "DialogSum" not in model_card_markdown(facts)
+
+
+def test_a_user_corpus_is_named_by_its_path_and_no_licence_is_invented() -> None:
+    ingest = {"corpus_path": "calls.jsonl", "dialogsum": {"path": SAMPLE}}
+    facts = with_datasets({"main": 40, "dialogsum": 10}, ingest)
+    for text in data_texts(facts):
+        assert "calls.jsonl" in text and "as its owner grants" in text
+        assert "generated" not in text and "CC BY-NC-SA 4.0" in text

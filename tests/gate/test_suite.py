@@ -5,10 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
-import socket
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -407,86 +404,3 @@ def test_per_context_gate_logs_no_context_name(caplog: pytest.LogCaptureFixture)
     text = "\n".join(r.getMessage() for r in caplog.records if r.name == "components.gate.suite")
     assert "1/2 contexts failed" in text
     assert "ctx-private-zulu" not in text
-
-
-def validation_pages(site: Path) -> list[Path]:
-    return sorted((site / "validations").rglob("*.html"))
-
-
-def page_status(html: str) -> str:
-    """The overall status a Data Docs validation page shows ("Succeeded" or "Failed")."""
-    match = re.search(r"Status:</span>\s*<i[^>]*></i>\s*(\w+)", html)
-    assert match, "no status on the validation page"
-    return match.group(1)
-
-
-def test_data_docs_hold_index_and_validation_page_stating_mu_plus_sigma(tmp_path: Path) -> None:
-    site = tmp_path / "reports" / "gate_docs"
-    table = context_table({"sales": [1, 2], "chat": [0, 1]})
-
-    result, validation = validate_risk_table(table, THRESHOLD, per_context=True, data_docs_dir=site)
-
-    assert result.passed, result.failure_message()
-    assert result.data_docs_index == str(site / "index.html")
-    assert (site / "index.html").is_file()
-    (page,) = validation_pages(site)
-    html = page.read_text(encoding="utf-8")
-    rule = "μ+σ (mean plus population standard deviation, ddof=0) must be strictly less than 5"
-    assert rule in html
-    assert f"If context == 'sales', then {rule}" in html
-    assert page_status(html) == "Succeeded"
-    index = (site / "index.html").read_text(encoding="utf-8")
-    assert page.relative_to(site).as_posix() in index
-    assert validation["success"] is True
-    # Only the site itself lands next to it: the temporary build directory is gone.
-    assert [p.name for p in site.parent.iterdir()] == ["gate_docs"]
-
-
-def test_failing_validation_still_writes_data_docs(tmp_path: Path) -> None:
-    site = tmp_path / "docs"
-
-    result, validation = validate_risk_table(risk_table([1, 2, 6]), THRESHOLD, data_docs_dir=site)
-
-    assert not result.passed
-    assert validation["success"] is False
-    assert result.data_docs_index == str(site / "index.html")
-    (page,) = validation_pages(site)
-    html = page.read_text(encoding="utf-8")
-    assert page_status(html) == "Failed"
-    assert "must be strictly less than 5" in html
-    assert f"{population_mu_plus_sigma([1, 2, 6]):.4f}" in html  # observed ≈5.160246899
-
-
-def test_data_docs_replace_the_previous_site(tmp_path: Path) -> None:
-    site = tmp_path / "docs"
-    site.mkdir()
-    (site / "stale.html").write_text("old", encoding="utf-8")
-
-    validate_risk_table(risk_table([1, 2, 6]), THRESHOLD, data_docs_dir=site)
-    (first,) = validation_pages(site)
-    assert page_status(first.read_text(encoding="utf-8")) == "Failed"
-    result, _ = validate_risk_table(risk_table([1, 2]), THRESHOLD, data_docs_dir=site)
-
-    assert result.passed
-    assert not (site / "stale.html").exists()
-    (page,) = validation_pages(site)
-    assert page_status(page.read_text(encoding="utf-8")) == "Succeeded"
-    assert [p.name for p in tmp_path.iterdir()] == ["docs"]
-
-
-def test_data_docs_are_written_without_network(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def refuse(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError(f"the gate opened a network connection to {args[1:]}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
-
-    result, _ = validate_risk_table(
-        risk_table([1, 2]), THRESHOLD, per_context=True, data_docs_dir=tmp_path / "docs"
-    )
-
-    assert result.passed, result.failure_message()
-    assert result.data_docs_index is not None
-    assert Path(result.data_docs_index).is_file()

@@ -10,6 +10,8 @@ import pytest
 
 from components.core.errors import InputError
 from components.gate import GateResult
+from components.ingest import corpus_datasets
+from components.register.card import CardFacts, adapter_card
 from components.register.registry import (
     AuditResult,
     ChampionUtility,
@@ -185,6 +187,25 @@ def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     return MlflowClient()
 
 
+PEFT_TEMPLATE = "More Information Needed"
+INGEST_METRICS: dict[str, Any] = {
+    "n_conversations": 500,
+    "n_train": 450,
+    "n_heldout": 50,
+    "by_dataset": {"main": 300, "dialogsum": 200},
+}
+BASE_MODEL = {"source": "bundled:smollm2", "model_type": "llama", "n_parameters": 134515008}
+
+
+def card(gate: GateResult, audit: AuditResult, corpus: str, utility: float) -> str:
+    """The card the register stage builds, from the shipped ingest params' datasets."""
+    datasets = corpus_datasets({}, INGEST_METRICS["by_dataset"])
+    facts = CardFacts(
+        "m", BASE_MODEL, INGEST_METRICS, datasets, corpus, gate, audit, "summary.rouge1", utility
+    )
+    return adapter_card(facts)
+
+
 def register(
     client: Any, adapter: Path, utility: float, gate: bool = True, corpus: str = "anonymized"
 ) -> Any:
@@ -205,7 +226,8 @@ def register(
     assert found is not None
     experiment = found.experiment_id
     with mlflow.start_run(experiment_id=experiment):
-        return register_version(client, adapter, Path("base"), "m", tags, new, ROUGE)
+        model_card = card(gate_result, audit, corpus, utility)
+        return register_version(client, adapter, Path("base"), "m", tags, new, ROUGE, model_card)
 
 
 def test_register_always_candidate_and_champion_by_the_rule(
@@ -262,3 +284,45 @@ def test_register_always_candidate_and_champion_by_the_rule(
 
 def champion_of(client: Any) -> str:
     return str(client.get_model_version_by_alias("m", "champion").version)
+
+
+def test_the_card_names_the_base_model_datasets_and_verdicts() -> None:
+    gate = GateResult.from_metrics({"passed": True, "mu_plus_sigma": 0.74, "threshold": 5.0}, "g")
+    audit = AuditResult(False, {"pii_output": True, "membership": False})
+    text = card(gate, audit, "anonymized", 0.33)
+    assert text.startswith("# m: a LoRA adapter trained by veiltune\n")
+    assert "- source: bundled:smollm2" in text and "- parameters: 134,515,008" in text
+    assert "the anonymized text of the training split" in text
+    assert "500 (450 train, 50 held out)" in text
+    assert "(200 conversations)" in text and "CC BY-NC-SA 4.0" in text  # DialogSum, licensed
+    assert "(300 conversations)" in text  # the embedded corpus
+    assert "- residual-risk gate: passed (μ+σ 0.74 against threshold 5)" in text
+    assert "- leakage audits: failed (membership failed, pii_output passed)" in text
+    assert "- summary.rouge1: 0.33" in text
+    assert PEFT_TEMPLATE not in text
+    baseline = card(gate, audit, "raw", 0.4)
+    assert "the raw text of the training split" in baseline and "never promoted" in baseline
+
+
+def test_the_registered_adapter_carries_the_card_not_peft_template(
+    client: Any, lora_adapter_dir: Path, tmp_path: Path
+) -> None:
+    import mlflow
+
+    template = (lora_adapter_dir / "README.md").read_text()
+    assert template.count(PEFT_TEMPLATE) >= 10  # what save_pretrained writes beside an adapter
+    version = register(client, lora_adapter_dir, 0.3)
+    model = Path(mlflow.artifacts.download_artifacts(f"models:/m/{version.version}"))
+    [readme] = [p for p in model.rglob("README.md")]
+    assert readme.relative_to(model).as_posix() == "artifacts/adapter/README.md"
+    text = readme.read_text()
+    assert PEFT_TEMPLATE not in text
+    assert text.startswith("# m: a LoRA adapter trained by veiltune")
+    assert "- residual-risk gate: passed" in text
+    assert (lora_adapter_dir / "README.md").read_text() == template  # the adapter left as it was
+    logged = {
+        p.relative_to(model / "artifacts" / "adapter").as_posix() for p in readme.parent.rglob("*")
+    }
+    assert {
+        p.relative_to(lora_adapter_dir).as_posix() for p in lora_adapter_dir.rglob("*")
+    } == logged

@@ -1,4 +1,7 @@
-"""`veiltune export --verify BUNDLE`: exit 0 when intact, the list of problems otherwise."""
+"""`veiltune export --verify BUNDLE`: exit 0 when intact, the list of problems otherwise.
+
+The bundles are signed, and checked with the producer's public key (``--public-key``), as an
+auditor outside the checkout does; tests/export/test_signing.py tests the signature itself."""
 
 from __future__ import annotations
 
@@ -7,8 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from components.export.bundle import build_bundle
+from components.export.signing import public_key_pem
 from tests.export.test_bundle import (
     DEEP,
     bundle_entries,
@@ -21,9 +26,18 @@ from veiltune.cli import main
 
 
 def bundle(tmp_path: Path) -> Path:
+    """A signed bundle; the producer's public key is ``tmp_path/producer.pem``."""
+    key = Ed25519PrivateKey.generate()
+    (tmp_path / "producer.pem").write_bytes(public_key_pem(key.public_key()))
     folder = tmp_path / "exports" / "bundle"
-    build_bundle({"a.txt": b"a", "risk/b.csv": b"id\n"}, {"git_commit": "c"}, folder, True)
+    contents: dict[str, Path | bytes] = {"a.txt": b"a", "risk/b.csv": b"id\n"}
+    build_bundle(contents, {"git_commit": "c"}, folder, True, signing_key=key)
     return folder
+
+
+def verify(target: Path, tmp_path: Path) -> int:
+    """``veiltune export --verify TARGET`` with the producer's public key."""
+    return main(["export", "--verify", str(target), "--public-key", str(tmp_path / "producer.pem")])
 
 
 @pytest.mark.parametrize("form", ["folder", "zip"])
@@ -32,9 +46,10 @@ def test_an_intact_bundle_exits_0(
 ) -> None:
     folder = bundle(tmp_path)
     target = folder if form == "folder" else folder.with_suffix(".zip")
-    assert main(["export", "--verify", str(target)]) == 0
+    assert verify(target, tmp_path) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["intact"] is True and out["n_files"] == 4  # a.txt, b.csv, VERIFY.md, SHA256SUMS
+    assert out["intact"] is True and out["signed"] is True
+    assert out["n_files"] == 5  # a.txt, b.csv, VERIFY.md, SHA256SUMS, the public key
 
 
 def test_a_tampered_bundle_exits_5_listing_each_problem(
@@ -44,7 +59,7 @@ def test_a_tampered_bundle_exits_5_listing_each_problem(
     (folder / "a.txt").write_text("edited")
     (folder / "risk" / "b.csv").unlink()
     (folder / "new.txt").write_text("added")
-    assert main(["export", "--verify", str(folder)]) == 5
+    assert verify(folder, tmp_path) == 5
     err = capsys.readouterr().err
     assert "3 problem(s)" in err
     for line in (
@@ -60,12 +75,12 @@ def test_a_corrupt_or_absent_manifest_exits_1_with_one_message(
 ) -> None:
     folder = bundle(tmp_path)
     (folder / "manifest.json").write_text("{oops")
-    assert main(["export", "--verify", str(folder)]) == 1
+    assert verify(folder, tmp_path) == 1
     assert "manifest.json is not valid JSON (corrupt)" in capsys.readouterr().err
     (folder / "manifest.json").unlink()
-    assert main(["export", "--verify", str(folder)]) == 1
+    assert verify(folder, tmp_path) == 1
     assert "no manifest" in capsys.readouterr().err
-    assert main(["export", "--verify", str(tmp_path / "nowhere.zip")]) == 1
+    assert verify(tmp_path / "nowhere.zip", tmp_path) == 1
     assert "no such bundle" in capsys.readouterr().err
 
 
@@ -133,7 +148,7 @@ def test_a_malicious_bundle_exits_non_zero_with_a_message_not_a_traceback(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     target = forge(bundle(tmp_path), tmp_path)
-    assert main(["export", "--verify", str(target)]) == code
+    assert verify(target, tmp_path) == code
     err = capsys.readouterr().err
     assert err.startswith(f"veiltune export: error: {target}: "), err
     assert message in err and "Traceback" not in err

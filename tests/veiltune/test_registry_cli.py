@@ -33,6 +33,8 @@ def write_metrics(workspace: Path, gate: bool = True, /, **adapter: float) -> No
         for name in ("pii_output", "canary", "extraction", "membership")
     }
     files = {
+        "ingest": {"n_conversations": 1, "n_train": 1, "n_heldout": 0, "by_dataset": {"main": 1}},
+        "base_model": {"source": "bundled:smollm2", "model_type": "llama", "n_parameters": 1},
         "gate": {
             "passed": gate,
             "mu_plus_sigma": 0.74 if gate else 7.2,

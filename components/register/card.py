@@ -1,0 +1,119 @@
+"""The model card a registered model carries as its adapter's ``README.md``, in place of the
+empty template peft writes beside the adapter.
+
+The full card (the export stage's ``model_card.md``) states the registered version, its
+aliases and the compliance bundle, none of which exists until register has run: export runs
+after it. This one states what register knows when it logs the model: the base model, the
+training data with each dataset's source and licence, the gate's and the audits' verdicts,
+and the utility the promotion rule judged.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from components.gate import GateResult
+from components.ingest import DatasetSource
+from components.register.registry import PRODUCT_CORPUS, AuditResult
+
+README = "README.md"
+LIMITS = """\
+- Whoever uses this adapter takes on the terms of every dataset above.
+- Anonymization is statistical: what it missed is in the training data; the gate bounds its
+  mean and spread, not each value. The audits probe the model with a sample of prompts: a
+  pass is evidence against memorization, not proof of its absence.
+- The full model card, the compliance report and the signed manifest are in the compliance
+  bundle (`veiltune export`), which records the manifest's sha256 and signature on this
+  version (its `bundle.*` tags)."""
+
+
+@dataclass(frozen=True)
+class CardFacts:
+    """What the card states, as register read it."""
+
+    model_name: str
+    base_model: Mapping[str, Any]  # metrics/base_model.json
+    ingest: Mapping[str, Any]  # metrics/ingest.json
+    datasets: Sequence[DatasetSource]
+    corpus: str  # train.corpus
+    gate: GateResult
+    audit: AuditResult
+    utility_metric: str
+    utility: float
+
+
+def adapter_card(facts: CardFacts) -> str:
+    """The card as Markdown."""
+    sections = [
+        f"# {facts.model_name}: a LoRA adapter trained by veiltune",
+        "A LoRA adapter (PEFT) fine-tuned by veiltune on conversations that were anonymized "
+        "before training, registered in MLflow with the privacy evidence below. The MLflow "
+        "pyfunc model loads it on its base model.",
+        "## Base model\n\n" + _base_model(facts.base_model),
+        "## Training data\n\n" + _training_data(facts),
+        "## Privacy evidence at registration\n\n" + _evidence(facts.gate, facts.audit),
+        f"## Utility\n\n- {facts.utility_metric}: {facts.utility:g} on held-out raw "
+        "conversations (`metrics/evaluate.json`; every score is an `eval.*` tag of the version)",
+        "## Use and limits\n\n" + LIMITS,
+    ]
+    return "\n\n".join(sections) + "\n"
+
+
+def with_model_card(adapter_dir: Path, card: str, work: Path) -> Path:
+    """A copy of ``adapter_dir`` under ``work`` whose ``README.md`` is ``card``."""
+    copy = work / adapter_dir.name
+    shutil.copytree(adapter_dir, copy)
+    (copy / README).write_text(card, encoding="utf-8")
+    return copy
+
+
+def _base_model(metrics: Mapping[str, Any]) -> str:
+    lines = [f"- source: {metrics.get('source', 'unknown')}"]
+    if metrics.get("model_type"):
+        lines.append(f"- architecture: {metrics['model_type']}")
+    if isinstance(metrics.get("n_parameters"), int):
+        lines.append(f"- parameters: {metrics['n_parameters']:,}")
+    return "\n".join(lines)
+
+
+def _training_data(facts: CardFacts) -> str:
+    if facts.corpus == PRODUCT_CORPUS:
+        text = "the anonymized text of the training split (`train.corpus: anonymized`)"
+    else:
+        text = (
+            f"the {facts.corpus} text of the training split (`train.corpus: {facts.corpus}`): "
+            "a baseline for comparison, never promoted to champion"
+        )
+    ingest = facts.ingest
+    lines = [
+        f"- trained on: {text}",
+        f"- conversations: {ingest.get('n_conversations', '?')} ({ingest.get('n_train', '?')} "
+        f"train, {ingest.get('n_heldout', '?')} held out)",
+        "- datasets:",
+    ]
+    for dataset in facts.datasets:
+        n = dataset.n_conversations
+        count = "" if n is None else f" ({n} conversations)"
+        lines.append(
+            f"  - {dataset.title}{count}. Source: {dataset.source}. Licence: {dataset.licence}."
+        )
+    return "\n".join(lines)
+
+
+def _evidence(gate: GateResult, audit: AuditResult) -> str:
+    verdict = "passed" if gate.passed else "failed"
+    audits = ", ".join(
+        f"{name} {'passed' if ok else 'failed'}" for name, ok in sorted(audit.audits.items())
+    )
+    return "\n".join(
+        [
+            f"- residual-risk gate: {verdict} (μ+σ {gate.mu_plus_sigma:g} against threshold "
+            f"{gate.threshold:g})",
+            f"- leakage audits: {'passed' if audit.passed else 'failed'}"
+            + (f" ({audits})" if audits else ""),
+        ]
+    )
