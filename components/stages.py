@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from components.anonymize.config import AnonymizeConfig
 from components.audit.config import AuditConfig
 from components.base_model.config import BaseModelConfig
+from components.core import paths
 from components.core.config import apply_overrides as _apply_overrides
 from components.core.config import build_configs, read_params
 from components.core.stage import Metrics, StageContext
@@ -165,6 +166,15 @@ def stage_context(params_path: Path) -> StageContext:
     """Every stage's validated config from params.yaml (a bad key anywhere is an error)."""
     params = load_params(params_path)
     return StageContext(params_path, params, build_configs(params, SECTIONS), tuple(BY_NAME))
+
+
+def default_context() -> StageContext:
+    """Every stage's config at its built-in defaults (which are params.yaml's), relative
+    paths read from the installed packages' folder, where the policy files ship
+    (``veiltune/policy``): the detection commands' context where there is no params file."""
+    return StageContext(
+        paths.PARAMS, {}, build_configs({}, SECTIONS), tuple(BY_NAME), root=paths.INSTALL_ROOT
+    )
 
 
 def run_stage(name: str, params_path: Path) -> Metrics:

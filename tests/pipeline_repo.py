@@ -22,7 +22,7 @@ PIPELINE_FILES = (
     "params.yaml",
     "components",
     "audits",
-    "policy",
+    "veiltune",  # for its policy/; whole, so no half package shadows the installed one
     ".gitignore",
     ".dvcignore",  # keeps the signing key, made beside the salt, out of data/raw's hash
 )

@@ -147,18 +147,21 @@ def test_registered_version_aliases_and_tags(repo: Path) -> None:
 
 
 def test_registered_model_loads_back_and_generates(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import mlflow
+    import pandas as pd
 
     uri = f"sqlite:///{repo / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)  # set_tracking_uri sets it too: undo after
+    monkeypatch.setenv("VEILTUNE_MODEL_CACHE", str(tmp_path / "cache"))
     mlflow.set_tracking_uri(uri)
-    monkeypatch.chdir(repo)
+    monkeypatch.chdir(tmp_path)  # not the checkout: the version names no local path
     model = mlflow.pyfunc.load_model("models:/veiltune-adapter@candidate")
-    outputs = model.predict(
-        ["Summarize this call: [PERSON_NAME_1] asked for a refund."], params={"max_new_tokens": 6}
+    request = pd.DataFrame(
+        [{"task": "summary", "transcript": "[PERSON_NAME_1]: I would like a refund."}]
     )
+    outputs = model.predict(request, params={"max_new_tokens": 6})
     assert len(outputs) == 1 and isinstance(outputs[0], str) and outputs[0].strip()
 
 
@@ -325,7 +328,7 @@ def test_export_refuses_a_bundle_with_planted_pi_and_writes_nothing(
     from tests.pipeline_repo import BIN, pipeline_env
 
     work = tmp_path / "work"
-    for name in ("data", "metrics", "policy", "params.yaml", "dvc.lock", "mlflow.db"):
+    for name in ("data", "metrics", "veiltune/policy", "params.yaml", "dvc.lock", "mlflow.db"):
         source = repo / name
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, work / name)
     (work / "models" / "adapter").mkdir(parents=True)

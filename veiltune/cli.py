@@ -16,13 +16,23 @@ from typing import Any
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.evaluation.datasets import KINDS, SPLITS
 from components.core import paths
+from components.core.stage import StageContext
 from components.evaluate.profile import DEFAULT_SEEDS, DEFAULT_VARIANTS, PROFILES, RUN_STORE
 from components.export.config import ExportConfig
 from components.ingest.config import IngestConfig
 from components.register.config import RegisterConfig
 from components.review.config import ReviewConfig
 from components.risk.config import RiskConfig
-from components.stages import BY_NAME, STAGES, apply_overrides, run_stage, stage_context
+from components.stages import (
+    BY_NAME,
+    STAGES,
+    apply_overrides,
+    default_context,
+    run_stage,
+    stage_context,
+)
+
+LOG = logging.getLogger(__name__)
 
 # Nothing downloads at run time; Prefect and Great Expectations send no analytics.
 OFFLINE_ENVIRONMENT = {
@@ -98,14 +108,25 @@ def _add_params(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_optional_params(parser: argparse.ArgumentParser) -> None:
+    """``--params`` of the detection commands, which also run outside a checkout."""
+    parser.add_argument(
+        "--params",
+        type=Path,
+        help="params file (default: params.yaml if this folder has one, else the built-in "
+        "defaults with the policy files shipped in the package)",
+    )
+
+
 def _add_anonymize(commands: Any) -> None:
     text = (
         f"{BY_NAME['anonymize'].help} Without --input/--output it runs as the pipeline stage "
         f"({paths.RAW_CORPUS} to {paths.ANON_CORPUS} with its spans and metrics, logged to "
-        "MLflow); with them, on any corpus file, logging nothing."
+        "MLflow); with them, on any corpus file, logging nothing, and in a folder without "
+        "params.yaml with the built-in defaults and the policy files shipped in the package."
     )
     sub = commands.add_parser("anonymize", help=BY_NAME["anonymize"].help, description=text)
-    _add_params(sub)
+    _add_optional_params(sub)
     sub.add_argument("--input", type=Path, help=f"JSONL corpus (default: {paths.RAW_CORPUS})")
     sub.add_argument("--output", type=Path, help=f"JSONL to write (default: {paths.ANON_CORPUS})")
     sub.add_argument("--spans", type=Path, help="also write one record per replaced span")
@@ -117,7 +138,7 @@ def _add_detect(commands: Any) -> None:
         "with character offsets (per-turn spans, tagged with turn, for records with turns)."
     )
     sub = commands.add_parser("detect", help="Detect personal information spans.", description=text)
-    _add_params(sub)
+    _add_optional_params(sub)
     sub.add_argument("--input", type=Path, required=True, help="JSONL records")
     sub.add_argument("--output", type=Path, required=True, help="JSONL spans to write")
 
@@ -128,7 +149,7 @@ def _add_evaluate_detection(commands: Any) -> None:
         "neutral types excluded) and entity recall per type; logged to MLflow."
     )
     sub = commands.add_parser("evaluate-detection", help=text.split(":")[0] + ".", description=text)
-    _add_params(sub)
+    _add_optional_params(sub)
     sub.add_argument(
         "--dataset",
         required=True,
@@ -177,7 +198,10 @@ def _add_calibrate(commands: Any) -> None:
     )
     sub.add_argument("--limit", type=int, help="use only the first N texts of each")
     sub.add_argument(
-        "--output", type=Path, default=Path("policy/calibration.yaml"), help="file to write"
+        "--output",
+        type=Path,
+        default=Path("veiltune/policy/calibration.yaml"),
+        help="file to write",
     )
 
 
@@ -366,7 +390,7 @@ def _run_command(args: argparse.Namespace) -> Any:
     if args.command == "anonymize" and (args.input or args.output or args.spans):
         from components.anonymize.commands import anonymize
 
-        context = stage_context(args.params)
+        context = _detection_context(args.params)
         return anonymize(
             context.config(AnonymizeConfig),
             context,
@@ -379,9 +403,28 @@ def _run_command(args: argparse.Namespace) -> Any:
 
         context = stage_context(args.params)
         return review_export(context.config(ReviewConfig), context, args.output)
-    if stage is not None:
-        return run_stage(stage.name, args.params)
+    if stage is not None:  # a pipeline stage: its params file must exist
+        return run_stage(stage.name, paths.PARAMS if args.params is None else args.params)
     return _run_tool(args)
+
+
+def _detection_context(params: Path | None) -> StageContext:
+    """The detection commands' params: the file named, else ./params.yaml, else (outside a
+    checkout) the built-in defaults with the policy files shipped in the package."""
+    if params is None and not paths.PARAMS.is_file():
+        LOG.info(
+            "params: no %s here; using the built-in defaults and the policy files in %s",
+            paths.PARAMS,
+            paths.PACKAGED_POLICY,
+        )
+        return default_context()
+    context = stage_context(paths.PARAMS if params is None else params)
+    LOG.info(
+        "params: %s; policy files as it names them, from %s",
+        context.params_path,
+        context.base_dir.resolve(),
+    )
+    return context
 
 
 def _verify_bundle(args: argparse.Namespace) -> Any:
@@ -406,14 +449,14 @@ def _run_tool(args: argparse.Namespace) -> Any:
     if args.command == "detect":
         from components.anonymize.commands import detect
 
-        context = stage_context(args.params)
+        context = _detection_context(args.params)
         return {
             "records": detect(context.config(AnonymizeConfig), context, args.input, args.output)
         }
     if args.command == "evaluate-detection":
         from components.anonymize.commands import evaluate_detection, format_false_positives
 
-        context = stage_context(args.params)
+        context = _detection_context(args.params)
         config = context.config(AnonymizeConfig)
         metrics, samples = evaluate_detection(
             config,

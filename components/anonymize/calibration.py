@@ -3,7 +3,8 @@
 A span is kept when its score reaches the threshold of the recognizer that found it, else
 that of its info type, else the engine's ``anonymize.score_threshold``. ``veiltune
 calibrate`` chooses the thresholds of each operating point from labelled data and writes
-them to a policy file (``policy/calibration.yaml``); ``anonymize.operating_point`` picks one.
+them to a policy file (``veiltune/policy/calibration.yaml``); ``anonymize.operating_point``
+picks one.
 
 The file::
 

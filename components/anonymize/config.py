@@ -79,7 +79,7 @@ class AnonymizeConfig:
     score_threshold: float = 0.35
     # Per-recognizer and per-type thresholds of each operating point (`veiltune calibrate`
     # writes them; null: score_threshold alone), and the point to use.
-    calibration: str | None = "policy/calibration.yaml"
+    calibration: str | None = "veiltune/policy/calibration.yaml"
     operating_point: str = "balanced"  # recall | balanced | precision
     replacement: str = "placeholder"  # placeholder | mask | type | surrogate
     surrogate: SurrogateConfig = field(default_factory=SurrogateConfig)
@@ -89,15 +89,15 @@ class AnonymizeConfig:
     # info type -> file of words never to redact / names always to redact (one per line)
     exclusions: dict[str, str] = field(
         default_factory=lambda: {
-            "PERSON_NAME": "policy/exclusions/person_name.txt",
-            "ORGANIZATION_NAME": "policy/exclusions/organization_name.txt",
-            "LOCATION": "policy/exclusions/location.txt",
+            "PERSON_NAME": "veiltune/policy/exclusions/person_name.txt",
+            "ORGANIZATION_NAME": "veiltune/policy/exclusions/organization_name.txt",
+            "LOCATION": "veiltune/policy/exclusions/location.txt",
         }
     )
     dictionaries: dict[str, str] = field(
         default_factory=lambda: {
-            "PERSON_NAME": "policy/dictionaries/person_name.txt",
-            "ORGANIZATION_NAME": "policy/dictionaries/organization_name.txt",
+            "PERSON_NAME": "veiltune/policy/dictionaries/person_name.txt",
+            "ORGANIZATION_NAME": "veiltune/policy/dictionaries/organization_name.txt",
         }
     )
     # Category values of your corpus beyond the embedded corpus's, by "context", "purpose"

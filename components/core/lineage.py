@@ -36,6 +36,17 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def sha256_tree(folder: Path) -> str:
+    """A folder's content hash: each file's relative POSIX path and sha256, in the order of
+    those paths, so the same files hash alike wherever the folder lies."""
+    files = {p.relative_to(folder).as_posix(): p for p in folder.rglob("*") if p.is_file()}
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(f"{name}\0".encode())
+        digest.update(bytes.fromhex(sha256_file(files[name])))
+    return digest.hexdigest()
+
+
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 PARAMS = Path("params.yaml")
+# The folder that holds veiltune's packages: the checkout in a development install,
+# site-packages in a plain one. Without a params file, the config defaults' relative paths
+# (the policy files, veiltune/policy/...) are read from here: the copy shipped as package data.
+INSTALL_ROOT = Path(__file__).resolve().parents[2]
+PACKAGED_POLICY = INSTALL_ROOT / "veiltune" / "policy"
 RAW_DIR = Path("data/raw")
 RAW_CORPUS = RAW_DIR / "corpus.jsonl"
 SALT = RAW_DIR / "salt"

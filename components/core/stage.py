@@ -34,11 +34,13 @@ class StageContext:
     params: Mapping[str, Any]  # params.yaml as read (validated)
     configs: Mapping[str, Any]  # stage name -> its config dataclass, defaults filled in
     order: tuple[str, ...] = ()  # every stage's name, in pipeline order
+    root: Path | None = None  # where relative paths resolve, if not params.yaml's folder
 
     @property
     def base_dir(self) -> Path:
-        """The folder relative paths in params are read from (params.yaml's own)."""
-        return self.params_path.parent
+        """The folder relative paths in params are read from: params.yaml's own, or
+        ``root`` for the built-in defaults (``components.stages.default_context``)."""
+        return self.root if self.root is not None else self.params_path.parent
 
     @property
     def experiment(self) -> str:

@@ -17,11 +17,13 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from components.core.errors import BackendError
+from components.core.lineage import sha256_file, sha256_text
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 DEFAULT_ARTIFACT_ROOT = "mlartifacts"
@@ -191,3 +193,31 @@ def _flatten(value: Any, key: str, out: dict[str, float]) -> None:
     elif isinstance(value, dict):
         for k, v in value.items():
             _flatten(v, f"{key}.{k}" if key else str(k), out)
+
+
+def log_corpus_input(corpus: Path, conversation_ids: Sequence[str], name: str, context: str) -> str:
+    """Record the conversations the active run read as an MLflow dataset input: the corpus
+    file's path, a digest of its content and of the ids read, and no text (rows may hold PI).
+
+    Args:
+        context: MLflow's input context, e.g. ``training`` or ``evaluation``.
+
+    Returns:
+        The digest (32 hex digits of a sha256; the corpus file's own sha256 is a tag).
+    """
+    import mlflow
+    from mlflow.data.dataset_source_registry import resolve_dataset_source
+    from mlflow.data.meta_dataset import MetaDataset
+
+    corpus_sha256 = sha256_file(corpus)
+    digest = sha256_text("\n".join([corpus_sha256, *sorted(conversation_ids)]))[:32]
+    with warnings.catch_warnings():
+        # MLflow registers its local-file source twice (schemes "" and "file"), then warns
+        # that a path matches both: the same class either way.
+        warnings.filterwarnings("ignore", "The specified dataset source can be interpreted")
+        source = resolve_dataset_source(corpus.as_posix())
+    # MetaDataset's stub declares `profile` abstract; the class defines it (None: no rows).
+    dataset = MetaDataset(source, name=name, digest=digest)  # type: ignore[abstract]
+    tags = {"corpus_sha256": corpus_sha256, "n_conversations": str(len(conversation_ids))}
+    mlflow.log_input(dataset, context=context, tags=tags)
+    return digest

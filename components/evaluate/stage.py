@@ -24,6 +24,12 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
         datasets = split_by_dataset(split(raw, "heldout"), config.max_conversations)
         if not any(datasets.values()):
             raise InputError(f"{paths.SPLITS}: the held-out split is empty; nothing to evaluate")
+        tracking.log_corpus_input(
+            paths.RAW_CORPUS,
+            [c.id for conversations in datasets.values() for c in conversations],
+            "raw corpus: held-out split",
+            "evaluation",
+        )
         # The options the adapter was trained to choose from (the base model gets the same).
         label_sets = read_label_options(paths.ADAPTER) or label_options(split(raw, "train"))
         models: dict[str, Callable[[], tuple[Any, Any]]] = {

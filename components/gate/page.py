@@ -11,12 +11,12 @@ none of that machinery: this page states, from ``validation.json``, each expecta
 GX's own words (its prescriptive renderer, the custom μ+σ rule and per-context conditions
 included), its verdict, what it observed, and the run's identity (suite, time, GX version,
 data fingerprint). One file, inline CSS, no script, link or external resource: it renders
-completely offline and requests nothing, like every page veiltune writes.
+completely offline and requests nothing, like every page veiltune writes. The page is the
+template ``templates/validation.html``, autoescaped.
 """
 
 from __future__ import annotations
 
-import html
 import math
 import string
 from collections.abc import Mapping, Sequence
@@ -24,22 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.core.errors import BackendError
-from components.core.html import html_page
+from components.core.html import Pages
 
 # A rule longer than this (a value set of every conversation id) is shown folded.
 _FOLD_CHARS = 240
 _COUNT_KEYS = ("element_count", "missing_count", "unexpected_count", "unexpected_percent")
-_CSS = """\
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222;
-  line-height: 1.45; }
-table { border-collapse: collapse; margin: 0.8em 0; }
-th, td { border: 1px solid #bbb; padding: 0.3em 0.7em; vertical-align: top; text-align: left; }
-.pass { color: #1a7f37; font-weight: bold; }
-.fail { color: #c62828; font-weight: bold; }
-.note { color: #555; }
-code { font-family: ui-monospace, monospace; font-size: 0.9em; }
-details summary { cursor: pointer; }
-"""
+_PAGES = Pages("components.gate")
 
 
 @dataclass(frozen=True)
@@ -148,29 +138,18 @@ def validation_page_html(validation: Mapping[str, Any]) -> str:
     Args:
         validation: the suite validation result as ``data/gate/validation.json`` holds it.
     """
-    success = bool(validation.get("success"))
     suite = str(validation.get("suite_name") or "residual_risk_gate")
-    title = f"Residual-risk gate: {suite}"
-    body = "\n".join(
-        [
-            f"<h1>{html.escape(title)}</h1>",
-            f"<p>Status: {_verdict(success, 'Succeeded', 'Failed')}. The corpus passes only "
-            "when every expectation below holds.</p>",
-            _run_facts(validation),
-            _expectations_table(expectation_rows(validation)),
-            '<p class="note">Rendered by veiltune from <code>validation.json</code> (the Great '
-            "Expectations validation result beside this page), in GX's own wording of each "
-            "rule.</p>",
-        ]
+    return _PAGES.render(
+        "validation.html",
+        title=f"Residual-risk gate: {suite}",
+        success=bool(validation.get("success")),
+        run_facts=_run_facts(validation),
+        rows=[_shown(row) for row in expectation_rows(validation)],
     )
-    return html_page(title, _CSS, body)
 
 
-def _verdict(success: bool, yes: str = "pass", no: str = "fail") -> str:
-    return f'<span class="pass">{yes}</span>' if success else f'<span class="fail">{no}</span>'
-
-
-def _run_facts(validation: Mapping[str, Any]) -> str:
+def _run_facts(validation: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) of the run's identity: counts, time, data, fingerprint, GX version."""
     meta = validation.get("meta") or {}
     statistics = validation.get("statistics") or {}
     batch = meta.get("active_batch_definition") or {}
@@ -184,41 +163,39 @@ def _run_facts(validation: Mapping[str, Any]) -> str:
         ("data fingerprint", markers.get("pandas_data_fingerprint")),
         ("Great Expectations version", meta.get("great_expectations_version")),
     ]
-    lines = "".join(
-        f"<li>{html.escape(label)}: <code>{html.escape(_value(value))}</code></li>"
-        for label, value in items
+    return [(label, _value(value)) for label, value in items]
+
+
+@dataclass(frozen=True)
+class _ShownRow:
+    """An expectation's row as the page writes it: every value already a string.
+
+    ``opening`` is the start of a long rule (every conversation id), shown folded; None when
+    the rule is short enough to show whole.
+    """
+
+    rule: str
+    opening: str | None
+    success: bool
+    observed: str
+    details: str | None
+    unexpected: str | None
+    error: str | None
+    expectation: str
+
+
+def _shown(row: ExpectationRow) -> _ShownRow:
+    long = len(row.rule) > _FOLD_CHARS
+    return _ShownRow(
+        rule=row.rule,
+        opening=row.rule[:_FOLD_CHARS].rsplit(" ", 1)[0] if long else None,
+        success=row.success,
+        observed=_value(row.observed),
+        details=_value(row.details) if row.details else None,
+        unexpected=_value(list(row.unexpected)) if row.unexpected else None,
+        error=row.error,
+        expectation=row.expectation,
     )
-    return f"<ul>{lines}</ul>"
-
-
-def _expectations_table(rows: Sequence[ExpectationRow]) -> str:
-    head = "".join(f"<th>{h}</th>" for h in ("#", "rule", "result", "observed", "expectation"))
-    body = "\n".join(
-        f"<tr><td>{number}</td><td>{_rule_cell(row.rule)}</td>"
-        f"<td>{_verdict(row.success)}</td><td>{_observed_cell(row)}</td>"
-        f"<td><code>{html.escape(row.expectation)}</code></td></tr>"
-        for number, row in enumerate(rows, start=1)
-    )
-    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
-
-
-def _rule_cell(rule: str) -> str:
-    """The rule; a long one (every conversation id) folded behind its opening words."""
-    if len(rule) <= _FOLD_CHARS:
-        return html.escape(rule)
-    opening = html.escape(rule[:_FOLD_CHARS].rsplit(" ", 1)[0])
-    return f"<details><summary>{opening} …</summary>{html.escape(rule)}</details>"
-
-
-def _observed_cell(row: ExpectationRow) -> str:
-    parts = [html.escape(_value(row.observed))]
-    if row.details:
-        parts.append(f'<br><span class="note">{html.escape(_value(row.details))}</span>')
-    if row.unexpected:
-        parts.append(f"<br>unexpected (sample): {html.escape(_value(list(row.unexpected)))}")
-    if row.error:
-        parts.append(f'<br><span class="fail">error: {html.escape(row.error)}</span>')
-    return "".join(parts)
 
 
 def _value(value: Any) -> str:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from components.core.errors import BackendError, InputError
 from components.core.lineage import sha256_file
 from components.gate import GateResult
+from components.register.shared_base import BaseModel, shared_base_model
 
 if TYPE_CHECKING:
     from mlflow.entities.model_registry import ModelVersion
@@ -283,7 +284,7 @@ def find_registered(
 def register_version(
     client: MlflowClient,
     adapter_dir: Path,
-    base_model_dir: Path,
+    base: BaseModel,
     model_name: str,
     tags: Mapping[str, str],
     evidence: Evidence,
@@ -291,7 +292,8 @@ def register_version(
     model_card: str,
 ) -> RegisteredVersion:
     """Decide against the current champion, then register the adapter in the active run,
-    ``model_card`` as its ``README.md`` (``components.register.card``)."""
+    ``model_card`` as its ``README.md`` (``components.register.card``), on ``base`` logged
+    once for every version (``components.register.shared_base``)."""
     previous = current_champion(client, model_name, rule.metric)
     decision = promotion_decision(evidence, previous, rule)
     decision_tags = {
@@ -302,7 +304,12 @@ def register_version(
         PREVIOUS_CHAMPION_TAG: previous.version if previous else "",
     }
     version, run_id = _log_and_register(
-        adapter_dir, base_model_dir, model_name, {**tags, **decision_tags}, model_card
+        client,
+        adapter_dir,
+        base,
+        model_name,
+        {**tags, **base.to_tags(), **decision_tags},
+        model_card,
     )
     client.set_registered_model_alias(model_name, CANDIDATE, version)
     aliases: tuple[str, ...] = (CANDIDATE,)
@@ -321,8 +328,9 @@ def register_version(
 
 
 def _log_and_register(
+    client: MlflowClient,
     adapter_dir: Path,
-    base_model_dir: Path,
+    base: BaseModel,
     model_name: str,
     tags: Mapping[str, str],
     model_card: str,
@@ -331,16 +339,28 @@ def _log_and_register(
     import mlflow
 
     from components.register.card import with_model_card
-    from components.train import AdapterPyfunc
+    from components.train import (
+        AdapterPyfunc,
+        pyfunc_config,
+        pyfunc_input_example,
+        pyfunc_signature,
+    )
 
+    active = mlflow.active_run()
+    if active is None:
+        raise BackendError("register: no active MLflow run to log the model in")
+    base_ref = shared_base_model(client, active.info.experiment_id, base)
     with tempfile.TemporaryDirectory() as work:
         # The card replaces peft's template README (39 "More Information Needed").
         adapter = with_model_card(adapter_dir, model_card, Path(work))
+        # MLflow loads the logged model and answers the input example before it returns.
         info = mlflow.pyfunc.log_model(
             name="adapter",
             python_model=AdapterPyfunc(),
             artifacts={"adapter": str(adapter)},
-            model_config={"base_model": str(base_model_dir.resolve()), "max_new_tokens": 64},
+            model_config=pyfunc_config(base_ref),
+            signature=pyfunc_signature(),
+            input_example=pyfunc_input_example(),
             pip_requirements=[f"{p}=={metadata.version(p)}" for p in _MODEL_REQUIREMENTS],
         )
     registered = mlflow.register_model(info.model_uri, model_name, tags=dict(tags))

@@ -16,6 +16,7 @@ from components.ingest import corpus_datasets
 from components.register import registry
 from components.register.card import CardFacts, adapter_card
 from components.register.config import RegisterConfig
+from components.register.shared_base import describe_base_model
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +43,8 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
         "params_hash": lineage.params_hash(dict(context.params)),
         "data_version": json.dumps(lock_outs, sort_keys=True),
     }
-    tags = registry.version_tags(gate, audit, evaluation, lineage_tags)
+    base = describe_base_model(paths.BASE_MODEL, str(read_metrics("base_model")["source"]))
+    tags = {**registry.version_tags(gate, audit, evaluation, lineage_tags), **base.to_tags()}
     # A baseline trained on the raw or masked corpus is for the utility report only: it
     # is registered as a candidate to compare against, never promoted.
     evidence = registry.Evidence(gate.passed, audit.passed, audit.failed, corpus, utility)
@@ -69,7 +71,7 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
             version = registry.register_version(
                 MlflowClient(),
                 paths.ADAPTER,
-                paths.BASE_MODEL,
+                base,
                 config.model_name,
                 {**tags, registry.FINGERPRINT_TAG: fingerprint},
                 evidence,

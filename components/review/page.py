@@ -2,17 +2,20 @@
 highlighted, with the instructions for annotating what the anonymization missed.
 
 The page is self-contained (inline CSS, no scripts, no external resources) and escapes every
-string that comes from data. It carries the conversation-text mark that ``purge-raw`` looks for.
+string that comes from data (it is the template ``templates/review.html``, autoescaped). It
+carries the conversation-text mark that ``purge-raw`` looks for.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from markupsafe import Markup
+
 from components.core.errors import InputError
-from components.core.html import html_page
+from components.core.html import Pages
 from components.core.placeholders import NUMBERED_PLACEHOLDER
 from components.core.purge import CONVERSATION_TEXT_MARK
 
@@ -49,53 +52,49 @@ Examples
     (Dunder)[MISSED_ORGANIZATION_NAME_SPEAKER_PARTIAL]
 """
 
-_REVIEW_CSS = """\
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
-pre.instructions { background: #f4f4f4; padding: 1em; white-space: pre-wrap; }
-section.record { border-top: 1px solid #bbb; padding: 0.5em 0; }
-dl.meta { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
-dl.meta dt { font-weight: bold; }
-dl.meta dd { margin: 0; }
-p.turn { white-space: pre-wrap; margin: 0.4em 0; }
-span.placeholder { background: #fff3b0; border-radius: 3px; padding: 0 0.15em;
-  font-family: ui-monospace, monospace; }
-"""
+_PAGES = Pages("components.review")
 
 
-def highlight_placeholders(text: str) -> str:
-    """``text`` escaped for HTML, with every ``[TYPE_N]`` placeholder wrapped in a span."""
-    parts = []
+@dataclass(frozen=True)
+class Segment:
+    """A stretch of a turn's text: a ``[TYPE_N]`` placeholder, or the text between them."""
+
+    text: str
+    placeholder: bool = False
+
+
+def placeholder_segments(text: str) -> list[Segment]:
+    """``text`` cut into its placeholders and the text around them, in order."""
+    segments = []
     position = 0
     for match in NUMBERED_PLACEHOLDER.finditer(text):
-        parts.append(html.escape(text[position : match.start()]))
-        parts.append(f'<span class="placeholder">{html.escape(match.group())}</span>')
+        if match.start() > position:
+            segments.append(Segment(text[position : match.start()]))
+        segments.append(Segment(match.group(), placeholder=True))
         position = match.end()
-    parts.append(html.escape(text[position:]))
-    return "".join(parts)
+    if position < len(text):
+        segments.append(Segment(text[position:]))
+    return segments
 
 
-def _turn_html(turn: Mapping[str, Any]) -> str:
+def _turn(turn: Mapping[str, Any]) -> dict[str, list[Segment] | None]:
     speaker = turn.get("speaker")
-    label = f"<strong>{highlight_placeholders(str(speaker))}:</strong> " if speaker else ""
-    return f'<p class="turn">{label}{highlight_placeholders(str(turn["text"]))}</p>'
+    return {
+        "speaker": placeholder_segments(str(speaker)) if speaker else None,
+        "text": placeholder_segments(str(turn["text"])),
+    }
 
 
-def _record_html(index: int, record: Mapping[str, Any]) -> str:
+def _record(index: int, record: Mapping[str, Any]) -> dict[str, Any]:
     missing = [key for key in _RECORD_KEYS if key not in record]
     if missing:
         raise InputError(f"review record {index} lacks {', '.join(missing)}")
-    meta = "".join(
-        f"<dt>{name}</dt><dd>{html.escape(str(record[key]))}</dd>"
-        for name, key in (("context", "context"), ("risk band", "risk_band"))
-    )
     try:
-        turns = "\n".join(_turn_html(turn) for turn in record["turns"])
+        turns = [_turn(turn) for turn in record["turns"]]
     except KeyError as exc:
         raise InputError(f"review record {index} has a turn without {exc}") from exc
-    return (
-        f'<section class="record">\n<h2>{html.escape(str(record["id"]))}</h2>\n'
-        f'<dl class="meta">{meta}</dl>\n{turns}\n</section>'
-    )
+    shown = {key: str(record[key]) for key in ("id", "context", "risk_band")}
+    return {**shown, "turns": turns}
 
 
 def review_page_html(
@@ -111,9 +110,11 @@ def review_page_html(
     Raises:
         InputError: a record or a turn lacks a required key.
     """
-    instructions = ANNOTATION_INSTRUCTIONS if instructions_md is None else instructions_md
-    parts = [f"<h1>Review: {len(records)} anonymized conversations</h1>"]
-    if instructions:
-        parts.append(f'<pre class="instructions">{html.escape(instructions)}</pre>')
-    parts.extend(_record_html(index, record) for index, record in enumerate(records))
-    return html_page("Review", _REVIEW_CSS, "\n".join(parts), CONVERSATION_TEXT_MARK + "\n")
+    return _PAGES.render(
+        "review.html",
+        title="Review",
+        # A constant of veiltune's own, not data: markup, so that it is not escaped.
+        conversation_text_mark=Markup(CONVERSATION_TEXT_MARK),
+        instructions=ANNOTATION_INSTRUCTIONS if instructions_md is None else instructions_md,
+        records=[_record(index, record) for index, record in enumerate(records)],
+    )

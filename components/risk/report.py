@@ -3,18 +3,18 @@
 Everything here is a pure function from data to text or bytes; writing the result to a file,
 an MLflow artifact or a Prefect artifact is the caller's job. HTML pages are self-contained
 (inline CSS, images as data URIs, no scripts, no external resources) so that it reads
-offline, and every string that comes from data is escaped.
+offline, and every string that comes from data is escaped (the page is the template
+``templates/report.html``, autoescaped).
 """
 
 from __future__ import annotations
 
-import base64
-import html
 import io
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from components.core.html import html_page
+from components.core.html import Pages
 
 # (summary key, column header, shown as an int when integral)
 _COLUMNS = (
@@ -27,16 +27,21 @@ _COLUMNS = (
 )
 _HEADERS = ("context", *(header for _, header, _ in _COLUMNS), "gate")
 _TOTAL = "total"
-_REPORT_CSS = """\
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; }
-th, td { border: 1px solid #bbb; padding: 0.3em 0.7em; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.total td { font-weight: bold; border-top: 2px solid #444; }
-.pass { color: #1a7f37; }
-.fail { color: #c62828; }
-img { max-width: 100%; }
-"""
+_PAGES = Pages("components.risk")
+
+
+@dataclass(frozen=True)
+class _TableRow:
+    """One row of the risk table: a context (or the total), its figures and its gate mark."""
+
+    label: str
+    numbers: list[str]
+    mark: str
+    passed: bool
+
+    @property
+    def total(self) -> bool:
+        return self.label == _TOTAL
 
 
 def _number(value: float, integral_as_int: bool) -> str:
@@ -51,15 +56,15 @@ def _gate_mark(mu_plus_sigma: float, threshold: float) -> tuple[bool, str]:
     return passed, f"< {threshold:g} ✓" if passed else f"≥ {threshold:g} ✗"
 
 
-def _table_rows(summary: Mapping[str, Any], threshold: float) -> list[tuple[str, list[str], bool]]:
-    """(label, formatted cells, passed) per context, sorted, then the total row."""
+def _table_rows(summary: Mapping[str, Any], threshold: float) -> list[_TableRow]:
+    """One row per context, sorted, then the total row."""
     by_context: Mapping[str, Mapping[str, Any]] = summary.get("by_context", {})
     labelled = [(str(name), by_context[name]) for name in sorted(by_context)]
     rows = []
     for label, stats in [*labelled, (_TOTAL, summary)]:
-        cells = [_number(stats[key], as_int) for key, _, as_int in _COLUMNS]
+        numbers = [_number(stats[key], as_int) for key, _, as_int in _COLUMNS]
         passed, mark = _gate_mark(float(stats["mu_plus_sigma"]), threshold)
-        rows.append((label, [*cells, mark], passed))
+        rows.append(_TableRow(label, numbers, mark, passed))
     return rows
 
 
@@ -78,9 +83,9 @@ def risk_table_markdown(summary: Mapping[str, Any], threshold: float) -> str:
         "| " + " | ".join(_HEADERS) + " |",
         "|---|" + "---:|" * len(_COLUMNS) + ":---:|",
     ]
-    for label, cells, _ in _table_rows(summary, threshold):
-        name = f"**{label}**" if label == _TOTAL else _markdown_cell(label)
-        lines.append("| " + " | ".join([name, *cells]) + " |")
+    for row in _table_rows(summary, threshold):
+        name = f"**{row.label}**" if row.total else _markdown_cell(row.label)
+        lines.append("| " + " | ".join([name, *row.numbers, row.mark]) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -118,21 +123,6 @@ def risk_histogram_png(scores: Sequence[int], threshold: float, mean: float, std
     return buffer.getvalue()
 
 
-def _html_table(summary: Mapping[str, Any], threshold: float) -> str:
-    head = "".join(f"<th>{html.escape(header)}</th>" for header in _HEADERS)
-    body = []
-    for label, cells, passed in _table_rows(summary, threshold):
-        numbers = "".join(f'<td class="num">{html.escape(cell)}</td>' for cell in cells[:-1])
-        verdict = "pass" if passed else "fail"
-        row_class = ' class="total"' if label == _TOTAL else ""
-        body.append(
-            f"<tr{row_class}><td>{html.escape(label)}</td>{numbers}"
-            f'<td class="{verdict}">{html.escape(cells[-1])}</td></tr>'
-        )
-    rows = "\n".join(body)
-    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table>"
-
-
 def risk_report_html(
     summary: Mapping[str, Any],
     threshold: float,
@@ -140,20 +130,14 @@ def risk_report_html(
     title: str = "Residual risk",
 ) -> str:
     """One self-contained HTML page: the risk table, the gate statement and the histogram."""
-    mu_plus_sigma = float(summary["mu_plus_sigma"])
-    passed, _ = _gate_mark(mu_plus_sigma, threshold)
-    relation, verdict = ("<", "passes") if passed else ("≥", "fails")
-    statement = (
-        f'<p class="{"pass" if passed else "fail"}">Gate statistic μ+σ = {mu_plus_sigma:.3f} '
-        f"{html.escape(relation)} threshold {threshold:g}: the corpus {verdict} the gate.</p>"
+    passed, _ = _gate_mark(float(summary["mu_plus_sigma"]), threshold)
+    return _PAGES.render(
+        "report.html",
+        title=title,
+        passed=passed,
+        mu_plus_sigma=f"{float(summary['mu_plus_sigma']):.3f}",
+        threshold=f"{threshold:g}",
+        headers=_HEADERS,
+        rows=_table_rows(summary, threshold),
+        histogram_png=histogram_png,
     )
-    image = base64.b64encode(histogram_png).decode("ascii")
-    body = "\n".join(
-        [
-            f"<h1>{html.escape(title)}</h1>",
-            statement,
-            _html_table(summary, threshold),
-            f'<img alt="Histogram of residual risk scores" src="data:image/png;base64,{image}">',
-        ]
-    )
-    return html_page(title, _REPORT_CSS, body)

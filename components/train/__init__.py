@@ -23,15 +23,32 @@ from components.train.tasks import (
     mask_replaced,
     split_for_continuation,
     task_examples,
+    task_prompt,
     training_examples,
     transcript,
 )
 
 if TYPE_CHECKING:
     from components.train.adapter import generate, load_adapter, load_base
-    from components.train.pyfunc import AdapterPyfunc
+    from components.train.pyfunc import (
+        BASE_ARTIFACT,
+        AdapterPyfunc,
+        BaseModelRef,
+        pyfunc_config,
+        pyfunc_input_example,
+        pyfunc_signature,
+    )
 
 _ADAPTER_NAMES = ("generate", "load_adapter", "load_base")
+# MLflow's pyfunc and what registers it: imported only by who registers.
+_PYFUNC_NAMES = (
+    "BASE_ARTIFACT",
+    "AdapterPyfunc",
+    "BaseModelRef",
+    "pyfunc_config",
+    "pyfunc_input_example",
+    "pyfunc_signature",
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -39,18 +56,20 @@ def __getattr__(name: str) -> Any:
         from components.train import adapter
 
         return getattr(adapter, name)
-    if name == "AdapterPyfunc":  # MLflow's pyfunc base class: imported only by who registers
-        from components.train.pyfunc import AdapterPyfunc
+    if name in _PYFUNC_NAMES:
+        from components.train import pyfunc
 
-        return AdapterPyfunc
+        return getattr(pyfunc, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
+    "BASE_ARTIFACT",
     "CLASSIFICATION_TASKS",
     "TASK_PROMPTS",
     "TRAIN_TASKS",
     "AdapterPyfunc",
+    "BaseModelRef",
     "Example",
     "TrainConfig",
     "continuation_cut",
@@ -61,9 +80,13 @@ __all__ = [
     "load_adapter",
     "load_base",
     "mask_replaced",
+    "pyfunc_config",
+    "pyfunc_input_example",
+    "pyfunc_signature",
     "read_label_options",
     "split_for_continuation",
     "task_examples",
+    "task_prompt",
     "train_lora",
     "training_examples",
     "transcript",

@@ -21,6 +21,8 @@ from components.train.tasks import mask_replaced
 def run(config: TrainConfig, context: StageContext) -> Metrics:
     import mlflow
 
+    from components.train.live_metrics import MlflowLossCallback
+
     gated_corpus = _require_gate_passed()
     mlflow.enable_system_metrics_logging()  # CPU, memory (and GPU) use while training
     with tracking.stage_run("train", context.experiment):
@@ -31,12 +33,22 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
             records = jsonl_by_key(paths.ANON_SPANS, "conversation_id")
             conversations = [mask_replaced(c, records.get(c.id, [])) for c in conversations]
         mlflow.set_tag("veiltune.train_corpus", config.corpus)
+        tracking.log_corpus_input(
+            training_corpus(config.corpus),
+            [c.id for c in conversations],
+            f"{config.corpus} corpus: train split",
+            "training",
+        )
+        live = MlflowLossCallback()
         with atomic_path(paths.ADAPTER, directory=True) as tmp:
-            result = train_lora(paths.BASE_MODEL, conversations, config, tmp, paths.TRAIN_WORK)
-        for step, loss in result.loss_history:
-            mlflow.log_metric("loss", loss, step=step)
-        for step, loss in result.eval_history:
-            mlflow.log_metric("eval_loss", loss, step=step)
+            result = train_lora(
+                paths.BASE_MODEL, conversations, config, tmp, paths.TRAIN_WORK, [live]
+            )
+        # A resumed run has the steps before its checkpoint in its history, not live.
+        for name, history in (("loss", result.loss_history), ("eval_loss", result.eval_history)):
+            for step, loss in history:
+                if step not in live.logged[name]:
+                    mlflow.log_metric(name, loss, step=step)
         metrics = {**result.to_metrics(), CORPUS_KEY: gated_corpus}
         write_json_atomic(paths.metrics_file("train"), metrics)
         log_stage("train", config, metrics, [paths.metrics_file("train")])

@@ -100,6 +100,12 @@ def instruction(task: str, options: Mapping[str, Sequence[str]] | None = None) -
     return f"{text} Choose from: {', '.join(labels)}." if labels else text
 
 
+def task_prompt(task: str, body: str, options: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The prompt asking ``task`` of a transcript ``body`` (``speaker: text`` lines): how
+    training, evaluation and the registered model all ask it."""
+    return f"{instruction(task, options)}\n\n{body}"
+
+
 def task_examples(
     conversation: Conversation,
     tasks: Sequence[str] = tuple(TASK_PROMPTS),
@@ -116,7 +122,7 @@ def task_examples(
         if isinstance(target, list):
             target = "\n".join(f"- {item}" for item in target)
         if task in tasks and isinstance(target, str) and target:
-            prompt = f"{instruction(task, options)}\n\n{body}"
+            prompt = task_prompt(task, body, options)
             examples.append(Example(conversation.id, task, prompt, target))
     if CONTINUATION in tasks:
         head, tail = split_for_continuation(conversation)

@@ -3,6 +3,7 @@ offline, escaped, and made without a network connection."""
 
 from __future__ import annotations
 
+import html
 import re
 import socket
 from typing import Any
@@ -34,7 +35,7 @@ def test_the_page_states_every_rule_and_its_verdict() -> None:
     assert result.passed, result.failure_message()
     assert page_status(page) == "Succeeded"
     assert f"score {RULE}" in page
-    assert f"If context == &#x27;sales&#x27;, then score {RULE}" in page
+    assert f"If context == 'sales', then score {RULE}" in html.unescape(page)
     assert "context values must belong to this set: sales chat." in page
     assert "score values must be greater than or equal to 0." in page
     rows = expectation_rows(validation)

@@ -24,6 +24,7 @@ from components.register.registry import (
     utility_of,
     version_tags,
 )
+from components.register.shared_base import BaseModel, describe_base_model
 
 ROUGE = UtilityRule("summary.rouge1")
 PERPLEXITY = UtilityRule("perplexity_raw", higher_is_better=False)
@@ -173,6 +174,11 @@ def test_a_missing_utility_metric_names_the_key_the_param_and_the_file() -> None
         adapter_metrics({"base": {}}, "metrics/evaluate.json")
 
 
+@pytest.fixture(scope="module")
+def base(base_model_dir: Path) -> BaseModel:
+    return describe_base_model(base_model_dir, "bundled:smollm2")
+
+
 @pytest.fixture
 def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     import mlflow
@@ -180,6 +186,7 @@ def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setenv("VEILTUNE_MODEL_CACHE", str(tmp_path / "cache"))
     from components.core.tracking import configure_tracking
 
     configure_tracking("registry-test")  # sqlite:///<tmp_path>/mlflow.db, artifacts beside it
@@ -207,7 +214,12 @@ def card(gate: GateResult, audit: AuditResult, corpus: str, utility: float) -> s
 
 
 def register(
-    client: Any, adapter: Path, utility: float, gate: bool = True, corpus: str = "anonymized"
+    client: Any,
+    adapter: Path,
+    base: BaseModel,
+    utility: float,
+    gate: bool = True,
+    corpus: str = "anonymized",
 ) -> Any:
     import mlflow
 
@@ -227,28 +239,30 @@ def register(
     experiment = found.experiment_id
     with mlflow.start_run(experiment_id=experiment):
         model_card = card(gate_result, audit, corpus, utility)
-        return register_version(client, adapter, Path("base"), "m", tags, new, ROUGE, model_card)
+        return register_version(client, adapter, base, "m", tags, new, ROUGE, model_card)
 
 
 def test_register_always_candidate_and_champion_by_the_rule(
-    client: Any, lora_adapter_dir: Path
+    client: Any, lora_adapter_dir: Path, base: BaseModel
 ) -> None:
-    first = register(client, lora_adapter_dir, 0.30)
+    first = register(client, lora_adapter_dir, base, 0.30)
     assert first.aliases == ("candidate", "champion") and first.previous_champion is None
     assert first.decision_reason == "no current champion; summary.rouge1 0.3"
 
-    lower = register(client, lora_adapter_dir, 0.25)
+    lower = register(client, lora_adapter_dir, base, 0.25)
     assert lower.aliases == ("candidate",) and lower.previous_champion == first.version
     assert lower.to_metrics()["decision_reason"] == "summary.rouge1 0.25 < champion v1's 0.3"
     assert champion_of(client) == first.version
     assert str(client.get_model_version_by_alias("m", "candidate").version) == lower.version
 
-    refused = register(client, lora_adapter_dir, 0.9, gate=False)  # better, but the gate failed
-    baseline = register(client, lora_adapter_dir, 0.9, corpus="raw")
+    refused = register(
+        client, lora_adapter_dir, base, 0.9, gate=False
+    )  # better, but the gate failed
+    baseline = register(client, lora_adapter_dir, base, 0.9, corpus="raw")
     assert champion_of(client) == first.version
     assert refused.to_metrics()["champion"] is False and baseline.to_metrics()["champion"] is False
 
-    equal = register(client, lora_adapter_dir, 0.30)
+    equal = register(client, lora_adapter_dir, base, 0.30)
     assert equal.aliases == ("candidate", "champion") and equal.previous_champion == "1"
     assert champion_of(client) == equal.version == "5"
     assert "champion" not in client.get_model_version("m", "1").aliases
@@ -280,6 +294,11 @@ def test_register_always_candidate_and_champion_by_the_rule(
         "candidate",
         "gate failed",
     )
+    # The five versions share one logged copy of the base model, named by its hash.
+    assert tags["base_model_sha256"] == base.sha256 and tags["base_model"] == "bundled:smollm2"
+    experiment = client.get_experiment_by_name("registry-test").experiment_id
+    kind = "tags.`veiltune.kind` = 'base_model'"
+    assert len(client.search_runs([experiment], kind)) == 1
 
 
 def champion_of(client: Any) -> str:
@@ -305,15 +324,17 @@ def test_the_card_names_the_base_model_datasets_and_verdicts() -> None:
 
 
 def test_the_registered_adapter_carries_the_card_not_peft_template(
-    client: Any, lora_adapter_dir: Path, tmp_path: Path
+    client: Any, lora_adapter_dir: Path, base: BaseModel, tmp_path: Path
 ) -> None:
     import mlflow
 
     template = (lora_adapter_dir / "README.md").read_text()
     assert template.count(PEFT_TEMPLATE) >= 10  # what save_pretrained writes beside an adapter
-    version = register(client, lora_adapter_dir, 0.3)
+    version = register(client, lora_adapter_dir, base, 0.3)
     model = Path(mlflow.artifacts.download_artifacts(f"models:/m/{version.version}"))
     [readme] = [p for p in model.rglob("README.md")]
+    # The adapter's weights only: the base model is logged once, apart, and shared.
+    assert [p.name for p in model.rglob("*.safetensors")] == ["adapter_model.safetensors"]
     assert readme.relative_to(model).as_posix() == "artifacts/adapter/README.md"
     text = readme.read_text()
     assert PEFT_TEMPLATE not in text

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from components.core.errors import InputError
+from components.core.purge import CONVERSATION_TEXT_MARK, is_conversation_data
 from components.review.page import ANNOTATION_INSTRUCTIONS, review_page_html
 
 RECORDS: list[dict[str, Any]] = [
@@ -35,6 +37,26 @@ def test_review_page_escapes_text_and_highlights_placeholders() -> None:
     assert "<h2>conv-1</h2>" in page and "<h2>conv-&lt;2&gt;</h2>" in page
     assert "<dd>high</dd>" in page and "<dd>sales</dd>" in page
     assert "http://" not in page and "https://" not in page and "<script" not in page
+
+
+def test_a_script_anywhere_in_a_record_is_shown_as_text() -> None:
+    script = "<script>alert(1)</script>"
+    record = {
+        "id": script,
+        "context": script,
+        "risk_band": script,
+        "turns": [{"speaker": script, "text": f"[PERSON_NAME_1] {script}"}],
+    }
+    page = review_page_html([record], instructions_md=script)
+    assert "<script" not in page
+    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") == 6
+
+
+def test_the_page_carries_the_conversation_text_mark_for_purge(tmp_path: Path) -> None:
+    page = review_page_html(RECORDS)
+    assert CONVERSATION_TEXT_MARK in page[: page.index("<style>")]
+    (tmp_path / "review.html").write_text(page, encoding="utf-8")
+    assert is_conversation_data(tmp_path / "review.html")
 
 
 def test_review_page_includes_the_annotation_instructions() -> None:

@@ -1,0 +1,211 @@
+"""The registered model away from where it was trained: loaded by its ``models:/`` URI from
+another folder with nothing copied, served over HTTP by ``mlflow models serve``, and refusing
+a base model whose files were changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.core.errors import BackendError
+from components.core.lineage import sha256_tree
+from components.register.registry import AuditResult, Evidence, UtilityRule, register_version
+from components.register.shared_base import describe_base_model
+
+TRANSCRIPT = (
+    "Agent: Thank you for calling, this is [PERSON_NAME_1].\n"
+    "Customer: My card was charged twice for one order.\n"
+    "Agent: I see it; the second charge is refunded within three days."
+)
+SERVE_TIMEOUT_S = 90
+
+
+@dataclass(frozen=True)
+class Store:
+    tracking_uri: str
+    model_uri: str
+    base_run_id: str
+    base_sha256: str
+
+
+@pytest.fixture(scope="module")
+def adapter(
+    tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path, lora_adapter_dir: Path
+) -> Path:
+    """The untrained adapter with its tokenizer beside it, as the train stage saves one."""
+    from transformers import AutoTokenizer
+
+    folder = tmp_path_factory.mktemp("adapter") / "adapter"
+    shutil.copytree(lora_adapter_dir, folder)
+    AutoTokenizer.from_pretrained(base_model_dir).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def store(
+    tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path, adapter: Path
+) -> Iterator[Store]:
+    """One version registered on a temp sqlite store, from its own working folder."""
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    from components.core.tracking import configure_tracking
+
+    home = tmp_path_factory.mktemp("registry")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(home)
+        patch.delenv("MLFLOW_TRACKING_URI", raising=False)
+        patch.setenv("VEILTUNE_MODEL_CACHE", str(home / "cache"))
+        experiment = configure_tracking("served")
+        base = describe_base_model(base_model_dir, "bundled:smollm2")
+        evidence = Evidence(True, True, (), "anonymized", 0.3)
+        with mlflow.start_run(experiment_id=experiment):
+            version = register_version(
+                MlflowClient(),
+                adapter,
+                base,
+                "m",
+                AuditResult(True, {}).to_tags(),
+                evidence,
+                UtilityRule("summary.rouge1"),
+                "# m\n",
+            )
+        [base_run] = MlflowClient().search_runs([experiment], "tags.`veiltune.kind` = 'base_model'")
+        yield Store(mlflow.get_tracking_uri(), version.model_uri, base_run.info.run_id, base.sha256)
+
+
+@pytest.fixture
+def elsewhere(store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty working folder that reaches the store only through its tracking URI, with an
+    empty model cache: nothing of the registering folder is copied or reused."""
+    import mlflow
+
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", store.tracking_uri)
+    monkeypatch.setenv("VEILTUNE_MODEL_CACHE", str(tmp_path / "cache"))
+    mlflow.set_tracking_uri(store.tracking_uri)
+    return folder
+
+
+def test_the_version_loads_from_another_folder_and_answers_a_task_by_name(
+    store: Store, elsewhere: Path
+) -> None:
+    import mlflow
+    import pandas as pd
+
+    model = mlflow.pyfunc.load_model(store.model_uri)
+    # The base model by name and content hash, fetched through the store: no local path.
+    assert model.model_config == {
+        "base_model": {
+            "name": "bundled:smollm2",
+            "sha256": store.base_sha256,
+            "uri": f"runs:/{store.base_run_id}/base_model",
+        }
+    }
+    assert model.metadata.get_input_schema().input_names() == ["task", "transcript"]
+    params = model.metadata.get_params_schema()
+    assert {p.name: p.default for p in params.params} == {
+        "max_new_tokens": 64,
+        "max_prompt_tokens": 768,
+    }
+    assert model.metadata.saved_input_example_info is not None
+
+    request = pd.DataFrame([{"task": "summary", "transcript": TRANSCRIPT}])
+    short = model.predict(request, params={"max_new_tokens": 2})
+    longer = model.predict(request, params={"max_new_tokens": 12})
+    assert len(short) == len(longer) == 1 and isinstance(longer[0], str)
+    tokenizer = model.unwrap_python_model().tokenizer
+    assert len(tokenizer(short[0], add_special_tokens=False)["input_ids"]) <= 3
+    assert len(longer[0]) > len(short[0])  # the params are honoured, not ignored
+
+    from mlflow.exceptions import MlflowException
+
+    with pytest.raises(MlflowException, match="unknown task 'translate'; the tasks are: summary"):
+        model.predict(pd.DataFrame([{"task": "translate", "transcript": TRANSCRIPT}]))
+
+
+def test_a_base_model_changed_by_one_byte_is_refused(store: Store, elsewhere: Path) -> None:
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    artifacts = MlflowClient().get_run(store.base_run_id).info.artifact_uri
+    config = Path(artifacts.removeprefix("file://")) / "base_model" / "config.json"
+    original = config.read_bytes()
+    tampered = original.replace(b"{", b"[", 1)
+    try:
+        config.write_bytes(tampered)
+        found = sha256_tree(config.parent)
+        with pytest.raises(BackendError) as error:
+            mlflow.pyfunc.load_model(store.model_uri)
+        assert found in str(error.value) and store.base_sha256 in str(error.value)
+        assert "refusing to load" in str(error.value)
+    finally:
+        config.write_bytes(original)
+    assert not (elsewhere.parent / "cache" / "base_models" / store.base_sha256).exists()
+
+
+def test_mlflow_models_serve_answers_over_http(store: Store, elsewhere: Path) -> None:
+    port = _free_port()
+    command = [sys.executable, "-m", "mlflow", "models", "serve", "-m", store.model_uri]
+    command += ["--env-manager", "local", "-h", "127.0.0.1", "-p", str(port)]
+    log = elsewhere / "serve.log"
+    # As from an activated environment: the server starts `uvicorn` from its PATH.
+    path = os.pathsep.join((str(Path(sys.executable).parent), os.environ.get("PATH", "")))
+    environment = {**os.environ, "PATH": path}
+    with log.open("wb") as output:
+        server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=environment)
+        try:
+            _wait_until_up(port, server, log)
+            body = {
+                "dataframe_records": [{"task": "summary", "transcript": TRANSCRIPT}],
+                "params": {"max_new_tokens": 4},
+            }
+            answer = _post(f"http://127.0.0.1:{port}/invocations", body)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    [prediction] = answer["predictions"]
+    assert isinstance(prediction, str) and prediction
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_until_up(port: int, server: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + SERVE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"mlflow models serve exited {server.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(1)
+    pytest.fail(f"mlflow models serve did not answer in {SERVE_TIMEOUT_S} s:\n{log.read_text()}")
+
+
+def _post(url: str, body: dict[str, Any]) -> Any:
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        return json.loads(reply.read())
