@@ -197,7 +197,7 @@ def run_from_pack(
     into the run store folder of that run (written whole, atomically); returns the folder."""
     import torch
 
-    from components.evaluate.utility import evaluate_datasets
+    from components.evaluate.utility import evaluate_models
     from components.train import load_adapter, load_base, read_label_options, train_lora
 
     config = pack.train_config(seed)
@@ -222,19 +222,14 @@ def run_from_pack(
         "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
         "train": result.to_metrics(),
     }
-    records: list[dict[str, Any]] = []
-    for name, load in models.items():
-        model, tokenizer = load()
-        evaluation[name], scored = evaluate_datasets(
-            model,
-            tokenizer,
-            datasets,
-            label_sets,
-            pack.evaluate["max_new_tokens"],
-            pack.evaluate["max_prompt_tokens"],
-        )
-        records += [{"model": name, **record} for record in scored]
-        del model
+    scores, records = evaluate_models(
+        models,
+        datasets,
+        label_sets,
+        pack.evaluate["max_new_tokens"],
+        pack.evaluate["max_prompt_tokens"],
+    )
+    evaluation.update(scores)
     evaluation["runtime_s"] = {
         "train": round(trained - started, 1),
         "evaluate": round(time.monotonic() - trained, 1),

@@ -12,7 +12,7 @@ from components.core.errors import InputError
 from components.core.jsonio import write_json_atomic, write_jsonl_atomic
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.evaluate.config import EvaluateConfig
-from components.evaluate.utility import evaluate_datasets
+from components.evaluate.utility import evaluate_models
 from components.evaluate.variants import SURROGATE, variant_name
 from components.ingest import DATASET, MAIN, split_by_dataset
 from components.train import label_options, load_adapter, load_base, read_label_options
@@ -44,18 +44,10 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
             "n_conversations": len(datasets[MAIN]),
             f"{DATASET}.n_conversations": len(datasets[DATASET]),
         }
-        records: list[dict[str, Any]] = []
-        for name, load in models.items():
-            model, tokenizer = load()
-            metrics[name], scored = evaluate_datasets(
-                model,
-                tokenizer,
-                datasets,
-                label_sets,
-                config.max_new_tokens,
-                config.max_prompt_tokens,
-            )
-            records += [{"model": name, **record} for record in scored]
+        scores, records = evaluate_models(
+            models, datasets, label_sets, config.max_new_tokens, config.max_prompt_tokens
+        )
+        metrics.update(scores)
         write_jsonl_atomic(paths.PER_CONVERSATION, records)
         write_json_atomic(paths.metrics_file("evaluate"), metrics)
         log_stage(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -231,6 +231,31 @@ def evaluate_datasets(
             {"dataset": name, "id": cid, **asdict(scores)}
             for cid, scores in result.per_conversation.items()
         ]
+    return metrics, records
+
+
+def evaluate_models(
+    models: Mapping[str, Callable[[], tuple[Any, Any]]],
+    datasets: Mapping[str, Sequence[Conversation]],
+    label_sets: Mapping[str, Sequence[str]],
+    max_new_tokens: int,
+    max_prompt_tokens: int,
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """:func:`evaluate_datasets` for each model, loaded by its loader one at a time.
+
+    Returns:
+        Each model's metrics by its name, and every per-conversation record with a
+        ``model`` key naming whose it is.
+    """
+    metrics: dict[str, dict[str, Any]] = {}
+    records: list[dict[str, Any]] = []
+    for name, load in models.items():
+        model, tokenizer = load()
+        metrics[name], scored = evaluate_datasets(
+            model, tokenizer, datasets, label_sets, max_new_tokens, max_prompt_tokens
+        )
+        records += [{"model": name, **record} for record in scored]
+        del model  # the next model loads without this one beside it
     return metrics, records
 
 
