@@ -8,6 +8,7 @@ flow, ``veiltune --help`` and the README's pipeline line all come from ``STAGES`
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,8 @@ from components.register.config import RegisterConfig
 from components.review.config import ReviewConfig
 from components.risk.config import RiskConfig
 from components.train.config import TrainConfig
+
+logger = logging.getLogger(__name__)
 
 
 class StageEntry(Protocol):
@@ -175,6 +178,25 @@ def default_context() -> StageContext:
     return StageContext(
         paths.PARAMS, {}, build_configs({}, SECTIONS), tuple(BY_NAME), root=paths.INSTALL_ROOT
     )
+
+
+def detection_context(params: Path | None) -> StageContext:
+    """The detection commands' params: the file named, else ./params.yaml, else (outside a
+    checkout) the built-in defaults with the policy files shipped in the package."""
+    if params is None and not paths.PARAMS.is_file():
+        logger.info(
+            "params: no %s here; using the built-in defaults and the policy files in %s",
+            paths.PARAMS,
+            paths.PACKAGED_POLICY,
+        )
+        return default_context()
+    context = stage_context(paths.PARAMS if params is None else params)
+    logger.info(
+        "params: %s; policy files as it names them, from %s",
+        context.params_path,
+        context.base_dir.resolve(),
+    )
+    return context
 
 
 def run_stage(name: str, params_path: Path) -> Metrics:

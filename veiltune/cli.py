@@ -16,7 +16,6 @@ from typing import Any
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.evaluation.datasets import KINDS, SPLITS
 from components.core import paths
-from components.core.stage import StageContext
 from components.evaluate.profile import DEFAULT_SEEDS, DEFAULT_VARIANTS, PROFILES, RUN_STORE
 from components.export.config import ExportConfig
 from components.ingest.config import IngestConfig
@@ -27,12 +26,10 @@ from components.stages import (
     BY_NAME,
     STAGES,
     apply_overrides,
-    default_context,
+    detection_context,
     run_stage,
     stage_context,
 )
-
-LOG = logging.getLogger(__name__)
 
 # Nothing downloads at run time; Prefect and Great Expectations send no analytics.
 OFFLINE_ENVIRONMENT = {
@@ -390,7 +387,7 @@ def _run_command(args: argparse.Namespace) -> Any:
     if args.command == "anonymize" and (args.input or args.output or args.spans):
         from components.anonymize.commands import anonymize
 
-        context = _detection_context(args.params)
+        context = detection_context(args.params)
         return anonymize(
             context.config(AnonymizeConfig),
             context,
@@ -406,25 +403,6 @@ def _run_command(args: argparse.Namespace) -> Any:
     if stage is not None:  # a pipeline stage: its params file must exist
         return run_stage(stage.name, paths.PARAMS if args.params is None else args.params)
     return _run_tool(args)
-
-
-def _detection_context(params: Path | None) -> StageContext:
-    """The detection commands' params: the file named, else ./params.yaml, else (outside a
-    checkout) the built-in defaults with the policy files shipped in the package."""
-    if params is None and not paths.PARAMS.is_file():
-        LOG.info(
-            "params: no %s here; using the built-in defaults and the policy files in %s",
-            paths.PARAMS,
-            paths.PACKAGED_POLICY,
-        )
-        return default_context()
-    context = stage_context(paths.PARAMS if params is None else params)
-    LOG.info(
-        "params: %s; policy files as it names them, from %s",
-        context.params_path,
-        context.base_dir.resolve(),
-    )
-    return context
 
 
 def _verify_bundle(args: argparse.Namespace) -> Any:
@@ -449,14 +427,14 @@ def _run_tool(args: argparse.Namespace) -> Any:
     if args.command == "detect":
         from components.anonymize.commands import detect
 
-        context = _detection_context(args.params)
+        context = detection_context(args.params)
         return {
             "records": detect(context.config(AnonymizeConfig), context, args.input, args.output)
         }
     if args.command == "evaluate-detection":
         from components.anonymize.commands import evaluate_detection, format_false_positives
 
-        context = _detection_context(args.params)
+        context = detection_context(args.params)
         config = context.config(AnonymizeConfig)
         metrics, samples = evaluate_detection(
             config,

@@ -48,7 +48,7 @@ def test_anonymize_in_an_empty_folder_uses_the_defaults_and_the_shipped_policy(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     Path("x.jsonl").write_text(json.dumps({"id": "c1", "text": CALL}) + "\n", encoding="utf-8")
-    with caplog.at_level(logging.INFO, logger="veiltune.cli"):
+    with caplog.at_level(logging.INFO, logger="components.stages"):
         assert main(["anonymize", "--input", "x.jsonl", "--output", "y.jsonl"]) == 0
     (record,) = load_corpus(Path("y.jsonl"))
     assert record.to_record()["text"] == ANONYMIZED
