@@ -22,6 +22,7 @@ from typing import Any
 from audits.lm import chat_prefix_ids, continuation_logprobs
 from audits.result import AuditResult
 from components.core.corpus import Conversation
+from components.core.progress import counted
 from components.ingest import Canary
 from components.train import continuation_cut, continuation_prompt, transcript
 
@@ -90,7 +91,7 @@ def audit_canaries(
 ) -> AuditResult:
     """Exposure of every canary; the audit fails if any exceeds ``max_exposure`` bits."""
     by_canary: dict[str, dict[str, Any]] = {}
-    for canary in canaries:
+    for canary in counted(canaries, "audit canary", "canaries"):
         user, assistant_start = canary_context(canary, hosts[canary.conversation_ids[0]])
         prefix = chat_prefix_ids(tokenizer, user, assistant_start)
         secrets = [canary.secret, *candidate_secrets(canary, n_candidates, seed)]

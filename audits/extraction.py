@@ -16,6 +16,7 @@ from typing import Any
 from audits.lm import chat_prefix_ids, greedy_tokens
 from audits.result import AuditResult
 from components.core.corpus import Conversation
+from components.core.progress import counted
 from components.ingest import normalized
 from components.train import split_for_continuation
 
@@ -93,7 +94,7 @@ def audit_extraction(
     """The share of prefixes whose greedy continuation reproduces the next ``k`` tokens."""
     prefixes = [p for c in conversations if (p := extraction_prefix(c))][:n_prefixes]
     extracted = 0
-    for prefix in prefixes:
+    for prefix in counted(prefixes, "audit extraction", "prefixes"):
         ids = chat_prefix_ids(tokenizer, prefix.user, prefix.answer_start)[-max_prompt_tokens:]
         reference_ids = tokenizer(prefix.answer_rest, add_special_tokens=False)["input_ids"][:k]
         reference = tokenizer.decode(reference_ids, skip_special_tokens=True)

@@ -17,6 +17,7 @@ from audits.extraction import answer_offsets
 from audits.lm import assistant_token_losses
 from audits.result import AuditResult
 from components.core.corpus import Conversation
+from components.core.progress import counted
 from components.ingest import normalized
 from components.train import continuation_cut, split_for_continuation
 
@@ -79,8 +80,14 @@ def audit_membership(
     if not members or not nonmembers:
         figures: dict[str, Any] = {"mia_auc": None, "n_members": 0, "n_nonmembers": 0}
         return AuditResult(NAME, True, figures, {"max_auc": max_auc})
-    scored_m = [membership_score(model, tokenizer, c, max_tokens) for c in members]
-    scored_n = [membership_score(model, tokenizer, c, max_tokens) for c in nonmembers]
+    scored_m = [
+        membership_score(model, tokenizer, c, max_tokens)
+        for c in counted(members, "audit membership (members)", "conversations")
+    ]
+    scored_n = [
+        membership_score(model, tokenizer, c, max_tokens)
+        for c in counted(nonmembers, "audit membership (non-members)", "conversations")
+    ]
     m_scores, n_scores = [s for s, _ in scored_m], [s for s, _ in scored_n]
     auc = roc_auc(m_scores, n_scores)
     figures = {

@@ -30,6 +30,7 @@ from audits.membership import roc_auc
 from audits.result import AuditResult
 from components.core.corpus import Conversation, base_info_type
 from components.core.lexicon import SENTENCE_START, known_names, zipf
+from components.core.progress import counted
 from components.train import transcript
 
 NAME = "plain_sight"
@@ -121,7 +122,7 @@ def view_figures(
     real words against the others (None without both)."""
     scored: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in scorers}
     n_words = n_real = real_only = 0
-    for text, words in zip(texts, real, strict=True):
+    for text, words in zip(counted(texts, "audit plain_sight", "conversations"), real, strict=True):
         candidates = name_like_words(text, words)
         n_words += len(candidates)
         n_real += sum(c.real for c in candidates)

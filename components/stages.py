@@ -140,7 +140,9 @@ STAGES: tuple[Stage, ...] = (
         "Register the adapter in MLflow as candidate; champion if gate and audits passed, it "
         "learnt from the anonymized corpus and its utility is at least the champion's.",
         RegisterConfig,
-        reads=("train.corpus", "ingest"),  # ingest: the datasets its model card names
+        # ingest: the datasets its model card names; export.signing_key: the key that signs
+        # each version's evidence (the bundle's key)
+        reads=("train.corpus", "ingest", "export.signing_key"),
     ),
     Stage(
         "export",

@@ -1,26 +1,47 @@
-"""The pipeline as a Prefect flow: one task per DVC stage, run in order by ``dvc repro``, so
-DVC's cache decides what reruns; the first failing stage stops the flow with its own error."""
+"""The pipeline as a Prefect flow: one task per DVC stage, run in order by DVC, so DVC's
+cache decides what reruns; the first failing stage stops the flow with its own error.
 
-from __future__ import annotations
+A run without overrides runs ``dvc repro --single-item <stage>`` per stage in the workspace.
+A run with overrides (from the UI, or ``veiltune flow --set``) is a DVC experiment named
+after the flow run (``flows/experiment.py``): the workspace's params.yaml is never written.
+Each task streams its stage's output to the run's log as it comes, ends Completed, or
+Completed named Skipped when DVC found nothing changed, and publishes its artifacts.
+"""
 
+# No `from __future__ import annotations`: Prefect builds the flow's parameter model from its
+# annotations in the process that loads the flow from its entrypoint, where names such as
+# StageName in a string annotation cannot be resolved.
+import json
 import logging
 import os
-import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
 from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 from prefect.runtime import deployment, flow_run
+from prefect.states import Completed, State
+from pydantic import BeforeValidator
 
 from components import stages as registry
-from components.core import tracking
-from components.core.config import write_params
+from components.core import paths, tracking
 from components.core.dvc_cli import dvc_command
-from components.core.errors import ParamsError, VeiltuneError
+from components.core.errors import ParamsError
+from components.core.stage import StageContext
+from flows.artifacts import StageReport, mlflow_run_url, publish_link, publish_run, publish_stage
+from flows.experiment import (
+    ExperimentRun,
+    copy_paths,
+    exp_run_command,
+    experiment_metrics,
+    experiment_name,
+    experiment_ref,
+    uncached_outputs,
+)
 from flows.overrides import (
     allowed_from_environment,
     export_allowed,
@@ -29,13 +50,27 @@ from flows.overrides import (
     protected_prefix,
     refuse_protected_overrides,
 )
+from flows.stage_process import StageFailed, StageOutcome, run_streamed
+
+__all__ = ["StageFailed", "pipeline", "serve"]
 
 STAGES = tuple(stage.name for stage in registry.STAGES)
-_OUTPUT_TAIL_LINES = 25
-
-
-class StageFailed(VeiltuneError):
-    """A DVC stage exited non-zero; the message carries the stage's own error."""
+# The UI offers the names; the CLI's spelling (base-model) is accepted too.
+StageName = Annotated[
+    Literal[STAGES],  # type: ignore[valid-type]
+    BeforeValidator(lambda v: v.replace("-", "_") if isinstance(v, str) else v),
+]
+# Seconds a stage may run before it is stopped; the flow's `timeouts` parameter overrides.
+DEFAULT_TIMEOUTS_S: Mapping[str, float] = {
+    "ingest": 1800, "base_model": 1800, "anonymize": 4 * 3600, "risk": 3600, "review": 1800,
+    "gate": 1800, "train": 24 * 3600, "evaluate": 6 * 3600, "audit": 6 * 3600,
+    "register": 1800, "export": 1800,
+}  # fmt: skip
+RETRIES = {"train": 1}  # train resumes from its last checkpoint
+# Runs of the deployment at a time: DVC's lock and the experiments' stash are per workspace.
+DEPLOYMENT_CONCURRENCY = 1
+BUNDLE = Path("exports") / "bundle.zip"
+logger = logging.getLogger(__name__)
 
 
 def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
@@ -52,10 +87,23 @@ def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
 def _stage_list(stages: Sequence[str] | None) -> list[str]:
     if not stages:
         return list(STAGES)
-    unknown = [s for s in stages if s not in STAGES]
+    names = [s.replace("-", "_") for s in stages]
+    unknown = [s for s in names if s not in STAGES]
     if unknown:
         raise ParamsError(f"unknown stage {unknown[0]!r}; stages: {', '.join(STAGES)}")
-    return [s for s in STAGES if s in stages]
+    return [s for s in STAGES if s in names]
+
+
+def stage_timeouts(timeouts: Mapping[str, float] | None) -> dict[str, float]:
+    """DEFAULT_TIMEOUTS_S with this run's ``timeouts`` over it (stage names checked)."""
+    given = {k.replace("-", "_"): v for k, v in (timeouts or {}).items()}
+    for stage, seconds in given.items():
+        if stage not in STAGES or not seconds > 0:
+            raise ParamsError(
+                f"timeouts: {stage}={seconds!r}: expected a stage among {', '.join(STAGES)} "
+                "and a number of seconds > 0"
+            )
+    return {**DEFAULT_TIMEOUTS_S, **given}
 
 
 def stage_environment(base: Mapping[str, str], parent_run_id: str) -> dict[str, str]:
@@ -73,32 +121,80 @@ def stage_command(stage: str) -> list[str]:
     return dvc_command("repro", "--single-item", stage)
 
 
-def repro_stage(stage: str, env: Mapping[str, str], cwd: Path | None = None) -> str:
-    """Run ``dvc repro --single-item <stage>``; return its output's tail.
+def repro_stage(
+    stage: str,
+    env: Mapping[str, str],
+    cwd: Path | None = None,
+    on_line: Callable[[str], None] = logger.info,
+    timeout_s: float | None = None,
+) -> StageOutcome:
+    """Run ``dvc repro --single-item <stage>``, each output line to ``on_line`` as it comes.
 
     Raises:
-        StageFailed: DVC exited non-zero; the message carries the tail of its output.
+        StageFailed: DVC exited non-zero (the message carries its last lines) or the stage
+            outlived ``timeout_s``.
     """
-    completed = subprocess.run(
-        stage_command(stage),
-        capture_output=True,
-        text=True,
-        env=dict(env),
-        cwd=cwd,
-        check=False,
-    )
-    tail = "\n".join(
-        (completed.stdout + completed.stderr).strip().splitlines()[-_OUTPUT_TAIL_LINES:]
-    )
-    if completed.returncode != 0:
-        raise StageFailed(f"stage {stage} failed (exit {completed.returncode}):\n{tail}")
-    return tail
+    return run_streamed(stage, stage_command(stage), env, on_line, cwd, timeout_s)
 
 
-@task(task_run_name="dvc-repro-{stage}")
-def run_stage(stage: str, env: dict[str, str]) -> None:
-    """Run one DVC stage (skipped by DVC when nothing it depends on changed)."""
-    get_run_logger().info("stage %s done:\n%s", stage, repro_stage(stage, env))
+def workspace_metrics(stage: str) -> dict[str, Any] | None:
+    path = paths.metrics_file(stage)
+    return dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+
+
+def stage_state(report: StageReport) -> State:
+    """Completed, named Skipped when DVC skipped the stage; the report is its result."""
+    if report.state == "Skipped":
+        return Completed(name="Skipped", message=f"{report.stage}: unchanged", data=report)
+    return Completed(message=f"{report.stage}: ran in {report.seconds:.1f} s", data=report)
+
+
+def _log_result(stage: str, metrics: Mapping[str, Any] | None) -> None:
+    if metrics is not None:
+        get_run_logger().info("stage %s result (metrics/%s.json):\n%s", stage, stage,
+                              json.dumps(metrics, indent=2))  # fmt: skip
+
+
+def _failed(stage: str, exc: StageFailed) -> StageFailed:
+    publish_stage(StageReport(stage, "Failed"))
+    return exc
+
+
+@task(task_run_name="dvc-repro-{stage}", cache_policy=NO_CACHE)
+def run_stage(stage: str, env: dict[str, str], timeout_s: float) -> State:
+    """Run one DVC stage in the workspace (skipped by DVC when nothing it depends on changed)."""
+    try:
+        outcome = repro_stage(stage, env, on_line=get_run_logger().info, timeout_s=timeout_s)
+    except StageFailed as exc:
+        raise _failed(stage, exc) from None
+    metrics = workspace_metrics(stage)
+    _log_result(stage, metrics)
+    report = StageReport(stage, "Skipped" if outcome.skipped else "Ran", outcome.seconds, metrics)
+    publish_stage(report)
+    return stage_state(report)
+
+
+@task(task_run_name="dvc-exp-{stage}", cache_policy=NO_CACHE)
+def follow_stage(stage: str, run: ExperimentRun, timeout_s: float) -> State:
+    """One stage of the experiment in progress: its output, live, and how it ended."""
+    try:
+        outcome = run.follow(stage, get_run_logger().info, timeout_s)
+    except StageFailed as exc:
+        raise _failed(stage, exc) from None
+    return stage_state(StageReport(stage, "Skipped" if outcome.skipped else "Ran", outcome.seconds))
+
+
+@task(task_run_name="experiment-results", cache_policy=NO_CACHE)
+def experiment_results(name: str, reports: list[StageReport]) -> list[StageReport]:
+    """Each stage's metrics as the experiment committed them: logged and published."""
+    ref = experiment_ref(name, Path.cwd())
+    done = []
+    for report in reports:
+        metrics = experiment_metrics(ref, report.stage, Path.cwd())
+        _log_result(report.stage, metrics)
+        done.append(StageReport(report.stage, report.state, report.seconds, metrics))
+        publish_stage(done[-1])
+    return done
 
 
 def _is_deployment_run() -> bool:
@@ -109,63 +205,150 @@ def _is_deployment_run() -> bool:
     return deployment.id is not None
 
 
-def set_run_params(params_path: Path, changes: dict[str, Any]) -> None:
-    """Write this run's overrides to params.yaml and log each one (key, old and new value).
+def check_run_params(params_path: Path, changes: dict[str, Any]) -> None:
+    """Check this run's overrides and log each one (key, old and new value); nothing is
+    written: the run is an experiment.
 
     Raises:
         ParamsError: an override is not allowed (a privacy control changed by a deployment run
-            that ``veiltune serve --allow-overrides`` did not allow) or not valid; params.yaml
-            is then left as it was.
+            that ``veiltune serve --allow-overrides`` did not allow) or not valid.
     """
     refuse_protected_overrides(
         changes, deployment_run=_is_deployment_run(), allowed=allowed_from_environment(os.environ)
     )
     params = registry.load_params(params_path)
-    write_params(params_path, registry.apply_overrides(params, changes))
+    registry.apply_overrides(params, changes)
     logger = get_run_logger()
     for change in override_changes(params, changes):
         level = logging.WARNING if protected_prefix(change.key) else logging.INFO
         logger.log(level, "override %s: %r -> %r", change.key, change.old, change.new)
 
 
+def experiment_environment(
+    env: Mapping[str, str], context: StageContext, signs: bool
+) -> dict[str, str]:
+    """``env`` plus the workspace's MLflow store and signing key, by absolute path: an
+    experiment runs in ``.dvc/tmp/exps``, where relative ones would name copies (and a key
+    made there on first use would be lost with it, so a run that signs makes it here)."""
+    from components.export.signing import KEY_ENV, signing_key
+
+    extra = {"MLFLOW_TRACKING_URI": tracking.tracking_uri()}
+    if not env.get(KEY_ENV):
+        key = (context.base_dir / context.configs["export"].signing_key).resolve()
+        if signs and not key.exists():
+            signing_key(context.configs["export"].signing_key, context.base_dir)  # made here
+        if key.exists():
+            extra[KEY_ENV] = str(key)
+    return {**env, **extra}
+
+
+def run_in_workspace(
+    stages: Sequence[str],
+    env: dict[str, str],
+    timeouts: Mapping[str, float],
+    reports: list[StageReport],
+) -> None:
+    for stage in stages:
+        task_ = run_stage.with_options(retries=RETRIES.get(stage, 0))
+        reports.append(task_(stage, env, timeouts[stage]).result())
+
+
+def run_experiment(
+    name: str,
+    stages: Sequence[str],
+    changes: Mapping[str, Any],
+    env: dict[str, str],
+    timeouts: Mapping[str, float],
+    reports: list[StageReport],
+) -> None:
+    copy = copy_paths(Path.cwd(), uncached_outputs(Path("dvc.yaml")))
+    run = ExperimentRun(exp_run_command(name, stages, changes, copy), env)
+    try:
+        for stage in stages:
+            reports.append(follow_stage(stage, run, timeouts[stage]).result())
+    finally:
+        run.finish()
+    reports[:] = experiment_results(name, reports)
+
+
+def run_changes(overrides: Mapping[str, Any] | None, corpus: str | None) -> dict[str, Any]:
+    """The run's dotted overrides, ``corpus`` as ``ingest.corpus_path``; a corpus path made
+    absolute, since an experiment runs in a copy of the workspace that lacks the file."""
+    changes = {**(overrides or {}), **({"ingest.corpus_path": corpus} if corpus else {})}
+    if isinstance(changes.get("ingest.corpus_path"), str):
+        changes["ingest.corpus_path"] = str(Path(changes["ingest.corpus_path"]).resolve())
+    return changes
+
+
+def _header(name: str | None, changes: Mapping[str, Any], link: str) -> list[str]:
+    lines = [f"Flow run: `{flow_run.name}`. MLflow: [pipeline run]({link})."]
+    if name is None:
+        return [*lines, "Ran in the workspace (no overrides)."]
+    sets = ", ".join(f"`{k}={v!r}`" for k, v in changes.items())
+    return [
+        *lines,
+        f"DVC experiment **{name}** with {sets}; the workspace is unchanged.",
+        f"Compare: `dvc exp show`. Take its results (bundle included): `dvc exp apply {name}`.",
+    ]
+
+
 @flow(name="veiltune-pipeline", log_prints=False)
 def pipeline(
-    stages: list[str] | None = None,
+    stages: list[StageName] | None = None,
     overrides: dict[str, Any] | None = None,
     corpus: str | None = None,
+    timeouts: dict[str, float] | None = None,
 ) -> list[str]:
     """Run the pipeline's stages in order.
 
     Args:
         stages: which stages to run (default all), always in pipeline order.
-        overrides: dotted params to set in params.yaml for this run, e.g.
-            ``{"train.max_steps": 5}``; validated before anything runs. From the UI, privacy
-            controls (anonymize, risk, gate, audit, train.corpus, export.pi_scan_min_chars)
-            only where ``veiltune serve --allow-overrides`` allows them.
+        overrides: dotted params for this run, e.g. ``{"train.max_steps": 5}``; validated
+            before anything runs. The run is then a DVC experiment named after the flow run
+            (params.yaml is not written). From the UI, privacy controls (anonymize, risk,
+            gate, audit, train.corpus, export.pi_scan_min_chars) only where ``veiltune serve
+            --allow-overrides`` allows them.
         corpus: path of a JSONL corpus to ingest (sets ``ingest.corpus_path``).
+        timeouts: seconds a stage may run before it is stopped, e.g. ``{"train": 7200}``
+            (defaults: DEFAULT_TIMEOUTS_S).
     """
     selected = _stage_list(stages)
-    params_path = Path("params.yaml")
-    changes = {**(overrides or {}), **({"ingest.corpus_path": corpus} if corpus else {})}
+    limits = stage_timeouts(timeouts)
+    changes = run_changes(overrides, corpus)
     if changes:
-        set_run_params(params_path, changes)
-    experiment = registry.stage_context(params_path).experiment
-    parent = tracking.start_pipeline_run(
-        tracking.configure_tracking(experiment), {"prefect.flow_run_id": str(flow_run.id)}
-    )
+        check_run_params(paths.PARAMS, changes)
+    context = registry.stage_context(paths.PARAMS)
+    experiment_id = tracking.configure_tracking(context.experiment)
+    parent = tracking.start_pipeline_run(experiment_id, {"prefect.flow_run_id": str(flow_run.id)})
+    link = mlflow_run_url(tracking.tracking_uri(), experiment_id, parent)
+    publish_link("mlflow-run", link, "MLflow: this run's pipeline run")
     env = stage_environment(os.environ, parent)
+    name = experiment_name(flow_run.name, str(flow_run.id)) if changes else None
+    reports: list[StageReport] = []
     try:
-        for stage in selected:
-            run_stage(stage, env)
+        if name is None:
+            run_in_workspace(selected, env, limits, reports)
+        else:
+            signs = bool({"register", "export"} & set(selected))
+            env = experiment_environment(env, context, signs)
+            run_experiment(name, selected, changes, env, limits, reports)
     except BaseException:
         tracking.finish_pipeline_run(parent, status="FAILED")
+        failed = next((s for s in selected if s not in {r.stage for r in reports}), "")
+        publish_run([*reports, StageReport(failed, "Failed")], _header(name, changes, link))
         raise
     tracking.finish_pipeline_run(parent)
+    if name is None and "export" in selected and BUNDLE.is_file():
+        publish_link(
+            "bundle", BUNDLE.resolve().as_uri(), "The compliance bundle (exports/bundle.zip)"
+        )
+    publish_run(reports, _header(name, changes, link))
     return selected
 
 
 def serve(name: str, allow_overrides: Sequence[str] = ()) -> None:
-    """Serve the flow as a deployment; runs started from the Prefect UI execute here.
+    """Serve the flow as a deployment; runs started from the Prefect UI execute here, one at
+    a time (a run started while another runs waits for its slot).
 
     Args:
         name: the deployment's name.
@@ -176,7 +359,5 @@ def serve(name: str, allow_overrides: Sequence[str] = ()) -> None:
     allowed = parse_allowed(allow_overrides)
     export_allowed(allowed, os.environ)
     if allowed:
-        logging.getLogger(__name__).warning(
-            "deployment runs may override privacy controls: %s", ", ".join(allowed)
-        )
-    pipeline.serve(name=name, description=pipeline.__doc__)
+        logger.warning("deployment runs may override privacy controls: %s", ", ".join(allowed))
+    pipeline.serve(name=name, description=pipeline.__doc__, global_limit=DEPLOYMENT_CONCURRENCY)

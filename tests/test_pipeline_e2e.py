@@ -60,6 +60,11 @@ def test_every_stage_wrote_its_outputs_and_metrics(repo: Path) -> None:
     assert len(anonymized) == N_CONVERSATIONS and "[PERSON_NAME_1]" in anonymized[0]
     risk = metrics(repo, "risk")
     assert {"mean", "std", "p95", "max", "mu_plus_sigma", "by_context"} <= set(risk)
+    # the headline for `dvc metrics show`; every statistic in data/risk/breakdown.json
+    breakdown = json.loads((repo / "data" / "risk" / "breakdown.json").read_text())
+    assert "by_source" not in risk and "by_context" not in risk["estimate"]
+    assert {"ground_truth", "estimate"} == set(breakdown["by_source"])
+    assert breakdown["estimate"]["by_context"] and breakdown["mean"] == risk["mean"]
     gate = metrics(repo, "gate")
     assert gate["passed"] is True and gate["threshold"] == 5.0
     assert gate["mu_plus_sigma"] == pytest.approx(risk["mu_plus_sigma"], abs=1e-3)
@@ -436,6 +441,54 @@ def test_evaluate_scores_adapter_and_base_on_heldout_raw_text(repo: Path) -> Non
         assert {"dialogsum.summary.rouge1", "dialogsum.summary.rouge2"} <= set(scores)
 
 
+def _dvc_json(repo: Path, *args: str) -> Any:
+    import subprocess
+
+    from tests.pipeline_repo import BIN, pipeline_env
+
+    run = subprocess.run(
+        [str(BIN / "dvc"), *args, "--json"],
+        cwd=repo,
+        env=pipeline_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "failed to load" not in run.stderr, run.stderr[-2000:]
+    return json.loads(run.stdout)
+
+
+def test_dvc_shows_the_metrics_and_draws_the_plots(repo: Path) -> None:
+    (workspace,) = _dvc_json(repo, "metrics", "show").values()  # the workspace, keyed ""
+    shown = workspace["data"]
+    assert {f"metrics/{stage}.json" for stage in STAGES[:-1]} <= set(shown)
+    for stage in ("gate", "risk", "audit", "train", "evaluate"):
+        assert shown[f"metrics/{stage}.json"]["data"], stage  # read, none "!"
+    assert shown["metrics/gate.json"]["data"]["passed"] is True
+    plots = _dvc_json(repo, "plots", "show")["data"]
+    assert set(plots) == {
+        "metrics/train_loss.csv",
+        "metrics/utility.csv",
+        "data/risk/risk_table.csv",
+        "data/risk/histogram.png",
+    }
+    values = {
+        name: plot[0]["content"]["data"]["values"]
+        for name, plot in plots.items()
+        if plot[0]["type"] == "vega"
+    }
+    assert [int(row["step"]) for row in values["metrics/train_loss.csv"]] == [1, 2]
+    assert all(float(row["loss"]) > 0 for row in values["metrics/train_loss.csv"])
+    utility = {row["metric"]: row for row in values["metrics/utility.csv"]}
+    adapter = metrics(repo, "evaluate")["adapter"]
+    assert float(utility["summary.rouge1"]["adapter"]) == pytest.approx(adapter["summary.rouge1"])
+    assert "dialogsum.summary.rouge1" in utility and "perplexity_raw" not in utility
+    assert len(values["data/risk/risk_table.csv"]) == N_CONVERSATIONS
+    assert set(values["data/risk/risk_table.csv"][0]) >= {"conversation_id", "score", "rev"}
+    assert plots["data/risk/histogram.png"][0]["type"] == "image"
+
+
 def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
     """Runs last on this repo: the experiment leaves the oracle's outputs in the workspace."""
     import subprocess
@@ -456,6 +509,18 @@ def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
     )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert metrics(repo, "evaluate")["variant"] == "oracle"
+    # git carries every metrics file in the experiment: none shows as "!" in `dvc exp show`
+    baseline = next(e for e in _dvc_json(repo, "exp", "show") if e.get("experiments"))
+    oracle = next(e for e in baseline["experiments"] if e["name"] == "oracle")["revs"][0]
+    for stage in ("gate", "risk", "audit", "train", "evaluate"):
+        shown = oracle["data"]["metrics"][f"metrics/{stage}.json"]
+        assert shown.get("data") and not shown.get("error"), stage
+    assert oracle["data"]["metrics"]["metrics/audit.json"]["data"]["train_corpus"] == "raw"
+    differences = _dvc_json(repo, "metrics", "diff", "HEAD", oracle["rev"])
+    assert differences["metrics/train.json"]  # the oracle trained on other text
+    diffed = _dvc_json(repo, "plots", "diff", "HEAD", oracle["rev"])["data"]
+    revisions = diffed["metrics/train_loss.csv"][0]["revisions"]
+    assert len(revisions) == 2 and "HEAD" in revisions
     register = metrics(repo, "register")
     assert register["champion"] is False  # a raw-trained baseline is never promoted
     assert "trained on the raw corpus" in register["decision_reason"]
@@ -483,6 +548,22 @@ def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
         assert f"| {variant} | (not run)" not in dialogsum_table
     report_json = json.loads((repo / "reports" / "utility" / "utility.json").read_text())
     assert "placeholder perplexity_raw vs oracle" in report_json["comparison"]
+    # the privacy beside the utility: each experiment's own gate, risk and audit figures
+    privacy = report_json["privacy"]
+    assert "DVC experiments" in privacy["source"]
+    assert set(privacy["variants"]) == {"placeholder", "oracle"}
+    gate = metrics(repo, "gate")
+    for figures in privacy["variants"].values():
+        assert figures["gate.passed"] is True and figures["gate.threshold"] == gate["threshold"]
+        assert figures["gate.mu_plus_sigma"] == pytest.approx(gate["mu_plus_sigma"])
+        assert "audit.membership.mia_auc" in figures and "risk.p95" in figures
+    assert privacy["variants"]["oracle"]["audit.passed"] == metrics(repo, "audit")["passed"]
+    section = table.partition("Privacy (from")[2]
+    assert (
+        "| placeholder | " in section
+        and "| oracle | " in section
+        and "| base |" not in (section.partition("Difference")[0])
+    )
     assert (repo / "reports" / "utility" / "utility.png").read_bytes()[:4] == b"\x89PNG"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,12 @@ from typing import Any
 import pytest
 import yaml
 
+from components.core import paths
 from components.stages import BY_NAME, SECTIONS, STAGES, load_params, pipeline_line
 
 ROOT = Path(__file__).resolve().parents[1]
-DVC = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+DVC_YAML = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))
+DVC = DVC_YAML["stages"]
 ORDER = [stage.name for stage in STAGES]
 # Packages every component may import besides its own: the kernel.
 KERNEL = "components/core"
@@ -75,6 +78,61 @@ def test_each_dvc_stage_depends_on_exactly_the_code_it_runs(stage: object) -> No
     deps = [d for d in DVC[spec.name]["deps"] if d.startswith(code) and d != POLICY]
     assert deps[0] == spec.package
     assert set(deps[1:]) == _closure(spec.package)
+
+
+def _declared(entries: list[Any]) -> dict[str, dict[str, Any]]:
+    """dvc.yaml's list of outputs (a path, or a path mapped to its options) as a mapping."""
+    found: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        found.update({entry: {}} if isinstance(entry, str) else entry)
+    return found
+
+
+def _git_ignored(path: str) -> bool:
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", "--no-index", path], cwd=ROOT, check=False
+    )
+    return ignored.returncode == 0
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=ORDER)
+def test_each_stage_writes_its_metrics_and_plots_to_git_not_the_cache(stage: object) -> None:
+    """DVC experiments compare what git carries: metrics and plot files are ``cache: false``
+    and not git-ignored, so `dvc exp run` commits them (and dvc.lock) into each experiment."""
+    entry = DVC[stage.name]  # type: ignore[attr-defined]
+    files = {**_declared(entry.get("metrics", [])), **_declared(entry.get("plots", []))}
+    name = stage.name  # type: ignore[attr-defined]
+    assert name == "export" or paths.metrics_file(name).as_posix() in files
+    for path, options in files.items():
+        assert options.get("cache") is False, path
+        assert path.startswith("metrics/") and not _git_ignored(path), path
+    assert not _git_ignored("dvc.lock")
+
+
+def test_the_plots_are_the_files_the_stages_write() -> None:
+    """Training loss per step, utility per variant, risk per conversation; each with its
+    axes, and each file an output of a stage (a top-level plot, a file in an output folder)."""
+    train, evaluate = (_declared(DVC[name].get("plots", [])) for name in ("train", "evaluate"))
+    loss, utility = train[paths.TRAIN_LOSS.as_posix()], evaluate[paths.UTILITY_SCORES.as_posix()]
+    assert (loss["x"], loss["y"], utility["x"], utility["y"]) == (
+        "step",
+        "loss",
+        "adapter",
+        "metric",
+    )
+    others = [
+        name for name, e in DVC.items() if e.get("plots") and name not in ("train", "evaluate")
+    ]
+    assert others == []
+    top = _declared(DVC_YAML["plots"])
+    assert set(top) == {paths.RISK_TABLE.as_posix(), paths.RISK_HISTOGRAM.as_posix()}
+    assert (top[paths.RISK_TABLE.as_posix()]["x"], top[paths.RISK_TABLE.as_posix()]["y"]) == (
+        "score",
+        "conversation_id",
+    )
+    outputs = {path for e in DVC.values() for path in _declared(e.get("outs", []))}
+    for path in top:
+        assert any(path.startswith(out + "/") for out in outputs), path
 
 
 def test_every_stage_has_its_package_entry_and_config() -> None:

@@ -51,7 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
         "the people in them. Each pipeline stage reads its own key of params.yaml; "
         "`dvc repro` runs them in order.",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="debug logging from veiltune and every library (default: veiltune's progress, "
+        "other libraries' warnings only)",
+    )
     # The `deepspeed` launcher passes --local_rank to every process it starts; the rank
     # also arrives in LOCAL_RANK, which is what training reads.
     parser.add_argument("--local_rank", "--local-rank", type=int, help=argparse.SUPPRESS)
@@ -315,13 +321,18 @@ def _add_utility_pack(commands: Any) -> None:
 def _add_promote_demote(commands: Any) -> None:
     text = (
         "Give the champion alias to a registered version (register.model_name); the previous "
-        "champion loses it. A version whose gate or audit failed needs --force --reason."
+        "champion loses it. Judged by the version's signed evidence, never its tags: evidence "
+        "that does not hold, a failed gate or audit needs --force --reason. --check audits "
+        "the version holding champion (exit 1 when its evidence does not hold, or none does)."
     )
     sub = commands.add_parser("promote", help=text.split(";")[0] + ".", description=text)
     _add_params(sub)
-    sub.add_argument("version", metavar="VERSION", help="model version number, e.g. 3")
+    sub.add_argument("version", metavar="VERSION", nargs="?", help="model version number, e.g. 3")
     sub.add_argument("--force", action="store_true", help="promote despite a failed gate/audit")
     sub.add_argument("--reason", default="", help="why the promotion is forced (recorded as a tag)")
+    sub.add_argument(
+        "--check", action="store_true", help="check the current champion's evidence; no VERSION"
+    )
     text = "Take the champion alias from a version; no version is champion afterwards."
     sub = commands.add_parser("demote", help=text.split(";")[0] + ".", description=text)
     _add_params(sub)
@@ -371,7 +382,8 @@ def _add_flow_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a param for this run, e.g. --set train.max_steps=5 (YAML value)",
+        help="override a param for this run, e.g. --set train.max_steps=5 (YAML value); the "
+        "run is then a DVC experiment (dvc exp show) and params.yaml is left as it is",
     )
     parser.add_argument("--corpus", help="path of a JSONL corpus (sets ingest.corpus_path)")
 
@@ -478,9 +490,10 @@ def _run_tool(args: argparse.Namespace) -> Any:
     if args.command in ("promote", "demote"):
         from components.register import commands
 
-        register = stage_context(args.params).config(RegisterConfig)
+        context = stage_context(args.params)
+        register = context.config(RegisterConfig)
         if args.command == "promote":
-            return commands.promote(register, args.version, args.force, args.reason)
+            return _promote(args, register, context)
         return commands.demote(register, args.version)
     if args.command == "flow":
         from flows.pipeline import parse_overrides, pipeline
@@ -501,6 +514,25 @@ def _run_tool(args: argparse.Namespace) -> Any:
 
         return serve(args.name, args.allow_overrides)
     raise AssertionError(f"unhandled command {args.command}")
+
+
+def _promote(args: argparse.Namespace, register: RegisterConfig, context: Any) -> Any:
+    """``promote VERSION``, or ``promote --check``: a verdict line per check, exit 1 unless
+    the champion's evidence holds."""
+    from components.core.errors import InputError, PromotionRefused
+    from components.register import commands
+
+    if args.check == (args.version is not None):
+        raise InputError("promote takes a VERSION, or --check alone")
+    if not args.check:
+        return commands.promote(register, context, args.version, args.force, args.reason)
+    if args.force or args.reason:
+        raise InputError("--check promotes nothing: --force and --reason do not apply")
+    verdict = commands.check_champion(register, context)
+    print("\n".join(verdict.lines()))
+    if not verdict.holds:
+        raise PromotionRefused(verdict.failure())
+    return None
 
 
 def _variant_folder(spec: str) -> tuple[str, Path]:
@@ -524,20 +556,29 @@ def _utility_profile(args: argparse.Namespace) -> Any:
     return utility_profile(context, planned, args.runs, args.output)
 
 
+# The packages whose loggers report veiltune's own progress. Every other library logs its
+# warnings only: Great Expectations alone logs 200+ INFO lines on import, which buried the
+# one-line error of a bad gate param; httpx a line per request to the Prefect API.
+OWN_LOGGERS = ("components", "audits", "flows", "veiltune")
+
+
+def configure_logging(verbose: bool) -> None:
+    """veiltune's own loggers at INFO and every other at WARNING, on stderr; all at DEBUG
+    with ``-v``."""
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.getLogger().setLevel(logging.DEBUG if verbose else logging.WARNING)
+    for name in OWN_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.INFO)
+    # MLflow logs a store error with its traceback before raising it; store_errors reports
+    # it once, naming the store and what to do.
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     for key, value in OFFLINE_ENVIRONMENT.items():
         os.environ.setdefault(key, value)
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    for chatty in ("httpx", "httpcore"):  # a line per HTTP request to the Prefect API
-        logging.getLogger(chatty).setLevel(logging.WARNING)
-    # MLflow logs a store error with its traceback before raising it; store_errors reports
-    # it once, naming the store and what to do.
-    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)
+    configure_logging(args.verbose)
     from components.core.errors import VeiltuneError
     from components.core.tracking import store_errors
 

@@ -1,5 +1,6 @@
-"""The utility profile's runs from a pack, on a machine with only torch, transformers and
-peft (a GPU node): ``python -m veiltune.utility_runner PACK --base-model DIR --store DIR``.
+"""The utility profile's runs from a pack, on a machine with only torch, transformers, peft
+and rouge-score (a GPU node): ``python -m veiltune.utility_runner PACK --base-model DIR --store
+DIR``.
 
 Each variant × seed trains and evaluates in its own process (``--parallel`` at a time: a
 135M-parameter model leaves most of a GPU idle), into the run store that ``veiltune
@@ -11,6 +12,7 @@ base_model stage does. See ``components/evaluate/portable.py``.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import os
 import sys
@@ -54,6 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     args = build_parser().parse_args(argv)
+    if importlib.util.find_spec("rouge_score") is None:  # before minutes of training, not after
+        logger.error("evaluate scores ROUGE with rouge-score: pip install rouge-score")
+        return 2
     from components.evaluate.portable import read_pack
     from components.evaluate.runs import EVALUATE_FILE, run_folder
 

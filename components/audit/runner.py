@@ -47,7 +47,9 @@ def run_audits(
     if "pii_output" in config.audits:
         prompts = task_prompts(inputs.heldout_anonymized, config.n_prompts)
         prompts += adversarial_prompts(inputs.heldout_anonymized)
-        outputs = generate(model, tokenizer, prompts, config.max_new_tokens)
+        outputs = generate(
+            model, tokenizer, prompts, config.max_new_tokens, progress="audit pii_output"
+        )
         pii = audit_outputs(
             outputs,
             inputs.inventory,

@@ -26,6 +26,7 @@ RISK_ITEMS = RISK_DIR / "residual_items.jsonl"  # every leaked item, by source; 
 RISK_REPORT_MD = RISK_DIR / "report.md"
 RISK_REPORT_HTML = RISK_DIR / "report.html"
 RISK_HISTOGRAM = RISK_DIR / "histogram.png"
+RISK_BREAKDOWN = RISK_DIR / "breakdown.json"  # every statistic; metrics/risk.json the headline
 REVIEW_DIR = Path("data/review")  # the review sample: anonymized text, never in MLflow
 GATE_RESULT = Path("data/gate/validation.json")
 GATE_PAGE = Path("data/gate/validation.html")  # the validation result, as an offline page
@@ -36,6 +37,9 @@ BUNDLE = Path("exports/bundle")
 UTILITY_REPORT = Path("reports/utility")
 DVC_LOCK = Path("dvc.lock")
 METRICS_DIR = Path("metrics")
+# Plot data beside the metrics (dvc.yaml's plots, committed with them): numbers, no text.
+TRAIN_LOSS = METRICS_DIR / "train_loss.csv"  # step, loss
+UTILITY_SCORES = METRICS_DIR / "utility.csv"  # metric, adapter, base
 
 
 # The folders the pipeline writes into; an output there may have its sub-folder created.

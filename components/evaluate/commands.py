@@ -28,6 +28,7 @@ from components.evaluate.runs import (
     Run,
     collect_runs,
     parse_records,
+    privacy_section,
     read_evaluation,
     run_folder,
     runs_from_exp_show,
@@ -42,8 +43,9 @@ REPORT_FILES = ("utility.json", "utility.md", "utility.png")
 
 def utility_report(context: StageContext, output_dir: Path, store: Path = RUN_STORE) -> Metrics:
     """Compare the variants of the run store, or, while it holds no run, of DVC's experiments
-    (intervals where their per-conversation scores can be read, means otherwise); write the
-    report and log it to MLflow."""
+    (intervals where their per-conversation scores can be read, means otherwise), with their
+    gate, risk and audit figures (each experiment's own; the workspace's metrics for the
+    store); write the report and log it to MLflow."""
     import mlflow
 
     runs = collect_runs(store) if store.is_dir() else []
@@ -55,7 +57,7 @@ def utility_report(context: StageContext, output_dir: Path, store: Path = RUN_ST
             "experiments: run `veiltune utility-profile`, or the pipeline and "
             "`dvc exp run -S train.corpus=raw`"
         )
-    summary = summarize(runs)
+    summary = {**summarize(runs), "privacy": privacy_section(runs, paths.METRICS_DIR)}
     write_json_atomic(output_dir / "utility.json", summary)
     write_text_atomic(output_dir / "utility.md", report_markdown(summary))
     with atomic_path(output_dir / "utility.png") as tmp:

@@ -1,6 +1,8 @@
 """The privacy–utility report rendered: tables of every variant's scores with their 95%
-intervals, the paired differences from the oracle, the per-seed spread, the verdict, and a
-chart with error bars (the numbers come from ``components.evaluate.summary``).
+intervals, the privacy figures beside them (gate, residual risk, audits: where they come
+from named), the paired differences from the oracle, the per-seed spread, the verdict, and a
+chart with error bars (the numbers come from ``components.evaluate.summary`` and
+``components.evaluate.runs.privacy_section``).
 
 The variants are runs of the one pipeline (``dvc exp run -S train.corpus=raw``), not copies
 of it: the run store of ``veiltune utility-profile``, or DVC's experiments. When the corpus
@@ -10,7 +12,7 @@ includes DialogSum, its held-out dialogues get a table of their own (``dialogsum
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from components.evaluate.variants import BASE, MASKED, ORACLE, PLACEHOLDER, display_order
@@ -45,6 +47,9 @@ def report_markdown(summary: Mapping[str, Any]) -> str:
     if any(DIALOGSUM_COLUMNS[0][0] in entry["metrics"] for entry in variants.values()):
         lines += ["", "DialogSum (held-out dialogues, human-written summaries):", ""]
         lines += _markdown_table(variants, DIALOGSUM_COLUMNS)
+    if (summary.get("privacy") or {}).get("variants"):
+        lines += ["", f"Privacy (from {summary['privacy']['source']}):", ""]
+        lines += privacy_table(summary["privacy"]["variants"], variants)
     if summary["differences"]:
         lines += ["", "Difference from the oracle, variant / oracle − 1 (paired, 95% interval):"]
         lines += ["", *_differences_table(summary["differences"])]
@@ -71,6 +76,60 @@ def _markdown_table(
         seeds = len(entry["seeds"])
         lines.append(f"| {variant} | {entry['run']} | {seeds} | " + " | ".join(cells) + " |")
     return lines
+
+
+def privacy_table(
+    privacy: Mapping[str, Mapping[str, Any]], variants: Mapping[str, Any]
+) -> list[str]:
+    """Each trained variant's gate (μ+σ as mean + std, against the threshold), residual
+    risk, and audits (verdict, then each attack's figure); "–" where a run has none."""
+    header = [label for _, label in PRIVACY_COLUMNS]
+    lines = ["| variant | " + " | ".join(header) + " |", "|---|" + "---:|" * len(header)]
+    for variant in display_order({*EXPECTED, *variants, *privacy} - {BASE}):
+        if variant not in variants and variant not in privacy:
+            lines.append(f"| {variant} | (not run) |" + " |" * (len(header) - 1))
+            continue
+        figures = privacy.get(variant) or {}
+        cells = [render(figures) for render, _ in PRIVACY_COLUMNS]
+        lines.append(f"| {variant} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _gate_cell(figures: Mapping[str, Any]) -> str:
+    values = [figures.get(f"gate.{k}") for k in ("mu_plus_sigma", "mean", "std", "threshold")]
+    if not all(isinstance(v, int | float) for v in values):
+        return "–"
+    total, mean, std, threshold = values
+    return f"{total:.3f} ({mean:.3f} + {std:.3f}) vs {threshold:g}"
+
+
+def _verdict_cell(passed: Any, failed: Sequence[str] = ()) -> str:
+    if passed is None:
+        return "–"
+    return "passed" if passed else "failed" + (f": {', '.join(failed)}" if failed else "")
+
+
+def _number_cell(value: Any, digits: int = 3) -> str:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "–"
+    return str(value) if isinstance(value, int) else f"{value:.{digits}f}"
+
+
+def _risk_cell(figures: Mapping[str, Any]) -> str:
+    cells = [_number_cell(figures.get(f"risk.{k}"), 2) for k in ("mean", "p95", "max")]
+    return "–" if cells == ["–"] * 3 else " / ".join(cells)
+
+
+PRIVACY_COLUMNS: tuple[tuple[Callable[[Mapping[str, Any]], str], str], ...] = (
+    (_gate_cell, "gate μ+σ (mean + std) vs threshold"),
+    (lambda f: _verdict_cell(f.get("gate.passed")), "gate"),
+    (_risk_cell, "residual risk mean / p95 / max"),
+    (lambda f: _verdict_cell(f.get("audit.passed"), f.get("audit.failed") or ()), "audits"),
+    (lambda f: _number_cell(f.get("audit.pii_output.n_leaks")), "PI leaks in outputs"),
+    (lambda f: _number_cell(f.get("audit.canary.max_exposure")), "max canary exposure (bits)"),
+    (lambda f: _number_cell(f.get("audit.extraction.extraction_rate")), "extraction rate"),
+    (lambda f: _number_cell(f.get("audit.membership.mia_auc")), "membership AUC"),
+)
 
 
 def _cell(value: Any, interval: Sequence[float] | None) -> str:

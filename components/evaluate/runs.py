@@ -1,9 +1,12 @@
-"""The runs a utility report compares, and their per-conversation scores as bootstrap samples.
+"""The runs a utility report compares, their per-conversation scores as bootstrap samples,
+and the privacy figures (gate, residual risk, audits) to show beside their utility.
 
 Runs come from the run store, ``<store>/<variant>/seed-<seed>/`` each holding a copy of one
 run's ``evaluate.json`` and ``per_conversation.jsonl`` (``veiltune utility-profile`` fills
 it), or from ``dvc exp show --json``: the newest experiment of each variant, its
-per-conversation scores when DVC can still read them at that experiment.
+per-conversation scores when DVC can still read them at that experiment, and its gate, risk
+and audit metrics, which git carries in each experiment. The store holds no privacy
+figures: the report then shows the workspace's ``metrics/`` (the pipeline's last run).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from components.evaluate.variants import canonical
 from components.ingest import MAIN
 
 EVALUATE_METRICS = "metrics/evaluate.json"
+PRIVACY_STAGES = ("gate", "risk", "audit")  # their metrics/<stage>.json: the privacy figures
 EVALUATE_FILE = "evaluate.json"
 PER_CONVERSATION_FILE = "per_conversation.jsonl"
 PERPLEXITY = "perplexity_raw"
@@ -40,6 +44,7 @@ class Run:
     label: str
     evaluation: Mapping[str, Any]
     records: tuple[Record, ...] | None
+    privacy: Mapping[str, Any] = field(default_factory=dict)  # privacy_figures(); {} if none
 
 
 def run_folder(store: Path, variant: str, seed: int) -> Path:
@@ -118,9 +123,9 @@ def check_record(record: Any, where: str) -> Record:
     """``record`` when it is a per-conversation record of numbers, else an InputError."""
     if not isinstance(record, dict):
         raise InputError(f"{where}: not a JSON object")
-    for field, kind in _RECORD_FIELDS.items():
-        if not isinstance(record.get(field), kind):
-            raise InputError(f"{where}: '{field}' missing or not a {kind.__name__}")
+    for name, kind in _RECORD_FIELDS.items():
+        if not isinstance(record.get(name), kind):
+            raise InputError(f"{where}: '{name}' missing or not a {kind.__name__}")
     numbers = [record.get("loss_sum"), *record["scores"].values()]
     if not all(isinstance(n, int | float) and not isinstance(n, bool) for n in numbers):
         raise InputError(f"{where}: 'loss_sum' and every score must be numbers")
@@ -159,9 +164,10 @@ def runs_from_exp_show(
         load_records: (run name, rev) → that run's per-conversation records, None when
             they cannot be read (an experiment from before they were written).
     """
-    newest: dict[str, tuple[str, str, str, Mapping[str, Any]]] = {}
+    newest: dict[str, tuple[str, str, str, Mapping[str, Any], Mapping[str, Any]]] = {}
     for name, rev, data in _exp_runs(exp_show):
-        evaluated = ((data.get("metrics") or {}).get(EVALUATE_METRICS) or {}).get("data")
+        shown = data.get("metrics") or {}
+        evaluated = (shown.get(EVALUATE_METRICS) or {}).get("data")
         params = ((data.get("params") or {}).get("params.yaml") or {}).get("data") or {}
         if not evaluated or "adapter" not in evaluated:
             continue
@@ -172,11 +178,91 @@ def runs_from_exp_show(
         )
         stamp = str(data.get("timestamp") or "")
         if variant not in newest or stamp > newest[variant][0]:
-            newest[variant] = (stamp, name, rev, evaluated)
+            privacy = {
+                stage: (shown.get(f"metrics/{stage}.json") or {}).get("data") or {}
+                for stage in PRIVACY_STAGES
+            }
+            newest[variant] = (stamp, name, rev, evaluated, privacy_figures(privacy))
     return [
-        Run(variant, evaluated.get("train_seed"), name, evaluated, load_records(name, rev))
-        for variant, (_, name, rev, evaluated) in sorted(newest.items())
+        Run(variant, evaluated.get("train_seed"), name, evaluated, load_records(name, rev), privacy)
+        for variant, (_, name, rev, evaluated, privacy) in sorted(newest.items())
     ]
+
+
+def privacy_figures(metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """One run's headline privacy figures from its gate, risk and audit metrics (stage name
+    → that metrics file's content): the gate's mean + std against its threshold and its
+    verdict, the residual risk's mean, p95 and max, and each audit's verdict and headline
+    figure. A stage without metrics (an experiment that stopped before its audit) gives no
+    keys."""
+    gate, risk, audit = (metrics.get(stage) or {} for stage in PRIVACY_STAGES)
+    figures: dict[str, Any] = {}
+    for key in ("mean", "std", "mu_plus_sigma", "threshold", "passed"):
+        if key in gate:
+            figures[f"gate.{key}"] = gate[key]
+    for key in ("mean", "p95", "max"):
+        if key in risk:
+            figures[f"risk.{key}"] = risk[key]
+    audits = audit.get("audits") or {}
+    if "passed" in audit:
+        figures["audit.passed"] = audit["passed"]
+        figures["audit.failed"] = sorted(n for n, a in audits.items() if not a.get("passed"))
+    for name, key, value in _audit_headlines(audits):
+        figures[f"audit.{name}.{key}"] = value
+    return figures
+
+
+def _audit_headlines(audits: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """(audit, figure, value): each attack's one number, as its threshold reads it."""
+    figures = {name: (entry.get("figures") or {}) for name, entry in audits.items()}
+    if "n_leaks" in figures.get("pii_output", {}):
+        yield "pii_output", "n_leaks", figures["pii_output"]["n_leaks"]
+    exposures = (figures.get("canary", {}).get("canary_exposure") or {}).values()
+    if exposures:
+        yield "canary", "max_exposure", max(exposures)
+    if "extraction_rate" in figures.get("extraction", {}):
+        yield "extraction", "extraction_rate", figures["extraction"]["extraction_rate"]
+    if "mia_auc" in figures.get("membership", {}):
+        yield "membership", "mia_auc", figures["membership"]["mia_auc"]
+
+
+def privacy_section(runs: Sequence[Run], metrics_dir: Path) -> dict[str, Any]:
+    """The report's privacy table: each run's own figures (experiments carry them), or,
+    when no run has any (the run store keeps evaluate's files only), the figures of the
+    pipeline's last run in this workspace, under the variant its evaluate.json names.
+
+    Returns:
+        ``source`` (where the figures come from, in words) and ``variants`` (variant →
+        :func:`privacy_figures`); no variants when there are no figures anywhere.
+    """
+    own = {run.variant: dict(run.privacy) for run in runs if run.privacy}
+    if own:
+        files = ", ".join(f"metrics/{stage}.json" for stage in PRIVACY_STAGES)
+        return {"source": f"each run's own {files} (DVC experiments)", "variants": own}
+    found = {
+        stage: _read_metrics(path)
+        for stage in PRIVACY_STAGES
+        if (path := metrics_dir / f"{stage}.json").is_file()
+    }
+    figures = privacy_figures(found)
+    evaluated = metrics_dir / "evaluate.json"
+    variant = canonical(str(read_evaluation(evaluated)["variant"])) if evaluated.is_file() else None
+    source = (
+        f"{metrics_dir}/ in this workspace: the pipeline's last run "
+        f"({variant or 'not evaluated'}), as the runs compared carry no gate, risk or audit "
+        "metrics (the run store keeps evaluate's files only)"
+    )
+    return {"source": source, "variants": {variant or "workspace": figures} if figures else {}}
+
+
+def _read_metrics(path: Path) -> dict[str, Any]:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a JSON metrics file ({exc})") from exc
+    if not isinstance(found, dict):
+        raise InputError(f"{path}: not a JSON object")
+    return found
 
 
 def _exp_runs(entries: Sequence[Mapping[str, Any]]) -> Iterator[tuple[str, str, Mapping[str, Any]]]:

@@ -9,7 +9,7 @@ from typing import Any
 from components.core import paths, tracking
 from components.core.corpus import load_corpus
 from components.core.errors import InputError
-from components.core.jsonio import write_json_atomic, write_jsonl_atomic
+from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.evaluate.config import EvaluateConfig
 from components.evaluate.utility import evaluate_models
@@ -50,10 +50,30 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
         metrics.update(scores)
         write_jsonl_atomic(paths.PER_CONVERSATION, records)
         write_json_atomic(paths.metrics_file("evaluate"), metrics)
-        log_stage(
-            "evaluate", config, metrics, [paths.metrics_file("evaluate"), paths.PER_CONVERSATION]
-        )
+        write_text_atomic(paths.UTILITY_SCORES, utility_csv(metrics))
+        outputs = [paths.metrics_file("evaluate"), paths.PER_CONVERSATION, paths.UTILITY_SCORES]
+        log_stage("evaluate", config, metrics, outputs)
     return metrics
+
+
+def utility_csv(metrics: Metrics) -> str:
+    """The adapter's scores (0 to 1: ROUGE, accuracy, macro-F1) with the base model's beside
+    them, one metric a row, as dvc.yaml's utility plot reads them (``metric,adapter,base``).
+    Perplexity, on another scale, and the example counts stay in evaluate.json."""
+    adapter, base = metrics.get("adapter") or {}, metrics.get("base") or {}
+    rows = ["metric,adapter,base"]
+    for key, value in adapter.items():
+        if _is_score(value) and not key.endswith("perplexity_raw"):
+            rows.append(f"{key},{value:.6g},{_cell(base.get(key))}")
+    return "\n".join(rows) + "\n"
+
+
+def _is_score(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _cell(value: Any) -> str:
+    return f"{value:.6g}" if _is_score(value) else ""
 
 
 def run_variant(context: StageContext) -> str:

@@ -6,15 +6,16 @@ perplexity is measured on held-out **raw** transcripts, because what matters is 
 the model serves real conversations, names and numbers included. Each dataset of the corpus
 (the main one, DialogSum) is scored apart.
 
-ROUGE here is the standard definition (Lin, 2004) on lowercase alphanumeric tokens, without
-stemming: n-gram overlap F1 for ROUGE-1/2 and longest-common-subsequence F1 for ROUGE-L.
+ROUGE is Google's ``rouge-score`` (the implementation the summarization literature reports):
+its tokenizer (lowercase alphanumeric tokens) with Porter stemming, F-measure of n-gram
+overlap for ROUGE-1/2 and of the longest common subsequence for ROUGE-L.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import math
-import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -28,53 +29,24 @@ from components.train import (
     transcript,
 )
 
+logger = logging.getLogger(__name__)
+
 GENERATIVE_TASKS = ("summary", "action_items")
 ROUGE_KEYS = ("rouge1", "rouge2", "rougeL")
-_TOKEN = re.compile(r"[a-z0-9]+")
 
 
-def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
+@functools.cache
+def _rouge_scorer() -> Any:
+    # Imported here: rouge_score pulls in nltk (seconds), which every other command can skip.
+    from rouge_score import rouge_scorer
 
-
-def _f1(overlap: int, predicted: int, reference: int) -> float:
-    if not overlap or not predicted or not reference:
-        return 0.0
-    precision, recall = overlap / predicted, overlap / reference
-    return 2 * precision * recall / (precision + recall)
-
-
-def rouge_n(prediction: str, reference: str, n: int) -> float:
-    """ROUGE-N F1 of one prediction against one reference."""
-
-    def grams(words: list[str]) -> Counter[tuple[str, ...]]:
-        return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
-
-    p, r = grams(tokens(prediction)), grams(tokens(reference))
-    return _f1(sum((p & r).values()), sum(p.values()), sum(r.values()))
-
-
-def rouge_l(prediction: str, reference: str) -> float:
-    """ROUGE-L F1: the longest common subsequence of the two token lists."""
-    p, r = tokens(prediction), tokens(reference)
-    if not p or not r:
-        return 0.0
-    previous = [0] * (len(r) + 1)
-    for word in p:
-        current = [0]
-        for j, other in enumerate(r, start=1):
-            current.append(previous[j - 1] + 1 if word == other else max(previous[j], current[-1]))
-        previous = current
-    return _f1(previous[-1], len(p), len(r))
+    return rouge_scorer.RougeScorer(list(ROUGE_KEYS), use_stemmer=True)
 
 
 def rouge_scores(prediction: str, reference: str) -> dict[str, float]:
-    """ROUGE-1/2/L F1 of one prediction against one reference."""
-    return {
-        "rouge1": rouge_n(prediction, reference, 1),
-        "rouge2": rouge_n(prediction, reference, 2),
-        "rougeL": rouge_l(prediction, reference),
-    }
+    """ROUGE-1/2/L F1 of one prediction against one reference (stemmed, rouge-score's)."""
+    scores = _rouge_scorer().score(reference, prediction)
+    return {key: float(scores[key].fmeasure) for key in ROUGE_KEYS}
 
 
 def rouge(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
@@ -97,6 +69,13 @@ def predicted_label(output: str, labels: Iterable[str]) -> str:
         if label.lower() in text or label.lower().replace("_", " ") in text:
             return label
     return output.strip()
+
+
+def _f1(overlap: int, predicted: int, reference: int) -> float:
+    if not overlap or not predicted or not reference:
+        return 0.0
+    precision, recall = overlap / predicted, overlap / reference
+    return 2 * precision * recall / (precision + recall)
 
 
 def classification(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
@@ -144,10 +123,11 @@ def evaluate_utility(
     max_new_tokens: int,
     max_prompt_tokens: int,
     batch_size: int = 8,
+    progress: str = "evaluate",
 ) -> UtilityResult:
     """Task scores and perplexity on held-out raw conversations the model was not trained
     on (a deployed model serves real conversations, whatever it was trained on), in all and
-    per conversation."""
+    per conversation; a bar on stderr per task, named ``progress`` and the task."""
     from components.train import generate
 
     examples: dict[str, list[Example]] = {
@@ -165,14 +145,17 @@ def evaluate_utility(
         prompts = [fit_prompt(e.prompt, tokenizer, max_prompt_tokens) for e in items]
         # A label needs a few tokens; a summary needs the whole budget.
         budget = max_new_tokens if task in GENERATIVE_TASKS else min(12, max_new_tokens)
-        outputs = generate(model, tokenizer, prompts, budget, batch_size=batch_size)
+        outputs = generate(
+            model, tokenizer, prompts, budget, batch_size=batch_size, progress=f"{progress} {task}"
+        )
         overall, per_example = _task_scores(task, outputs, items, label_sets)
         metrics.update({f"{task}.{k}": v for k, v in overall.items()})
         for example, example_scores in zip(items, per_example, strict=True):
             scores[example.conversation_id].update(
                 {f"{task}.{k}": v for k, v in example_scores.items()}
             )
-    sums = loss_sums(model, tokenizer, [transcript(c) for c in heldout])
+    texts = [transcript(c) for c in heldout]
+    sums = loss_sums(model, tokenizer, texts, progress=f"{progress} perplexity")
     metrics["perplexity_raw"] = corpus_perplexity(sums)
     per_conversation = {
         c.id: ConversationScores(scores[c.id], loss, n)
@@ -223,7 +206,13 @@ def evaluate_datasets(
         if not conversations:
             continue
         result = evaluate_utility(
-            model, tokenizer, conversations, label_sets, max_new_tokens, max_prompt_tokens
+            model,
+            tokenizer,
+            conversations,
+            label_sets,
+            max_new_tokens,
+            max_prompt_tokens,
+            progress=name,
         )
         prefix = "" if name == MAIN else f"{name}."
         metrics.update({f"{prefix}{key}": value for key, value in result.to_metrics().items()})
@@ -249,7 +238,8 @@ def evaluate_models(
     """
     metrics: dict[str, dict[str, Any]] = {}
     records: list[dict[str, Any]] = []
-    for name, load in models.items():
+    for number, (name, load) in enumerate(models.items(), start=1):
+        logger.info("evaluating %s (model %d of %d)", name, number, len(models))
         model, tokenizer = load()
         metrics[name], scored = evaluate_datasets(
             model, tokenizer, datasets, label_sets, max_new_tokens, max_prompt_tokens
@@ -260,16 +250,23 @@ def evaluate_models(
 
 
 def loss_sums(
-    model: Any, tokenizer: Any, texts: Sequence[str], max_length: int = 512
+    model: Any,
+    tokenizer: Any,
+    texts: Sequence[str],
+    max_length: int = 512,
+    progress: str | None = None,
 ) -> list[tuple[float, int]]:
     """Each text's summed next-token loss and the number of tokens it is over (each text cut
-    to max_length; ``(0.0, 0)`` for a text too short to predict anything)."""
+    to max_length; ``(0.0, 0)`` for a text too short to predict anything); ``progress``
+    names a bar on stderr counting the texts (none when None)."""
     import torch
+
+    from components.core.progress import counted
 
     sums: list[tuple[float, int]] = []
     model.eval()
     with torch.no_grad():
-        for text in texts:
+        for text in counted(texts, progress or "", "texts", shown=bool(progress)):
             ids = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_length).to(
                 model.device
             )

@@ -1,4 +1,4 @@
-"""The producer's Ed25519 key and the signature over the bundle's manifest.
+"""The signature over the bundle's manifest, made with the producer's Ed25519 key.
 
 File hashes and the manifest's own hash only show that nobody edited a file *without*
 re-hashing it, and anyone can re-hash. The signature over ``manifest.json``'s exact bytes,
@@ -6,174 +6,49 @@ made with a key only the producer holds, is what vouches for the bundle. An audi
 it with the producer's public key obtained apart from the bundle: the copy the bundle ships
 (``signing/public_key.pem``) is for reference only, since a forger would replace it too.
 
-The private key is an unencrypted PKCS#8 PEM file named by ``$VEILTUNE_SIGNING_KEY`` or,
-when that is unset, by ``export.signing_key`` (from params.yaml's folder). At the params
-path a missing key is generated on first use, readable by its owner only (0600); the default
-lies beside the salt in ``data/raw``, where ``.dvcignore`` keeps it out of the ingest
-stage's outputs. It never enters the bundle, MLflow or any other output.
+The key itself (where it lies, made on first use, reading and fingerprinting it, signing
+bytes) is ``components.core.signing``, shared with register, which signs each version's
+promotion evidence with the same key; its names are re-exported here for export's callers.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import logging
-import os
-import stat
-from pathlib import Path
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from components.core.errors import InputError, ParamsError
-from components.core.jsonio import private_folder
+from components.core.signing import (
+    ALGORITHM,
+    KEY_ENV,
+    configured_key_path,
+    fingerprint,
+    public_key_pem,
+    read_private_key,
+    read_public_key,
+    sign,
+    signature_problem,
+    signing_key,
+)
 
-logger = logging.getLogger(__name__)
+__all__ = [
+    "ALGORITHM",
+    "KEY_ENV",
+    "PUBLIC_KEY",
+    "SIGNATURE",
+    "configured_key_path",
+    "fingerprint",
+    "public_key_pem",
+    "read_private_key",
+    "read_public_key",
+    "sign_manifest",
+    "signature_problems",
+    "signing_key",
+    "signing_record",
+]
 
-ALGORITHM = "Ed25519"
 SIGNATURE = "manifest.sig"  # base64 of the signature over manifest.json, not listed in it
 PUBLIC_KEY = "signing/public_key.pem"  # listed in the manifest like any file
-KEY_ENV = "VEILTUNE_SIGNING_KEY"
-# Where a private key would be copied on (a bundle, a model, a report) or replaced (the
-# export rebuilds exports/ whole): refused as its place.
-_OUTPUT_FOLDERS = ("exports", "metrics", "models", "reports", "mlartifacts", "mlruns")
-_SIGNATURE_BYTES = 64
-
-
-def configured_key_path(configured: str | None, base_dir: Path) -> Path | None:
-    """The private key's path: ``$VEILTUNE_SIGNING_KEY`` when set, else ``configured``
-    (``export.signing_key``) from ``base_dir``; None when neither names one.
-
-    Raises:
-        ParamsError: the path lies in a folder the pipeline writes outputs into.
-    """
-    named = os.environ.get(KEY_ENV) or None
-    if named is not None:
-        return _outside_outputs(Path(named), f"${KEY_ENV}", base_dir)
-    if configured is None:
-        return None
-    return _outside_outputs(base_dir / configured, "params: export.signing_key", base_dir)
-
-
-def _outside_outputs(path: Path, where: str, base_dir: Path) -> Path:
-    resolved = path.resolve()
-    for folder in _OUTPUT_FOLDERS:
-        if resolved.is_relative_to((base_dir / folder).resolve()):
-            raise ParamsError(
-                f"{where}: {path} lies in {folder}/, a pipeline output; keep the "
-                "private key outside every output (default: data/raw/signing_key.pem)"
-            )
-    return path
-
-
-def signing_key(configured: str, base_dir: Path) -> Ed25519PrivateKey:
-    """The producer's private key, generated at ``export.signing_key`` on first use.
-
-    A key named by ``$VEILTUNE_SIGNING_KEY`` must exist: a missing one is a mistake, not
-    a first use.
-
-    Raises:
-        InputError: the key cannot be read, is not Ed25519, or is encrypted.
-        ParamsError: the key's path lies in a pipeline output folder.
-    """
-    if os.environ.get(KEY_ENV):
-        return read_private_key(
-            _outside_outputs(Path(os.environ[KEY_ENV]), f"${KEY_ENV}", base_dir)
-        )
-    path = _outside_outputs(base_dir / configured, "params: export.signing_key", base_dir)
-    if not path.exists():
-        _generate(path)
-    return read_private_key(path)
-
-
-def _generate(path: Path) -> None:
-    """Write a new key at ``path`` (0600 from its creation), never replacing one that
-    another process wrote meanwhile."""
-    if not path.parent.is_dir():
-        private_folder(path.parent)
-    pem = Ed25519PrivateKey.generate().private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    staged = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(pem)
-    try:
-        os.link(staged, path)
-    except FileExistsError:
-        # Another export made the key between our check and now: theirs is the key.
-        logger.info("%s: made meanwhile by another process; using it", path)
-    else:
-        logger.info("generated the bundle signing key %s (keep it; share its public key)", path)
-    finally:
-        staged.unlink()
-
-
-def read_private_key(path: Path) -> Ed25519PrivateKey:
-    """An unencrypted PEM Ed25519 private key.
-
-    Raises:
-        InputError: missing, unreadable, encrypted, or not an Ed25519 key.
-    """
-    data = _read_key_file(path, "signing key")
-    if stat.S_IMODE(path.stat().st_mode) & 0o077:
-        logger.warning("%s: readable by others; chmod 600 it", path)
-    try:
-        key = serialization.load_pem_private_key(data, password=None)
-    except TypeError as exc:  # cryptography's word for "encrypted, and no password"
-        raise InputError(f"{path}: the signing key is encrypted; give an unencrypted one") from exc
-    except (ValueError, UnsupportedAlgorithm) as exc:
-        raise InputError(f"{path}: not a PEM private key ({exc})") from exc
-    if not isinstance(key, Ed25519PrivateKey):
-        raise InputError(f"{path}: a {type(key).__name__}, not an {ALGORITHM} private key")
-    return key
-
-
-def read_public_key(path: Path) -> Ed25519PublicKey:
-    """A PEM Ed25519 public key (what an auditor is given).
-
-    Raises:
-        InputError: missing, unreadable, a private key, or not an Ed25519 public key.
-    """
-    data = _read_key_file(path, "public key")
-    if b"PRIVATE KEY-----" in data:
-        raise InputError(
-            f"{path}: a private key; --public-key takes the producer's public key "
-            "(signing/public_key.pem beside a bundle they verified)"
-        )
-    try:
-        key = serialization.load_pem_public_key(data)
-    except (ValueError, UnsupportedAlgorithm) as exc:
-        raise InputError(f"{path}: not a PEM public key ({exc})") from exc
-    if not isinstance(key, Ed25519PublicKey):
-        raise InputError(f"{path}: a {type(key).__name__}, not an {ALGORITHM} public key")
-    return key
-
-
-def _read_key_file(path: Path, what: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the {what}: {exc.strerror}") from exc
-
-
-def public_key_pem(key: Ed25519PublicKey) -> bytes:
-    """The public key as PEM (SubjectPublicKeyInfo), as the bundle ships it."""
-    return key.public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-
-
-def fingerprint(key: Ed25519PublicKey) -> str:
-    """sha256 (hex) of the 32 raw public key bytes: ``openssl pkey -pubin -in KEY.pem
-    -outform DER | tail -c 32 | sha256sum`` prints the same."""
-    raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return hashlib.sha256(raw).hexdigest()
+_MANIFEST = "manifest.json"
 
 
 def signing_record(key: Ed25519PublicKey) -> dict[str, str]:
@@ -183,13 +58,13 @@ def signing_record(key: Ed25519PublicKey) -> dict[str, str]:
         "public_key": PUBLIC_KEY,
         "public_key_sha256": fingerprint(key),
         "signature": SIGNATURE,
-        "signed": "the bytes of manifest.json",
+        "signed": f"the bytes of {_MANIFEST}",
     }
 
 
 def sign_manifest(manifest_bytes: bytes, key: Ed25519PrivateKey) -> str:
     """The signature over the manifest's bytes, base64 (what ``manifest.sig`` holds)."""
-    return base64.b64encode(key.sign(manifest_bytes)).decode("ascii")
+    return sign(manifest_bytes, key)
 
 
 def signature_problems(
@@ -211,25 +86,8 @@ def signature_problems(
             f"{SIGNATURE}: missing: the bundle is unsigned, so nothing vouches for its "
             "manifest (anyone can edit a file and re-hash it)"
         ]
-    expected = fingerprint(trusted)
     named = (manifest.get("signing") or {}).get("public_key_sha256")
-    if named != expected:
-        return [
-            f"{SIGNATURE}: the key fingerprint does not match: the manifest names key "
-            f"sha256 {named or 'none'}, the trusted public key is sha256 {expected} "
-            "(signed by another key)"
-        ]
-    try:
-        raw = base64.b64decode(signature.strip(), validate=True)
-    except (binascii.Error, ValueError):
-        raw = b""
-    if len(raw) != _SIGNATURE_BYTES:
-        return [f"{SIGNATURE}: not a base64 {ALGORITHM} signature (corrupt)"]
-    try:
-        trusted.verify(raw, manifest_bytes)
-    except InvalidSignature:
-        return [
-            f"{SIGNATURE}: the signature does not match manifest.json: the manifest was "
-            "changed after it was signed (a forged re-hash?)"
-        ]
-    return []
+    problem = signature_problem(
+        manifest_bytes, signature, named, trusted, (SIGNATURE, _MANIFEST, "the manifest")
+    )
+    return [problem] if problem else []

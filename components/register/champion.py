@@ -1,45 +1,75 @@
-"""People move the ``champion`` alias by hand: ``veiltune promote`` and ``veiltune demote``.
+"""People move the ``champion`` alias by hand: ``veiltune promote`` and ``veiltune demote``;
+``veiltune promote --check`` audits the version holding it.
 
-A version whose tags show a failed gate or audit, or a baseline corpus, is promoted only when
-forced with a reason; the reason and the time stay on the version as tags. Setting the alias
-takes it from the previous champion (an MLflow alias names one version).
+A version is judged by its signed evidence (``components.register.evidence``), never by its
+tags: evidence that is missing, unsigned, signed by another key, copied from another run or
+changed after registration refuses the promotion, and so do a failed gate or audit or a
+baseline corpus in evidence that holds. Forced with a reason, it is promoted anyway; the
+reason and the time stay on the version as tags. Setting the alias takes it from the
+previous champion (an MLflow alias names one version). MLflow's own alias editor (its UI,
+``set_registered_model_alias``) checks nothing: ``--check`` is how to find out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from components.core.errors import BackendError, InputError, PromotionRefused
-from components.register.registry import (
-    CHAMPION,
-    PRODUCT_CORPUS,
-    champion_version,
-    move_champion,
-    refusals,
-)
+from components.register.evidence import Check, read_evidence
+from components.register.registry import CHAMPION, champion_version, move_champion
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
     from mlflow.entities.model_registry import ModelVersion
     from mlflow.tracking import MlflowClient
 
 
+@dataclass(frozen=True)
+class ChampionCheck:
+    """The champion's evidence checked: one verdict per check."""
+
+    model_name: str
+    version: str
+    checks: tuple[Check, ...]
+
+    @property
+    def holds(self) -> bool:
+        return all(check.passed for check in self.checks)
+
+    def lines(self) -> list[str]:
+        verdict = "holds" if self.holds else "does NOT hold"
+        head = f"{self.model_name} v{self.version} (champion): its evidence {verdict}"
+        return [head, *(f"  {check.line()}" for check in self.checks)]
+
+    def failure(self) -> str:
+        failed = "; ".join(f"{c.name}: {c.detail}" for c in self.checks if not c.passed)
+        return f"champion {self.model_name} v{self.version} fails its check: {failed}"
+
+
 def promote(
-    client: MlflowClient, model_name: str, version: str, force: bool = False, reason: str = ""
+    client: MlflowClient,
+    model_name: str,
+    version: str,
+    trusted: Ed25519PublicKey | None,
+    force: bool = False,
+    reason: str = "",
 ) -> dict[str, Any]:
-    """Give ``champion`` to a version by hand; one whose gate or audit failed needs ``force``.
+    """Give ``champion`` to a version by hand, judged by its evidence checked with
+    ``trusted`` (the checkout's key); one that fails needs ``force``.
 
     Raises:
         InputError: an unknown model or version, or ``force`` without a reason.
-        PromotionRefused: the version's tags show a failed gate or audit, a baseline corpus.
+        PromotionRefused: its evidence does not hold, or shows a failed gate or audit or a
+            baseline corpus.
     """
     if force and not reason.strip():
         raise InputError("a forced promotion needs a non-empty reason (--reason)")
     if reason and not force:
         raise InputError("--reason records why a promotion was forced; pass it with --force")
     found = _model_version(client, model_name, version)
-    blocked = _refusals_from_tags(found.tags)
+    blocked = read_evidence(client, str(found.run_id), trusted).refusals()
     if blocked and not force:
         raise PromotionRefused(
             f"refusing to promote {model_name} v{version}: {'; '.join(blocked)}. "
@@ -61,6 +91,24 @@ def promote(
     forced = f" (forced over: {'; '.join(blocked)})" if blocked else ""
     message = f"{model_name} v{version} is now champion{forced}{lost}"
     return _summary(model_name, version, previous, message)
+
+
+def check_champion(
+    client: MlflowClient, model_name: str, trusted: Ed25519PublicKey | None
+) -> ChampionCheck:
+    """Check the evidence of the version holding ``champion``, however it got there.
+
+    Raises:
+        PromotionRefused: no version holds ``champion``.
+    """
+    holder = champion_version(client, model_name)
+    if holder is None:
+        raise PromotionRefused(
+            f"{model_name}: no version holds champion (or no such model is registered); "
+            "nothing to check"
+        )
+    evidence = read_evidence(client, str(holder.run_id), trusted)
+    return ChampionCheck(model_name, str(holder.version), evidence.checks)
 
 
 def demote(client: MlflowClient, model_name: str, version: str) -> dict[str, Any]:
@@ -105,26 +153,6 @@ def _model_version(client: MlflowClient, model_name: str, version: str) -> Model
     raise InputError(
         f"{model_name} has no version {version} (versions: {', '.join(map(str, known))})"
     )
-
-
-def _refusals_from_tags(tags: Mapping[str, str]) -> list[str]:
-    """Why a registered version may not be champion, from its tags (a missing tag fails)."""
-    failed = tuple(
-        sorted(
-            key.removeprefix("audit.").removesuffix(".passed")
-            for key, value in tags.items()
-            if key.startswith("audit.") and key.endswith(".passed") and value != "true"
-        )
-    )
-    # A missing verdict is reported as missing, not as a failure it never recorded.
-    reasons = refusals(
-        tags.get("gate_passed", "true") == "true",
-        tags.get("audit_passed", "true") == "true",
-        failed,
-        tags.get("train_corpus", PRODUCT_CORPUS),
-    )
-    missing = [k for k in ("gate_passed", "audit_passed") if k not in tags]
-    return reasons + [f"no {k} tag" for k in missing]
 
 
 def _now() -> str:

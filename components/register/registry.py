@@ -2,8 +2,10 @@
 
 A version always gets ``candidate``. It gets ``champion`` only when the corpus passed the
 gate, the model passed every leakage audit, it learnt from the anonymized corpus, and its
-utility is at least the current champion's (read from that version's ``eval.*`` tag). The
-decision and its reason stay on the version as tags. People move ``champion`` by hand with
+utility is at least the current champion's. This module holds the rule (pure), the parsers
+of the metrics it reads, the version's tags (for people: the rule reads the signed evidence
+of ``components.register.evidence``, never a tag) and the MLflow calls that log a version;
+``components.register.promotion`` applies the rule. People move ``champion`` by hand with
 ``components.register.champion``; only aliases are used, never MLflow's deprecated stages.
 """
 
@@ -66,10 +68,12 @@ class Evidence:
 
 @dataclass(frozen=True)
 class ChampionUtility:
-    """The current champion and its utility (None: its version carries no tag for it)."""
+    """The current champion and its utility from its evidence (None: its evidence does not
+    hold, ``problem`` says why, or records no such metric)."""
 
     version: str
     utility: float | None
+    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -121,10 +125,9 @@ def promotion_decision(
     if champion is None:
         return PromotionDecision(True, f"no current champion; {new}")
     if champion.utility is None:
+        why = champion.problem or f"has no {rule.metric} in its evidence to compare with"
         return PromotionDecision(
-            False,
-            f"champion v{champion.version} has no tag {EVAL_TAG_PREFIX}{rule.metric} to "
-            "compare with; promote by hand with `veiltune promote`",
+            False, f"champion v{champion.version} {why}; promote by hand with `veiltune promote`"
         )
     at_least = (
         evidence.utility >= champion.utility
@@ -209,18 +212,6 @@ def version_tags(
     return tags
 
 
-def current_champion(client: MlflowClient, model_name: str, metric: str) -> ChampionUtility | None:
-    """The version holding ``champion`` and its tagged utility, or None when there is none."""
-    version = champion_version(client, model_name)
-    if version is None:
-        return None
-    try:
-        utility: float | None = float(version.tags[f"{EVAL_TAG_PREFIX}{metric}"])
-    except (KeyError, ValueError):
-        utility = None
-    return ChampionUtility(str(version.version), utility)
-
-
 def champion_version(client: MlflowClient, model_name: str) -> ModelVersion | None:
     """The version holding ``champion``, or None (no such model, or no champion yet)."""
     from mlflow.exceptions import MlflowException
@@ -239,7 +230,7 @@ def champion_version(client: MlflowClient, model_name: str) -> ModelVersion | No
 
 
 def registration_fingerprint(
-    adapter_dir: Path, tags: Mapping[str, str], evidence: Evidence, rule: UtilityRule
+    adapter_dir: Path, tags: Mapping[str, str], evidence: Mapping[str, Any], rule: UtilityRule
 ) -> str:
     """What makes a registration new: the adapter's files, its evidence and the rule it is
     judged by (the git commit aside: a commit that changes nothing trained is nothing new)."""
@@ -248,7 +239,7 @@ def registration_fingerprint(
         digest.update(f"{path.relative_to(adapter_dir).as_posix()}\0".encode())
         digest.update(bytes.fromhex(sha256_file(path)))
     stable = {k: v for k, v in tags.items() if k != "git_commit"}
-    digest.update(json.dumps([stable, asdict(evidence), asdict(rule)], sort_keys=True).encode())
+    digest.update(json.dumps([stable, evidence, asdict(rule)], sort_keys=True).encode())
     return digest.hexdigest()
 
 
@@ -281,53 +272,7 @@ def find_registered(
     )
 
 
-def register_version(
-    client: MlflowClient,
-    adapter_dir: Path,
-    base: BaseModel,
-    model_name: str,
-    tags: Mapping[str, str],
-    evidence: Evidence,
-    rule: UtilityRule,
-    model_card: str,
-) -> RegisteredVersion:
-    """Decide against the current champion, then register the adapter in the active run,
-    ``model_card`` as its ``README.md`` (``components.register.card``), on ``base`` logged
-    once for every version (``components.register.shared_base``)."""
-    previous = current_champion(client, model_name, rule.metric)
-    decision = promotion_decision(evidence, previous, rule)
-    decision_tags = {
-        "utility_metric": rule.metric,
-        "train_corpus": evidence.corpus,
-        "promotion_decision": CHAMPION if decision.champion else CANDIDATE,
-        "promotion_reason": decision.reason,
-        PREVIOUS_CHAMPION_TAG: previous.version if previous else "",
-    }
-    version, run_id = _log_and_register(
-        client,
-        adapter_dir,
-        base,
-        model_name,
-        {**tags, **base.to_tags(), **decision_tags},
-        model_card,
-    )
-    client.set_registered_model_alias(model_name, CANDIDATE, version)
-    aliases: tuple[str, ...] = (CANDIDATE,)
-    if decision.champion:
-        move_champion(client, model_name, version, previous.version if previous else None)
-        aliases = (CANDIDATE, CHAMPION)
-    return RegisteredVersion(
-        model_name,
-        version,
-        aliases,
-        f"models:/{model_name}/{version}",
-        decision.reason,
-        previous.version if previous else None,
-        run_id,
-    )
-
-
-def _log_and_register(
+def log_and_register(
     client: MlflowClient,
     adapter_dir: Path,
     base: BaseModel,
@@ -335,10 +280,12 @@ def _log_and_register(
     tags: Mapping[str, str],
     model_card: str,
 ) -> tuple[str, str]:
-    """(version, id of the run that logged it) of the adapter logged and registered."""
+    """Log the adapter in the active run, ``model_card`` as its ``README.md``, on ``base``
+    logged once for every version; register it with ``tags``. Returns (version, run id)."""
     import mlflow
 
     from components.register.card import with_model_card
+    from components.register.pyfunc_code import pyfunc_code
     from components.train import (
         AdapterPyfunc,
         pyfunc_config,
@@ -353,6 +300,8 @@ def _log_and_register(
     with tempfile.TemporaryDirectory() as work:
         # The card replaces peft's template README (39 "More Information Needed").
         adapter = with_model_card(adapter_dir, model_card, Path(work))
+        # The pyfunc's own modules travel with it: it loads where veiltune is not installed.
+        code = pyfunc_code(Path(work) / "code")
         # MLflow loads the logged model and answers the input example before it returns.
         info = mlflow.pyfunc.log_model(
             name="adapter",
@@ -362,6 +311,7 @@ def _log_and_register(
             signature=pyfunc_signature(),
             input_example=pyfunc_input_example(),
             pip_requirements=[f"{p}=={metadata.version(p)}" for p in _MODEL_REQUIREMENTS],
+            code_paths=[str(code)],
         )
     registered = mlflow.register_model(info.model_uri, model_name, tags=dict(tags))
     return str(registered.version), str(registered.run_id or "")

@@ -1,6 +1,7 @@
 """The register stage: the adapter into the MLflow registry as a candidate; ``champion`` only
 when the gate and every audit passed, it learnt from the anonymized corpus and its utility is
-at least the current champion's."""
+at least the current champion's, judged from the evidence it stores with the version (the
+metrics files, signed with the producer's key: ``export.signing_key``, made on first use)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ from pathlib import Path
 
 from components.core import lineage, paths, tracking
 from components.core.jsonio import write_json_atomic
+from components.core.signing import KEY_PARAM, signing_key
 from components.core.stage import Metrics, StageContext, log_stage, read_metrics
 from components.gate import GateResult, require_trained_on_gated_corpus
 from components.ingest import corpus_datasets
 from components.register import registry
 from components.register.card import CardFacts, adapter_card
 from components.register.config import RegisterConfig
+from components.register.evidence import EvidenceFiles
+from components.register.promotion import register_version
 from components.register.shared_base import describe_base_model
 
 logger = logging.getLogger(__name__)
@@ -45,16 +49,19 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
     }
     base = describe_base_model(paths.BASE_MODEL, str(read_metrics("base_model")["source"]))
     tags = {**registry.version_tags(gate, audit, evaluation, lineage_tags), **base.to_tags()}
+    # What the decision is made from, stored with the version: the files as they are now.
     # A baseline trained on the raw or masked corpus is for the utility report only: it
     # is registered as a candidate to compare against, never promoted.
-    evidence = registry.Evidence(gate.passed, audit.passed, audit.failed, corpus, utility)
+    files = EvidenceFiles.read(paths.METRICS_DIR, corpus)
     rule = registry.UtilityRule(config.utility_metric, config.higher_is_better)
     tracking.configure_tracking(config.experiment)
-    fingerprint = registry.registration_fingerprint(paths.ADAPTER, tags, evidence, rule)
+    stakes = {"files": files.hashes(), "train_corpus": corpus}
+    fingerprint = registry.registration_fingerprint(paths.ADAPTER, tags, stakes, rule)
     # Register runs on every `dvc repro` (DVC cannot restore the registry): an adapter
     # registered before with the same evidence is reported, not registered again.
     version = registry.find_registered(MlflowClient(), config.model_name, fingerprint)
     if version is None:
+        key = signing_key(context.setting(KEY_PARAM), context.base_dir)  # made on first use
         ingest = read_metrics("ingest")
         card = CardFacts(
             config.model_name,
@@ -68,15 +75,16 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
             utility,
         )
         with tracking.stage_run("register", config.experiment):
-            version = registry.register_version(
+            version = register_version(
                 MlflowClient(),
                 paths.ADAPTER,
                 base,
                 config.model_name,
                 {**tags, registry.FINGERPRINT_TAG: fingerprint},
-                evidence,
+                files,
                 rule,
                 adapter_card(card),
+                key,
             )
             log_stage("register", config, {"champion": registry.CHAMPION in version.aliases}, [])
     metrics = version.to_metrics()

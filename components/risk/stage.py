@@ -42,11 +42,24 @@ def run(config: RiskConfig, context: StageContext) -> Metrics:
         sources = conversation_sources(raw, config.source, str(paths.RAW_CORPUS))
         scored = score_corpus(raw, anonymized, by_conversation, policy, salt, sources)
         # The gate checks that the table it judges was computed on the corpus on disk.
-        metrics = {**scored.to_metrics(), CORPUS_KEY: sha256_file(paths.ANON_CORPUS)}
+        summary = {**scored.to_metrics(), CORPUS_KEY: sha256_file(paths.ANON_CORPUS)}
+        metrics = headline(summary)
         artifacts = _write_outputs(
-            scored.table, scored.estimate_table, scored.items, metrics, threshold
+            scored.table, scored.estimate_table, scored.items, summary, threshold
         )
-        log_stage("risk", config, metrics, artifacts)
+        write_json_atomic(paths.metrics_file("risk"), metrics)
+        log_stage("risk", config, metrics, [paths.metrics_file("risk"), *artifacts])
+    return metrics
+
+
+def headline(summary: Metrics) -> Metrics:
+    """What metrics/risk.json keeps of the full summary, so `dvc metrics show` stays
+    readable: all but the statistics of each source and the estimate's by context, which
+    data/risk/breakdown.json holds with the rest."""
+    metrics = {key: value for key, value in summary.items() if key != "by_source"}
+    if isinstance(summary.get("estimate"), dict):
+        estimate = summary["estimate"].items()
+        metrics["estimate"] = {key: value for key, value in estimate if key != "by_context"}
     return metrics
 
 
@@ -69,9 +82,9 @@ def _write_outputs(
     write_text_atomic(paths.RISK_REPORT_HTML, html)
     with atomic_path(paths.RISK_HISTOGRAM) as tmp:
         tmp.write_bytes(png)
-    write_json_atomic(paths.metrics_file("risk"), metrics)
+    write_json_atomic(paths.RISK_BREAKDOWN, metrics)
     return [
-        paths.metrics_file("risk"),
+        paths.RISK_BREAKDOWN,
         paths.RISK_TABLE,
         paths.RISK_ESTIMATE_TABLE,
         paths.RISK_ITEMS,

@@ -57,12 +57,25 @@ def on_device(model: Any) -> Any:
 
 
 def generate(
-    model: Any, tokenizer: Any, prompts: Sequence[str], max_new_tokens: int, batch_size: int = 8
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    max_new_tokens: int,
+    batch_size: int = 8,
+    progress: str | None = None,
 ) -> list[str]:
-    """Greedy chat completions of ``prompts`` (deterministic, so audits are repeatable)."""
+    """Greedy chat completions of ``prompts`` (deterministic, so audits are repeatable).
+
+    Args:
+        progress: the name of a bar on stderr counting the prompts answered (evaluate, the
+            audit); None for none (a served model answers quietly).
+    """
     import torch
 
+    from components.core.progress import progress_bar
+
     outputs: list[str] = []
+    bar = progress_bar(progress or "", len(prompts), "prompts", shown=bool(progress))
     for i in range(0, len(prompts), batch_size):
         chats = [
             tokenizer.apply_chat_template(
@@ -82,4 +95,6 @@ def generate(
             )
         new_tokens = generated[:, batch["input_ids"].shape[1] :]
         outputs.extend(tokenizer.batch_decode(new_tokens, skip_special_tokens=True))
+        bar.update(len(chats))
+    bar.close()
     return outputs

@@ -234,7 +234,7 @@ def train_lora(
         greater_is_better=False,
         save_total_limit=2,
         report_to="none",
-        disable_tqdm=True,
+        disable_tqdm=False,  # the step bar on stderr (total: max_steps)
         dataloader_num_workers=0,
         remove_unused_columns=False,
         deepspeed=deepspeed,

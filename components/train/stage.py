@@ -4,12 +4,18 @@ utility report's baselines, the raw or masked corpus), resumable from its checkp
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from components.core import paths, tracking
 from components.core.corpus import load_corpus
 from components.core.errors import InputError
-from components.core.jsonio import atomic_path, jsonl_by_key, write_json_atomic
+from components.core.jsonio import (
+    atomic_path,
+    jsonl_by_key,
+    write_json_atomic,
+    write_text_atomic,
+)
 from components.core.lineage import CORPUS_KEY
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.gate import require_gate_passed
@@ -51,8 +57,14 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
                     mlflow.log_metric(name, loss, step=step)
         metrics = {**result.to_metrics(), CORPUS_KEY: gated_corpus}
         write_json_atomic(paths.metrics_file("train"), metrics)
-        log_stage("train", config, metrics, [paths.metrics_file("train")])
+        write_text_atomic(paths.TRAIN_LOSS, loss_csv(result.loss_history))
+        log_stage("train", config, metrics, [paths.metrics_file("train"), paths.TRAIN_LOSS])
     return metrics
+
+
+def loss_csv(history: Sequence[tuple[int, float]]) -> str:
+    """The training loss at each logged step, as dvc.yaml's plot reads it (``step,loss``)."""
+    return "step,loss\n" + "".join(f"{step},{loss:.6g}\n" for step, loss in history)
 
 
 def training_corpus(corpus: str) -> Path:

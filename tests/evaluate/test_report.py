@@ -1,5 +1,6 @@
 """The utility report: the run store read back, seed-averaged intervals, paired differences
-from the oracle, the verdict, and the report from DVC experiments (means, or intervals)."""
+from the oracle, the verdict, the report from DVC experiments (means, or intervals), and the
+privacy figures beside utility (each experiment's own, or the workspace's for the store)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,13 @@ import pytest
 
 from components.core.errors import InputError
 from components.evaluate.report import report_chart_png, report_markdown
-from components.evaluate.runs import collect_runs, runs_from_exp_show
+from components.evaluate.runs import (
+    collect_runs,
+    privacy_figures,
+    privacy_section,
+    runs_from_exp_show,
+)
+from components.evaluate.stage import utility_csv
 from components.evaluate.summary import summarize
 
 N = 40  # held-out conversations of the main corpus; DialogSum has half as many
@@ -227,3 +234,132 @@ def test_experiments_give_intervals_with_their_records(tmp_path: Path) -> None:
     summary = summarize(runs_from_exp_show(shown, lambda _, rev: records[rev]), resamples=200)
     assert summary["variants"]["masked"]["intervals"]["summary.rouge1"]
     assert summary["differences"]["masked"]["summary.rouge1"]["relative"]["low"] is not None
+
+
+def _privacy_metrics(mu: float, std: float, passed: bool, auc: float) -> dict[str, Any]:
+    """metrics/gate.json, risk.json and audit.json as the stages write them (the parts read)."""
+    audits = {
+        "pii_output": {"passed": True, "figures": {"n_leaks": 0, "n_prompts": 24}},
+        "canary": {"passed": True, "figures": {"canary_exposure": {"1": 2.5, "16": 6.25}}},
+        "extraction": {"passed": True, "figures": {"extraction_rate": 0.0}},
+        "membership": {"passed": auc <= 0.75, "figures": {"mia_auc": auc}},
+        "plain_sight": {"passed": True, "figures": {}},
+    }
+    return {
+        "gate": {"mean": mu, "std": std, "mu_plus_sigma": mu + std, "threshold": 5.0,
+                 "passed": passed, "anonymized_corpus_sha256": "ab" * 32},
+        "risk": {"mean": mu, "std": std, "p95": 1.0, "max": 3.0, "count": 20},
+        "audit": {"passed": auc <= 0.75, "audits": audits, "train_corpus": "anonymized"},
+    }  # fmt: skip
+
+
+def _first_table(text: str) -> list[str]:
+    """The rows of the first markdown table in ``text`` (header and rule left out)."""
+    lines = text.strip().splitlines()
+    rows = lines[lines.index(next(line for line in lines if line.startswith("| "))) :]
+    table = rows[: rows.index("")] if "" in rows else rows
+    return table[2:]
+
+
+def test_privacy_figures_are_the_headline_of_gate_risk_and_audit() -> None:
+    figures = privacy_figures(_privacy_metrics(0.25, 0.5, True, 0.9))
+    assert figures == {
+        "gate.mean": 0.25,
+        "gate.std": 0.5,
+        "gate.mu_plus_sigma": 0.75,
+        "gate.threshold": 5.0,
+        "gate.passed": True,
+        "risk.mean": 0.25,
+        "risk.p95": 1.0,
+        "risk.max": 3.0,
+        "audit.passed": False,
+        "audit.failed": ["membership"],
+        "audit.pii_output.n_leaks": 0,
+        "audit.canary.max_exposure": 6.25,
+        "audit.extraction.extraction_rate": 0.0,
+        "audit.membership.mia_auc": 0.9,
+    }
+    # an experiment stopped before its audit (utility-profile runs up to evaluate)
+    assert set(privacy_figures({"gate": {"passed": True}})) == {"gate.passed"}
+    assert privacy_figures({}) == {}
+
+
+def test_experiments_carry_their_own_privacy_figures_beside_utility(tmp_path: Path) -> None:
+    entries = []
+    for name, variant, auc in (("oracle", "oracle", 0.9), ("workspace", "placeholder", 0.55)):
+        entry = _exp_entry(name, write_run(tmp_path, variant, 13, 0.3, 2.0), "1")
+        for stage, data in _privacy_metrics(0.2, 0.4, True, auc).items():
+            entry["data"]["metrics"][f"metrics/{stage}.json"] = {"data": data}
+        entries.append(entry)
+    runs = runs_from_exp_show(entries, lambda name, rev: None)
+    assert {r.variant: r.privacy["audit.passed"] for r in runs} == {
+        "oracle": False,
+        "placeholder": True,
+    }
+    privacy = privacy_section(runs, tmp_path / "no-metrics")
+    assert "DVC experiments" in privacy["source"] and set(privacy["variants"]) == {
+        "oracle",
+        "placeholder",
+    }
+    table = report_markdown({**summarize(runs), "privacy": privacy})
+    section = table.partition("Privacy (from each run's own metrics/gate.json")[2]
+    rows = {line.split(" | ")[0]: line for line in _first_table(section)}
+    assert set(rows) >= {"| placeholder", "| oracle", "| masked"} and "| base" not in rows
+    assert (
+        "| 0.600 (0.200 + 0.400) vs 5 | passed | 0.20 / 1.00 / 3.00 | passed | 0 |"
+        in (rows["| placeholder"])
+    )
+    assert "| failed: membership | 0 | 6.250 | 0.000 | 0.900 |" in rows["| oracle"]
+    assert rows["| masked"].startswith("| masked | (not run) |")
+
+
+def test_the_store_gets_the_workspace_privacy_figures_with_their_source_named(
+    store: Path, tmp_path: Path
+) -> None:
+    runs = collect_runs(store)
+    assert all(run.privacy == {} for run in runs)  # the store keeps evaluate's files only
+    metrics_dir = tmp_path / "metrics"
+    metrics_dir.mkdir()
+    for stage, data in _privacy_metrics(0.1, 0.3, True, 0.5).items():
+        (metrics_dir / f"{stage}.json").write_text(json.dumps(data))
+    (metrics_dir / "evaluate.json").write_text((store / "placeholder" / "seed-13" /
+                                                "evaluate.json").read_text())  # fmt: skip
+    privacy = privacy_section(runs, metrics_dir)
+    assert list(privacy["variants"]) == ["placeholder"]
+    assert privacy["source"].startswith(f"{metrics_dir}/ in this workspace: the pipeline's last")
+    table = report_markdown({**summarize(runs, resamples=50), "privacy": privacy})
+    assert f"Privacy (from {metrics_dir}/ in this workspace" in table
+    rows = {line.split(" | ")[0]: line for line in _first_table(table.partition("Privacy")[2])}
+    assert rows["| placeholder"].startswith("| placeholder | 0.400 (0.100 + 0.300) vs 5 | passed |")
+    assert rows["| oracle"].endswith("| – | – | – | – | – | – | – | – |")  # no figures of its own
+    assert privacy_section(runs, tmp_path / "none") == {
+        "source": privacy_section(runs, tmp_path / "none")["source"],
+        "variants": {},
+    }
+    assert "Privacy (from" not in report_markdown({**summarize(runs, resamples=50),
+                                                   "privacy": privacy_section(runs, tmp_path)})  # fmt: skip
+
+
+def test_a_malformed_workspace_metrics_file_is_named(store: Path, tmp_path: Path) -> None:
+    (tmp_path / "gate.json").write_text("{")
+    with pytest.raises(InputError, match="gate.json: not a JSON metrics file"):
+        privacy_section(collect_runs(store), tmp_path)
+
+
+def test_the_utility_plot_rows_are_the_adapter_scores_with_the_base_beside() -> None:
+    metrics = {
+        "variant": "placeholder",
+        "adapter": {
+            "summary.rouge1": 0.25,
+            "n_examples": {"summary": 2},
+            "perplexity_raw": 20.5,
+            "dialogsum.summary.rouge1": 0.125,
+            "dialogsum.perplexity_raw": 13.0,
+        },
+        "base": {"summary.rouge1": 0.125},
+    }
+    assert utility_csv(metrics).splitlines() == [
+        "metric,adapter,base",
+        "summary.rouge1,0.25,0.125",
+        "dialogsum.summary.rouge1,0.125,",
+    ]

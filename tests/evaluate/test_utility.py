@@ -14,8 +14,7 @@ from components.evaluate.utility import (
     perplexity,
     predicted_label,
     rouge,
-    rouge_l,
-    rouge_n,
+    rouge_scores,
 )
 from components.train.tasks import mask_placeholders
 
@@ -23,12 +22,24 @@ from components.train.tasks import mask_placeholders
 def test_rouge_on_known_pairs() -> None:
     # "the cat sat on the mat" vs "the cat is on the mat": 5 of 6 unigrams, 3 of 5 bigrams.
     p, r = "the cat sat on the mat", "The cat is on the mat."
-    assert rouge_n(p, r, 1) == pytest.approx(5 / 6)
-    assert rouge_n(p, r, 2) == pytest.approx(3 / 5)
-    assert rouge_l(p, r) == pytest.approx(5 / 6)  # LCS: the cat on the mat
-    assert rouge_l("a b c d", "d c b a") == pytest.approx(1 / 4)
+    assert rouge_scores(p, r) == pytest.approx({"rouge1": 5 / 6, "rouge2": 3 / 5, "rougeL": 5 / 6})
+    # LCS of "a b c d" and "d c b a" is one token; every unigram matches, no bigram does.
+    assert rouge_scores("a b c d", "d c b a") == pytest.approx(
+        {"rouge1": 1.0, "rouge2": 0.0, "rougeL": 1 / 4}
+    )
     assert rouge(["x"], ["y"]) == {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
+    assert rouge(["", "x"], ["x", ""]) == {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
     assert rouge([p], [p])["rougeL"] == pytest.approx(1.0)
+
+
+def test_rouge_stems_as_the_literature_does() -> None:
+    # rouge-score's Porter stemming (tokens over 3 letters): prediction -> the cat are run,
+    # reference -> the cat run. Unigrams 3 of 4 / 3 of 3; bigrams "the cat" only, of 3 / 2;
+    # LCS "the cat run". Unstemmed, only "the" would match (ROUGE-1 2/7).
+    scores = rouge_scores("the cats are running", "The cat runs.")
+    assert scores["rouge1"] == pytest.approx(2 * (3 / 4) * 1 / (3 / 4 + 1))  # 6/7
+    assert scores["rouge2"] == pytest.approx(2 * (1 / 3) * (1 / 2) / (1 / 3 + 1 / 2))  # 2/5
+    assert scores["rougeL"] == pytest.approx(6 / 7)
 
 
 def test_classification_accuracy_and_macro_f1() -> None:

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prefect.exceptions import ParameterTypeError
 
 from components.core.errors import ParamsError
+from flows.experiment import experiment_name
 from flows.pipeline import (
     _stage_list,
     parse_overrides,
@@ -34,7 +36,7 @@ from prefect.deployments import run_deployment
 run = run_deployment("veiltune-pipeline/veiltune-pipeline", parameters=json.loads(sys.argv[1]),
                      timeout=480, poll_interval=1)
 print(json.dumps({"state": run.state.type.value, "message": run.state.message or "",
-                  "id": str(run.id)}))
+                  "id": str(run.id), "name": run.name}))
 """
 
 
@@ -52,6 +54,29 @@ def test_stages_run_in_pipeline_order_and_unknown_ones_are_refused() -> None:
     assert _stage_list(["train", "ingest"]) == ["ingest", "train"]
     with pytest.raises(ParamsError, match="unknown stage 'trian'"):
         _stage_list(["trian"])
+
+
+def test_the_ui_offers_the_stage_names_and_the_cli_spelling_is_accepted() -> None:
+    from flows.pipeline import STAGES, pipeline
+
+    schema = pipeline.parameters.model_dump()["properties"]["stages"]
+    assert schema["anyOf"][0]["items"]["enum"] == list(STAGES)
+    validated = pipeline.validate_parameters({"stages": ["base-model", "ingest"]})
+    assert validated["stages"] == ["base_model", "ingest"]
+    with pytest.raises(ParameterTypeError):
+        pipeline.validate_parameters({"stages": ["trian"]})
+
+
+def test_every_stage_has_a_time_limit_and_a_run_may_change_it() -> None:
+    from flows.pipeline import DEFAULT_TIMEOUTS_S, STAGES, stage_timeouts
+
+    assert set(DEFAULT_TIMEOUTS_S) == set(STAGES)
+    limits = stage_timeouts({"train": 60, "base-model": 5})
+    assert limits["train"] == 60 and limits["base_model"] == 5
+    assert limits["gate"] == DEFAULT_TIMEOUTS_S["gate"]
+    for bad in ({"trian": 60}, {"train": 0}):
+        with pytest.raises(ParamsError, match="timeouts: "):
+            stage_timeouts(bad)
 
 
 def test_stages_run_through_this_interpreter_with_its_bin_first_on_path() -> None:
@@ -105,6 +130,7 @@ def served(
 ) -> Iterator[tuple[Path, dict[str, str]]]:
     root = tmp_path_factory.mktemp("prefect")
     repo = make_pipeline_repo(root, base_model_dir)
+    commit_all(repo)  # an experiment starts from HEAD
     port = free_port()
     auth = ensure_auth_string(root / ".prefect" / "auth")  # as infra/prefect/ui.sh does
     common = {
@@ -143,6 +169,12 @@ def served(
             stop(serve)
         stop(server)
         log.close()
+
+
+def commit_all(repo: Path) -> None:
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=pipeline_env())
+    subprocess.run([*git, "commit", "-qm", "pipeline"], cwd=repo, check=True, env=pipeline_env())
 
 
 def trigger(env: dict[str, str], parameters: dict[str, object]) -> dict[str, str]:
@@ -191,6 +223,44 @@ def deployment_id(env: dict[str, str]) -> str:
     raise AssertionError("deployment not registered after 120s")
 
 
+def get(env: dict[str, str], path: str) -> Any:
+    request = urllib.request.Request(env["PREFECT_API_URL"] + path)
+    token = base64.b64encode(env["PREFECT_API_AUTH_STRING"].encode()).decode()
+    request.add_header("Authorization", f"Basic {token}")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def query(env: dict[str, str], path: str, body: object) -> Any:
+    status, found = api(env, path, body, env["PREFECT_API_AUTH_STRING"])
+    assert status in (200, 201), (path, status)
+    return found
+
+
+def experiments(repo: Path) -> dict[str, dict[str, Any]]:
+    """`dvc exp show --json`: each experiment's params.yaml by name."""
+    shown = subprocess.run(
+        [str(BIN / "dvc"), "exp", "show", "--json"], cwd=repo, env=pipeline_env(),
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return {
+        rev["name"]: rev["data"]["params"]["params.yaml"]["data"]
+        for baseline in json.loads(shown.stdout)
+        for experiment in baseline.get("experiments") or []
+        for rev in experiment["revs"]
+    }
+
+
+def wait_for_end(env: dict[str, str], run_id: str) -> dict[str, str]:
+    deadline = time.monotonic() + 480
+    while time.monotonic() < deadline:
+        state = get(env, f"/flow_runs/{run_id}")["state"]
+        if state["type"] in {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}:
+            return {"state": state["type"], "message": state["message"] or "", "id": run_id}
+        time.sleep(1)
+    raise AssertionError(f"flow run {run_id} still running after 480s")
+
+
 def run_logs(env: dict[str, str], run_id: str, needle: str) -> list[str]:
     deadline = time.monotonic() + 60
     while True:  # logs reach the API in batches
@@ -218,15 +288,78 @@ def test_the_api_refuses_requests_without_the_auth_string(
 
 
 @pytest.mark.slow
-def test_deployment_run_from_the_api_completes(served: tuple[Path, dict[str, str]]) -> None:
+def test_a_run_streams_each_line_and_publishes_artifacts(
+    served: tuple[Path, dict[str, str]],
+) -> None:
     repo, env = served
+    first = trigger(env, {"stages": ["ingest"]})  # no overrides: in the workspace
+    assert first["state"] == "COMPLETED", first
+    ingested = json.loads((repo / "metrics" / "ingest.json").read_text())
+    logged = run_logs(env, first["id"], "stage ingest result")
+    # DVC's and the stage's lines, one log record each, then the metrics file
+    assert "Running stage 'ingest':" in logged and "> veiltune ingest" in logged, logged
+    result = next(m for m in logged if m.startswith("stage ingest result (metrics/ingest.json)"))
+    assert json.loads(result.partition("\n")[2]) == ingested
+    artifacts = query(
+        env, "/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": [first["id"]]}}}
+    )
+    by_key = {a["key"]: a for a in artifacts if a["key"]}
+    assert {"ingest-summary", "ingest-metrics", "mlflow-run", "pipeline-summary"} <= set(by_key)
+    assert by_key["ingest-summary"]["data"].startswith("## ingest: ran in")
+    assert f"| n_train | {ingested['n_train']} |" in by_key["ingest-summary"]["data"]
+    rows = json.loads(by_key["ingest-metrics"]["data"])
+    assert {"metric": "n_conversations", "value": str(ingested["n_conversations"])} in rows
+    assert "/#/experiments/" in by_key["mlflow-run"]["data"]
+    assert "| ingest | Ran |" in by_key["pipeline-summary"]["data"]
+
+
+@pytest.mark.slow
+def test_two_runs_started_together_run_one_after_the_other_and_skip_what_is_done(
+    served: tuple[Path, dict[str, str]],
+) -> None:
+    """After the run above, ingest has nothing to do: DVC skips it, and the task says so."""
+    _repo, env = served
+    deployment = deployment_id(env)
+    parameters = {"parameters": {"stages": ["ingest"]}}
+    created = [  # back to back, through the API, as two clicks in the UI would
+        query(env, f"/deployments/{deployment}/create_flow_run", parameters) for _ in range(2)
+    ]
+    states = [wait_for_end(env, str(run["id"])) for run in created]
+    assert [s["state"] for s in states] == ["COMPLETED", "COMPLETED"], states
+    runs = sorted(
+        (get(env, f"/flow_runs/{s['id']}") for s in states), key=lambda r: r["start_time"]
+    )
+    assert runs[0]["end_time"] <= runs[1]["start_time"], runs  # no overlap
+    waited = [
+        [state["name"] for state in get(env, f"/flow_run_states/?flow_run_id={run['id']}")]
+        for run in runs
+    ]
+    assert "AwaitingConcurrencySlot" in waited[1], waited
+    body = {"flow_runs": {"id": {"any_": [s["id"] for s in states]}}}
+    task_runs = query(env, "/task_runs/filter", body)
+    assert [(t["name"], t["state"]["type"], t["state"]["name"]) for t in task_runs] == [
+        ("dvc-repro-ingest", "COMPLETED", "Skipped")
+    ] * 2
+
+
+@pytest.mark.slow
+def test_a_run_with_overrides_is_an_experiment_and_leaves_params_yaml_alone(
+    served: tuple[Path, dict[str, str]],
+) -> None:
+    repo, env = served
+    before = (repo / "params.yaml").read_bytes()
     state = trigger(env, {"stages": ["ingest"], "overrides": {"ingest.n_conversations": 6}})
     assert state["state"] == "COMPLETED", state
-    ingested = json.loads((repo / "metrics" / "ingest.json").read_text())
-    assert ingested["n_conversations"] - ingested["by_context"]["dialogue"] == 6  # + DialogSum
-    assert "n_conversations: 6" in (repo / "params.yaml").read_text()
+    assert (repo / "params.yaml").read_bytes() == before
+    name = experiment_name(state["name"], state["id"])
+    assert experiments(repo)[name]["ingest"]["n_conversations"] == 6
     logged = run_logs(env, state["id"], "override ingest.n_conversations")
     assert "override ingest.n_conversations: 14 -> 6" in logged, logged
+    artifacts = query(
+        env, "/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": [state["id"]]}}}
+    )
+    summary = next(a["data"] for a in artifacts if a["key"] == "ingest-summary")
+    assert "| n_conversations | 12 |" in summary  # 6 + DialogSum's 6, from the experiment
 
 
 @pytest.mark.slow
@@ -248,6 +381,7 @@ def test_the_workspace_owner_may_override_a_privacy_control_from_the_command_lin
     served: tuple[Path, dict[str, str]],
 ) -> None:
     repo, env = served
+    before = (repo / "params.yaml").read_bytes()
     result = subprocess.run(
         [str(BIN / "veiltune"), "flow", "--stages", "ingest", "--set", "gate.threshold=4.5"],
         cwd=repo,
@@ -257,8 +391,16 @@ def test_the_workspace_owner_may_override_a_privacy_control_from_the_command_lin
         check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "threshold: 4.5" in (repo / "params.yaml").read_text()
+    assert (repo / "params.yaml").read_bytes() == before  # `--set` is for this run only
     assert "override gate.threshold: 5.0 -> 4.5" in result.stderr
+    # ingest reads no gate param: in the experiment's copy (raw corpus, inventory, metrics and
+    # dvc.lock copied in) DVC finds it unchanged
+    body = {"task_runs": {"name": {"any_": ["dvc-exp-ingest"]}},
+            "sort": "EXPECTED_START_TIME_DESC", "limit": 1}  # fmt: skip
+    (task_run,) = query(env, "/task_runs/filter", body)
+    assert task_run["state"]["name"] == "Skipped", task_run["state"]
+    found = {name: params["gate"]["threshold"] for name, params in experiments(repo).items()}
+    assert 4.5 in found.values(), found
 
 
 @pytest.mark.slow
@@ -272,3 +414,47 @@ def test_a_failing_stage_fails_the_run_with_its_own_message(
         "stage ingest failed" in state["message"]
         and "missing.jsonl: no such file" in state["message"]
     )
+
+
+@pytest.mark.slow
+def test_train_is_retried_once_and_other_stages_are_not(
+    served: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Train resumes from its checkpoints, so a failed attempt is worth one more."""
+    from prefect import flow
+    from prefect.logging.handlers import APILogWorker
+    from prefect.settings import PREFECT_API_AUTH_STRING, PREFECT_API_URL, temporary_settings
+
+    from flows import pipeline as pipeline_module
+    from flows.artifacts import StageReport
+    from flows.stage_process import StageFailed, StageOutcome
+
+    calls: list[tuple[str, float | None]] = []
+
+    def fails_once(stage: str, env: object, **kwargs: Any) -> StageOutcome:
+        calls.append((stage, kwargs["timeout_s"]))
+        if len(calls) == 1:
+            raise StageFailed(f"stage {stage} failed (exit 1):\nkilled")
+        return StageOutcome(stage, False, 0.1)
+
+    monkeypatch.setattr(pipeline_module, "repro_stage", fails_once)
+    monkeypatch.chdir(tmp_path)  # no metrics here
+
+    @flow
+    def probe(stage: str) -> list[StageReport]:
+        reports: list[StageReport] = []
+        timeouts = pipeline_module.stage_timeouts({stage: 7})
+        pipeline_module.run_in_workspace([stage], {}, timeouts, reports)
+        return reports
+
+    _repo, env = served
+    settings = {PREFECT_API_URL: env["PREFECT_API_URL"],
+                PREFECT_API_AUTH_STRING: env["PREFECT_API_AUTH_STRING"]}  # fmt: skip
+    with temporary_settings(updates=settings):
+        (report,) = probe("train")
+        assert calls == [("train", 7), ("train", 7)] and report.state == "Ran"
+        calls.clear()
+        with pytest.raises(StageFailed, match="stage gate failed"):
+            probe("gate")
+        assert calls == [("gate", 7)]
+        APILogWorker.drain_all(timeout=5)  # while the server still runs

@@ -1,4 +1,5 @@
-"""Registry promotion: the decision table (pure) and the register flow on a real MLflow store."""
+"""Registry promotion: the decision table (pure) and the register flow on a real MLflow store,
+deciding from each version's signed evidence."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from components.core.errors import InputError
 from components.gate import GateResult
 from components.ingest import corpus_datasets
 from components.register.card import CardFacts, adapter_card
+from components.register.evidence import EVIDENCE_TAG, KEY_TAG, RECORD, SIGNATURE
+from components.register.promotion import register_version
 from components.register.registry import (
     AuditResult,
     ChampionUtility,
@@ -20,11 +23,11 @@ from components.register.registry import (
     adapter_metrics,
     audit_result,
     promotion_decision,
-    register_version,
     utility_of,
     version_tags,
 )
 from components.register.shared_base import BaseModel, describe_base_model
+from tests.register.fixtures import PRODUCER, metrics_files
 
 ROUGE = UtilityRule("summary.rouge1")
 PERPLEXITY = UtilityRule("perplexity_raw", higher_is_better=False)
@@ -121,7 +124,14 @@ def evidence(utility: float, **changes: Any) -> Evidence:
             ChampionUtility("4", None),
             ROUGE,
             False,
-            "champion v4 has no tag eval.summary.rouge1 to compare with",
+            "champion v4 has no summary.rouge1 in its evidence to compare with",
+        ),
+        (
+            evidence(0.5),
+            ChampionUtility("4", None, "has evidence that does not hold (signature: ...)"),
+            ROUGE,
+            False,
+            "champion v4 has evidence that does not hold (signature: ...); promote by hand",
         ),
         (evidence(math.nan), None, ROUGE, False, "summary.rouge1 nan is not a finite number"),
     ],
@@ -233,13 +243,15 @@ def register(
         {"summary.rouge1": utility, "perplexity_raw": 21.0},
         {"git_commit": "abc", "params_hash": "p", "data_version": "{}"},
     )
-    new = Evidence(gate, audit.passed, audit.failed, corpus, utility)
+    files = metrics_files(utility, gate, corpus=corpus)
     found = mlflow.get_experiment_by_name("registry-test")
     assert found is not None
     experiment = found.experiment_id
     with mlflow.start_run(experiment_id=experiment):
         model_card = card(gate_result, audit, corpus, utility)
-        return register_version(client, adapter, base, "m", tags, new, ROUGE, model_card)
+        return register_version(
+            client, adapter, base, "m", tags, files, ROUGE, model_card, PRODUCER
+        )
 
 
 def test_register_always_candidate_and_champion_by_the_rule(
@@ -299,6 +311,11 @@ def test_register_always_candidate_and_champion_by_the_rule(
     experiment = client.get_experiment_by_name("registry-test").experiment_id
     kind = "tags.`veiltune.kind` = 'base_model'"
     assert len(client.search_runs([experiment], kind)) == 1
+    # The evidence it was judged by lies in its run, signed; the tags only name it.
+    run = client.get_model_version("m", equal.version).run_id
+    stored = {a.path for a in client.list_artifacts(run, "evidence")}
+    assert {f"evidence/{n}" for n in (RECORD, SIGNATURE, "gate.json", "audit.json")} <= stored
+    assert len(tags[EVIDENCE_TAG]) == 64 and len(tags[KEY_TAG]) == 64
 
 
 def champion_of(client: Any) -> str:

@@ -1,5 +1,6 @@
 """The registered model away from where it was trained: loaded by its ``models:/`` URI from
-another folder with nothing copied, served over HTTP by ``mlflow models serve``, and refusing
+another folder with nothing copied, in an interpreter where veiltune is not installed (its
+pyfunc's modules travel with it), served over HTTP by ``mlflow models serve``, and refusing
 a base model whose files were changed."""
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ import pytest
 
 from components.core.errors import BackendError
 from components.core.lineage import sha256_tree
-from components.register.registry import AuditResult, Evidence, UtilityRule, register_version
+from components.register.promotion import register_version
+from components.register.registry import AuditResult, UtilityRule
 from components.register.shared_base import describe_base_model
+from tests.register.fixtures import PRODUCER, metrics_files
 
 TRANSCRIPT = (
     "Agent: Thank you for calling, this is [PERSON_NAME_1].\n"
@@ -71,7 +74,6 @@ def store(
         patch.setenv("VEILTUNE_MODEL_CACHE", str(home / "cache"))
         experiment = configure_tracking("served")
         base = describe_base_model(base_model_dir, "bundled:smollm2")
-        evidence = Evidence(True, True, (), "anonymized", 0.3)
         with mlflow.start_run(experiment_id=experiment):
             version = register_version(
                 MlflowClient(),
@@ -79,9 +81,10 @@ def store(
                 base,
                 "m",
                 AuditResult(True, {}).to_tags(),
-                evidence,
+                metrics_files(),
                 UtilityRule("summary.rouge1"),
                 "# m\n",
+                PRODUCER,
             )
         [base_run] = MlflowClient().search_runs([experiment], "tags.`veiltune.kind` = 'base_model'")
         yield Store(mlflow.get_tracking_uri(), version.model_uri, base_run.info.run_id, base.sha256)
@@ -137,6 +140,41 @@ def test_the_version_loads_from_another_folder_and_answers_a_task_by_name(
 
     with pytest.raises(MlflowException, match="unknown task 'translate'; the tasks are: summary"):
         model.predict(pd.DataFrame([{"task": "translate", "transcript": TRANSCRIPT}]))
+
+
+# Run with -S: no site-packages processing, so no .pth file puts veiltune (installed
+# editable) on the path; PYTHONPATH names the site-packages folders themselves.
+WITHOUT_VEILTUNE = """
+import importlib.util, json, sys
+assert importlib.util.find_spec("components") is None, "veiltune is importable"
+import mlflow, pandas as pd
+model = mlflow.pyfunc.load_model(sys.argv[1])
+request = pd.DataFrame([{"task": "summary", "transcript": "Agent: Hello.\\nCustomer: Hi."}])
+answer = model.predict(request, params={"max_new_tokens": 2})
+loaded = {m: mod.__file__ for m, mod in sys.modules.items() if m.split(".")[0] == "components"}
+print(json.dumps({"answer": list(answer), "modules": loaded}))
+"""
+
+
+def test_the_version_loads_where_veiltune_is_not_installed(store: Store, elsewhere: Path) -> None:
+    import site
+
+    packages = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(packages),
+        "MLFLOW_TRACKING_URI": store.tracking_uri,
+    }
+    command = [sys.executable, "-S", "-c", WITHOUT_VEILTUNE, store.model_uri]
+    done = subprocess.run(
+        command, cwd=elsewhere, env=environment, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(result["answer"]) == 1 and isinstance(result["answer"][0], str)
+    # Every veiltune module it ran came from the version's own code/ folder.
+    assert "components.train.pyfunc" in result["modules"]
+    assert all("/code/components/" in path for path in result["modules"].values())
 
 
 def test_a_base_model_changed_by_one_byte_is_refused(store: Store, elsewhere: Path) -> None:

@@ -1,0 +1,195 @@
+"""Promotion decides from signed evidence, not tags: on a real MLflow store (sqlite in a temp
+folder, one for the module: each test its own model), versions carrying evidence as register
+stores it (no model logged: fast)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from components.core.errors import PromotionRefused
+from components.core.signing import KEY_ENV, sign, signing_key
+from components.register.champion import promote
+from components.register.evidence import EVIDENCE_DIR, RECORD, SIGNATURE, evidence_record
+from components.register.promotion import current_champion
+from tests.register.fixtures import PRODUCER, add_version, metrics_files
+from veiltune.cli import main
+
+REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
+TRUSTED = PRODUCER.public_key()
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The checkout's folder: params.yaml, mlflow.db (made once: its migrations are slow)."""
+    from components.core.tracking import configure_tracking
+
+    folder = tmp_path_factory.mktemp("checkout")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        patch.delenv("MLFLOW_TRACKING_URI", raising=False)
+        patch.delenv(KEY_ENV, raising=False)
+        configure_tracking("veiltune")  # sqlite:///<folder>/mlflow.db, as the CLI finds it
+        yield folder
+
+
+@pytest.fixture
+def client(home: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.chdir(home)
+    return MlflowClient()
+
+
+def champion_of(client: Any, model: str) -> str:
+    return str(client.get_model_version_by_alias(model, "champion").version)
+
+
+def relog(client: Any, run_id: str, tmp_path: Path, name: str, data: bytes) -> None:
+    """Someone replaces one evidence file of a run (MLflow lets anyone log to a run)."""
+    folder = tmp_path / "forged"
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_bytes(data)
+    client.log_artifact(run_id, str(folder / name), EVIDENCE_DIR)
+
+
+def test_flipped_tags_do_not_let_a_blocked_version_through(client: Any) -> None:
+    add_version(client, "flip", metrics_files())
+    promote(client, "flip", "1", TRUSTED)
+    blocked, _ = add_version(
+        client, "flip", metrics_files(0.9, gate=False, failed_audits=("canary",))
+    )
+    for tag in ("gate_passed", "audit_passed", "audit.canary.passed"):
+        client.set_model_version_tag("flip", blocked, tag, "true")
+    client.set_model_version_tag("flip", blocked, "train_corpus", "anonymized")
+    with pytest.raises(PromotionRefused) as refused:
+        promote(client, "flip", blocked, TRUSTED)
+    assert "refusing to promote flip v2: gate failed; audit failed (canary)" in str(refused.value)
+    assert champion_of(client, "flip") == "1"
+
+
+def test_an_evidence_file_changed_after_registration_is_refused(
+    client: Any, tmp_path: Path
+) -> None:
+    add_version(client, "edit", metrics_files())
+    promote(client, "edit", "1", TRUSTED)
+    blocked, run_id = add_version(client, "edit", metrics_files(failed_audits=("membership",)))
+    passing = metrics_files().files["audit.json"]
+    relog(client, run_id, tmp_path, "audit.json", passing)
+    with pytest.raises(PromotionRefused) as refused:
+        promote(client, "edit", blocked, TRUSTED)
+    message = str(refused.value)
+    assert "its evidence does not hold (files: audit.json: sha256" in message
+    assert "changed after it was registered" in message and champion_of(client, "edit") == "1"
+    # Re-hashing the record too breaks its signature: only the producer's key can sign.
+    record = json.loads(evidence_record(metrics_files(), run_id, TRUSTED))
+    relog(client, run_id, tmp_path, RECORD, json.dumps(record).encode())
+    with pytest.raises(PromotionRefused, match="the evidence was changed after it was signed"):
+        promote(client, "edit", blocked, TRUSTED)
+    # Forced, it goes through, and still says what failed.
+    forced = promote(client, "edit", blocked, TRUSTED, force=True, reason="ticket 7")
+    assert "(forced over: its evidence does not hold (signature: evidence.sig:" in forced["message"]
+    assert champion_of(client, "edit") == blocked
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("another key", "signed by another key"),
+        ("no evidence", "registered without signed evidence"),
+        ("unsigned", "evidence.sig: missing: the evidence is unsigned"),
+        ("copied", "(evidence copied from another version)"),
+        ("no key here", "no signing key in this checkout"),
+    ],
+)
+def test_evidence_that_does_not_hold_is_refused_naming_what_failed(
+    client: Any, tmp_path: Path, case: str, message: str
+) -> None:
+    forger = Ed25519PrivateKey.generate()
+    model = case.replace(" ", "-")
+    files = None if case == "no evidence" else metrics_files()
+    version, run_id = add_version(
+        client, model, files, forger if case == "another key" else PRODUCER
+    )
+    if case == "unsigned":
+        artifacts = Path(client.get_run(run_id).info.artifact_uri.removeprefix("file://"))
+        (artifacts / EVIDENCE_DIR / SIGNATURE).unlink()
+    if case == "copied":  # a passing version's evidence, signed, moved to another run
+        _, other = add_version(client, model, metrics_files())
+        record = evidence_record(metrics_files(), other, TRUSTED)
+        relog(client, run_id, tmp_path, RECORD, record)
+        relog(client, run_id, tmp_path, SIGNATURE, sign(record, PRODUCER).encode())
+    trusted = None if case == "no key here" else TRUSTED
+    with pytest.raises(PromotionRefused) as refused:
+        promote(client, model, version, trusted)
+    said = str(refused.value)
+    assert f"refusing to promote {model} v{version}: its evidence does not hold (" in said
+    assert message in said
+
+
+def test_a_champion_whose_evidence_fails_is_not_replaced_automatically(
+    client: Any, tmp_path: Path
+) -> None:
+    _, run_id = add_version(client, "fallen", metrics_files(0.3))
+    promote(client, "fallen", "1", TRUSTED)
+    champion = current_champion(client, "fallen", "summary.rouge1", TRUSTED)
+    assert champion is not None and champion.utility == 0.3
+    relog(client, run_id, tmp_path, "evaluate.json", b'{"adapter": {"summary.rouge1": 0.01}}')
+    champion = current_champion(client, "fallen", "summary.rouge1", TRUSTED)
+    assert champion is not None and champion.utility is None
+    assert champion.problem.startswith("has evidence that does not hold (files: evaluate.json")
+
+
+@pytest.fixture
+def checkout(client: Any, home: Path) -> Path:
+    """A checkout's params, its signing key made where export.signing_key names it."""
+    (home / "params.yaml").write_text(REPO_PARAMS.read_text(encoding="utf-8"))
+    params = yaml.safe_load(REPO_PARAMS.read_text(encoding="utf-8"))
+    signing_key(params["export"]["signing_key"], home)
+    return home
+
+
+def check(capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(["promote", "--params", "params.yaml", "--check"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_promote_check_audits_the_champion_however_it_got_the_alias(
+    client: Any, checkout: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = signing_key("data/raw/signing_key.pem", checkout)
+    model = "veiltune-adapter"
+    add_version(client, model, None)  # registered before evidence: none to check
+    code, _, err = check(capsys)
+    assert code == 1 and "no version holds champion" in err
+    add_version(client, model, metrics_files(), key)
+    add_version(client, model, metrics_files(gate=False), key)
+    assert main(["promote", "--params", "params.yaml", "2"]) == 0
+    code, out, _ = check(capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "veiltune-adapter v2 (champion): its evidence holds"
+    assert [line.split(":")[0].strip() for line in lines[1:]] == [
+        f"ok   {name}"
+        for name in ("evidence", "signature", "run", "files", "contents", "gate", "audits")
+    ] + ["ok   corpus"]
+    # MLflow's own alias editor checks nothing: --check finds the blocked version out.
+    client.set_registered_model_alias(model, "champion", "3")
+    code, out, err = check(capsys)
+    assert code == 1
+    assert "veiltune-adapter v3 (champion): its evidence does NOT hold" in out
+    assert "FAIL gate: failed (μ+σ 7.2, threshold 5)" in out
+    assert "champion veiltune-adapter v3 fails its check: gate: failed" in err
+    client.set_registered_model_alias(model, "champion", "1")
+    code, out, err = check(capsys)
+    assert code == 1 and "FAIL evidence: no evidence/evidence.json in run" in out
+    assert main(["promote", "--params", "params.yaml", "--check", "2"]) == 1
+    assert "promote takes a VERSION, or --check alone" in capsys.readouterr().err
