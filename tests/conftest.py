@@ -32,7 +32,11 @@ TEST_DATA = REPO_ROOT / "tests" / "data"  # samples of presidio-research and WNU
 # e2e runs `dvc repro` and a DVC experiment, ~4 min) are collected first. `make test`
 # schedules whole modules in collection order (`--dist loadfile --no-loadscope-reorder`),
 # so each of two workers starts on one of them and the rest fill in around them.
-LONGEST_FIRST = ("tests/audits/test_controls.py", "tests/test_pipeline_e2e.py")
+LONGEST_FIRST = (
+    "tests/audits/test_controls.py",
+    "tests/test_pipeline_e2e.py",
+    "tests/flows/test_pipeline_flow.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
