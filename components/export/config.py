@@ -15,7 +15,8 @@ class ExportConfig:
     make_zip: bool = True
     pi_scan_min_chars: int = 4  # inventory values shorter than this are not scanned for
     # The Ed25519 private key that signs the manifest and register's evidence (from
-    # params.yaml's folder), made on first use; $VEILTUNE_SIGNING_KEY overrides it. Never bundled, never in an output.
+    # params.yaml's folder), made on first use; $VEILTUNE_SIGNING_KEY overrides it.
+    # Never bundled, never in an output.
     signing_key: str = "data/raw/signing_key.pem"
 
     def __post_init__(self) -> None:
