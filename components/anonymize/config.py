@@ -38,6 +38,12 @@ DEFAULT_INFO_TYPES = [
 CLASS_LABEL_KEYS = ("context", "purpose", "outcome")
 REPLACEMENTS = ("placeholder", "mask", "type", "surrogate")
 SURROGATE_METHODS = ("realistic", "lm", "embedding")
+# presidio: embedded; google_dlp: Google Cloud DLP's inspect_content; google_dlp+presidio:
+# the union of both (README, Google Cloud DLP backend).
+BACKENDS = ("presidio", "google_dlp", "google_dlp+presidio")
+DLP_LIKELIHOODS = ("VERY_UNLIKELY", "UNLIKELY", "POSSIBLE", "LIKELY", "VERY_LIKELY")
+# Hosts a plaintext (``insecure``) DLP endpoint may name: a local server, never the network.
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
 
 @dataclass
@@ -67,6 +73,51 @@ class SurrogateConfig:
         _require(
             0.0 < self.radius <= 2.0, "anonymize.surrogate.radius", "a cosine distance in (0, 2]"
         )
+
+
+@dataclass
+class DlpConfig:
+    """``anonymize.dlp``: where and how the ``google_dlp`` backend calls Cloud DLP."""
+
+    project: str = ""  # the Google Cloud project billed and whose DLP API is called
+    location: str = "global"  # DLP processing location (projects/<project>/locations/<it>)
+    endpoint: str = ""  # host:port of a private endpoint or a local server; "": Google's
+    insecure: bool = False  # plaintext, no credentials: only for a localhost endpoint
+    timeout: float = 60.0  # seconds per request
+    min_likelihood: str = "POSSIBLE"  # DLP's likelihood floor for a finding
+    price_per_gb: float = 1.0  # USD per GB inspected, for the metrics' cost estimate
+    retry_seconds: float = 120.0  # total backoff budget on UNAVAILABLE & co, per request
+    max_attempts: int = 6  # attempts per request, the first included
+
+    def __post_init__(self) -> None:
+        _require(
+            self.min_likelihood in DLP_LIKELIHOODS,
+            "anonymize.dlp.min_likelihood",
+            f"one of: {', '.join(DLP_LIKELIHOODS)}",
+        )
+        _require(self.timeout > 0, "anonymize.dlp.timeout", "seconds > 0")
+        _require(self.price_per_gb >= 0, "anonymize.dlp.price_per_gb", "a price >= 0")
+        _require(self.retry_seconds >= 0, "anonymize.dlp.retry_seconds", "seconds >= 0")
+        _require(self.max_attempts >= 1, "anonymize.dlp.max_attempts", "an integer >= 1")
+        _require(bool(self.location), "anonymize.dlp.location", "a DLP location such as global")
+        if self.endpoint:
+            _require(
+                endpoint_host(self.endpoint) != "" and ":" in self.endpoint,
+                "anonymize.dlp.endpoint",
+                "host:port",
+            )
+        _require(
+            not self.insecure or endpoint_host(self.endpoint) in LOCAL_HOSTS,
+            "anonymize.dlp.insecure",
+            "true only with an anonymize.dlp.endpoint on localhost or 127.0.0.1 "
+            "(plaintext never leaves the machine)",
+        )
+
+
+def endpoint_host(endpoint: str) -> str:
+    """The host of ``host:port`` (``[::1]`` for an IPv6 literal), lowercase."""
+    host, _, _port = endpoint.rpartition(":")
+    return host.lower()
 
 
 @dataclass
@@ -103,9 +154,22 @@ class AnonymizeConfig:
     # Category values of your corpus beyond the embedded corpus's, by "context", "purpose"
     # and "outcome": only a listed value is kept as a category; any other is scanned as text.
     class_labels: dict[str, list[str]] = field(default_factory=dict)
+    # backend google_dlp: the DLP project, endpoint, likelihood floor, retries and price
+    dlp: DlpConfig = field(default_factory=DlpConfig)
 
     def __post_init__(self) -> None:
-        _require(self.backend in {"presidio"}, "anonymize.backend", "one of: presidio")
+        _require(self.backend in BACKENDS, "anonymize.backend", f"one of: {', '.join(BACKENDS)}")
+        if self.backend.startswith("google_dlp"):
+            _require(
+                bool(self.dlp.project),
+                "anonymize.dlp.project",
+                f"the Google Cloud project to call DLP in (anonymize.backend: {self.backend})",
+            )
+            _require(
+                self.workers == 1,
+                "anonymize.workers",
+                "1 with a google_dlp backend (it batches its requests itself)",
+            )
         unknown = sorted(set(self.class_labels) - set(CLASS_LABEL_KEYS))
         _require(
             not unknown,

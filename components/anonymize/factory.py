@@ -46,12 +46,31 @@ DEFAULT_SPEAKER_ROLES = frozenset(
 def build_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
     """The detection backend named by ``anonymize.backend``, at the operating point that
     ``anonymize.calibration`` (relative to ``base_dir``) and ``operating_point`` select."""
+    if config.backend == "google_dlp":
+        return google_dlp_detector(config, base_dir)
     thresholds = detection_thresholds(config, base_dir)
-    if config.backend == "presidio":
-        from components.anonymize.presidio_backend import PresidioDetector
+    from components.anonymize.presidio_backend import PresidioDetector
 
-        return PresidioDetector(config.spacy_model, config.info_types, thresholds)
+    presidio = PresidioDetector(config.spacy_model, config.info_types, thresholds)
+    if config.backend == "presidio":
+        return presidio
+    if config.backend == "google_dlp+presidio":
+        from components.anonymize.dlp_backend import LayeredDetector
+
+        return LayeredDetector([google_dlp_detector(config, base_dir), presidio])
     raise AssertionError(f"unreachable: AnonymizeConfig accepted backend {config.backend!r}")
+
+
+def google_dlp_detector(
+    config: AnonymizeConfig, base_dir: Path = Path(), client: Any = None
+) -> Detector:
+    """Cloud DLP configured from ``config`` and the policy files; ``client`` stands in for
+    the real ``DlpServiceClient`` (``anonymize.dlp`` builds that one)."""
+    from components.anonymize.dlp_backend import MAX_FINDINGS, GoogleDlpDetector, dlp_client
+    from components.anonymize.dlp_rules import dlp_rules
+
+    rules = dlp_rules(config, base_dir, MAX_FINDINGS)
+    return GoogleDlpDetector(client or dlp_client(config.dlp), rules, config.dlp)
 
 
 def detection_thresholds(config: AnonymizeConfig, base_dir: Path = Path()) -> Thresholds:

@@ -9,7 +9,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.stream import AnonymizationTally, anonymize_stream
@@ -66,8 +66,9 @@ def anonymize_file(
     from tqdm import tqdm
 
     tally = AnonymizationTally()
+    usage: dict[str, Any] = {}  # a remote backend's requests, bytes and cost
     started = time.perf_counter()
-    stream = anonymize_stream(read_corpus(input_path), config, base_dir, config.workers, key)
+    stream = anonymize_stream(read_corpus(input_path), config, base_dir, config.workers, key, usage)
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(stack.enter_context(atomic_path(output_path)).open("w"))
         spans = (
@@ -90,7 +91,7 @@ def anonymize_file(
                 spans.writelines(json.dumps(r.to_record()) + "\n" for r in replacements)
             tally.add(original, replacements)
             progress.update()
-    return tally.to_metrics(time.perf_counter() - started, config.workers)
+    return {**tally.to_metrics(time.perf_counter() - started, config.workers), **usage}
 
 
 def count_records(path: Path) -> int | None:

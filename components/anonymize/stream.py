@@ -73,8 +73,14 @@ def anonymize_stream(
     base_dir: Path,
     workers: int = 1,
     key: SurrogateKey | None = None,
+    usage: dict[str, Any] | None = None,
 ) -> Iterator[tuple[Conversation, Result]]:
-    """Yield (original, (anonymized, replacements)) in input order."""
+    """Yield (original, (anonymized, replacements)) in input order.
+
+    Args:
+        usage: filled, once the stream is exhausted, with what the detector asked of a
+            remote service (DLP's requests, bytes, cost); a service backend runs in one process.
+    """
     if workers <= 1:
         from components.anonymize.factory import anonymization_policy, build_detector
 
@@ -82,6 +88,9 @@ def anonymize_stream(
         policy = anonymization_policy(config, base_dir, key)
         for batch in _batches(conversations, config.batch_size):
             yield from zip(batch, _run(batch, detector, policy), strict=True)
+        report = getattr(detector, "usage_metrics", None)
+        if usage is not None and callable(report):
+            usage.update(report())
         return
     context = multiprocessing.get_context("fork")
     with context.Pool(workers, initializer=_init_worker, initargs=(config, base_dir, key)) as pool:

@@ -56,12 +56,17 @@ def read_term_lists(
 ) -> TermLists:
     """Read the files params name (paths relative to ``base_dir``)."""
     return term_lists(
-        {t: _read_terms(base_dir / p) for t, p in exclusion_files.items()},
-        {t: _read_terms(base_dir / p) for t, p in dictionary_files.items()},
+        {t: read_terms(base_dir / p) for t, p in exclusion_files.items()},
+        {t: read_terms(base_dir / p) for t, p in dictionary_files.items()},
     )
 
 
-def _read_terms(path: Path) -> list[str]:
+def read_terms(path: Path) -> list[str]:
+    """The terms of one policy list: a term a line, blank lines and ``#`` comments skipped.
+
+    Raises:
+        InputError: the file is missing or not UTF-8, naming it.
+    """
     if not path.is_file():
         raise InputError(f"{path}: no such term list (named in anonymize params)")
     try:
