@@ -20,7 +20,7 @@ from google.cloud import dlp_v2
 
 from components.anonymize.config import DlpConfig
 from components.anonymize.dlp_rules import DlpRules
-from components.anonymize.spans import Span, resolve_overlaps
+from components.anonymize.spans import Span, resolve_overlaps, text_windows
 from components.core.errors import BackendError
 
 logger = logging.getLogger(__name__)
@@ -134,7 +134,7 @@ class GoogleDlpDetector:
     def _pieces(self, text: str, max_chars: int) -> list[tuple[int, int]]:
         if len(text.encode("utf-8")) + ROW_OVERHEAD_BYTES <= self._content_budget:
             return [(0, len(text))]
-        return text_pieces(text, max_chars, PIECE_OVERLAP)
+        return text_windows(text, max_chars, PIECE_OVERLAP)
 
     def _batches(self, encoded: Sequence[bytes]) -> Iterator[list[int]]:
         """Indices of the non-empty texts, grouped under the request limits."""
@@ -275,22 +275,6 @@ def _char_range(location: Any, text: str, data: bytes) -> tuple[int, int]:
     if not 0 <= start < end <= len(text):
         raise BackendError(f"DLP reported offsets {start}..{end} outside a {len(text)}-char text")
     return int(start), int(end)
-
-
-def text_pieces(text: str, max_chars: int, overlap: int) -> list[tuple[int, int]]:
-    """(start, end) pieces of at most ``max_chars``, cut at spaces where there are some,
-    each starting at a word ``overlap`` characters or more before the last one's end."""
-    pieces, start = [], 0
-    while True:
-        end = min(len(text), start + max_chars)
-        if end < len(text):
-            cut = text.rfind(" ", start + max_chars // 2, end)
-            end = cut if cut > start else end
-        pieces.append((start, end))
-        if end == len(text):
-            return pieces
-        space = text.rfind(" ", start, end - overlap)
-        start = space + 1 if space > start else max(start + 1, end - overlap)
 
 
 def byte_to_char(data: bytes, offset: int) -> int:

@@ -16,7 +16,7 @@ from spacy.tokens import Doc
 
 from components.anonymize.calibration import Thresholds
 from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
-from components.anonymize.spans import Span, resolve_overlaps
+from components.anonymize.spans import Span, resolve_overlaps, text_windows
 from components.anonymize.taxonomy import presidio_entities_for, to_dlp
 from components.core.errors import BackendError
 
@@ -54,25 +54,6 @@ _NER_IGNORED = [
     "QUANTITY",
     "WORK_OF_ART",
 ]
-
-
-def _windows(text: str) -> list[tuple[int, int]]:
-    """(start, end) windows of at most WINDOW_CHARS, overlapping by WINDOW_OVERLAP, cut at
-    whitespace so no word is split."""
-    if len(text) <= WINDOW_CHARS:
-        return [(0, len(text))]
-    windows, start = [], 0
-    while start < len(text):
-        end = min(len(text), start + WINDOW_CHARS)
-        if end < len(text):
-            cut = text.rfind(" ", start + WINDOW_CHARS // 2, end)
-            end = cut if cut > start else end
-        windows.append((start, end))
-        if end == len(text):
-            break
-        next_start = text.rfind(" ", start, end - WINDOW_OVERLAP)
-        start = next_start + 1 if next_start > start else end
-    return windows
 
 
 def use_offline_public_suffix_list() -> None:
@@ -126,7 +107,11 @@ class PresidioDetector:
         Long texts are cut into overlapping windows (Presidio's context step is quadratic
         in a text's length); spans found in two windows are merged by ``finish``.
         """
-        windows = [(i, start, end) for i, text in enumerate(texts) for start, end in _windows(text)]
+        windows = [
+            (i, start, end)
+            for i, text in enumerate(texts)
+            for start, end in text_windows(text, WINDOW_CHARS, WINDOW_OVERLAP)
+        ]
         pieces = [texts[i][start:end] for i, start, end in windows]
         nlp = self._analyzer.nlp_engine
         results: list[list[Span]] = [[] for _ in texts]

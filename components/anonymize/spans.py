@@ -41,3 +41,22 @@ def resolve_overlaps(spans: list[Span]) -> list[Span]:
         starts.insert(i, span.start)
         kept.insert(i, span)
     return kept
+
+
+def text_windows(text: str, max_chars: int, overlap: int) -> list[tuple[int, int]]:
+    """(start, end) windows of at most ``max_chars`` covering ``text``, cut at spaces where
+    there are some (no word split), each starting at a word ``overlap`` characters or more
+    before the last one's end, so an entity cut by one window's edge is whole in the next.
+    A detector that reads texts in bounded pieces (Presidio's spaCy, DLP's requests) maps
+    its spans back by each window's start."""
+    windows, start = [], 0
+    while True:
+        end = min(len(text), start + max_chars)
+        if end < len(text):
+            cut = text.rfind(" ", start + max_chars // 2, end)
+            end = cut if cut > start else end
+        windows.append((start, end))
+        if end == len(text):
+            return windows
+        space = text.rfind(" ", start, end - overlap)
+        start = space + 1 if space > start else max(start + 1, end - overlap)

@@ -23,10 +23,9 @@ from components.anonymize.dlp_backend import (
     LayeredDetector,
     byte_to_char,
     dlp_client,
-    text_pieces,
 )
 from components.anonymize.dlp_rules import dlp_rules
-from components.anonymize.spans import Span
+from components.anonymize.spans import Span, text_windows
 from components.core.config import stage_config
 from components.core.errors import BackendError, ParamsError
 from tests.dlp_fake_server import FakeDlpServer, Fault
@@ -221,7 +220,7 @@ def test_a_text_past_the_request_limit_goes_in_overlapping_pieces(
 
 def test_pieces_cover_the_text_and_overlap() -> None:
     text = " ".join(f"w{i}" for i in range(2_000))
-    pieces = text_pieces(text, 1_000, 300)
+    pieces = text_windows(text, 1_000, 300)
     assert pieces[0][0] == 0 and pieces[-1][1] == len(text)
     for (_, end), (start, _) in itertools.pairwise(pieces):
         assert end - start >= 300 and text[start - 1] == " "

@@ -162,7 +162,11 @@ def test_a_numbered_role_is_not_a_name_in_speakers_or_text(detector, role: str) 
 
 
 def test_windows_cover_long_texts_without_splitting_words() -> None:
-    from components.anonymize.presidio_backend import WINDOW_CHARS, _windows
+    from components.anonymize.presidio_backend import WINDOW_CHARS, WINDOW_OVERLAP
+    from components.anonymize.spans import text_windows
+
+    def _windows(text: str) -> list[tuple[int, int]]:
+        return text_windows(text, WINDOW_CHARS, WINDOW_OVERLAP)
 
     text = " ".join(f"word{i}" for i in range(5000))
     windows = _windows(text)
