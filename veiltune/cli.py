@@ -5,6 +5,7 @@ utility-profile, promote/demote, flow, serve, purge-raw. No stage logic lives he
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -174,6 +175,16 @@ def _add_evaluate_detection(commands: Any) -> None:
         metavar="N",
         help="print a seeded sample of N false positives with their context to stderr "
         "(private text: never written to the metrics file or MLflow)",
+    )
+    sub.add_argument(
+        "--detectors",
+        help="anonymize.detectors for this run, comma-separated (e.g. entities,lm_probability)",
+    )
+    sub.add_argument(
+        "--sweep",
+        metavar="KEY=V1,V2,...",
+        help="score each value of lm_probability.p or vocab_threshold, detecting once, and "
+        "print the precision-recall curve (README, Other privacy transforms)",
     )
     sub.add_argument(
         "--output",
@@ -448,6 +459,9 @@ def _run_tool(args: argparse.Namespace) -> Any:
 
         context = detection_context(args.params)
         config = context.config(AnonymizeConfig)
+        if args.detectors:
+            names = [name.strip() for name in args.detectors.split(",")]
+            config = dataclasses.replace(config, detectors=names)  # validated: names the key
         metrics, samples = evaluate_detection(
             config,
             context,
@@ -457,9 +471,15 @@ def _run_tool(args: argparse.Namespace) -> Any:
             args.output,
             args.split,
             args.show_false_positives,
+            args.sweep,
         )
         if samples:
             print(format_false_positives(samples), file=sys.stderr)
+        if "sweep" in metrics:
+            from components.anonymize.commands import format_sweep
+
+            print(format_sweep(metrics["sweep"]))
+            return 0
         return metrics
     if args.command == "calibrate":
         from components.anonymize.commands import calibrate

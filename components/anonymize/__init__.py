@@ -4,7 +4,14 @@ Other stages import from here only; the modules behind these names are this stag
 
 from __future__ import annotations
 
-from components.anonymize.config import REPLACEMENTS, SURROGATE_METHODS, AnonymizeConfig
+from components.anonymize.compose import UnionDetector
+from components.anonymize.config import (
+    DETECTORS,
+    REPLACEMENTS,
+    SURROGATE_METHODS,
+    AnonymizeConfig,
+    LmProbabilityConfig,
+)
 from components.anonymize.engine import (
     IDENTIFIER_DIGITS,
     AnonymizationPolicy,
@@ -14,21 +21,35 @@ from components.anonymize.engine import (
     placeholder_view,
     text_fields,
 )
-from components.anonymize.factory import anonymization_policy, build_detector
+from components.anonymize.factory import anonymization_policy, build_detector, entity_detector
+from components.anonymize.lm_probability import (
+    LmProbabilityDetector,
+    WordProbability,
+    WordProbabilityScorer,
+    spans_below,
+)
 from components.anonymize.term_lists import TermLists
 
 __all__ = [
+    "DETECTORS",
     "IDENTIFIER_DIGITS",
     "REPLACEMENTS",
     "SURROGATE_METHODS",
     "AnonymizationPolicy",
     "AnonymizeConfig",
     "Detector",
+    "LmProbabilityConfig",
+    "LmProbabilityDetector",
     "TermLists",
+    "UnionDetector",
+    "WordProbability",
+    "WordProbabilityScorer",
     "anonymization_policy",
     "anonymize_conversation",
     "build_detector",
     "detect_batch",
+    "entity_detector",
     "placeholder_view",
+    "spans_below",
     "text_fields",
 ]

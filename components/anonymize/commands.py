@@ -3,12 +3,14 @@ and score detection on labelled data."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.evaluation.scoring import FalsePositive
+from components.anonymize.evaluation.sweep import parse_sweep, sweep_detection
 from components.anonymize.factory import anonymization_policy, build_detector, detection_records
 from components.anonymize.stage import anonymize_file
 from components.core import tracking
@@ -50,12 +52,14 @@ def evaluate_detection(
     output: Path,
     split: str = "all",
     show_false_positives: int = 0,
+    sweep: str | None = None,
 ) -> tuple[Metrics, list[FalsePositive]]:
     """Score the anonymize stage's detector on labelled data; write and log the metrics.
 
     Returns the metrics and a sample of ``show_false_positives`` false positives with their
     context, for the caller to show a developer: they may hold private text, so they are
-    neither written with the metrics nor logged to MLflow.
+    neither written with the metrics nor logged to MLflow. With ``sweep``
+    (``KEY=V1,V2,...``) the metrics are one row per value under ``sweep`` instead.
     """
     import mlflow
 
@@ -63,13 +67,19 @@ def evaluate_detection(
     from components.anonymize.evaluation.run import evaluate_detection as run_evaluation
 
     check_paths([path] if path is not None else [], [output])
+    swept = parse_sweep(sweep) if sweep else None  # a bad --sweep fails before any loading
     items = load_labelled(dataset, path, limit, split)
-    detector = build_detector(config, context.base_dir)
     policy = anonymization_policy(config, context.base_dir)
-    scored, samples = run_evaluation(
-        items, detector, policy, config.batch_size, show_false_positives
-    )
-    metrics = {"dataset": dataset, "split": split, **scored}
+    samples: list[FalsePositive] = []
+    if swept is not None:
+        rows = sweep_detection(items, config, context.base_dir, policy, *swept)
+        scored: Metrics = {"sweep": rows}
+    else:
+        detector = build_detector(config, context.base_dir)
+        scored, samples = run_evaluation(
+            items, detector, policy, config.batch_size, show_false_positives
+        )
+    metrics = {"dataset": dataset, "split": split, "detectors": config.detectors, **scored}
     write_json_atomic(output, metrics)
     experiment_id = tracking.configure_tracking(context.experiment)
     with mlflow.start_run(experiment_id=experiment_id, run_name=f"evaluate-detection-{dataset}"):
@@ -78,9 +88,22 @@ def evaluate_detection(
         mlflow.log_params(
             {"dataset": dataset, "path": str(path), "limit": str(limit), "split": split}
         )
+        for step, row in enumerate(metrics.get("sweep", [])):  # the curve, a step a value
+            mlflow.log_metrics({k: float(v) for k, v in row.items()}, step=step)
         tracking.log_numeric_metrics(metrics)
         mlflow.log_artifact(str(output))
     return metrics, samples
+
+
+def format_sweep(rows: Sequence[Mapping[str, Any]]) -> str:
+    """A sweep's rows as a Markdown table, the swept value first."""
+    key = next(iter(rows[0]))
+    columns = [key, "char_precision", "char_recall", "char_f1", "entity_recall"]
+    columns.append("masked_word_share")
+    lines = ["| " + " | ".join(columns) + " |", "|" + " ---: |" * len(columns)]
+    for row in rows:
+        lines.append("| " + " | ".join(f"{row[c]:g}" for c in columns) + " |")
+    return "\n".join(lines)
 
 
 def format_false_positives(samples: list[FalsePositive]) -> str:

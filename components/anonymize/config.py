@@ -41,6 +41,10 @@ SURROGATE_METHODS = ("realistic", "lm", "embedding")
 # presidio: embedded; google_dlp: Google Cloud DLP's inspect_content; google_dlp+presidio:
 # the union of both (README, Google Cloud DLP backend).
 BACKENDS = ("presidio", "google_dlp", "google_dlp+presidio")
+# What finds the spans (README, Detectors): entities is the backend above; the others judge
+# every word, and their spans yield to entities' (components/anonymize/compose.py).
+DETECTORS = ("entities", "lm_probability", "allow_list", "vocab_threshold")
+WORD_LEVEL_DETECTORS = DETECTORS[1:]
 DLP_LIKELIHOODS = ("VERY_UNLIKELY", "UNLIKELY", "POSSIBLE", "LIKELY", "VERY_LIKELY")
 # Hosts a plaintext (``insecure``) DLP endpoint may name: a local server, never the network.
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
@@ -72,6 +76,36 @@ class SurrogateConfig:
         _require(self.k >= 1, "anonymize.surrogate.k", "an integer >= 1")
         _require(
             0.0 < self.radius <= 2.0, "anonymize.surrogate.radius", "a cosine distance in (0, 2]"
+        )
+
+
+@dataclass
+class LmProbabilityConfig:
+    """``anonymize.lm_probability``: redact the words a language model finds improbable."""
+
+    p: float = 0.0001  # a word less probable than this in its context is redacted (README)
+    # null: the base causal LM (models/base), left context; else a masked LM folder (both
+    # sides), relative to params.yaml's folder
+    model: str | None = None
+    batch_size: int = 8  # windows (causal) or words (masked) a forward pass
+    max_tokens: int = 512  # the window, in tokens
+    # a turn is read after this many tokens of the call before it (its speaker's label and
+    # the turns before; half a window at most); each turn pays for them again. 0: alone
+    context_tokens: int = 64
+
+    def __post_init__(self) -> None:
+        _require(0.0 < self.p < 1.0, "anonymize.lm_probability.p", "a probability in (0, 1)")
+        _require(self.model != "", "anonymize.lm_probability.model", "null or a model folder")
+        _require(self.batch_size >= 1, "anonymize.lm_probability.batch_size", "an integer >= 1")
+        _require(
+            self.max_tokens >= 8,
+            "anonymize.lm_probability.max_tokens",
+            "an integer >= 8 (a window of tokens, its special tokens included)",
+        )
+        _require(
+            self.context_tokens >= 0,
+            "anonymize.lm_probability.context_tokens",
+            "an integer >= 0 (half of max_tokens at most is read)",
         )
 
 
@@ -156,9 +190,17 @@ class AnonymizeConfig:
     class_labels: dict[str, list[str]] = field(default_factory=dict)
     # backend google_dlp: the DLP project, endpoint, likelihood floor, retries and price
     dlp: DlpConfig = field(default_factory=DlpConfig)
+    # What finds spans, all together: entities (the backend) and word-level detectors
+    detectors: list[str] = field(default_factory=lambda: ["entities"])
+    lm_probability: LmProbabilityConfig = field(default_factory=LmProbabilityConfig)
+    # allow_list: every word not in this file is redacted (one word a line, any case)
+    allow_list: str = "veiltune/policy/allow_list.txt"
+    # vocab_threshold: every word not among this many most frequent English words is redacted
+    vocab_threshold: int = 5000
 
     def __post_init__(self) -> None:
         _require(self.backend in BACKENDS, "anonymize.backend", f"one of: {', '.join(BACKENDS)}")
+        self._check_detectors()
         if self.backend.startswith("google_dlp"):
             _require(
                 bool(self.dlp.project),
@@ -191,3 +233,19 @@ class AnonymizeConfig:
         _require(bool(self.info_types), "anonymize.info_types", "a non-empty list")
         _require(self.batch_size >= 1, "anonymize.batch_size", "an integer >= 1")
         _require(self.workers >= 1, "anonymize.workers", "an integer >= 1")
+
+    def _check_detectors(self) -> None:
+        unknown = [name for name in self.detectors if name not in DETECTORS]
+        _require(
+            not unknown,
+            "anonymize.detectors",
+            f"names among: {', '.join(DETECTORS)} (not {', '.join(map(repr, unknown))})",
+        )
+        _require(bool(self.detectors), "anonymize.detectors", "a non-empty list")
+        _require(
+            len(set(self.detectors)) == len(self.detectors),
+            "anonymize.detectors",
+            "each name once",
+        )
+        _require(self.vocab_threshold >= 1, "anonymize.vocab_threshold", "an integer >= 1")
+        _require(bool(self.allow_list), "anonymize.allow_list", "a word-list file")

@@ -18,12 +18,16 @@ import google.auth.exceptions
 from google.api_core import exceptions as api_exceptions
 from google.cloud import dlp_v2
 
+from components.anonymize.compose import UnionDetector
 from components.anonymize.config import DlpConfig
 from components.anonymize.dlp_rules import DlpRules
 from components.anonymize.spans import Span, resolve_overlaps, text_windows
 from components.core.errors import BackendError
 
 logger = logging.getLogger(__name__)
+
+# google_dlp+presidio: Cloud DLP and Presidio side by side (the union of their spans).
+LayeredDetector = UnionDetector
 
 REQUEST_LIMIT_BYTES = 500_000  # DLP's limit on one inspect_content request
 REQUEST_MARGIN_BYTES = 10_000  # the envelope: parent, table framing, field tags
@@ -281,29 +285,6 @@ def byte_to_char(data: bytes, offset: int) -> int:
     """The code point index of UTF-8 byte ``offset`` of ``data`` (a character's first byte,
     or the end)."""
     return len(data[:offset].decode("utf-8", errors="ignore"))
-
-
-@dataclass
-class LayeredDetector:
-    """The union of several detectors' spans per text, overlaps resolved."""
-
-    detectors: Sequence[Any]
-
-    def detect(self, texts: Sequence[str], batch_size: int = 64) -> list[list[Span]]:
-        results = [d.detect(texts, batch_size) for d in self.detectors]
-        return [
-            resolve_overlaps([s for found in per_text for s in found])
-            for per_text in zip(*results, strict=True)
-        ]
-
-    def usage_metrics(self) -> dict[str, Any]:
-        """The service usage of the layers that call one (the stage's metrics)."""
-        return {k: v for d in self.detectors for k, v in _usage_metrics(d).items()}
-
-
-def _usage_metrics(detector: Any) -> dict[str, Any]:
-    report = getattr(detector, "usage_metrics", None)
-    return dict(report()) if callable(report) else {}
 
 
 def dlp_client(settings: DlpConfig) -> DlpClient:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from components.anonymize.spans import Span, resolve_overlaps
 from components.anonymize.term_lists import TermLists
@@ -33,6 +33,24 @@ class Detector(Protocol):
     """A detection backend: spans of personal information for each text."""
 
     def detect(self, texts: Sequence[str], batch_size: int = ...) -> list[list[Span]]: ...
+
+
+@runtime_checkable
+class ContextualDetector(Detector, Protocol):
+    """A detector that also reads what comes before each text (a language model: the first
+    words of a short turn are judged on the call so far, not on nothing)."""
+
+    def detect_in_context(
+        self, texts: Sequence[str], contexts: Sequence[str], batch_size: int = ...
+    ) -> list[list[Span]]:
+        """Spans of each text (offsets in the text), ``contexts[i]`` read before ``texts[i]``
+        and never judged."""
+        ...
+
+
+# A turn's context is the end of the transcript before it, this many characters at most:
+# a few turns of left context, not a long call's every turn again for each of its turns.
+CONTEXT_CHARS = 2_000
 
 
 # Label keys whose meaning veiltune knows (the training tasks'): never names, never scanned.
@@ -220,7 +238,15 @@ def detect_batch(
     backend detection in one batch, speaker labels, then names propagated in the conversation."""
     all_fields = [text_fields(c, policy.class_labels) for c in batch]
     texts = [text for fields in all_fields for f, text in fields if f.kind != "speaker"]
-    detected = iter(detector.detect(texts))
+    if isinstance(detector, ContextualDetector):
+        contexts = [
+            context
+            for conversation, fields in zip(batch, all_fields, strict=True)
+            for context in _field_contexts(conversation, fields)
+        ]
+        detected = iter(detector.detect_in_context(texts, contexts))
+    else:
+        detected = iter(detector.detect(texts))
     results = []
     for fields in all_fields:
         spans = [
@@ -241,6 +267,33 @@ def detect_batch(
         ]
         results.append((fields, kept))
     return results
+
+
+def transcript_line(turn: Turn) -> str:
+    """A turn as a transcript shows it: ``speaker: text``, or the text of a plain turn."""
+    return f"{turn.speaker}: {turn.text}" if turn.speaker else turn.text
+
+
+def left_contexts(conversation: Conversation, max_chars: int = CONTEXT_CHARS) -> list[str]:
+    """For each turn, what its transcript (``transcript_line``s, one a line) holds before
+    the turn's text, its own ``speaker: `` included: the last ``max_chars`` characters."""
+    contexts, before = [], ""
+    for turn in conversation.turns:
+        prefix = f"{turn.speaker}: " if turn.speaker else ""
+        contexts.append(_tail(before + prefix, max_chars))
+        before = _tail(before + transcript_line(turn) + "\n", max_chars)
+    return contexts
+
+
+def _field_contexts(conversation: Conversation, fields: list[tuple[TextField, str]]) -> list[str]:
+    """The context of each field a detector scans: a turn's text has its left context, the
+    conversation's context and labels none."""
+    turns = left_contexts(conversation)
+    return [turns[f.turn] if f.kind == "text" else "" for f, _ in fields if f.kind != "speaker"]
+
+
+def _tail(text: str, max_chars: int) -> str:
+    return text[len(text) - max_chars :] if len(text) > max_chars else text
 
 
 def _apply_terms(text: str, found: list[Span], terms: TermLists) -> list[Span]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +16,7 @@ from components.anonymize.engine import (
 from components.anonymize.taxonomy import PRESIDIO_TO_DLP
 from components.anonymize.term_lists import read_term_lists
 from components.core.corpus import Conversation
+from components.core.errors import InputError
 
 if TYPE_CHECKING:
     from components.anonymize.surrogates import SurrogateKey, Surrogates
@@ -43,7 +44,31 @@ DEFAULT_SPEAKER_ROLES = frozenset(
 )
 
 
-def build_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
+def build_detector(
+    config: AnonymizeConfig, base_dir: Path = Path(), built: Mapping[str, Detector] | None = None
+) -> Detector:
+    """The detectors ``anonymize.detectors`` names, alone or as their union (entity spans
+    first, word-level spans cut around them); policy files and models are relative to
+    ``base_dir``. ``built`` holds detectors already made, by name, used in place of new
+    ones (a sweep keeps the entity engine's answers while it varies another detector)."""
+    made = dict(built or {})
+    for name in config.detectors:
+        if name not in made:
+            made[name] = (
+                entity_detector(config, base_dir)
+                if name == "entities"
+                else WORD_LEVEL_BUILDERS[name](config, base_dir)
+            )
+    entities = [made["entities"]] if "entities" in config.detectors else []
+    words = [made[name] for name in config.detectors if name in WORD_LEVEL_BUILDERS]
+    if len(entities) + len(words) == 1:
+        return [*entities, *words][0]
+    from components.anonymize.compose import UnionDetector
+
+    return UnionDetector(entities, words)
+
+
+def entity_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
     """The detection backend named by ``anonymize.backend``, at the operating point that
     ``anonymize.calibration`` (relative to ``base_dir``) and ``operating_point`` select."""
     if config.backend == "google_dlp":
@@ -55,10 +80,53 @@ def build_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector
     if config.backend == "presidio":
         return presidio
     if config.backend == "google_dlp+presidio":
-        from components.anonymize.dlp_backend import LayeredDetector
+        from components.anonymize.compose import UnionDetector
 
-        return LayeredDetector([google_dlp_detector(config, base_dir), presidio])
+        return UnionDetector([google_dlp_detector(config, base_dir), presidio])
     raise AssertionError(f"unreachable: AnonymizeConfig accepted backend {config.backend!r}")
+
+
+def lm_probability_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
+    """``lm_probability``: the base causal LM (``models/base``), or the masked LM folder
+    ``anonymize.lm_probability.model`` names."""
+    from components.anonymize.lm_probability import LmProbabilityDetector, load_scorer
+    from components.core import paths
+
+    settings = config.lm_probability
+    folder = base_dir / (settings.model or paths.BASE_MODEL)
+    if not folder.is_dir():
+        hint = "run the base_model stage" if settings.model is None else "a masked LM folder"
+        raise InputError(f"{folder}: no such model (anonymize.lm_probability.model: {hint})")
+    scorer = load_scorer(
+        folder,
+        masked=settings.model is not None,
+        max_tokens=settings.max_tokens,
+        context_tokens=settings.context_tokens,
+    )
+    return LmProbabilityDetector(scorer, settings.p, settings.batch_size)
+
+
+def allow_list_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
+    """``allow_list``: every word outside the file ``anonymize.allow_list`` is masked."""
+    from components.anonymize.vocabulary import allow_list_detector as from_file
+
+    return from_file(base_dir / config.allow_list)
+
+
+def vocab_threshold_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
+    """``vocab_threshold``: every word outside the ``anonymize.vocab_threshold`` most
+    frequent English words is masked."""
+    from components.anonymize.vocabulary import vocab_threshold_detector as top_words
+
+    return top_words(config.vocab_threshold)
+
+
+# The word-level detectors of anonymize.detectors, by name (config.WORD_LEVEL_DETECTORS).
+WORD_LEVEL_BUILDERS: dict[str, Callable[[AnonymizeConfig, Path], Detector]] = {
+    "lm_probability": lm_probability_detector,
+    "allow_list": allow_list_detector,
+    "vocab_threshold": vocab_threshold_detector,
+}
 
 
 def google_dlp_detector(
@@ -125,7 +193,7 @@ def build_surrogates(
         from components.anonymize.surrogates.lm import LmSource, detector_check
         from components.core import paths
 
-        check = detector_check(build_detector(config, base_dir))
+        check = detector_check(entity_detector(config, base_dir))  # is a candidate PI?
         source = LmSource(values, base_dir / paths.BASE_MODEL, settings.k, settings.top1, check)
     return Surrogates(key, values, source)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from components.anonymize import AnonymizeConfig, anonymization_policy, build_detector
+from components.anonymize import AnonymizeConfig, anonymization_policy, entity_detector
 from components.core import lineage, paths, tracking
 from components.core.errors import InputError
 from components.core.salt import read_salt
@@ -77,7 +77,8 @@ def _pi_scan_policy(config: ExportConfig, context: StageContext) -> PiScanPolicy
     """What the bundle is scanned for: the inventory's values, and the detector's hits."""
     anonymize = context.config(AnonymizeConfig)
     detector = DetectorScanPolicy(
-        build_detector(anonymize, context.base_dir),
+        # the entity engine: a word-level detector (allow_list) flags most prose
+        entity_detector(anonymize, context.base_dir),
         anonymization_policy(anonymize, context.base_dir),
         paths.RAW_CORPUS,
         config.pi_scan_min_chars,

@@ -435,3 +435,30 @@ def test_false_positive_sample_goes_to_stderr_only(
         ]
         > 0
     )
+
+
+def test_a_detection_sweep_prints_one_row_per_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    gold = write_jsonl(
+        tmp_path / "gold.jsonl",
+        [
+            {
+                "id": "a",
+                "text": "Please ask Zorblax about the invoice",
+                "gold": [[11, 18, "PERSON_NAME"]],
+            }
+        ],
+    )
+    arguments = ["evaluate-detection", "--params", str(REPO_PARAMS), "--dataset", "jsonl"]
+    arguments += ["--path", str(gold), "--detectors", "vocab_threshold"]
+    assert main([*arguments, "--sweep", "vocab_threshold=50,100000"]) == 0
+    header, _rule, *rows = capsys.readouterr().out.strip().splitlines()
+    assert header.startswith("| vocab_threshold | char_precision | char_recall |")
+    assert [row.split(" | ")[0] for row in rows] == ["| 50", "| 100000"]
+    assert main([*arguments, "--sweep", "vocab_threshold=50.5"]) != 0
+    assert "anonymize.vocab_threshold: an integer" in capsys.readouterr().err
+    assert main([*arguments, "--sweep", "lm_probability.p=0.01"]) != 0
+    assert "lm_probability is not among anonymize.detectors" in capsys.readouterr().err

@@ -65,6 +65,11 @@ class LabelledText:
     text: str
     gold: tuple[GoldSpan, ...]
     group: str = ""  # what a split keeps together: presidio-research's template_id
+    # The conversation this text is a turn of (consecutive items, in turn order) and its
+    # speaker: detected as the anonymize stage does, the whole conversation at once (its
+    # names propagate, the LM reads the turns before); "" for a text that stands alone.
+    conversation: str = ""
+    speaker: str | None = None
 
 
 # presidio-research's sentences come from 127 templates; one in HELDOUT_SHARE of them (by a
@@ -224,4 +229,6 @@ def _embedded(n_conversations: int) -> Iterator[LabelledText]:
                 for s in conversation.pi
                 if s.turn == i and s.field == "text"
             )
-            yield LabelledText(f"{conversation.id}/{i}", turn.text, gold)
+            yield LabelledText(
+                f"{conversation.id}/{i}", turn.text, gold, "", conversation.id, turn.speaker
+            )

@@ -24,13 +24,20 @@ def evaluate_detection(
     ``sample_size`` false positives with their context (private: never log it)."""
     score = DetectionScore(sample_size=sample_size)
     started = time.perf_counter()
-    for start in range(0, len(items), batch_size):
-        batch = items[start : start + batch_size]
-        conversations = [Conversation(i.id, (Turn(None, i.text),), plain=True) for i in batch]
-        for item, (_fields, spans) in zip(
+    groups = conversation_groups(items)
+    for start in range(0, len(groups), batch_size):
+        batch = groups[start : start + batch_size]
+        conversations = [_conversation(group) for group in batch]
+        for group, (fields, spans) in zip(
             batch, detect_batch(conversations, detector, policy), strict=True
         ):
-            score_text(item, spans[0], score)
+            turns = {
+                where.turn: found
+                for (where, _), found in zip(fields, spans, strict=True)
+                if where.kind == "text"
+            }
+            for i, item in enumerate(group):
+                score_text(item, turns[i], score)
     seconds = time.perf_counter() - started
     n_chars = sum(len(i.text) for i in items)
     metrics = {
@@ -41,3 +48,20 @@ def evaluate_detection(
         "chars_per_second": round(n_chars / seconds, 1) if seconds else 0.0,
     }
     return metrics, score.samples
+
+
+def conversation_groups(items: Sequence[LabelledText]) -> list[list[LabelledText]]:
+    """Consecutive turns of one conversation together; a text that stands alone alone."""
+    groups: list[list[LabelledText]] = []
+    for item in items:
+        if groups and item.conversation and groups[-1][-1].conversation == item.conversation:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return groups
+
+
+def _conversation(group: Sequence[LabelledText]) -> Conversation:
+    if not group[0].conversation:
+        return Conversation(group[0].id, (Turn(None, group[0].text),), plain=True)
+    return Conversation(group[0].conversation, tuple(Turn(i.speaker, i.text) for i in group))

@@ -16,6 +16,7 @@ from typing import Any
 
 from components.anonymize.evaluation.datasets import NEUTRAL, LabelledText
 from components.anonymize.spans import Span
+from components.anonymize.words import WORD
 
 ENTITY_COVERAGE = 0.8
 CONTEXT_CHARS = 40  # each side of a false positive in the developer's sample
@@ -42,6 +43,10 @@ class DetectionScore:
     # predicted characters by what produced them: (true positives, false positives)
     by_source: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
     by_type: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    # words (components/anonymize/words.py) in the texts, and those a predicted span touches:
+    # the share of the text a detector masks, whatever it is (the method papers' Table 2)
+    words: int = 0
+    masked_words: int = 0
     # a seeded reservoir sample of false positives (``sample_size`` 0 keeps none)
     sample_size: int = 0
     samples: list[FalsePositive] = field(default_factory=list)
@@ -70,6 +75,7 @@ class DetectionScore:
                 for t, (c, n) in sorted(self.entities.items())
             },
             "n_gold_entities": total,
+            "masked_word_share": round(self.masked_words / self.words, 4) if self.words else 0.0,
             "predicted_chars_by_source": _breakdown(self.by_source),
             "predicted_chars_by_type": _breakdown(self.by_type),
         }
@@ -109,6 +115,9 @@ def score_text(item: LabelledText, predicted: Sequence[Span], score: DetectionSc
     score.true_positive_chars += len(covered & gold)
     score.false_positive_chars += len(covered - gold - neutral)
     score.false_negative_chars += len(gold - covered)
+    for word in WORD.finditer(item.text):
+        score.words += 1
+        score.masked_words += any(s.start < word.end() and word.start() < s.end for s in predicted)
     for found in predicted:
         chars = _chars(item.text, [(found.start, found.end)])
         hits, misses = len(chars & gold), len(chars - gold - neutral)
