@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from components.train.config import TrainConfig
-from components.train.lora import read_label_options, train_lora
+from components.train.config import FragmentsConfig, TrainConfig
+from components.train.fragments import FragmentExample, build_fragments, examples_linking_values
+from components.train.lora import corpus_examples, read_label_options, train_lora
 from components.train.tasks import (
     CLASSIFICATION_TASKS,
     TASK_PROMPTS,
@@ -71,9 +72,14 @@ __all__ = [
     "AdapterPyfunc",
     "BaseModelRef",
     "Example",
+    "FragmentExample",
+    "FragmentsConfig",
     "TrainConfig",
+    "build_fragments",
     "continuation_cut",
     "continuation_prompt",
+    "corpus_examples",
+    "examples_linking_values",
     "fit_prompt",
     "generate",
     "label_options",

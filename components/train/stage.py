@@ -1,5 +1,6 @@
 """The train stage: LoRA on the base model from the corpus the gate passed (or, for the
-utility report's baselines, the raw or masked corpus), resumable from its checkpoints."""
+utility report's baselines, the raw, masked or fragmented corpus), resumable from its
+checkpoints."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from components.core.lineage import CORPUS_KEY
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.gate import require_gate_passed
 from components.train.config import TrainConfig
+from components.train.fragments import build_fragments
 from components.train.lora import train_lora
-from components.train.tasks import mask_replaced
+from components.train.tasks import TrainingExamples, mask_replaced
 
 
 def run(config: TrainConfig, context: StageContext) -> Metrics:
@@ -32,15 +34,24 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
     gated_corpus = _require_gate_passed()
     mlflow.enable_system_metrics_logging()  # CPU, memory (and GPU) use while training
     with tracking.stage_run("train", context.experiment):
-        conversations = split(load_corpus(training_corpus(config.corpus)), "train")
+        source = training_corpus(config.corpus, config.fragments.source)
+        conversations = split(load_corpus(source), "train")
         if not conversations:
             raise InputError(f"{paths.SPLITS}: the train split is empty")
         if config.corpus == "masked":
             records = jsonl_by_key(paths.ANON_SPANS, "conversation_id")
             conversations = [mask_replaced(c, records.get(c.id, [])) for c in conversations]
+        examples: TrainingExamples | None = None
+        fragment_metrics: dict[str, float] = {}
+        if config.corpus == "fragmented":
+            fragments = build_fragments(
+                conversations, config.fragments, config.eval_fraction, config.seed
+            )
+            examples, fragment_metrics = fragments.training_examples(), fragments.stats.to_metrics()
+            mlflow.set_tag("veiltune.fragments_source", config.fragments.source)
         mlflow.set_tag("veiltune.train_corpus", config.corpus)
         tracking.log_corpus_input(
-            training_corpus(config.corpus),
+            source,
             [c.id for c in conversations],
             f"{config.corpus} corpus: train split",
             "training",
@@ -48,14 +59,14 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
         live = MlflowLossCallback()
         with atomic_path(paths.ADAPTER, directory=True) as tmp:
             result = train_lora(
-                paths.BASE_MODEL, conversations, config, tmp, paths.TRAIN_WORK, [live]
+                paths.BASE_MODEL, conversations, config, tmp, paths.TRAIN_WORK, [live], examples
             )
         # A resumed run has the steps before its checkpoint in its history, not live.
         for name, history in (("loss", result.loss_history), ("eval_loss", result.eval_history)):
             for step, loss in history:
                 if step not in live.logged[name]:
                     mlflow.log_metric(name, loss, step=step)
-        metrics = {**result.to_metrics(), CORPUS_KEY: gated_corpus}
+        metrics = {**result.to_metrics(), **fragment_metrics, CORPUS_KEY: gated_corpus}
         write_json_atomic(paths.metrics_file("train"), metrics)
         write_text_atomic(paths.TRAIN_LOSS, loss_csv(result.loss_history))
         log_stage("train", config, metrics, [paths.metrics_file("train"), paths.TRAIN_LOSS])
@@ -67,9 +78,11 @@ def loss_csv(history: Sequence[tuple[int, float]]) -> str:
     return "step,loss\n" + "".join(f"{step},{loss:.6g}\n" for step, loss in history)
 
 
-def training_corpus(corpus: str) -> Path:
-    """The anonymized corpus; the raw one only for the oracle baseline of the report."""
-    return paths.RAW_CORPUS if corpus == "raw" else paths.ANON_CORPUS
+def training_corpus(corpus: str, fragments_source: str = "anonymized") -> Path:
+    """The anonymized corpus; the raw one only for the report's baselines without
+    anonymization: the oracle, and fragments of the raw corpus."""
+    raw = corpus == "raw" or (corpus == "fragmented" and fragments_source == "raw")
+    return paths.RAW_CORPUS if raw else paths.ANON_CORPUS
 
 
 def _require_gate_passed() -> str:

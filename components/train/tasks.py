@@ -70,6 +70,14 @@ class Example:
     task: str
     prompt: str
     target: str
+    # The conversations the example's text comes from, when not only ``conversation_id``'s:
+    # a fragment example mixes chunks of several (``components/train/fragments.py``).
+    sources: tuple[str, ...] = ()
+
+    @property
+    def source_ids(self) -> tuple[str, ...]:
+        """The conversations whose text the example holds."""
+        return self.sources or (self.conversation_id,)
 
 
 def transcript(conversation: Conversation, max_turns: int | None = None) -> str:
@@ -157,11 +165,11 @@ class TrainingExamples:
     @property
     def trained_ids(self) -> set[str]:
         """The conversations the model learns from: the members a leakage audit attacks."""
-        return {e.conversation_id for e in self.train}
+        return {cid for e in self.train for cid in e.source_ids}
 
     @property
     def eval_ids(self) -> set[str]:
-        return {e.conversation_id for e in self.evaluation}
+        return {cid for e in self.evaluation for cid in e.source_ids}
 
 
 def training_examples(
@@ -200,9 +208,20 @@ def _no_examples_message(n_conversations: int, tasks: Sequence[str]) -> str:
     )
 
 
+CONTINUATION_INSTRUCTION = "Continue this call transcript."
+
+
 def continuation_prompt(conversation: Conversation, prompt_turns: int) -> str:
     """A prompt asking the model to continue the first turns of a transcript."""
-    return "Continue this call transcript.\n\n" + transcript(conversation, prompt_turns)
+    return f"{CONTINUATION_INSTRUCTION}\n\n" + transcript(conversation, prompt_turns)
+
+
+def split_lines_for_continuation(lines: Sequence[str]) -> tuple[str, str]:
+    """The continuation task's prompt and answer over text lines (a fragment example's
+    chunks): the first half of the lines asked, the rest the answer, in the continuation
+    task's words, so fragments train the chat format and loss placement it has."""
+    cut = max(1, len(lines) // 2)
+    return f"{CONTINUATION_INSTRUCTION}\n\n" + "\n".join(lines[:cut]), "\n".join(lines[cut:])
 
 
 def continuation_cut(conversation: Conversation) -> int:

@@ -13,14 +13,15 @@ import pytest
 from components.core.corpus import Conversation, Turn
 from components.core.errors import InputError
 from components.train.adapter import generate, load_adapter
+from components.train.chat_tokens import tokenize_example
 from components.train.config import TrainConfig
 from components.train.lora import (
     CountingRows,
+    _fingerprint,
     lora_config,
     mean_train_loss,
     read_label_options,
     resumable_checkpoint,
-    tokenize_example,
     train_lora,
 )
 from components.train.tasks import (
@@ -116,6 +117,38 @@ def test_loss_only_on_the_answer(base_model_dir: Path) -> None:
     assert "Summarize" not in tokenizer.decode(answer)
     short = tokenize_example(example, tokenizer, max_length=8)
     assert len(short["input_ids"]) == 8 and short["labels"][-1] != -100
+
+
+def test_zero_mask_loss_weight_takes_the_loss_off_every_mask_token(base_model_dir: Path) -> None:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(base_model_dir)
+    target = "[MASK] asked to call [MASK] back about [MASK]."
+    example = Example("c", "summary", "Summarize: [MASK] called [MASK].", target)
+    today = tokenize_example(example, tokenizer, max_length=512)
+    assert tokenize_example(example, tokenizer, 512, mask_loss_weight=1.0) == today
+    trained = [i for i, label in enumerate(today["labels"]) if label != -100]
+    assert "[MASK] asked" in tokenizer.decode([today["input_ids"][i] for i in trained])
+    assert all(today["labels"][i] == today["input_ids"][i] for i in trained)
+
+    baseline1 = tokenize_example(example, tokenizer, 512, mask_loss_weight=0.0)
+    assert baseline1["input_ids"] == today["input_ids"]
+    ids, labels = baseline1["input_ids"], baseline1["labels"]
+    dropped = [i for i in trained if labels[i] == -100]
+    # Every piece of each [MASK] (with its space; "]." is one token), and nothing else.
+    assert "".join(str(tokenizer.decode([ids[i]])) for i in dropped) == "[MASK] [MASK] [MASK]."
+    kept = [i for i in trained if labels[i] != -100]
+    assert all(labels[i] == ids[i] for i in kept)
+    assert str(tokenizer.decode([ids[i] for i in kept])).startswith(" asked to call back about")
+    assert all(labels[i] == -100 for i in range(len(ids)) if i not in trained)  # the prompt
+    # A cut prompt keeps the answer's labels where they were.
+    short = tokenize_example(example, tokenizer, 24, mask_loss_weight=0.0)
+    assert len(short["input_ids"]) == 24 < len(ids)
+    assert short["labels"][-len(trained) :] == [labels[i] for i in trained]
+    # The resume fingerprint hashes the labels: a checkpoint of one is never resumed by other.
+    config = TrainConfig()
+    assert _fingerprint(config, [baseline1]) != _fingerprint(config, [today])
+    assert _fingerprint(config, [today]) != _fingerprint(TrainConfig(mask_loss_weight=0), [today])
 
 
 def test_classification_prompts_list_the_labels_the_training_corpus_uses() -> None:
