@@ -304,6 +304,11 @@ def _add_utility_profile(commands: Any) -> None:
     sub.add_argument("--conversations", type=int, help="ingest.n_conversations")
     sub.add_argument("--heldout-fraction", type=float, help="ingest.heldout_fraction")
     sub.add_argument("--max-eval", type=int, help="evaluate.max_conversations")
+    sub.add_argument(
+        "--tasks",
+        nargs="+",
+        help="train.tasks for every variant (continuation alone to compare with fragments)",
+    )
 
 
 def _add_utility_pack(commands: Any) -> None:
@@ -327,6 +332,14 @@ def _add_utility_pack(commands: Any) -> None:
     )
     sub.add_argument("--steps", type=int, help="train.max_steps (default: params.yaml's)")
     sub.add_argument("--max-eval", type=int, help="evaluate.max_conversations")
+    sub.add_argument(
+        "--tasks", nargs="+", help="train.tasks (continuation alone to compare with fragments)"
+    )
+    sub.add_argument(
+        "--eval-tasks",
+        nargs="*",
+        help="evaluate.tasks: the call tasks scored; none at all scores perplexity alone",
+    )
 
 
 def _add_promote_demote(commands: Any) -> None:
@@ -505,7 +518,13 @@ def _run_tool(args: argparse.Namespace) -> Any:
 
         anonymized = dict(_variant_folder(spec) for spec in args.anonymized)
         return utility_pack(
-            stage_context(args.params), args.output, anonymized, args.steps, args.max_eval
+            stage_context(args.params),
+            args.output,
+            anonymized,
+            args.steps,
+            args.max_eval,
+            args.tasks,
+            args.eval_tasks,
         )
     if args.command in ("promote", "demote"):
         from components.register import commands
@@ -568,7 +587,8 @@ def _utility_profile(args: argparse.Namespace) -> Any:
     from components.evaluate.commands import utility_profile
     from components.evaluate.profile import Sizes, plan_runs, profile_sizes
 
-    given = Sizes(args.steps, args.conversations, args.heldout_fraction, args.max_eval)
+    tasks = tuple(args.tasks) if args.tasks else None
+    given = Sizes(args.steps, args.conversations, args.heldout_fraction, args.max_eval, tasks)
     planned = plan_runs(args.variants, args.seeds, profile_sizes(args.profile, given))
     context = stage_context(args.params)
     for run in planned:  # a bad override fails now, not after hours of the runs before it

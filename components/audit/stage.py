@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from audits.result import audit_summary
-from components.anonymize import AnonymizeConfig, build_detector, placeholder_view
+from components.anonymize import AnonymizeConfig, entity_detector, placeholder_view
 from components.audit.config import AuditConfig
 from components.audit.runner import AuditInputs, run_audits
 from components.core import paths, tracking
@@ -15,7 +15,7 @@ from components.core.jsonio import iter_jsonl, jsonl_by_key, write_json_atomic
 from components.core.salt import read_salt
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.ingest import Canary, read_inventory
-from components.train import TrainConfig, load_adapter, training_examples
+from components.train import TrainConfig, corpus_examples, load_adapter
 
 
 def run(config: AuditConfig, context: StageContext) -> Metrics:
@@ -24,10 +24,9 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
         raw = load_corpus(paths.RAW_CORPUS)
         train_raw = split(raw, "train")
         # Members are what the model trained on: not the conversations train kept aside to
-        # measure eval loss, nor those it skipped for want of labels for its tasks.
-        members = training_examples(
-            train_raw, train_config.tasks, train_config.eval_fraction, train_config.seed
-        ).trained_ids
+        # measure eval loss, nor those it skipped for want of labels for its tasks (with
+        # fragments: the conversations one of its training chunks came from).
+        members = corpus_examples(train_raw, train_config).trained_ids
         trained = [c for c in train_raw if c.id in members]
         anonymized = load_corpus(paths.ANON_CORPUS)
         by_id = {c.id: c for c in anonymized}
@@ -46,7 +45,8 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
             ],
         )
         model, tokenizer = load_adapter(paths.BASE_MODEL, paths.ADAPTER)
-        detector = build_detector(context.config(AnonymizeConfig), context.base_dir)
+        # the entity engine's findings in outputs (word-level detectors flag most words)
+        detector = entity_detector(context.config(AnonymizeConfig), context.base_dir)
         results = run_audits(model, tokenizer, config, inputs, detector)
         metrics = audit_summary(results, train_config.corpus)
         write_json_atomic(paths.metrics_file("audit"), metrics)

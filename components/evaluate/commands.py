@@ -3,7 +3,6 @@ profile that trains the runs it compares, and the pack that takes those runs to 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import shutil
@@ -12,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from components.core import paths, tracking
+from components.core.config import apply_overrides, build_configs
 from components.core.corpus import load_corpus
 from components.core.dvc_cli import dvc_command
 from components.core.errors import InputError
@@ -173,16 +173,23 @@ def utility_pack(
     anonymized: Mapping[str, Path],
     steps: int | None,
     max_eval: int | None,
+    tasks: Sequence[str] | None = None,
+    eval_tasks: Sequence[str] | None = None,
 ) -> Metrics:
     """``veiltune utility-pack``: the pack of :mod:`components.evaluate.portable` from the
     raw corpus, its splits and the given anonymize outputs, with params.yaml's train and
-    evaluate params (``steps`` and ``max_eval`` in their place when given)."""
-    train = context.config(TrainConfig)
-    evaluate = context.config(EvaluateConfig)
-    if steps is not None:
-        train = dataclasses.replace(train, max_steps=steps)
-    if max_eval is not None:
-        evaluate = dataclasses.replace(evaluate, max_conversations=max_eval)
+    evaluate params (``steps``, ``max_eval``, the trained ``tasks`` and the scored
+    ``eval_tasks`` in their place when given)."""
+    overrides = {
+        "train.max_steps": steps,
+        "train.tasks": list(tasks) if tasks is not None else None,
+        "evaluate.max_conversations": max_eval,
+        "evaluate.tasks": list(eval_tasks) if eval_tasks is not None else None,
+    }
+    given = {key: value for key, value in overrides.items() if value is not None}
+    sections = {"train": TrainConfig, "evaluate": EvaluateConfig}
+    configs = build_configs(apply_overrides(context.params, given, sections), sections)
+    train, evaluate = configs["train"], configs["evaluate"]
     if not paths.SPLITS.is_file():
         raise InputError(f"{paths.SPLITS}: missing; run the ingest stage first")
     splits = json.loads(paths.SPLITS.read_text(encoding="utf-8"))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from components.core.config import require as _require
+
+# The tasks evaluate can score by generating (the call tasks); perplexity is always measured.
+SCORED_TASKS = ("summary", "action_items", "purpose", "outcome")
 
 
 @dataclass
@@ -16,8 +19,13 @@ class EvaluateConfig:
     max_new_tokens: int = 48
     max_prompt_tokens: int = 768
     include_base: bool = True  # also score the base model zero-shot, for the report
+    # The call tasks scored by generating; [] scores perplexity alone (the language-modelling
+    # comparison of fragments and the masking baselines, minutes instead of most of an hour).
+    tasks: list[str] = field(default_factory=lambda: list(SCORED_TASKS))
 
     def __post_init__(self) -> None:
+        unknown = sorted(set(self.tasks) - set(SCORED_TASKS))
+        _require(not unknown, "evaluate.tasks", f"a list among {', '.join(SCORED_TASKS)}")
         _require(self.max_conversations >= 1, "evaluate.max_conversations", "an integer >= 1")
         _require(self.max_new_tokens >= 1, "evaluate.max_new_tokens", "an integer >= 1")
         _require(self.max_prompt_tokens >= 16, "evaluate.max_prompt_tokens", "an integer >= 16")

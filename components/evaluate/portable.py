@@ -27,6 +27,7 @@ holds scores only.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import json
@@ -48,7 +49,16 @@ from components.core.jsonio import (
 )
 from components.evaluate.config import EvaluateConfig
 from components.evaluate.runs import EVALUATE_FILE, PER_CONVERSATION_FILE, run_folder
-from components.evaluate.variants import MASKED, ORACLE, PLACEHOLDER, TRAINED_VARIANTS
+from components.evaluate.variants import (
+    FRAGMENTED,
+    FRAGMENTED_RAW,
+    MASKED,
+    MASKED_NO_LOSS,
+    ORACLE,
+    PLACEHOLDER,
+    TRAINED_VARIANTS,
+    variant_overrides,
+)
 from components.ingest import DATASET, MAIN, split_by_dataset
 from components.train import TrainConfig, label_options, mask_replaced
 
@@ -58,6 +68,8 @@ PACK_FILE = "pack.json"
 HELDOUT_FILE = "heldout.jsonl"
 TRAIN_DIR = "train"
 PORTABLE = "portable"  # evaluate.json's "runner" for a run made from a pack
+# Variants a pack derives from the raw corpus or the placeholder folder, never given.
+DERIVED = (ORACLE, MASKED, MASKED_NO_LOSS, FRAGMENTED, FRAGMENTED_RAW)
 
 
 @dataclass(frozen=True)
@@ -70,9 +82,19 @@ class Pack:
     variants: dict[str, str]  # variant → training file, relative to the folder
     label_sets: dict[str, list[str]]
     digest: str  # sha256 of pack.json: which pack a run came from
+    # variant → its own train params (masked-no-loss's weight, fragments' corpus and tasks)
+    variant_train: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
-    def train_config(self, seed: int) -> TrainConfig:
-        return TrainConfig(**{**self.train, "seed": seed, "deepspeed": None})
+    def train_config(self, seed: int, variant: str | None = None) -> TrainConfig:
+        """The train params of ``variant``'s runs (the pack's, with the variant's own)."""
+        fields = copy.deepcopy(self.train)
+        for dotted, value in self.variant_train.get(variant or "", {}).items():
+            *parents, key = dotted.split(".")  # fragments.source sets a nested field
+            section = fields
+            for parent in parents:
+                section = section.setdefault(parent, {})
+            section[key] = value
+        return TrainConfig(**{**fields, "seed": seed, "deepspeed": None})
 
     def training_conversations(self, variant: str) -> list[Conversation]:
         if variant not in self.variants:
@@ -102,8 +124,9 @@ def make_pack(
     Args:
         raw: the raw corpus; ``splits`` its train/heldout ids (``data/splits.json``).
         anonymized: variant name → a folder the anonymize stage wrote (``corpus.jsonl``,
-            ``spans.jsonl``) with that variant's replacement. The oracle comes from ``raw``;
-            ``masked`` from the ``placeholder`` folder when one is given.
+            ``spans.jsonl``) with that variant's detectors and replacement. The oracle and
+            ``fragmented-raw`` come from ``raw``; ``masked``, ``masked-no-loss`` and
+            ``fragmented`` from the ``placeholder`` folder when one is given.
 
     Raises:
         InputError: an unknown variant, a folder without its corpus or spans, or a corpus
@@ -112,16 +135,17 @@ def make_pack(
     train_ids = set(splits["train"])
     heldout_ids = set(splits["heldout"])
     corpora: dict[str, list[Conversation]] = {ORACLE: [c for c in raw if c.id in train_ids]}
+    files = {ORACLE: ORACLE, FRAGMENTED_RAW: ORACLE}  # variant → the corpus file it trains on
     for variant, folder in anonymized.items():
-        if variant not in TRAINED_VARIANTS or variant in (ORACLE, MASKED):
-            raise InputError(
-                f"--anonymized {variant}={folder}: the variant is one of "
-                f"{', '.join(v for v in TRAINED_VARIANTS if v not in (ORACLE, MASKED))}"
-            )
+        if variant not in TRAINED_VARIANTS or variant in DERIVED:
+            allowed = ", ".join(v for v in TRAINED_VARIANTS if v not in DERIVED)
+            raise InputError(f"--anonymized {variant}={folder}: the variant is one of {allowed}")
         corpora[variant] = _anonymized_train_split(folder, train_ids, len(corpora[ORACLE]))
+        files[variant] = variant
         if variant == PLACEHOLDER:
             spans = jsonl_by_key(folder / "spans.jsonl", "conversation_id")
             corpora[MASKED] = [mask_replaced(c, spans.get(c.id, [])) for c in corpora[variant]]
+            files.update({MASKED: MASKED, MASKED_NO_LOSS: MASKED, FRAGMENTED: PLACEHOLDER})
     heldout = [c for c in raw if c.id in heldout_ids]
     if not heldout:
         raise InputError("the held-out split is empty; nothing to evaluate")
@@ -130,11 +154,13 @@ def make_pack(
         "max_new_tokens": evaluate.max_new_tokens,
         "max_prompt_tokens": evaluate.max_prompt_tokens,
         "include_base": evaluate.include_base,
+        "tasks": evaluate.tasks,
     }
     manifest = {
         "train": {k: v for k, v in dataclasses.asdict(train).items() if k != "seed"},
         "evaluate": evaluation,
-        "variants": {variant: f"{TRAIN_DIR}/{variant}.jsonl" for variant in corpora},
+        "variants": {variant: f"{TRAIN_DIR}/{file}.jsonl" for variant, file in files.items()},
+        "variant_train": {variant: _train_overrides(variant) for variant in files},
         "label_sets": label_options(corpora[ORACLE]),
         "n_train_conversations": {variant: len(c) for variant, c in corpora.items()},
         "n_heldout": {name: len(group) for name, group in split_by_dataset(heldout).items()},
@@ -148,6 +174,16 @@ def make_pack(
         write_jsonl_atomic(tmp / HELDOUT_FILE, _records(heldout))
         write_json_atomic(tmp / PACK_FILE, manifest)
     return manifest
+
+
+def _train_overrides(variant: str) -> dict[str, Any]:
+    """The train params a variant sets itself (``train.corpus``, the [MASK] loss weight,
+    fragments' source and tasks), by field name."""
+    return {
+        key.removeprefix("train."): value
+        for key, value in variant_overrides(variant).items()
+        if key.startswith("train.")
+    }
 
 
 def _records(conversations: Sequence[Conversation]) -> list[dict[str, Any]]:
@@ -186,6 +222,7 @@ def read_pack(folder: Path) -> Pack:
             dict(manifest["variants"]),
             dict(manifest["label_sets"]),
             hashlib.sha256(text).hexdigest(),
+            dict(manifest.get("variant_train", {})),  # older packs: one train config for all
         )
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise InputError(f"{path}: not a utility pack ({exc})") from exc
@@ -201,7 +238,7 @@ def run_from_pack(
     from components.evaluate.utility import evaluate_models
     from components.train import load_adapter, load_base, read_label_options, train_lora
 
-    config = pack.train_config(seed)
+    config = pack.train_config(seed, variant)
     conversations = pack.training_conversations(variant)
     datasets = pack.heldout()
     adapter_dir = work_dir / "adapter"
@@ -229,6 +266,7 @@ def run_from_pack(
         label_sets,
         pack.evaluate["max_new_tokens"],
         pack.evaluate["max_prompt_tokens"],
+        pack.evaluate.get("tasks"),  # packs before evaluate.tasks scored every task
     )
     evaluation.update(scores)
     evaluation["runtime_s"] = {

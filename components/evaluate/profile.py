@@ -16,6 +16,7 @@ from typing import Any
 
 from components.core import paths
 from components.core.errors import InputError
+from components.evaluate.config import SCORED_TASKS
 from components.evaluate.variants import MASKED, ORACLE, PLACEHOLDER, variant_overrides
 
 DEFAULT_VARIANTS = (ORACLE, MASKED, PLACEHOLDER, "surrogate-realistic")
@@ -31,6 +32,10 @@ class Sizes:
     conversations: int | None = None  # ingest.n_conversations
     heldout_fraction: float | None = None  # ingest.heldout_fraction
     max_eval: int | None = None  # evaluate.max_conversations
+    # train.tasks: every variant on the same tasks, e.g. ("continuation",) to compare with
+    # fragments, which train on language modelling only; evaluate.tasks follows (the call
+    # tasks among them: none scores raw-text perplexity alone)
+    tasks: tuple[str, ...] | None = None
 
     def overrides(self) -> dict[str, Any]:
         """The params these sizes set."""
@@ -39,6 +44,8 @@ class Sizes:
             "ingest.n_conversations": self.conversations,
             "ingest.heldout_fraction": self.heldout_fraction,
             "evaluate.max_conversations": self.max_eval,
+            "train.tasks": list(self.tasks) if self.tasks else None,
+            "evaluate.tasks": [t for t in self.tasks if t in SCORED_TASKS] if self.tasks else None,
         }
         return {key: value for key, value in keys.items() if value is not None}
 
@@ -59,8 +66,15 @@ class PlannedRun:
     def exp_run_args(self) -> list[str]:
         """The ``dvc exp run`` arguments that train and evaluate this run in the workspace
         (the evaluate stage and what it needs; audits and the bundle are not run)."""
-        settings = (a for k, v in self.overrides.items() for a in ("-S", f"{k}={v}"))
+        settings = (a for k, v in self.overrides.items() for a in ("-S", f"{k}={_hydra(v)}"))
         return ["exp", "run", *settings, "evaluate"]
+
+
+def _hydra(value: Any) -> str:
+    """A value as DVC's ``-S`` (Hydra's override grammar) reads it: lists as ``[a,b]``."""
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_hydra(v) for v in value) + "]"
+    return str(value)
 
 
 def profile_sizes(profile: str, given: Sizes) -> Sizes:

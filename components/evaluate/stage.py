@@ -45,7 +45,12 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
             f"{DATASET}.n_conversations": len(datasets[DATASET]),
         }
         scores, records = evaluate_models(
-            models, datasets, label_sets, config.max_new_tokens, config.max_prompt_tokens
+            models,
+            datasets,
+            label_sets,
+            config.max_new_tokens,
+            config.max_prompt_tokens,
+            config.tasks,
         )
         metrics.update(scores)
         write_jsonl_atomic(paths.PER_CONVERSATION, records)
@@ -78,8 +83,15 @@ def _cell(value: Any) -> str:
 
 def run_variant(context: StageContext) -> str:
     """The variant this run's adapter is (``components.evaluate.variants``): its training
-    corpus and, for the anonymized corpus, its replacement method."""
+    corpus and, for text from the anonymize stage, its detectors and replacement method."""
     replacement = str(context.setting("anonymize.replacement"))
     surrogate = replacement == SURROGATE
     method = str(context.setting("anonymize.surrogate.method")) if surrogate else None
-    return variant_name(str(context.setting("train.corpus")), replacement, method)
+    return variant_name(
+        str(context.setting("train.corpus")),
+        replacement,
+        method,
+        detectors=list(context.setting("anonymize.detectors")),
+        mask_loss_weight=float(context.setting("train.mask_loss_weight")),
+        fragments_source=str(context.setting("train.fragments.source")),
+    )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -124,14 +124,18 @@ def evaluate_utility(
     max_prompt_tokens: int,
     batch_size: int = 8,
     progress: str = "evaluate",
+    tasks: Collection[str] | None = None,
 ) -> UtilityResult:
     """Task scores and perplexity on held-out raw conversations the model was not trained
     on (a deployed model serves real conversations, whatever it was trained on), in all and
-    per conversation; a bar on stderr per task, named ``progress`` and the task."""
+    per conversation; a bar on stderr per task, named ``progress`` and the task. ``tasks``
+    (default: all) are the tasks scored by generating; perplexity is always measured."""
     from components.train import generate
 
     examples: dict[str, list[Example]] = {
-        task: [] for task in (*GENERATIVE_TASKS, *CLASSIFICATION_TASKS)
+        task: []
+        for task in (*GENERATIVE_TASKS, *CLASSIFICATION_TASKS)
+        if tasks is None or task in tasks
     }
     for conversation in heldout:
         for example in task_examples(conversation, options=label_sets):
@@ -189,6 +193,7 @@ def evaluate_datasets(
     label_sets: Mapping[str, Sequence[str]],
     max_new_tokens: int,
     max_prompt_tokens: int,
+    tasks: Collection[str] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """:func:`evaluate_utility` on each dataset's held-out conversations apart: the main
     corpus's metrics keep their names (``summary.rouge1``), another dataset's carry its name
@@ -213,6 +218,7 @@ def evaluate_datasets(
             max_new_tokens,
             max_prompt_tokens,
             progress=name,
+            tasks=tasks,
         )
         prefix = "" if name == MAIN else f"{name}."
         metrics.update({f"{prefix}{key}": value for key, value in result.to_metrics().items()})
@@ -229,6 +235,7 @@ def evaluate_models(
     label_sets: Mapping[str, Sequence[str]],
     max_new_tokens: int,
     max_prompt_tokens: int,
+    tasks: Collection[str] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """:func:`evaluate_datasets` for each model, loaded by its loader one at a time.
 
@@ -242,7 +249,7 @@ def evaluate_models(
         logger.info("evaluating %s (model %d of %d)", name, number, len(models))
         model, tokenizer = load()
         metrics[name], scored = evaluate_datasets(
-            model, tokenizer, datasets, label_sets, max_new_tokens, max_prompt_tokens
+            model, tokenizer, datasets, label_sets, max_new_tokens, max_prompt_tokens, tasks
         )
         records += [{"model": name, **record} for record in scored]
         del model  # the next model loads without this one beside it

@@ -1,41 +1,85 @@
 """Variant names: what an adapter was trained on, told apart down to the replacement method.
 
-A variant is one setting of ``train.corpus`` (and, for the anonymized corpus, of
-``anonymize.replacement`` and ``anonymize.surrogate.method``). The evaluate stage names its
-run's variant from params; the utility profile turns a name back into the ``dvc exp run -S``
-overrides that train it; the report orders and compares variants by name.
+A variant is one setting of ``train.corpus`` (with ``train.mask_loss_weight`` for the masked
+corpus and ``train.fragments.source`` for fragments; for the anonymized corpus,
+``anonymize.replacement`` and ``anonymize.surrogate.method``), and of ``anonymize.detectors``
+when it is not the entity engine alone: ``allow_list`` (placeholders where the allow list
+found words), ``entities+lm_probability``, or ``<detectors>:<variant>`` for another variant
+built on their spans (``vocab_threshold:masked``). The evaluate stage names its run's variant
+from params; the utility profile turns a name back into the ``dvc exp run -S`` overrides that
+train it; the report orders and compares variants by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
+from components.anonymize import DETECTORS, SURROGATE_METHODS
 from components.anonymize import REPLACEMENTS as ANONYMIZE_REPLACEMENTS
-from components.anonymize import SURROGATE_METHODS
 from components.core.errors import InputError
 
 ORACLE = "oracle"  # train.corpus raw: the upper bound
-MASKED = "masked"  # train.corpus masked: every placeholder a bare [MASK]
+MASKED = "masked"  # train.corpus masked: every placeholder a bare [MASK] (Baseline0)
+MASKED_NO_LOSS = "masked-no-loss"  # ... and no loss on the [MASK] tokens (Baseline1)
+FRAGMENTED = "fragmented"  # train.corpus fragmented: chunks of the anonymized corpus, mixed
+FRAGMENTED_RAW = "fragmented-raw"  # chunks of the raw corpus, mixed
 PLACEHOLDER = "placeholder"
 BASE = "base"  # the base model zero-shot, scored by every evaluate run
 SURROGATE = "surrogate"
 SURROGATE_PREFIX = f"{SURROGATE}-"
 REPLACEMENTS = tuple(r for r in ANONYMIZE_REPLACEMENTS if r != SURROGATE)
 SURROGATE_VARIANTS = tuple(f"{SURROGATE_PREFIX}{method}" for method in SURROGATE_METHODS)
-TRAINED_VARIANTS = (ORACLE, MASKED, *REPLACEMENTS, *SURROGATE_VARIANTS)
+DEFAULT_DETECTORS = ("entities",)
+# The detector settings the method papers compare with the entity engine (placeholders).
+DETECTOR_VARIANTS = ("lm_probability", "entities+lm_probability", "allow_list", "vocab_threshold")
+_DETECTOR_SEPARATOR = ":"
+TRAINED_VARIANTS = (
+    ORACLE,
+    MASKED,
+    MASKED_NO_LOSS,
+    *REPLACEMENTS,
+    *SURROGATE_VARIANTS,
+    FRAGMENTED,
+    FRAGMENTED_RAW,
+    *DETECTOR_VARIANTS,
+)
+# The language-modelling task fragments train on (components/train: fragmented corpus).
+FRAGMENT_TASKS = ("continuation",)
 # evaluate.json used to name its variant by train.corpus; the anonymized corpus then always
 # had placeholders.
 _LEGACY = {"anonymized": PLACEHOLDER, "raw": ORACLE}
 
 
-def variant_name(corpus: str, replacement: str, surrogate_method: str | None = None) -> str:
-    """The variant an adapter trained with these settings is: ``oracle``, ``masked``, the
-    replacement's name, or ``surrogate-<method>``."""
-    if corpus != "anonymized":
-        return _LEGACY.get(corpus, corpus)
-    if replacement == SURROGATE:
-        return f"{SURROGATE_PREFIX}{surrogate_method}"
-    return replacement
+def variant_name(
+    corpus: str,
+    replacement: str,
+    surrogate_method: str | None = None,
+    *,
+    detectors: Sequence[str] = DEFAULT_DETECTORS,
+    mask_loss_weight: float = 1.0,
+    fragments_source: str = "anonymized",
+) -> str:
+    """The variant an adapter trained with these settings is: ``oracle``, ``masked``
+    (``masked-no-loss``), ``fragmented`` (``fragmented-raw``), the replacement's name or
+    ``surrogate-<method>``; with other detectors than the entity engine, their names
+    (``allow_list``) or ``<detectors>:<variant>``."""
+    if corpus == "raw" or (corpus == "fragmented" and fragments_source == "raw"):
+        return FRAGMENTED_RAW if corpus == "fragmented" else ORACLE
+    if corpus == "masked":
+        base = MASKED_NO_LOSS if mask_loss_weight == 0 else MASKED
+    elif corpus == "fragmented":
+        base = FRAGMENTED
+    elif corpus != "anonymized":
+        base = _LEGACY.get(corpus, corpus)
+    elif replacement == SURROGATE:
+        base = f"{SURROGATE_PREFIX}{surrogate_method}"
+    else:
+        base = replacement
+    if tuple(detectors) == DEFAULT_DETECTORS:
+        return base
+    named = "+".join(detectors)
+    return named if base == PLACEHOLDER else f"{named}{_DETECTOR_SEPARATOR}{base}"
 
 
 def canonical(variant: str) -> str:
@@ -43,20 +87,49 @@ def canonical(variant: str) -> str:
     return _LEGACY.get(variant, variant)
 
 
-def variant_overrides(variant: str) -> dict[str, str]:
-    """The params (dotted key → value) that train ``variant``.
+def variant_overrides(variant: str) -> dict[str, Any]:
+    """The params (dotted key → value, typed as in params.yaml) that train ``variant``.
 
     Raises:
-        InputError: ``variant`` is not one of ``TRAINED_VARIANTS``.
+        InputError: ``variant`` is not one of ``TRAINED_VARIANTS`` nor
+            ``<detectors>:<one of them>``.
     """
-    if variant not in TRAINED_VARIANTS:
+    named, _, base = variant.rpartition(_DETECTOR_SEPARATOR)
+    if not named and set(base.split("+")) <= set(DETECTORS):
+        named, base = base, PLACEHOLDER
+    raw_text = base in (ORACLE, FRAGMENTED_RAW)  # no detector touched what these train on
+    if base not in TRAINED_VARIANTS or base in DETECTOR_VARIANTS or (named and raw_text):
         raise InputError(
-            f"unknown variant {variant!r}: expected one of {', '.join(TRAINED_VARIANTS)}"
+            f"unknown variant {variant!r}: expected one of {', '.join(TRAINED_VARIANTS)}, "
+            f"or <detectors>{_DETECTOR_SEPARATOR}<variant> (e.g. vocab_threshold:masked)"
         )
+    overrides = _base_overrides(base)
+    if named:
+        detectors = named.split("+")
+        if not set(detectors) <= set(DETECTORS):
+            raise InputError(f"unknown variant {variant!r}: detectors among {', '.join(DETECTORS)}")
+        overrides["anonymize.detectors"] = detectors
+    return overrides
+
+
+def _base_overrides(variant: str) -> dict[str, Any]:
+    """The params of a variant of the entity engine's spans."""
     if variant == ORACLE:
         return {"train.corpus": "raw"}
-    if variant == MASKED:  # [MASK] stands where a placeholder was
-        return {"train.corpus": "masked", "anonymize.replacement": PLACEHOLDER}
+    if variant in (MASKED, MASKED_NO_LOSS):  # [MASK] stands where a placeholder was
+        return {
+            "train.corpus": "masked",
+            "train.mask_loss_weight": 0.0 if variant == MASKED_NO_LOSS else 1.0,
+            "anonymize.replacement": PLACEHOLDER,
+        }
+    if variant in (FRAGMENTED, FRAGMENTED_RAW):
+        source = "raw" if variant == FRAGMENTED_RAW else "anonymized"
+        return {
+            "train.corpus": "fragmented",
+            "train.fragments.source": source,
+            "train.tasks": list(FRAGMENT_TASKS),
+            "anonymize.replacement": PLACEHOLDER,
+        }
     if variant.startswith(SURROGATE_PREFIX):
         return {
             "train.corpus": "anonymized",
@@ -69,6 +142,16 @@ def variant_overrides(variant: str) -> dict[str, str]:
 def display_order(variants: Iterable[str]) -> list[str]:
     """The base model first, then the baselines and replacement methods, the oracle last;
     names this module does not know after them, alphabetically."""
-    known = (BASE, MASKED, *REPLACEMENTS, *SURROGATE_VARIANTS, ORACLE)
+    known = (
+        BASE,
+        MASKED,
+        MASKED_NO_LOSS,
+        *REPLACEMENTS,
+        *DETECTOR_VARIANTS,
+        *SURROGATE_VARIANTS,
+        FRAGMENTED,
+        FRAGMENTED_RAW,
+        ORACLE,
+    )
     present = set(variants)
     return [v for v in known if v in present] + sorted(present - set(known))

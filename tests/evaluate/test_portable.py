@@ -61,7 +61,14 @@ def test_a_pack_holds_each_variants_training_split_and_the_raw_heldout(
 ) -> None:
     folder = _pack(tmp_path, corpus)
     pack = read_pack(folder)
-    assert sorted(pack.variants) == ["masked", "oracle", "placeholder"]
+    assert sorted(pack.variants) == [
+        "fragmented",
+        "fragmented-raw",
+        "masked",
+        "masked-no-loss",
+        "oracle",
+        "placeholder",
+    ]
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700  # raw text: private like data/raw
     oracle = pack.training_conversations("oracle")
     assert [c.id for c in oracle] == _splits(corpus)["train"]
@@ -73,6 +80,16 @@ def test_a_pack_holds_each_variants_training_split_and_the_raw_heldout(
     assert [c.id for c in load_corpus(folder / "heldout.jsonl")] == _splits(corpus)["heldout"]
     assert "seed" not in pack.train and pack.train_config(21).seed == 21
     assert pack.train_config(21).max_steps == 1
+    # derived variants train on the same files with their own train params
+    assert pack.variants["masked-no-loss"] == pack.variants["masked"]
+    assert pack.variants["fragmented"] == pack.variants["placeholder"]
+    assert pack.variants["fragmented-raw"] == pack.variants["oracle"]
+    assert pack.train_config(21, "masked-no-loss").mask_loss_weight == 0
+    assert pack.train_config(21, "masked").mask_loss_weight == 1
+    fragments = pack.train_config(21, "fragmented-raw")
+    assert (fragments.corpus, fragments.fragments.source) == ("fragmented", "raw")
+    assert fragments.tasks == ["continuation"] and fragments.max_steps == 1
+    assert pack.train_config(21, "placeholder").corpus == "anonymized"
     with pytest.raises(InputError, match="no variant 'surrogate-lm'"):
         pack.training_conversations("surrogate-lm")
 
@@ -84,8 +101,9 @@ def test_a_pack_refuses_a_corpus_of_another_split_or_an_unknown_variant(
     train, evaluate = TrainConfig(), EvaluateConfig()
     with pytest.raises(InputError, match=r"other/corpus.jsonl: 3 of the raw corpus's 4"):
         make_pack(tmp_path / "p", corpus, _splits(corpus), {"placeholder": other}, train, evaluate)
-    with pytest.raises(InputError, match="--anonymized oracle="):
-        make_pack(tmp_path / "p", corpus, _splits(corpus), {"oracle": other}, train, evaluate)
+    for derived in ("oracle", "masked-no-loss", "fragmented"):
+        with pytest.raises(InputError, match=f"--anonymized {derived}="):
+            make_pack(tmp_path / "p", corpus, _splits(corpus), {derived: other}, train, evaluate)
     with pytest.raises(InputError, match="spans.jsonl: missing"):
         (other / "spans.jsonl").unlink()
         make_pack(tmp_path / "p", corpus, _splits(corpus), {"type": other}, train, evaluate)

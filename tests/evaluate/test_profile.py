@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
-from components.core.errors import InputError
+from components.core.errors import InputError, ParamsError
 from components.core.stage import StageContext
 from components.evaluate.commands import store_run
+from components.evaluate.config import EvaluateConfig
 from components.evaluate.profile import PlannedRun, Sizes, plan_runs, profile_sizes
 from components.evaluate.stage import run_variant
-from components.evaluate.variants import canonical, variant_name
+from components.evaluate.variants import canonical, variant_name, variant_overrides
 from veiltune.cli import main
 
 
@@ -52,9 +54,26 @@ def test_masked_trains_on_placeholders_whatever_params_say() -> None:
     (masked,) = plan_runs(["masked"], [1], Sizes())
     assert masked.overrides == {
         "train.corpus": "masked",
+        "train.mask_loss_weight": 1.0,
         "anonymize.replacement": "placeholder",
         "train.seed": 1,
     }
+
+
+def test_lists_reach_dvc_in_its_override_grammar_and_tasks_apply_to_every_variant() -> None:
+    fragments, oracle = plan_runs(
+        ["vocab_threshold:fragmented", "oracle"], [1], Sizes(tasks=("continuation",))
+    )
+    args = fragments.exp_run_args()
+    assert "train.tasks=[continuation]" in args
+    assert "anonymize.detectors=[vocab_threshold]" in args
+    assert oracle.overrides["train.tasks"] == ["continuation"]
+    assert "evaluate.tasks=[]" in args  # continuation is scored by perplexity alone
+    mixed = Sizes(tasks=("summary", "continuation")).overrides()
+    assert mixed["evaluate.tasks"] == ["summary"]
+    with pytest.raises(ParamsError, match="evaluate.tasks"):
+        EvaluateConfig(tasks=["continuation"])
+    assert EvaluateConfig(tasks=[]).tasks == []  # perplexity alone
 
 
 def test_presets_and_explicit_sizes() -> None:
@@ -91,12 +110,57 @@ def test_variant_names(corpus: str, replacement: str, method: str | None, varian
     assert canonical(variant) == variant
 
 
+@pytest.mark.parametrize(
+    ("settings", "variant"),
+    [
+        ({"corpus": "masked", "mask_loss_weight": 0.0}, "masked-no-loss"),
+        ({"corpus": "fragmented"}, "fragmented"),
+        ({"corpus": "fragmented", "fragments_source": "raw"}, "fragmented-raw"),
+        ({"detectors": ["allow_list"]}, "allow_list"),
+        ({"detectors": ["entities", "lm_probability"]}, "entities+lm_probability"),
+        ({"detectors": ["allow_list", "lm_probability"]}, "allow_list+lm_probability"),
+        ({"detectors": ["vocab_threshold"], "corpus": "masked"}, "vocab_threshold:masked"),
+        ({"detectors": ["lm_probability"], "corpus": "fragmented"}, "lm_probability:fragmented"),
+        ({"detectors": ["allow_list"], "corpus": "raw"}, "oracle"),
+    ],
+)
+def test_the_method_papers_variants_are_named_and_trained_by_their_params(
+    settings: dict[str, Any], variant: str
+) -> None:
+    given = {"corpus": "anonymized", **settings}
+    corpus = given.pop("corpus")
+    assert variant_name(corpus, "placeholder", None, **given) == variant
+    overrides = variant_overrides(variant)
+    assert overrides["train.corpus"] == corpus
+    detectors = given.get("detectors", ["entities"])
+    if corpus != "raw" and detectors != ["entities"]:
+        assert overrides["anonymize.detectors"] == detectors
+    else:
+        assert "anonymize.detectors" not in overrides
+    if corpus == "masked":
+        assert overrides["train.mask_loss_weight"] == given.get("mask_loss_weight", 1.0)
+    if corpus == "fragmented":  # fragments are language-modelling text: continuation only
+        assert overrides["train.tasks"] == ["continuation"]
+        assert overrides["train.fragments.source"] == given.get("fragments_source", "anonymized")
+
+
+@pytest.mark.parametrize(
+    "variant", ["allow_list:oracle", "magic:masked", "allow_list:allow_list", "fragmented-cooked"]
+)
+def test_a_variant_of_unknown_parts_is_refused(variant: str) -> None:
+    with pytest.raises(InputError, match=f"unknown variant '{variant}'"):
+        variant_overrides(variant)
+
+
 def test_old_variant_names_read_as_new_ones() -> None:
     assert (canonical("anonymized"), canonical("raw")) == ("placeholder", "oracle")
 
 
 def _context(anonymize: object, corpus: str = "anonymized") -> StageContext:
-    train = SimpleNamespace(corpus=corpus)
+    train = SimpleNamespace(
+        corpus=corpus, mask_loss_weight=1.0, fragments=SimpleNamespace(source="anonymized")
+    )
+    anonymize.detectors = ["entities"]  # type: ignore[attr-defined]
     return StageContext(Path("params.yaml"), {}, {"train": train, "anonymize": anonymize})
 
 

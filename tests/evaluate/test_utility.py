@@ -154,3 +154,25 @@ def test_corpus_perplexity_weighs_each_text_by_its_tokens() -> None:
     # 10 tokens at mean loss 1 and 30 at mean loss 2; a text with no token adds nothing
     assert corpus_perplexity([(10.0, 10), (60.0, 30), (0.0, 0)]) == pytest.approx(math.exp(1.75))
     assert math.isnan(corpus_perplexity([(0.0, 0)]))
+
+
+def test_no_tasks_scores_perplexity_alone_and_the_same_perplexity(base_model_dir: Path) -> None:
+    from components.evaluate.utility import evaluate_datasets
+    from components.ingest.generate import generate_corpus
+    from components.train.adapter import load_base
+    from components.train.tasks import transcript
+
+    model, tokenizer = load_base(base_model_dir)
+    generated = generate_corpus(1, 13)
+    metrics, records = evaluate_datasets(model, tokenizer, {"main": generated}, {}, 4, 128, [])
+    assert metrics["n_examples"] == {}
+    assert not [key for key in metrics if key.startswith(("summary", "purpose"))]
+    assert metrics["perplexity_raw"] == pytest.approx(
+        perplexity(model, tokenizer, [transcript(generated[0])]), abs=1e-3
+    )
+    assert records[0]["scores"] == {}
+    summary_only, _ = evaluate_datasets(
+        model, tokenizer, {"main": generated}, {}, 4, 128, ["summary"]
+    )
+    assert summary_only["n_examples"] == {"summary": 1}
+    assert "summary.rouge1" in summary_only and "purpose.accuracy" not in summary_only
