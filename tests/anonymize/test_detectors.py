@@ -280,17 +280,14 @@ VOCAB += ["zor", "##bl", "##ax", "##x", "q", "##u"]
 
 @pytest.fixture
 def tiny_bert(tmp_path: Path) -> Path:
-    from transformers import (
-        BertConfig,
-        BertForMaskedLM,
-        BertTokenizerFast,  # type: ignore[attr-defined]
-    )
+    # transformers 5: BertTokenizer is the fast (tokenizers) one, with offsets
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizer
 
     folder = tmp_path / "tiny_bert"
     folder.mkdir()
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("\n".join(VOCAB) + "\n")
-    BertTokenizerFast.from_pretrained(str(tmp_path)).save_pretrained(folder)
+    BertTokenizer.from_pretrained(str(tmp_path)).save_pretrained(folder)
     torch.manual_seed(0)
     config = BertConfig(
         vocab_size=len(VOCAB),
