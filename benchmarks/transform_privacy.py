@@ -1,0 +1,183 @@
+"""The README's privacy table of each transform's training text (README, Other privacy
+transforms): the share of the PI inventory's values that survive each detector setting's
+placeholders (and each detector's characters per second on the corpus), and for fragments
+how many training examples still hold two PI values of one conversation (a name beside its
+phone number), against whole conversations.
+
+    python -m benchmarks.transform_privacy [--conversations 60]
+
+Reads the pipeline's raw corpus, salt and PI inventory (``make run``'s ingest); writes
+benchmarks/results/transform_privacy.json and prints counts only, never text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from veiltune.cli import OFFLINE_ENVIRONMENT
+
+for _key, _value in OFFLINE_ENVIRONMENT.items():
+    os.environ.setdefault(_key, _value)
+
+from benchmarks.detection_transforms import SETTINGS  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "benchmarks" / "results"
+MIN_CHARS = 4  # export.pi_scan_min_chars: shorter values match too much by chance
+SEEDS = (13, 14, 15)
+
+
+def training_text(conversation: Any) -> str:
+    """What a training example of the conversation may show: its context, its turns with
+    their speakers, its labels."""
+    turns = [f"{t.speaker}: {t.text}" if t.speaker else t.text for t in conversation.turns]
+    labels = [str(v) for v in conversation.labels.values()]
+    return "\n".join([conversation.context, *turns, *labels])
+
+
+def surviving(conversations: Sequence[Any], inventory: list[Any], salt: str) -> dict[str, Any]:
+    """Specific inventory values (``MIN_CHARS`` or longer) found in each conversation's
+    training text: their share, and the share of conversations with any."""
+    from components.ingest.pi_inventory import find_leaks
+
+    by_conversation: dict[str, list[Any]] = {}
+    for entry in inventory:
+        if entry.specific and entry.n_chars >= MIN_CHARS:
+            by_conversation.setdefault(entry.conversation_id, []).append(entry)
+    total = found = leaky = 0
+    for conversation in conversations:
+        entries = by_conversation.get(conversation.id, [])
+        leaks = {
+            e.digest for e in find_leaks(training_text(conversation), entries, salt, MIN_CHARS)
+        }
+        total += len({e.digest for e in entries})
+        found += len(leaks)
+        leaky += bool(leaks)
+    return {
+        "values": total,
+        "surviving": found,
+        "surviving_share": round(found / total, 4) if total else 0.0,
+        "conversations_with_any": round(leaky / len(conversations), 4),
+    }
+
+
+def pi_values(conversation: Any) -> list[str]:
+    """The raw PI values the generator placed in the conversation's turns."""
+    return [
+        conversation.turns[p.turn].text[p.start : p.end]
+        for p in conversation.pi
+        if p.field == "text"
+    ]
+
+
+def linking(raw: Sequence[Any], sources: dict[str, Sequence[Any]]) -> dict[str, Any]:
+    """For whole conversations and each fragment source: training examples, and those
+    holding two different PI values of one conversation (a mean over ``SEEDS``)."""
+    import spacy
+
+    from components.train import FragmentExample, build_fragments, examples_linking_values
+    from components.train.config import FragmentsConfig
+    from components.train.fragments import Chunk
+
+    values = {c.id: pi_values(c) for c in raw}
+    result: dict[str, Any] = {}
+    for name, conversations in sources.items():
+        whole = [
+            FragmentExample((Chunk(c.id, training_text(c), "whole", 0),)) for c in conversations
+        ]
+        result[f"whole conversations ({name})"] = {
+            "examples": len(whole),
+            "linking": examples_linking_values(whole, values),
+        }
+    config = FragmentsConfig()
+    nlp = spacy.load(config.spacy_model)
+    for name, conversations in sources.items():
+        runs = []
+        for seed in SEEDS:
+            fragments = build_fragments(conversations, config, 0.0, seed, nlp)
+            examples = [*fragments.train, *fragments.evaluation]
+            runs.append((len(examples), examples_linking_values(examples, values)))
+        result[f"fragments ({name})"] = {
+            "examples": round(sum(n for n, _ in runs) / len(runs), 1),
+            "linking": round(sum(k for _, k in runs) / len(runs), 1),
+            "linking_by_seed": [k for _, k in runs],
+            "seeds": list(SEEDS),
+        }
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--conversations", type=int, default=60, help="of the raw corpus")
+    args = parser.parse_args()
+    from components.anonymize.config import AnonymizeConfig
+    from components.anonymize.engine import anonymize_corpus
+    from components.anonymize.evaluation.sweep import Memo
+    from components.anonymize.factory import (
+        WORD_LEVEL_BUILDERS,
+        anonymization_policy,
+        build_detector,
+        entity_detector,
+    )
+    from components.core import paths
+    from components.core.corpus import load_corpus
+    from components.ingest.pi_inventory import read_inventory
+
+    corpus = REPO / paths.RAW_CORPUS
+    if not corpus.is_file():
+        print(f"benchmarks: {corpus} is missing (run make run first)", file=sys.stderr)
+        return 1
+    raw = load_corpus(corpus)[: args.conversations]
+    salt = (REPO / paths.SALT).read_text().strip()
+    inventory = read_inventory(REPO / paths.INVENTORY)
+    config = AnonymizeConfig()
+    policy = anonymization_policy(config, REPO)
+    rows = {"raw": surviving(raw, inventory, salt)}
+    # each detector built once and its answers kept: a union re-reads nothing
+    built = {"entities": Memo(entity_detector(config, REPO))}
+    built |= {name: Memo(build(config, REPO)) for name, build in WORD_LEVEL_BUILDERS.items()}
+    anonymized: dict[str, list[Any]] = {}
+    for name, detectors in SETTINGS.items():
+        setting = dataclasses.replace(config, detectors=detectors)
+        detector = build_detector(setting, REPO, built)
+        anonymized[name] = [c for c, _ in anonymize_corpus(raw, detector, policy)]
+        rows[name] = surviving(anonymized[name], inventory, salt)
+        print(f"{name}: done", file=sys.stderr)
+    speed = {
+        name: round(memo.chars / memo.seconds, 1) if memo.seconds else None
+        for name, memo in built.items()
+    }
+    links = linking(raw, {"raw": raw, "anonymized": anonymized["entities"]})
+    results = {"conversations": len(raw), "min_chars": MIN_CHARS, "survival": rows}
+    results |= {"chars_per_second": speed, "linking": links}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "transform_privacy.json").write_text(json.dumps(results, indent=2))
+    print("| training text | inventory values surviving | conversations with any |")
+    print("| --- | ---: | ---: |")
+    for name, row in rows.items():
+        print(
+            f"| {name} | {row['surviving']}/{row['values']} ({row['surviving_share']:.1%}) "
+            f"| {row['conversations_with_any']:.1%} |"
+        )
+    print()
+    print("| detector | chars/s (each text read once, this machine) |")
+    print("| --- | ---: |")
+    for name, value in speed.items():
+        print(f"| {name} | {'' if value is None else f'{value:,.0f}'} |")
+    print()
+    print("| training examples | examples | holding two PI values of one conversation |")
+    print("| --- | ---: | ---: |")
+    for name, row in links.items():
+        print(f"| {name} | {row['examples']} | {row['linking']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
