@@ -232,7 +232,14 @@ def get(env: dict[str, str], path: str) -> Any:
 
 
 def query(env: dict[str, str], path: str, body: object) -> Any:
-    status, found = api(env, path, body, env["PREFECT_API_AUTH_STRING"])
+    # 503: Prefect's server answers so for a database error it deems retryable (SQLite busy
+    # while the suite's other worker writes); nothing was done, so it is sent again, a few
+    # times at most (seen once in a full `make test`)
+    for _ in range(3):
+        status, found = api(env, path, body, env["PREFECT_API_AUTH_STRING"])
+        if status != 503:
+            break
+        time.sleep(5)
     assert status in (200, 201), (path, status)
     return found
 
