@@ -21,19 +21,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from veiltune.cli import OFFLINE_ENVIRONMENT
+# the offline environment, the checkout and the shared data, as the detection benchmark has them
+from benchmarks.detection_quality import REPO, RESULTS, SHARED
 
-for _key, _value in OFFLINE_ENVIRONMENT.items():
-    os.environ.setdefault(_key, _value)
-
-REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared" / "data"
-RESULTS = REPO / "benchmarks" / "results"
 DATASETS = {
     "presidio-research (held-out templates)": (
         "presidio_research",
