@@ -5,7 +5,6 @@ utility-profile, promote/demote, flow, serve, purge-raw. No stage logic lives he
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import os
@@ -471,12 +470,8 @@ def _run_tool(args: argparse.Namespace) -> Any:
         from components.anonymize.commands import evaluate_detection, format_false_positives
 
         context = detection_context(args.params)
-        config = context.config(AnonymizeConfig)
-        if args.detectors:
-            names = [name.strip() for name in args.detectors.split(",")]
-            config = dataclasses.replace(config, detectors=names)  # validated: names the key
         metrics, samples = evaluate_detection(
-            config,
+            context.config(AnonymizeConfig),
             context,
             args.dataset,
             args.path,
@@ -485,6 +480,7 @@ def _run_tool(args: argparse.Namespace) -> Any:
             args.split,
             args.show_false_positives,
             args.sweep,
+            args.detectors,
         )
         if samples:
             print(format_false_positives(samples), file=sys.stderr)

@@ -4,7 +4,7 @@ and score detection on labelled data."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +53,10 @@ def evaluate_detection(
     split: str = "all",
     show_false_positives: int = 0,
     sweep: str | None = None,
+    detectors: str | None = None,
 ) -> tuple[Metrics, list[FalsePositive]]:
     """Score the anonymize stage's detector on labelled data; write and log the metrics.
+    ``detectors`` (comma-separated) replaces ``anonymize.detectors`` for this run.
 
     Returns the metrics and a sample of ``show_false_positives`` false positives with their
     context, for the caller to show a developer: they may hold private text, so they are
@@ -66,6 +68,8 @@ def evaluate_detection(
     from components.anonymize.evaluation.datasets import load_labelled
     from components.anonymize.evaluation.run import evaluate_detection as run_evaluation
 
+    if detectors:  # validated as the param is: a bad name names the key
+        config = replace(config, detectors=[name.strip() for name in detectors.split(",")])
     check_paths([path] if path is not None else [], [output])
     swept = parse_sweep(sweep) if sweep else None  # a bad --sweep fails before any loading
     items = load_labelled(dataset, path, limit, split)
