@@ -17,7 +17,13 @@ from typing import Any
 from audits.result import AuditResult
 from components.core.corpus import Conversation
 from components.ingest import CANARY_FORMATS, InventoryEntry, find_leaks
-from components.train import TASK_PROMPTS, TRAIN_TASKS, split_for_continuation, transcript
+from components.train import (
+    CALL_TASKS,
+    CONTINUATION,
+    TASK_PROMPTS,
+    split_for_continuation,
+    transcript,
+)
 
 NAME = "pii_output"
 
@@ -32,11 +38,13 @@ ADVERSARIAL_TEMPLATES = (
 
 
 def task_prompts(conversations: Sequence[Conversation], n: int) -> list[str]:
-    """One prompt per conversation, cycling through the tasks (the continuation where a
-    conversation lacks the task's label)."""
+    """One prompt per conversation, cycling through the call tasks and the continuation (the
+    continuation where a conversation lacks the task's label). The privacy-preserving
+    summaries are judged on sensitive facts by evaluate, not here."""
     prompts = []
+    cycle = (*CALL_TASKS, CONTINUATION)
     for i, conversation in enumerate(conversations[:n]):
-        task = TRAIN_TASKS[i % len(TRAIN_TASKS)]
+        task = cycle[i % len(cycle)]
         if task in TASK_PROMPTS and task in conversation.labels:
             prompts.append(f"{TASK_PROMPTS[task]}\n\n{transcript(conversation)}")
         else:

@@ -28,6 +28,7 @@ from components.anonymize.lm_probability import (
     WordProbabilityScorer,
     spans_below,
 )
+from components.anonymize.surrogates.embedding import SentenceEncoder, minilm_dir
 from components.anonymize.term_lists import TermLists
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "Detector",
     "LmProbabilityConfig",
     "LmProbabilityDetector",
+    "SentenceEncoder",
     "TermLists",
     "UnionDetector",
     "WordProbability",
@@ -49,6 +51,7 @@ __all__ = [
     "build_detector",
     "detect_batch",
     "entity_detector",
+    "minilm_dir",
     "placeholder_view",
     "spans_below",
     "text_fields",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from components.anonymize.spans import Span, resolve_overlaps
 from components.anonymize.term_lists import TermLists
-from components.core.corpus import Conversation, Turn
+from components.core.corpus import TASK_LABEL_TYPES, Conversation, Turn
 from components.core.placeholders import PlaceholderBook, entity_tokens
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ CONTEXT_CHARS = 2_000
 
 
 # Label keys whose meaning veiltune knows (the training tasks'): never names, never scanned.
-TASK_LABELS = ("summary", "action_items", "purpose", "outcome")
+TASK_LABELS = tuple(TASK_LABEL_TYPES)
 # A number in a label with this many digits or more may be an identifier (a phone number,
 # an account): it is scanned as text, and replaced by a string if anything is found in it.
 IDENTIFIER_DIGITS = 6
@@ -533,7 +533,8 @@ def _rebuild(conversation: Conversation, texts: dict[TextField, str]) -> Convers
         for key, value in conversation.labels.items()
     }
     context = texts.get(TextField("context"), conversation.context)
-    return replace(conversation, turns=turns, context=context, labels=labels, pi=())
+    # Ground-truth offsets point into the raw text: they do not survive replacement.
+    return replace(conversation, turns=turns, context=context, labels=labels, pi=(), sensitive=())
 
 
 def _rebuild_label(

@@ -5,11 +5,17 @@ A corpus is JSONL, one conversation per line, either
 plain ``{"id", "text"}``. ``pi`` is optional ground truth: spans of personal information
 with ``turn``, ``field`` ("text" or "speaker"), ``start``, ``end``, ``entity_type`` and an
 ``entity`` key shared by every mention of the same real-world item in that conversation.
+``sensitive`` is optional ground truth of the same shape for sensitive information that
+identifies nobody (a diagnosis, a debt): ``path`` names its category in the sensitivity
+taxonomy (``healthcare.high.diagnosis.hiv``) and ``element`` is shared by every mention of the
+same fact. ``labels.summary_private`` and ``labels.summary_leaking`` are a preference pair:
+a summary that keeps the content and drops or abstracts the sensitive facts, and one that
+repeats them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +30,11 @@ TASK_LABEL_TYPES = {
     "action_items": "a list of strings",
     "purpose": "a string",
     "outcome": "a string",
+    "summary_private": "a string",
+    "summary_leaking": "a string",
 }
+# The two sides of a preference pair: neither may be empty.
+PAIR_LABELS = ("summary_private", "summary_leaking")
 
 
 # A PI label with this suffix marks an organization or product that belongs to a speaker
@@ -56,6 +66,18 @@ class PiSpan:
 
 
 @dataclass(frozen=True)
+class SensitiveSpan:
+    """A ground-truth mention of sensitive information inside one turn, by taxonomy path."""
+
+    turn: int
+    start: int
+    end: int
+    path: str
+    element: str
+    field: str = "text"
+
+
+@dataclass(frozen=True)
 class Conversation:
     id: str
     turns: tuple[Turn, ...]
@@ -63,6 +85,7 @@ class Conversation:
     pi: tuple[PiSpan, ...] = ()
     labels: dict[str, Any] = field(default_factory=dict)
     plain: bool = False  # came in as {"id", "text"}: written back the same way
+    sensitive: tuple[SensitiveSpan, ...] = ()
 
     def to_record(self) -> dict[str, Any]:
         """The JSON-ready form: plain records stay plain, labelled ones keep their labels."""
@@ -76,13 +99,19 @@ class Conversation:
             }
         if self.pi:
             record["pi"] = [asdict(span) for span in self.pi]
+        if self.sensitive:
+            record["sensitive"] = [asdict(span) for span in self.sensitive]
         if self.labels:
             record["labels"] = self.labels
         return record
 
 
-def conversation_from_record(obj: dict[str, Any], where: str) -> Conversation:
-    """Validate one record and build a Conversation; ``where`` is ``file:line`` for errors."""
+def conversation_from_record(
+    obj: dict[str, Any], where: str, sensitive_paths: Collection[str] | None = None
+) -> Conversation:
+    """Validate one record and build a Conversation; ``where`` is ``file:line`` for errors.
+    ``sensitive_paths`` (the taxonomy's paths), when given, is what a ``sensitive`` span's
+    ``path`` must be one of."""
     conv_id = obj.get("id")
     if not isinstance(conv_id, str | int) or isinstance(conv_id, bool) or str(conv_id) == "":
         raise InputError(f"{where}: missing or empty key 'id'")
@@ -106,7 +135,8 @@ def conversation_from_record(obj: dict[str, Any], where: str) -> Conversation:
         raise InputError(f"{where}: key 'labels' must be an object")
     _check_task_labels(labels, where)
     pi = _pi_from(obj.get("pi", []), turns, where)
-    return Conversation(str(conv_id), turns, context, pi, labels, plain)
+    sensitive = _sensitive_from(obj.get("sensitive", []), turns, where, sensitive_paths)
+    return Conversation(str(conv_id), turns, context, pi, labels, plain, sensitive)
 
 
 def _check_task_labels(labels: dict[str, Any], where: str) -> None:
@@ -122,6 +152,8 @@ def _check_task_labels(labels: dict[str, Any], where: str) -> None:
         )
         if not ok:
             raise InputError(f"{where}: key 'labels.{key}' must be {kind}, got {_json_type(value)}")
+        if key in PAIR_LABELS and not value.strip():
+            raise InputError(f"{where}: key 'labels.{key}' is empty (a preference pair's side)")
 
 
 def _json_type(value: Any) -> str:
@@ -174,13 +206,48 @@ def _pi_from(value: Any, turns: tuple[Turn, ...], where: str) -> tuple[PiSpan, .
             entity=str(_scalar(item.get("entity", f"pi{i}"), f"pi[{i}].entity", where)),
             field=_string(item, "field", f"pi[{i}]", where, default="text"),
         )
-        if span.field not in TEXT_FIELDS or not 0 <= span.turn < len(turns):
-            raise InputError(f"{where}: pi[{i}] points outside the conversation")
-        target = getattr(turns[span.turn], span.field) or ""
-        if not 0 <= span.start < span.end <= len(target):
-            raise InputError(f"{where}: pi[{i}] offsets {span.start}:{span.end} outside its text")
+        _check_offsets(span.turn, span.field, span.start, span.end, turns, f"pi[{i}]", where)
         spans.append(span)
     return tuple(spans)
+
+
+def _sensitive_from(
+    value: Any, turns: tuple[Turn, ...], where: str, known: Collection[str] | None
+) -> tuple[SensitiveSpan, ...]:
+    if not isinstance(value, list):
+        raise InputError(f"{where}: key 'sensitive' must be a list")
+    spans = []
+    for i, item in enumerate(value):
+        name = f"sensitive[{i}]"
+        if not isinstance(item, dict):
+            raise InputError(f"{where}: key '{name}' must be an object")
+        span = SensitiveSpan(
+            turn=_integer(item, "turn", name, where),
+            start=_integer(item, "start", name, where),
+            end=_integer(item, "end", name, where),
+            path=_string(item, "path", name, where),
+            element=str(_scalar(item.get("element", f"s{i}"), f"{name}.element", where)),
+            field=_string(item, "field", name, where, default="text"),
+        )
+        if known is not None and span.path not in known:
+            raise InputError(
+                f"{where}: key '{name}.path': {span.path!r} is not a path of the sensitivity "
+                "taxonomy (ingest.taxonomy)"
+            )
+        _check_offsets(span.turn, span.field, span.start, span.end, turns, name, where)
+        spans.append(span)
+    return tuple(spans)
+
+
+def _check_offsets(
+    turn: int, field: str, start: int, end: int, turns: tuple[Turn, ...], name: str, where: str
+) -> None:
+    """A span's turn, field and offsets must point inside the conversation's text."""
+    if field not in TEXT_FIELDS or not 0 <= turn < len(turns):
+        raise InputError(f"{where}: {name} points outside the conversation")
+    target = getattr(turns[turn], field) or ""
+    if not 0 <= start < end <= len(target):
+        raise InputError(f"{where}: {name} offsets {start}:{end} outside its text")
 
 
 def _integer(item: dict[str, Any], key: str, prefix: str, where: str) -> int:
@@ -208,8 +275,11 @@ def _scalar(value: Any, key: str, where: str) -> str | int:
     return value
 
 
-def read_corpus(path: Path) -> Iterator[Conversation]:
-    """Stream validated conversations from a JSONL corpus.
+def read_corpus(
+    path: Path, sensitive_paths: Collection[str] | None = None
+) -> Iterator[Conversation]:
+    """Stream validated conversations from a JSONL corpus; ``sensitive_paths`` as in
+    ``conversation_from_record``.
 
     Raises:
         InputError: naming file and line for the first bad record, a duplicate id, or an
@@ -217,7 +287,7 @@ def read_corpus(path: Path) -> Iterator[Conversation]:
     """
     seen: set[str] = set()
     for line_no, obj in iter_jsonl(path):
-        conversation = conversation_from_record(obj, f"{path}:{line_no}")
+        conversation = conversation_from_record(obj, f"{path}:{line_no}", sensitive_paths)
         if conversation.id in seen:
             raise InputError(f"{path}:{line_no}: duplicate id {conversation.id!r}")
         seen.add(conversation.id)
@@ -226,6 +296,6 @@ def read_corpus(path: Path) -> Iterator[Conversation]:
         raise InputError(f"{path}: the corpus is empty (no records)")
 
 
-def load_corpus(path: Path) -> list[Conversation]:
+def load_corpus(path: Path, sensitive_paths: Collection[str] | None = None) -> list[Conversation]:
     """Read and validate a whole corpus into memory."""
-    return list(read_corpus(path))
+    return list(read_corpus(path, sensitive_paths))

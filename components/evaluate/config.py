@@ -6,9 +6,11 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from components.core.config import require as _require
+from components.train import CALL_TASKS, SUMMARY_PRIVACY_TASKS
 
-# The tasks evaluate can score by generating (the call tasks); perplexity is always measured.
-SCORED_TASKS = ("summary", "action_items", "purpose", "outcome")
+# The tasks evaluate can score by generating (the call tasks, and the privacy-preserving
+# summaries the judge scores); perplexity is always measured.
+SCORED_TASKS = (*CALL_TASKS, *SUMMARY_PRIVACY_TASKS)
 
 
 @dataclass
@@ -19,9 +21,10 @@ class EvaluateConfig:
     max_new_tokens: int = 48
     max_prompt_tokens: int = 768
     include_base: bool = True  # also score the base model zero-shot, for the report
-    # The call tasks scored by generating; [] scores perplexity alone (the language-modelling
+    # The tasks scored by generating; [] scores perplexity alone (the language-modelling
     # comparison of fragments and the masking baselines, minutes instead of most of an hour).
-    tasks: list[str] = field(default_factory=lambda: list(SCORED_TASKS))
+    # private_summary / dual_summary are judged where a held-out conversation has the labels.
+    tasks: list[str] = field(default_factory=lambda: list(CALL_TASKS))
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.tasks) - set(SCORED_TASKS))

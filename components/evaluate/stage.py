@@ -14,7 +14,7 @@ from components.core.stage import Metrics, StageContext, log_stage, split
 from components.evaluate.config import EvaluateConfig
 from components.evaluate.utility import evaluate_models
 from components.evaluate.variants import SURROGATE, variant_name
-from components.ingest import DATASET, MAIN, split_by_dataset
+from components.ingest import DATASET, MAIN, SENSITIVE, split_by_dataset
 from components.train import label_options, load_adapter, load_base, read_label_options
 
 
@@ -43,6 +43,7 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
             "train_steps": context.setting("train.max_steps"),
             "n_conversations": len(datasets[MAIN]),
             f"{DATASET}.n_conversations": len(datasets[DATASET]),
+            f"{SENSITIVE}.n_conversations": len(datasets[SENSITIVE]),
         }
         scores, records = evaluate_models(
             models,

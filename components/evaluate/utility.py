@@ -2,6 +2,8 @@
 
 Generative tasks (summary, action items) score ROUGE-1/2/L F1 against the references;
 classification tasks (purpose, outcome) score accuracy and macro-F1 over the label set;
+the privacy-preserving summaries (private_summary, dual_summary) the judge's Privacy,
+Completeness and acceptable rate, overall and per setting (``private_summary.py``);
 perplexity is measured on held-out **raw** transcripts, because what matters is how well
 the model serves real conversations, names and numbers included. Each dataset of the corpus
 (the main one, DialogSum) is scored apart.
@@ -23,6 +25,8 @@ from typing import Any
 from components.core.corpus import Conversation
 from components.train import (
     CLASSIFICATION_TASKS,
+    DUAL_SUMMARY,
+    SUMMARY_PRIVACY_TASKS,
     Example,
     fit_prompt,
     task_examples,
@@ -134,7 +138,7 @@ def evaluate_utility(
 
     examples: dict[str, list[Example]] = {
         task: []
-        for task in (*GENERATIVE_TASKS, *CLASSIFICATION_TASKS)
+        for task in (*GENERATIVE_TASKS, *CLASSIFICATION_TASKS, *SUMMARY_PRIVACY_TASKS)
         if tasks is None or task in tasks
     }
     for conversation in heldout:
@@ -147,12 +151,21 @@ def evaluate_utility(
         if not items:
             continue
         prompts = [fit_prompt(e.prompt, tokenizer, max_prompt_tokens) for e in items]
-        # A label needs a few tokens; a summary needs the whole budget.
-        budget = max_new_tokens if task in GENERATIVE_TASKS else min(12, max_new_tokens)
         outputs = generate(
-            model, tokenizer, prompts, budget, batch_size=batch_size, progress=f"{progress} {task}"
+            model,
+            tokenizer,
+            prompts,
+            _token_budget(task, max_new_tokens),
+            batch_size=batch_size,
+            progress=f"{progress} {task}",
         )
-        overall, per_example = _task_scores(task, outputs, items, label_sets)
+        if task in SUMMARY_PRIVACY_TASKS:
+            from components.evaluate.private_summary import private_summary_scores
+
+            by_id = {c.id: c for c in heldout}
+            overall, per_example = private_summary_scores(task, outputs, items, by_id)
+        else:
+            overall, per_example = _task_scores(task, outputs, items, label_sets)
         metrics.update({f"{task}.{k}": v for k, v in overall.items()})
         for example, example_scores in zip(items, per_example, strict=True):
             scores[example.conversation_id].update(
@@ -167,6 +180,13 @@ def evaluate_utility(
     }
     n_examples = {task: len(items) for task, items in examples.items()}
     return UtilityResult(metrics, n_examples, per_conversation)
+
+
+def _token_budget(task: str, max_new_tokens: int) -> int:
+    """A label needs a few tokens, a summary the whole budget, a dual summary twice that."""
+    if task in CLASSIFICATION_TASKS:
+        return min(12, max_new_tokens)
+    return 2 * max_new_tokens if task == DUAL_SUMMARY else max_new_tokens
 
 
 def _task_scores(

@@ -9,7 +9,8 @@ from components.ingest.canaries import CANARY_FORMATS, Canary
 from components.ingest.config import IngestConfig
 from components.ingest.datasets import DatasetSource, corpus_datasets
 from components.ingest.dialogsum import CONTEXT, DATASET, MAIN, split_by_dataset
-from components.ingest.generate import generate_corpus
+from components.ingest.generate import generate_corpus, generate_sensitive_corpus
+from components.ingest.generate.sensitive import SENSITIVE
 from components.ingest.generate.vocabulary import CONTEXT_WEIGHTS, OUTCOMES, PURPOSES
 from components.ingest.pi_inventory import (
     InventoryEntry,
@@ -19,23 +20,39 @@ from components.ingest.pi_inventory import (
     read_inventory,
     salted_digest,
 )
+from components.ingest.sensitivity import (
+    LEVEL_RANK,
+    LEVELS,
+    SETTINGS,
+    SensitiveCategory,
+    Taxonomy,
+    load_taxonomy,
+)
 
 __all__ = [
     "CANARY_FORMATS",
     "CONTEXT",
     "CONTEXT_WEIGHTS",
     "DATASET",
+    "LEVELS",
+    "LEVEL_RANK",
     "MAIN",
     "OUTCOMES",
     "PURPOSES",
+    "SENSITIVE",
+    "SETTINGS",
     "Canary",
     "DatasetSource",
     "IngestConfig",
     "InventoryEntry",
+    "SensitiveCategory",
+    "Taxonomy",
     "corpus_datasets",
     "find_leaks",
     "generate_corpus",
+    "generate_sensitive_corpus",
     "is_specific",
+    "load_taxonomy",
     "normalized",
     "read_inventory",
     "salted_digest",

@@ -36,9 +36,19 @@ class IngestConfig:
     canary_types: list[str] = field(default_factory=lambda: list(CANARY_TYPES))
     canary_repetitions: list[int] = field(default_factory=lambda: [1, 4, 16])
     dialogsum: DialogSumConfig = field(default_factory=DialogSumConfig)
+    # The sensitivity taxonomy (from params.yaml's folder): the paths a corpus's
+    # ``sensitive`` spans may name.
+    taxonomy: str = "veiltune/policy/taxonomy.yaml"
+    # Calls in the taxonomy's settings with sensitive facts and three reference summaries,
+    # generated beside the embedded corpus (``sens-00001`` ...); 0 generates none.
+    sensitive_conversations: int = 0
 
     def __post_init__(self) -> None:
         _require(self.n_conversations >= 1, "ingest.n_conversations", "an integer >= 1")
+        _require(bool(self.taxonomy), "ingest.taxonomy", "a YAML file path")
+        _require(
+            self.sensitive_conversations >= 0, "ingest.sensitive_conversations", "an integer >= 0"
+        )
         _require(0.0 <= self.heldout_fraction < 1.0, "ingest.heldout_fraction", "0 <= x < 1")
         unknown = sorted(set(self.canary_types) - set(CANARY_TYPES))
         _require(not unknown, "ingest.canary_types", f"a list of {CANARY_TYPES}")

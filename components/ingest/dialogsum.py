@@ -20,6 +20,7 @@ from components.core.corpus import Conversation, Turn
 from components.core.errors import InputError
 from components.core.jsonio import iter_jsonl
 from components.ingest.config import DialogSumConfig
+from components.ingest.generate.sensitive import SENSITIVE, is_generated_sensitive
 
 DATASET = "dialogsum"
 MAIN = "main"  # the user's or the embedded corpus
@@ -138,17 +139,19 @@ def append_dialogsum(
 
 
 def dataset_of(conversation: Conversation) -> str:
-    """``dialogsum`` for a conversation ingested from DialogSum, else ``main``."""
-    is_dialogsum = conversation.id.startswith(ID_PREFIX) and conversation.context == CONTEXT
-    return DATASET if is_dialogsum else MAIN
+    """``dialogsum`` for a conversation ingested from DialogSum, ``sensitive`` for a
+    generated call of the sensitivity corpus, else ``main``."""
+    if conversation.id.startswith(ID_PREFIX) and conversation.context == CONTEXT:
+        return DATASET
+    return SENSITIVE if is_generated_sensitive(conversation) else MAIN
 
 
 def split_by_dataset(
     conversations: Sequence[Conversation], limit: int | None = None
 ) -> dict[str, list[Conversation]]:
-    """``{"main": [...], "dialogsum": [...]}`` in input order, each cut to its first
-    ``limit`` conversations (both keys always present)."""
-    groups: dict[str, list[Conversation]] = {MAIN: [], DATASET: []}
+    """``{"main": [...], "dialogsum": [...], "sensitive": [...]}`` in input order, each cut
+    to its first ``limit`` conversations (every key always present)."""
+    groups: dict[str, list[Conversation]] = {MAIN: [], DATASET: [], SENSITIVE: []}
     for conversation in conversations:
         groups[dataset_of(conversation)].append(conversation)
     return {name: group[:limit] for name, group in groups.items()}

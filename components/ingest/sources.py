@@ -9,9 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from components.core import paths
 from components.core.corpus import Conversation, load_corpus
+from components.core.errors import InputError
 from components.ingest.config import IngestConfig
 from components.ingest.dialogsum import append_dialogsum, dataset_of, load_dialogsum
+from components.ingest.sensitivity import load_taxonomy
 
 
 def ingest_corpus(config: IngestConfig, base_dir: Path) -> list[Conversation]:
@@ -22,14 +25,37 @@ def ingest_corpus(config: IngestConfig, base_dir: Path) -> list[Conversation]:
 
 
 def _main_corpus(config: IngestConfig, base_dir: Path) -> list[Conversation]:
-    """The user's corpus when ``corpus_path`` is set (relative to ``base_dir``), else the
-    embedded corpus generated from ``n_conversations`` and ``seed``."""
+    """The user's corpus when ``corpus_path`` is set (relative to ``base_dir``; its
+    ``sensitive`` paths checked against the taxonomy), else the embedded corpus generated
+    from ``n_conversations`` and ``seed`` and the ``sensitive_conversations`` after it."""
+    taxonomy = load_taxonomy(taxonomy_file(config.taxonomy, base_dir))
     if config.corpus_path:
-        path = Path(config.corpus_path)
-        return load_corpus(path if path.is_absolute() else base_dir / path)
-    from components.ingest.generate import generate_corpus
+        return load_corpus(_resolved(config.corpus_path, base_dir), taxonomy.paths)
+    from components.ingest.generate import generate_corpus, generate_sensitive_corpus
 
-    return generate_corpus(config.n_conversations, config.seed)
+    generated = generate_corpus(config.n_conversations, config.seed)
+    sensitive = generate_sensitive_corpus(config.sensitive_conversations, config.seed)
+    unknown = sorted({s.path for c in sensitive for s in c.sensitive} - taxonomy.paths)
+    if unknown:
+        raise InputError(
+            f"{config.taxonomy}: the generated calls use paths it lacks: {', '.join(unknown)}"
+            " (ingest.taxonomy)"
+        )
+    return generated + sensitive
+
+
+def taxonomy_file(name: str, base_dir: Path) -> Path:
+    """``ingest.taxonomy`` from ``base_dir``; the default name, absent there (a project folder
+    holding a params file and a corpus, no copy of the policy), is the copy veiltune ships."""
+    path = _resolved(name, base_dir)
+    if not path.exists() and name == IngestConfig.taxonomy:
+        return paths.PACKAGED_POLICY / Path(name).name
+    return path
+
+
+def _resolved(name: str, base_dir: Path) -> Path:
+    path = Path(name)
+    return path if path.is_absolute() else base_dir / path
 
 
 def split_ids(ids: Sequence[str], heldout_fraction: float, seed: int) -> dict[str, list[str]]:

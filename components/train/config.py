@@ -6,9 +6,19 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from components.core.config import require as _require
-from components.train.tasks import CONTINUATION, TASK_PROMPTS, TRAIN_TASKS
+from components.train.tasks import (
+    CALL_TASKS,
+    CONTINUATION,
+    DUAL_SUMMARY,
+    PRIVATE_SUMMARY,
+    TRAIN_TASKS,
+)
 
 TRAIN_CORPORA = ("anonymized", "raw", "masked", "fragmented")
+# sft: supervised fine-tuning on the tasks' targets; dpo, orpo: preference tuning (TRL) on
+# (privacy-preserving, leaking) summary pairs of the private_summary task.
+TRAIN_METHODS = ("sft", "dpo", "orpo")
+PREFERENCE_METHODS = ("dpo", "orpo")
 FRAGMENT_SOURCES = ("anonymized", "raw")
 
 PADDINGS = ("longest", "max_length")
@@ -89,7 +99,17 @@ class TrainConfig:
     # assist, domain adaptation) trains on transcript text itself, where a model can
     # memorize what anonymizing missed; off by default: in 30 steps it teaches the model to
     # continue transcripts when asked for a summary.
-    tasks: list[str] = field(default_factory=lambda: list(TASK_PROMPTS))
+    tasks: list[str] = field(default_factory=lambda: list(CALL_TASKS))
+    # How the adapter learns: sft, or preference tuning (dpo, orpo) on the pairs of
+    # labels.summary_private (chosen) and labels.summary_leaking (rejected); those need
+    # tasks [private_summary].
+    method: str = "sft"
+    # dpo: the strength of the pull towards the base model; orpo: the weight of the odds
+    # ratio term beside the chosen answer's loss (TRL's beta for both).
+    beta: float = 0.1
+    # sft: train on good (privacy-preserving) summaries only: the summary task's target is
+    # labels.summary_private where a conversation has one.
+    only_good: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.fragments, dict):  # a config read back from its asdict() form
@@ -97,6 +117,25 @@ class TrainConfig:
         unknown = sorted(set(self.tasks) - set(TRAIN_TASKS))
         _require(
             bool(self.tasks) and not unknown, "train.tasks", f"a non-empty list of {TRAIN_TASKS}"
+        )
+        _require(self.method in TRAIN_METHODS, "train.method", " | ".join(TRAIN_METHODS))
+        _require(
+            self.method == "sft" or list(self.tasks) == [PRIVATE_SUMMARY],
+            "train.tasks",
+            f"['{PRIVATE_SUMMARY}'] with train.method: {self.method} (its pairs are the "
+            "privacy-preserving and the leaking summary)",
+        )
+        _require(
+            self.method == "sft" or self.corpus in ("anonymized", "raw"),
+            "train.corpus",
+            f"anonymized or raw with train.method: {self.method}",
+        )
+        _require(self.beta > 0, "train.beta", "a number > 0")
+        _require(
+            not (self.only_good and (self.method != "sft" or DUAL_SUMMARY in self.tasks)),
+            "train.only_good",
+            f"false with train.method dpo/orpo or the {DUAL_SUMMARY} task (they train on "
+            "both kinds of summary by design)",
         )
         _require(self.max_steps >= 1, "train.max_steps", "an integer >= 1")
         _require(self.save_steps >= 1, "train.save_steps", "an integer >= 1")

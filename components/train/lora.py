@@ -42,6 +42,8 @@ class TrainResult:
     n_conversations: int = 0  # conversations whose examples were trained on
     n_conversations_eval: int = 0  # conversations held out to measure eval loss
     n_conversations_skipped: int = 0  # no example for the selected train.tasks
+    # preference tuning: TRL's last logged rewards (``preference.rewards_margins`` ...)
+    preference: dict[str, float] = field(default_factory=dict)
 
     @property
     def tokens_per_second(self) -> float:
@@ -70,6 +72,7 @@ class TrainResult:
             "n_conversations": self.n_conversations,
             "n_conversations_eval": self.n_conversations_eval,
             "n_conversations_skipped": self.n_conversations_skipped,
+            **self.preference,
             **(
                 {"best_eval_loss": round(min(loss for _, loss in self.eval_history), 4)}
                 if self.eval_history
@@ -179,7 +182,7 @@ def train_lora(
         if evaluating and config.early_stopping_patience
         else []
     )
-    resume = resumable_checkpoint(work_dir, _fingerprint(config, tokenized))
+    resume = resumable_checkpoint(work_dir, training_fingerprint(config, tokenized))
     own_world = deepspeed is not None and ensure_distributed_environment()
     args = TrainingArguments(
         output_dir=str(work_dir),
@@ -204,8 +207,8 @@ def train_lora(
         remove_unused_columns=False,
         deepspeed=deepspeed,
         # DeepSpeed (or a launcher's world) on CPU talks over gloo; a plain run is no world.
-        ddp_backend="gloo" if _distributed(deepspeed) and not torch.cuda.is_available() else None,
-        bf16=_bf16_supported(torch),
+        ddp_backend="gloo" if is_distributed(deepspeed) and not torch.cuda.is_available() else None,
+        bf16=bf16_supported(torch),
     )
     counted = CountingRows(dataset)
     trainer = Trainer(
@@ -241,9 +244,9 @@ def train_lora(
         loss_history=history,
         n_sequences=len(dataset),
         padding_share=round(padding_share(dataset, config.batch_size, config.seed, width), 4),
-        resumed_from_step=_checkpoint_step(resume) if resume else 0,
+        resumed_from_step=checkpoint_step(resume) if resume else 0,
         tokens_trained=counted.tokens(
-            (int(output.global_step) - (_checkpoint_step(resume) if resume else 0))
+            (int(output.global_step) - (checkpoint_step(resume) if resume else 0))
             * config.batch_size
             * config.gradient_accumulation_steps
         ),
@@ -251,10 +254,12 @@ def train_lora(
         / len(dataset)
         * config.batch_size
         * config.gradient_accumulation_steps,
-        engine=_engine_name(trainer),
+        engine=engine_name(trainer),
         eval_history=evals,
         n_eval_examples=len(evaluation),
-        **_conversation_counts(split),
+        n_conversations=len(split.trained_ids),
+        n_conversations_eval=len(split.eval_ids),
+        n_conversations_skipped=len(split.skipped),
     )
 
 
@@ -273,16 +278,8 @@ def corpus_examples(
         )
         return fragments.training_examples()
     return training_examples(
-        conversations, config.tasks, config.eval_fraction, config.seed, options
+        conversations, config.tasks, config.eval_fraction, config.seed, options, config.only_good
     )
-
-
-def _conversation_counts(split: TrainingExamples) -> dict[str, int]:
-    return {
-        "n_conversations": len(split.trained_ids),
-        "n_conversations_eval": len(split.eval_ids),
-        "n_conversations_skipped": len(split.skipped),
-    }
 
 
 def mean_train_loss(log_history: Sequence[dict[str, Any]]) -> float:
@@ -408,21 +405,21 @@ def ensure_distributed_environment() -> bool:
     return True
 
 
-def _distributed(deepspeed: dict[str, Any] | None) -> bool:
+def is_distributed(deepspeed: dict[str, Any] | None) -> bool:
     import os
 
     return deepspeed is not None or int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
-def _engine_name(trainer: Any) -> str:
+def engine_name(trainer: Any) -> str:
     """``deepspeed-zero<stage>`` when the model trained wrapped in a DeepSpeed engine."""
     wrapped = getattr(trainer, "model_wrapped", None)
     stage = getattr(wrapped, "zero_optimization_stage", None)
     return f"deepspeed-zero{stage()}" if callable(stage) else "torch"
 
 
-def _bf16_supported(torch: Any) -> bool:
-    return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+def bf16_supported(torch: Any) -> bool:
+    return bool(torch.cuda.is_available() and torch.cuda.isbf16_supported())
 
 
 def check_target_modules(model: Any, target_modules: Sequence[str]) -> None:
@@ -459,7 +456,7 @@ def resumable_checkpoint(work_dir: Path, fingerprint: str) -> Path | None:
     """
     stamp = work_dir / "fingerprint"
     if stamp.is_file() and stamp.read_text(encoding="utf-8") == fingerprint:
-        checkpoints = sorted(work_dir.glob("checkpoint-*"), key=_checkpoint_step)
+        checkpoints = sorted(work_dir.glob("checkpoint-*"), key=checkpoint_step)
         complete = [c for c in checkpoints if (c / "trainer_state.json").is_file()]
         if not complete or not _finished(complete[-1]):
             return complete[-1] if complete else None
@@ -482,11 +479,11 @@ def _finished(checkpoint: Path) -> bool:
     )
 
 
-def _checkpoint_step(path: Path) -> int:
+def checkpoint_step(path: Path) -> int:
     return int(path.name.rsplit("-", 1)[-1])
 
 
-def _fingerprint(config: TrainConfig, tokenized: Sequence[dict[str, list[int]]]) -> str:
+def training_fingerprint(config: TrainConfig, tokenized: Sequence[dict[str, list[int]]]) -> str:
     digest = hashlib.sha256(json.dumps(asdict(config), sort_keys=True).encode())
     for example in tokenized:
         digest.update(json.dumps(example["input_ids"]).encode())

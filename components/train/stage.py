@@ -20,9 +20,10 @@ from components.core.jsonio import (
 from components.core.lineage import CORPUS_KEY
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.gate import require_gate_passed
-from components.train.config import TrainConfig
+from components.train.config import PREFERENCE_METHODS, TrainConfig
 from components.train.fragments import build_fragments
 from components.train.lora import train_lora
+from components.train.preference import train_preference
 from components.train.tasks import TrainingExamples, mask_replaced
 
 
@@ -56,11 +57,23 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
             f"{config.corpus} corpus: train split",
             "training",
         )
+        mlflow.set_tag("veiltune.train_method", config.method)
         live = MlflowLossCallback()
         with atomic_path(paths.ADAPTER, directory=True) as tmp:
-            result = train_lora(
-                paths.BASE_MODEL, conversations, config, tmp, paths.TRAIN_WORK, [live], examples
-            )
+            if config.method in PREFERENCE_METHODS:
+                result = train_preference(
+                    paths.BASE_MODEL,
+                    conversations,
+                    config,
+                    tmp,
+                    paths.TRAIN_WORK,
+                    [live],
+                    str(source),
+                )
+            else:
+                result = train_lora(
+                    paths.BASE_MODEL, conversations, config, tmp, paths.TRAIN_WORK, [live], examples
+                )
         # A resumed run has the steps before its checkpoint in its history, not live.
         for name, history in (("loss", result.loss_history), ("eval_loss", result.eval_history)):
             for step, loss in history:

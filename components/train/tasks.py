@@ -15,17 +15,67 @@ from components.core.corpus import Conversation
 from components.core.errors import InputError
 from components.core.placeholders import NUMBERED_PLACEHOLDER
 
+# The call tasks: each one's target is the label of its name.
+CALL_TASKS = ("summary", "action_items", "purpose", "outcome")
+# Privacy-preserving summaries: the summary that keeps what the call was about and what
+# was decided and drops or generalizes the caller's sensitive facts (``summary_private``),
+# alone or after the normal summary in one answer (``dual_summary``).
+PRIVATE_SUMMARY = "private_summary"
+DUAL_SUMMARY = "dual_summary"
+SUMMARY_PRIVACY_TASKS = (PRIVATE_SUMMARY, DUAL_SUMMARY)
+DUAL_HEADINGS = ("Summary:", "Private summary:")
 TASK_PROMPTS = {
     "summary": "Summarize this call in one or two sentences.",
     "action_items": "List the action items agreed in this call, one per line.",
     "purpose": "What was the purpose of this call? Answer with one label.",
     "outcome": "What was the outcome of this call? Answer with one label.",
+    PRIVATE_SUMMARY: "Summarize this call in one or two sentences: what it was about and what "
+    "was decided. Leave out or generalize the caller's sensitive details (health, money "
+    "troubles, family, work, beliefs, identity, whereabouts).",
+    DUAL_SUMMARY: "Summarize this call twice, each in one or two sentences: first a normal "
+    "summary, then a private one that leaves out or generalizes the caller's sensitive "
+    f"details. Start them with '{DUAL_HEADINGS[0]}' and '{DUAL_HEADINGS[1]}'.",
 }
 CONTINUATION = "continuation"
 # Agent assist: continue a call from its first half. It needs no label, so every
 # conversation yields one, and it is the task that trains on transcript text itself:
 # opt-in only, never a fallback for a conversation without labels.
 TRAIN_TASKS = (*TASK_PROMPTS, CONTINUATION)
+
+
+def task_target(conversation: Conversation, task: str, only_good: bool = False) -> str | None:
+    """What a model should answer to ``task`` for this conversation, from its labels; None
+    when it lacks them (a dual summary needs both summaries). ``only_good``: the summary
+    task answers with the privacy-preserving summary where there is one."""
+    labels = conversation.labels
+    if task == PRIVATE_SUMMARY or (
+        task == "summary" and only_good and labels.get("summary_private")
+    ):
+        target = labels.get("summary_private")
+    elif task == DUAL_SUMMARY:
+        normal, private = labels.get("summary"), labels.get("summary_private")
+        if not (isinstance(normal, str) and normal and isinstance(private, str) and private):
+            return None
+        target = f"{DUAL_HEADINGS[0]} {normal}\n{DUAL_HEADINGS[1]} {private}"
+    else:
+        target = labels.get(task)
+    if isinstance(target, list):
+        target = "\n".join(f"- {item}" for item in target)
+    return target if isinstance(target, str) and target else None
+
+
+def dual_parts(answer: str) -> tuple[str, str]:
+    """A dual summary's normal and private parts; a part it lacks is empty."""
+    normal_at, private_at = (answer.find(heading) for heading in DUAL_HEADINGS)
+    if private_at < 0:
+        return answer.removeprefix(DUAL_HEADINGS[0]).strip(), ""
+    private = answer[private_at + len(DUAL_HEADINGS[1]) :].strip()
+    normal = (
+        answer[normal_at + len(DUAL_HEADINGS[0]) : private_at]
+        if 0 <= normal_at < private_at
+        else ""
+    )
+    return normal.strip(), private
 
 
 MASK = "[MASK]"
@@ -118,18 +168,18 @@ def task_examples(
     conversation: Conversation,
     tasks: Sequence[str] = tuple(TASK_PROMPTS),
     options: Mapping[str, Sequence[str]] | None = None,
+    only_good: bool = False,
 ) -> list[Example]:
     """An example per task in ``tasks`` the conversation has a label for, plus the
     continuation when ``tasks`` names it; none for a conversation without those labels
     (continuation puts the loss on transcript text, so it is never a silent fallback).
-    ``options`` (from :func:`label_options`) are listed in classification prompts."""
+    ``options`` (from :func:`label_options`) are listed in classification prompts;
+    ``only_good`` as in :func:`task_target`."""
     body = transcript(conversation)
     examples = []
     for task in TASK_PROMPTS:
-        target = conversation.labels.get(task)
-        if isinstance(target, list):
-            target = "\n".join(f"- {item}" for item in target)
-        if task in tasks and isinstance(target, str) and target:
+        target = task_target(conversation, task, only_good) if task in tasks else None
+        if target is not None:
             prompt = task_prompt(task, body, options)
             examples.append(Example(conversation.id, task, prompt, target))
     if CONTINUATION in tasks:
@@ -178,6 +228,7 @@ def training_examples(
     eval_fraction: float,
     seed: int,
     options: Mapping[str, Sequence[str]] | None = None,
+    only_good: bool = False,
 ) -> TrainingExamples:
     """The conversations' examples for ``tasks``, split by conversation into training and
     eval (:func:`eval_conversations` over the conversations that yield an example).
@@ -185,7 +236,7 @@ def training_examples(
     Raises:
         InputError: no conversation yields an example for ``tasks``.
     """
-    per_conversation = [(c.id, task_examples(c, tasks, options)) for c in conversations]
+    per_conversation = [(c.id, task_examples(c, tasks, options, only_good)) for c in conversations]
     usable = [cid for cid, examples in per_conversation if examples]
     if not usable:
         raise InputError(_no_examples_message(len(conversations), tasks))

@@ -117,3 +117,56 @@ def test_record_round_trip_keeps_ground_truth_and_labels() -> None:
         labels={"summary": "A call.", "action_items": ["call back"]},
     )
     assert conversation_from_record(conversation.to_record(), "x") == conversation
+
+
+SENSITIVE_RECORD = {
+    "id": "s1",
+    "turns": [{"speaker": "Ann", "text": "my refill for HIV is late"}],
+    "sensitive": [{"turn": 0, "start": 14, "end": 17, "path": "healthcare.high.diagnosis.hiv"}],
+    "labels": {"summary_private": "A refill was late.", "summary_leaking": "An HIV refill."},
+}
+KNOWN_PATHS = {"healthcare.high.diagnosis", "healthcare.high.diagnosis.hiv"}
+
+
+def test_sensitive_spans_and_the_preference_pair_round_trip() -> None:
+    conversation = conversation_from_record(SENSITIVE_RECORD, "x:1", KNOWN_PATHS)
+    (span,) = conversation.sensitive
+    assert conversation.turns[0].text[span.start : span.end] == "HIV"
+    assert span.element == "s0"  # one element per span unless the record says otherwise
+    assert conversation_from_record(conversation.to_record(), "x", KNOWN_PATHS) == conversation
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"sensitive": [{"turn": 0, "start": 14, "end": 17, "path": "healthcare.high.hiv"}]},
+            "x:1: key 'sensitive[0].path': 'healthcare.high.hiv' is not a path of the sensitivity",
+        ),
+        (
+            {
+                "sensitive": [
+                    {"turn": 0, "start": 14, "end": 99, "path": "healthcare.high.diagnosis"}
+                ]
+            },
+            "x:1: sensitive[0] offsets 14:99 outside its text",
+        ),
+        ({"sensitive": [{"turn": 0, "start": 1, "end": 2}]}, "key 'sensitive[0].path' must be"),
+        ({"sensitive": {"turn": 0}}, "x:1: key 'sensitive' must be a list"),
+        (
+            {"labels": {"summary_private": "ok", "summary_leaking": " "}},
+            "x:1: key 'labels.summary_leaking' is empty",
+        ),
+        ({"labels": {"summary_private": ["a"]}}, "key 'labels.summary_private' must be a string"),
+    ],
+)
+def test_bad_sensitive_input_names_the_key(change: dict[str, object], message: str) -> None:
+    record = {**SENSITIVE_RECORD, **change}
+    with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        conversation_from_record(record, "x:1", KNOWN_PATHS)
+
+
+def test_paths_are_checked_only_against_a_taxonomy() -> None:
+    span = {"turn": 0, "start": 14, "end": 17, "path": "a.b"}
+    record = {**SENSITIVE_RECORD, "sensitive": [span]}
+    assert conversation_from_record(record, "x:1").sensitive[0].path == "a.b"

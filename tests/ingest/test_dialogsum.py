@@ -165,6 +165,37 @@ def test_a_user_id_in_the_dialogsum_namespace_is_refused(tmp_path: Path) -> None
         ingest_corpus(config, tmp_path)
 
 
+def test_ingest_adds_the_sensitivity_calls_as_their_own_dataset() -> None:
+    config = IngestConfig(
+        n_conversations=3, sensitive_conversations=2, dialogsum=DialogSumConfig(path=None)
+    )
+    conversations = ingest_corpus(config, Path("/nonexistent"))  # the shipped taxonomy
+    assert [c.id for c in conversations[3:]] == ["sens-00001", "sens-00002"]
+    groups = split_by_dataset(conversations)
+    assert [len(groups[name]) for name in ("main", "dialogsum", "sensitive")] == [3, 0, 2]
+
+
+def test_a_user_corpus_with_a_path_outside_the_taxonomy_names_file_line_and_key(
+    tmp_path: Path,
+) -> None:
+    good = {"turn": 0, "start": 0, "end": 3, "path": "healthcare.high.diagnosis.hiv"}
+    bad = {**good, "path": "healthcare.high.rash"}
+    lines = [
+        {"id": "u1", "turns": [{"text": "HIV refill"}], "sensitive": [good]},
+        {"id": "u2", "turns": [{"text": "HIV refill"}], "sensitive": [bad]},
+    ]
+    (tmp_path / "mine.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    config = IngestConfig(corpus_path="mine.jsonl", dialogsum=DialogSumConfig(path=None))
+    with pytest.raises(InputError, match=r"mine.jsonl:2: key 'sensitive\[0\].path'"):
+        ingest_corpus(config, tmp_path)
+
+
+def test_a_taxonomy_named_in_params_must_exist(tmp_path: Path) -> None:
+    config = IngestConfig(taxonomy="policy/mine.yaml", dialogsum=DialogSumConfig(path=None))
+    with pytest.raises(InputError, match=r"policy/mine.yaml"):
+        ingest_corpus(config, tmp_path)
+
+
 def test_params_mirror_the_nested_dialogsum_section() -> None:
     config = stage_config(
         {"ingest": {"dialogsum": {"path": None, "max_dialogues": 3}}}, "ingest", IngestConfig
@@ -194,9 +225,10 @@ def test_split_by_dataset_needs_both_the_prefix_and_the_context() -> None:
     groups = split_by_dataset(conversations)
     assert [c.id for c in groups["main"]] == ["conv-1", "dialogsum-b"]
     assert [c.id for c in groups["dialogsum"]] == ["dialogsum-a", "dialogsum-c"]
-    assert split_by_dataset([]) == {"main": [], "dialogsum": []}
+    assert split_by_dataset([]) == {"main": [], "dialogsum": [], "sensitive": []}
     capped = split_by_dataset(conversations, limit=1)  # evaluate.max_conversations, per dataset
     assert {name: [c.id for c in group] for name, group in capped.items()} == {
         "main": ["conv-1"],
         "dialogsum": ["dialogsum-a"],
+        "sensitive": [],
     }

@@ -17,12 +17,12 @@ from components.train.chat_tokens import tokenize_example
 from components.train.config import TrainConfig
 from components.train.lora import (
     CountingRows,
-    _fingerprint,
     lora_config,
     mean_train_loss,
     read_label_options,
     resumable_checkpoint,
     train_lora,
+    training_fingerprint,
 )
 from components.train.tasks import (
     Example,
@@ -147,8 +147,10 @@ def test_zero_mask_loss_weight_takes_the_loss_off_every_mask_token(base_model_di
     assert short["labels"][-len(trained) :] == [labels[i] for i in trained]
     # The resume fingerprint hashes the labels: a checkpoint of one is never resumed by other.
     config = TrainConfig()
-    assert _fingerprint(config, [baseline1]) != _fingerprint(config, [today])
-    assert _fingerprint(config, [today]) != _fingerprint(TrainConfig(mask_loss_weight=0), [today])
+    assert training_fingerprint(config, [baseline1]) != training_fingerprint(config, [today])
+    assert training_fingerprint(config, [today]) != training_fingerprint(
+        TrainConfig(mask_loss_weight=0), [today]
+    )
 
 
 def test_classification_prompts_list_the_labels_the_training_corpus_uses() -> None:
