@@ -1,6 +1,7 @@
 """``veiltune``: a subcommand per pipeline stage (from the registry, ``components.stages``),
-plus the tools around them: detect, evaluate-detection, review import, utility-report,
-utility-profile, promote/demote, flow, serve, purge-raw. No stage logic lives here."""
+plus the tools around them: detect, evaluate-detection, review import, grades export/import,
+utility-report, utility-profile, promote/demote, flow, serve, purge-raw. No stage logic lives
+here."""
 
 from __future__ import annotations
 
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evaluate_detection(commands)
     _add_calibrate(commands)
     _add_review(commands)
+    _add_grades(commands)
     _add_utility_report(commands)
     _add_utility_profile(commands)
     _add_utility_pack(commands)
@@ -237,6 +239,30 @@ def _add_review(commands: Any) -> None:
         type=Path,
         default=paths.REVIEW_DIR / "annotated_risk.json",
         help="report to write",
+    )
+
+
+def _add_grades(commands: Any) -> None:
+    text = (
+        "Human grading of the privacy-preserving summaries: export the adapter's summaries of "
+        "held-out calls for graders (owner-only, under data/raw), then import their Privacy "
+        "and Completeness marks (1-5) and report their agreement with the judge (Cohen's kappa)."
+    )
+    sub = commands.add_parser(
+        "grades", help="grade private summaries; kappa with the judge", description=text
+    )
+    actions = sub.add_subparsers(dest="action", required=True, metavar="ACTION")
+    export = actions.add_parser("export", help="the graders' file of private summaries")
+    _add_params(export)
+    export.add_argument("--output", type=Path, default=paths.GRADES_EXPORT, help="JSONL to write")
+    export.add_argument("--limit", type=int, default=60, help="held-out calls at most")
+    imported = actions.add_parser("import", help="agreement of graders and judge")
+    _add_params(imported)
+    imported.add_argument(
+        "--input", type=Path, action="append", required=True, help="a grader's JSONL (repeat)"
+    )
+    imported.add_argument(
+        "--output", type=Path, default=paths.GRADES_REPORT, help="report to write"
     )
 
 
@@ -503,6 +529,14 @@ def _run_tool(args: argparse.Namespace) -> Any:
 
         risk = stage_context(args.params).config(RiskConfig)
         return review_import(risk, args.input, args.output)
+    if args.command == "grades" and args.action == "export":
+        from components.evaluate.commands import grades_export
+
+        return grades_export(stage_context(args.params), args.output, args.limit)
+    if args.command == "grades":
+        from components.evaluate.commands import grades_import
+
+        return grades_import(args.input, args.output)
     if args.command == "utility-report":
         from components.evaluate.commands import utility_report
 

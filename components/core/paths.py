@@ -13,6 +13,7 @@ PACKAGED_POLICY = INSTALL_ROOT / "veiltune" / "policy"
 RAW_DIR = Path("data/raw")
 RAW_CORPUS = RAW_DIR / "corpus.jsonl"
 SALT = RAW_DIR / "salt"
+GRADES_EXPORT = RAW_DIR / "grading" / "summaries.jsonl"  # summaries for graders: raw text
 CANARIES = RAW_DIR / "canaries.jsonl"  # planted secrets: raw data, read only by the audit
 INVENTORY = Path("data/pi_inventory/gold.jsonl")
 SPLITS = Path("data/splits.json")
@@ -54,3 +55,6 @@ def is_pipeline_output(path: Path) -> bool:
     """Whether ``path`` lies in one of the pipeline's own output folders (``OUTPUT_ROOTS``)."""
     resolved = path.resolve()
     return any(resolved.is_relative_to(root.resolve()) for root in OUTPUT_ROOTS)
+
+
+GRADES_REPORT = Path("reports/grading.json")  # graders' and the judge's agreement: numbers

@@ -16,7 +16,7 @@ from components.core.corpus import load_corpus
 from components.core.dvc_cli import dvc_command
 from components.core.errors import InputError
 from components.core.jsonio import atomic_path, write_json_atomic, write_text_atomic
-from components.core.stage import Metrics, StageContext
+from components.core.stage import Metrics, StageContext, check_paths
 from components.evaluate.config import EvaluateConfig
 from components.evaluate.portable import make_pack
 from components.evaluate.profile import RUN_STORE, PlannedRun
@@ -198,3 +198,34 @@ def utility_pack(
     )
     logger.info("%s: %s", destination, manifest["n_train_conversations"])
     return {"pack": str(destination), **manifest["n_train_conversations"]}
+
+
+def grades_export(context: StageContext, output: Path, limit: int) -> Metrics:
+    """The graders' file of the adapter's private summaries of held-out calls
+    (``components/evaluate/grading.py``); it holds raw text, so it must be under data/raw."""
+    from components.core.stage import split
+    from components.evaluate.grading import export_summaries, gradable
+    from components.train import load_adapter
+
+    check_paths([paths.RAW_CORPUS], [output])
+    if not output.resolve().is_relative_to(paths.RAW_DIR.resolve()):
+        raise InputError(
+            f"grades export: {output} holds raw text and must be under {paths.RAW_DIR}"
+        )
+    config = context.config(EvaluateConfig)
+    conversations = gradable(split(load_corpus(paths.RAW_CORPUS), "heldout"), limit)
+    model, tokenizer = load_adapter(paths.BASE_MODEL, paths.ADAPTER)
+    count = export_summaries(
+        conversations, model, tokenizer, output, config.max_new_tokens, config.max_prompt_tokens
+    )
+    return {"summaries": count, "output": str(output)}
+
+
+def grades_import(inputs: Sequence[Path], output: Path) -> Metrics:
+    """Agreement of the graders with the judge and with each other (numbers only)."""
+    from components.evaluate.grading import import_grades
+
+    check_paths([*inputs, paths.RAW_CORPUS], [output])
+    conversations = {c.id: c for c in load_corpus(paths.RAW_CORPUS)}
+    report = import_grades(inputs, conversations, output)
+    return {"summaries": report["summaries"], "graders": report["graders"], "output": str(output)}

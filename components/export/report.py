@@ -1,7 +1,8 @@
 """The compliance report: one self-contained HTML page an auditor reads top to bottom.
 
 What data came in (every dataset with its source and licence), what anonymization removed,
-the residual risk against the gate, the audits against their thresholds, the utility, and the
+the residual risk against the gate, the audits against their thresholds, the utility, the
+sensitive information in the model's summaries (the judge's scores per setting), and the
 decision. Inline CSS, charts as PNG data URIs, no scripts, no external resource (the one link,
 to the gate's page, is relative, inside the bundle). The page is the template
 ``templates/report.html``, autoescaped: every string from data is escaped. What is here
@@ -22,6 +23,7 @@ from components.export.facts import (
     ExportFacts,
     UtilityRow,
     audit_rows,
+    flat_numbers,
     format_value,
     plain_sight_figures,
     plain_sight_rows,
@@ -37,7 +39,8 @@ SECTIONS = (
     ("residual-risk", "3. Residual risk against the gate"),
     ("audits", "4. Audits against their thresholds"),
     ("utility", "5. Utility"),
-    ("decision", "6. Decision"),
+    ("sensitive", "6. Sensitive information in outputs"),
+    ("decision", "7. Decision"),
     ("lineage", "Lineage"),
 )
 
@@ -185,6 +188,42 @@ def _numeric_keys(metrics: Mapping[str, Any]) -> list[str]:
     return [k for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)]
 
 
+# The judge's scores; no other metric of evaluate.json bears these names. The task they
+# score is the key's part that names a summary (private_summary, dual_summary).
+SUMMARY_SCORES = ("privacy", "completeness", "acceptable_rate")
+
+
+def _sensitive_section(facts: ExportFacts) -> dict[str, Any]:
+    """The judge's scores of the privacy-preserving summaries (``[dataset.]<task>.[setting.]
+    <score>`` in evaluate.json), a row per task, dataset and setting, the adapter beside the
+    base model; no rows when evaluate judged none."""
+    evaluate = facts.stage("evaluate")
+    adapter = flat_numbers(evaluate.get("adapter") or {})
+    base = flat_numbers(evaluate.get("base") or {})
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for key in sorted(adapter):
+        head, _, score = key.rpartition(".")
+        parts = head.split(".")
+        tasks = [i for i, part in enumerate(parts) if part.endswith("_summary")]
+        if score not in SUMMARY_SCORES or not tasks:
+            continue
+        at = tasks[0]
+        name = ".".join(parts[: at + 1])  # [dataset.]task
+        setting = ".".join(parts[at + 1 :]) or "all settings"
+        row = groups.setdefault((name, setting), {})
+        row[score] = (adapter[key], base.get(key))
+    rows = [
+        [name, setting, *(v for score in SUMMARY_SCORES for v in row.get(score, (None, None)))]
+        for (name, setting), row in sorted(groups.items(), key=lambda item: _setting_order(item[0]))
+    ]
+    return {"rows": rows, "scores": SUMMARY_SCORES}
+
+
+def _setting_order(key: tuple[str, str]) -> tuple[str, int, str]:
+    name, setting = key
+    return (name, setting != "all settings", setting)
+
+
 def _decision_section(facts: ExportFacts) -> dict[str, Any]:
     decided = facts.decision()
     return {
@@ -232,6 +271,7 @@ def compliance_report_html(
         "residual-risk": _risk_section(facts, histogram_png),
         "audits": _audits_section(facts),
         "utility": _utility_section(facts, utility_png),
+        "sensitive": _sensitive_section(facts),
         "decision": _decision_section(facts),
         "lineage": _lineage_section(facts),
     }

@@ -11,6 +11,7 @@ import pytest
 
 from components.anonymize import SentenceEncoder, minilm_dir
 from components.core.errors import InputError
+from components.evaluate.agreement import cohen_kappa
 from components.evaluate.judge import (
     OVERALL,
     Judgement,
@@ -176,14 +177,6 @@ def test_bad_elements_are_refused_by_path(
 def test_an_empty_reference_is_refused() -> None:
     with pytest.raises(InputError, match="reference summary is empty"):
         OfflineJudge().judge("A summary.", [], "  ")
-
-
-def cohen_kappa(first: list[bool], second: list[bool]) -> float:
-    n = len(first)
-    observed = sum(a == b for a, b in zip(first, second, strict=True)) / n
-    p, q = sum(first) / n, sum(second) / n
-    expected = p * q + (1 - p) * (1 - q)
-    return (observed - expected) / (1 - expected)
 
 
 def test_agrees_with_the_hand_graded_set(judge: OfflineJudge) -> None:

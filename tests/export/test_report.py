@@ -286,3 +286,27 @@ def test_a_user_corpus_is_named_by_its_path_and_no_licence_is_invented() -> None
     for text in data_texts(facts):
         assert "calls.jsonl" in text and "as its owner grants" in text
         assert "generated" not in text and "CC BY-NC-SA 4.0" in text
+
+
+def test_the_judged_summaries_have_a_section_per_setting() -> None:
+    metrics = stage_metrics()
+    judged = {
+        "sensitive.private_summary.privacy": 4.5,
+        "sensitive.private_summary.completeness": 3.25,
+        "sensitive.private_summary.acceptable_rate": 0.5,
+        "sensitive.private_summary.healthcare.privacy": 2.0,
+        "sensitive.private_summary.healthcare.acceptable_rate": 0.0,
+    }
+    metrics["evaluate"]["adapter"] = {**metrics["evaluate"]["adapter"], **judged}
+    metrics["evaluate"]["base"] = {
+        **metrics["evaluate"]["base"],
+        "sensitive.private_summary.privacy": 3.75,
+    }
+    page = compliance_report_html(ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE), HISTOGRAM, None)
+    text = section_text(parse(page), "sensitive")
+    assert "sensitive.private_summary" in text and "healthcare" in text
+    assert text.index("all settings") < text.index("healthcare")  # overall row first
+    assert "4.5" in text and "3.75" in text and "3.25" in text
+    # without judged summaries the section says how to get them
+    plain = section_text(parse(compliance_report_html(facts(), HISTOGRAM, None)), "sensitive")
+    assert "No privacy-preserving summary was judged" in plain

@@ -462,3 +462,22 @@ def test_a_detection_sweep_prints_one_row_per_value(
     assert "anonymize.vocab_threshold: an integer" in capsys.readouterr().err
     assert main([*arguments, "--sweep", "lm_probability.p=0.01"]) != 0
     assert "lm_probability is not among anonymize.detectors" in capsys.readouterr().err
+
+
+def test_grades_need_the_raw_corpus_and_keep_raw_text_under_data_raw(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    params = tmp_path / "params.yaml"
+    params.write_text("ingest: {}\n")
+    assert main(["grades", "export", "--params", str(params)]) == 1
+    assert "data/raw/corpus.jsonl" in capsys.readouterr().err
+    raw = tmp_path / "data" / "raw"
+    raw.mkdir(parents=True)
+    (raw / "corpus.jsonl").write_text('{"id": "a", "text": "hi"}\n')
+    outside = tmp_path / "summaries.jsonl"
+    assert main(["grades", "export", "--params", str(params), "--output", str(outside)]) == 1
+    assert "must be under data/raw" in capsys.readouterr().err
+    assert main(["grades", "import", "--input", "missing.jsonl"]) == 1
+    assert "missing.jsonl" in capsys.readouterr().err
+    assert not outside.exists() and not (tmp_path / "reports").exists()
