@@ -14,6 +14,21 @@ SCORED_TASKS = (*CALL_TASKS, *SUMMARY_PRIVACY_TASKS)
 
 
 @dataclass
+class JudgeConfig:
+    """``evaluate.judge``: who scores the privacy-preserving summaries."""
+
+    # null: the offline judge (components/evaluate/judge.py); else an LLM judge with the
+    # method's rubric: a local Hugging Face model folder, or an OpenAI-compatible URL
+    model: str | None = None
+    allow_remote: bool = False  # a URL off this machine receives facts of raw calls
+    max_new_tokens: int = 24
+
+    def __post_init__(self) -> None:
+        _require(self.model != "", "evaluate.judge.model", "null, a model folder or a URL")
+        _require(self.max_new_tokens >= 4, "evaluate.judge.max_new_tokens", "an integer >= 4")
+
+
+@dataclass
 class EvaluateConfig:
     SECTION: ClassVar[str] = "evaluate"
 
@@ -25,8 +40,11 @@ class EvaluateConfig:
     # comparison of fragments and the masking baselines, minutes instead of most of an hour).
     # private_summary / dual_summary are judged where a held-out conversation has the labels.
     tasks: list[str] = field(default_factory=lambda: list(CALL_TASKS))
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
 
     def __post_init__(self) -> None:
+        if isinstance(self.judge, dict):  # a config read back from its asdict() form
+            self.judge = JudgeConfig(**self.judge)
         unknown = sorted(set(self.tasks) - set(SCORED_TASKS))
         _require(not unknown, "evaluate.tasks", f"a list among {', '.join(SCORED_TASKS)}")
         _require(self.max_conversations >= 1, "evaluate.max_conversations", "an integer >= 1")

@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from components.core.errors import InputError
 from components.ingest import LEVELS
@@ -113,6 +113,14 @@ class Judgement:
     def acceptable(self) -> bool:
         """Both scores above ``ACCEPTABLE_ABOVE`` (3 is not acceptable)."""
         return min(self.privacy, self.completeness) > ACCEPTABLE_ABOVE
+
+
+class SummaryJudge(Protocol):
+    """Scores one summary: the offline judge here, an LLM judge (``llm_judge.py``)."""
+
+    def judge(
+        self, output: str, elements: Sequence[SensitiveElement], reference: str
+    ) -> Judgement: ...
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from components.evaluate.judge import (
     Judgement,
     OfflineJudge,
     SensitiveElement,
+    SummaryJudge,
     setting_of,
     summary_by_setting,
 )
@@ -52,6 +53,15 @@ def conversation_setting(conversation: Conversation) -> str:
     return setting_of(conversation.sensitive[0].path) if conversation.sensitive else UNLABELLED
 
 
+def build_judge(model: str | None, allow_remote: bool, max_new_tokens: int) -> SummaryJudge:
+    """``evaluate.judge``: the offline judge (``model`` null) or an LLM judge."""
+    if model is None:
+        return default_judge()
+    from components.evaluate.llm_judge import build_llm_judge
+
+    return build_llm_judge(model, allow_remote, max_new_tokens)
+
+
 @functools.cache
 def default_judge() -> OfflineJudge:
     """The offline judge with the bundled MiniLM encoder, loaded once per process."""
@@ -65,7 +75,7 @@ def private_summary_scores(
     outputs: Sequence[str],
     items: Sequence[Example],
     conversations: Mapping[str, Conversation],
-    judge: OfflineJudge | None = None,
+    judge: SummaryJudge | None = None,
 ) -> tuple[dict[str, float], list[dict[str, float]]]:
     """The task's scores over its examples (means, and per setting), and each example's
     (``privacy``, ``completeness``, ``acceptable`` 0/1, ``rouge1``)."""

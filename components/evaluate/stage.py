@@ -12,10 +12,18 @@ from components.core.errors import InputError
 from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.evaluate.config import EvaluateConfig
+from components.evaluate.judge import SummaryJudge
+from components.evaluate.private_summary import build_judge
 from components.evaluate.utility import evaluate_models
 from components.evaluate.variants import SURROGATE, variant_name
 from components.ingest import DATASET, MAIN, SENSITIVE, split_by_dataset
-from components.train import label_options, load_adapter, load_base, read_label_options
+from components.train import (
+    SUMMARY_PRIVACY_TASKS,
+    label_options,
+    load_adapter,
+    load_base,
+    read_label_options,
+)
 
 
 def run(config: EvaluateConfig, context: StageContext) -> Metrics:
@@ -45,6 +53,7 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
             f"{DATASET}.n_conversations": len(datasets[DATASET]),
             f"{SENSITIVE}.n_conversations": len(datasets[SENSITIVE]),
         }
+        judge = _summary_judge(config)
         scores, records = evaluate_models(
             models,
             datasets,
@@ -52,7 +61,11 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
             config.max_new_tokens,
             config.max_prompt_tokens,
             config.tasks,
+            judge,
         )
+        if judge is not None:
+            metrics["judge"] = config.judge.model or "offline"
+            metrics["judge_unparsed"] = getattr(judge, "unparsed", 0)
         metrics.update(scores)
         write_jsonl_atomic(paths.PER_CONVERSATION, records)
         write_json_atomic(paths.metrics_file("evaluate"), metrics)
@@ -60,6 +73,15 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
         outputs = [paths.metrics_file("evaluate"), paths.PER_CONVERSATION, paths.UTILITY_SCORES]
         log_stage("evaluate", config, metrics, outputs)
     return metrics
+
+
+def _summary_judge(config: EvaluateConfig) -> SummaryJudge | None:
+    """The judge of the privacy-preserving summaries, built before any model is scored (a
+    bad ``evaluate.judge.model`` stops here); None when no such task is scored."""
+    if not set(config.tasks) & set(SUMMARY_PRIVACY_TASKS):
+        return None
+    judge = config.judge
+    return build_judge(judge.model, judge.allow_remote, judge.max_new_tokens)
 
 
 def utility_csv(metrics: Metrics) -> str:

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from components.core.corpus import Conversation
+from components.evaluate.judge import SummaryJudge
 from components.train import (
     CLASSIFICATION_TASKS,
     DUAL_SUMMARY,
@@ -129,11 +130,13 @@ def evaluate_utility(
     batch_size: int = 8,
     progress: str = "evaluate",
     tasks: Collection[str] | None = None,
+    judge: SummaryJudge | None = None,
 ) -> UtilityResult:
     """Task scores and perplexity on held-out raw conversations the model was not trained
     on (a deployed model serves real conversations, whatever it was trained on), in all and
     per conversation; a bar on stderr per task, named ``progress`` and the task. ``tasks``
-    (default: all) are the tasks scored by generating; perplexity is always measured."""
+    (default: all) are the tasks scored by generating; perplexity is always measured.
+    ``judge`` scores the privacy-preserving summaries (default: the offline judge)."""
     from components.train import generate
 
     examples: dict[str, list[Example]] = {
@@ -163,7 +166,7 @@ def evaluate_utility(
             from components.evaluate.private_summary import private_summary_scores
 
             by_id = {c.id: c for c in heldout}
-            overall, per_example = private_summary_scores(task, outputs, items, by_id)
+            overall, per_example = private_summary_scores(task, outputs, items, by_id, judge)
         else:
             overall, per_example = _task_scores(task, outputs, items, label_sets)
         metrics.update({f"{task}.{k}": v for k, v in overall.items()})
@@ -214,6 +217,7 @@ def evaluate_datasets(
     max_new_tokens: int,
     max_prompt_tokens: int,
     tasks: Collection[str] | None = None,
+    judge: SummaryJudge | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """:func:`evaluate_utility` on each dataset's held-out conversations apart: the main
     corpus's metrics keep their names (``summary.rouge1``), another dataset's carry its name
@@ -239,6 +243,7 @@ def evaluate_datasets(
             max_prompt_tokens,
             progress=name,
             tasks=tasks,
+            judge=judge,
         )
         prefix = "" if name == MAIN else f"{name}."
         metrics.update({f"{prefix}{key}": value for key, value in result.to_metrics().items()})
@@ -256,6 +261,7 @@ def evaluate_models(
     max_new_tokens: int,
     max_prompt_tokens: int,
     tasks: Collection[str] | None = None,
+    judge: SummaryJudge | None = None,
 ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """:func:`evaluate_datasets` for each model, loaded by its loader one at a time.
 
@@ -269,7 +275,7 @@ def evaluate_models(
         logger.info("evaluating %s (model %d of %d)", name, number, len(models))
         model, tokenizer = load()
         metrics[name], scored = evaluate_datasets(
-            model, tokenizer, datasets, label_sets, max_new_tokens, max_prompt_tokens, tasks
+            model, tokenizer, datasets, label_sets, max_new_tokens, max_prompt_tokens, tasks, judge
         )
         records += [{"model": name, **record} for record in scored]
         del model  # the next model loads without this one beside it
