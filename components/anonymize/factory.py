@@ -200,14 +200,16 @@ def build_surrogates(
 
 def known_class_labels(extra: Mapping[str, Sequence[str]]) -> dict[str, frozenset[str]]:
     """The category values kept as they are: the embedded corpus's contexts, purposes and
-    outcomes, DialogSum's context, ``unknown``, and those params add."""
+    outcomes, DialogSum's context, ``unknown``, the sensitivity taxonomy's settings (the
+    ``setting`` label of its calls), and those params add."""
     from components.ingest import CONTEXT as DIALOGSUM_CONTEXT
-    from components.ingest import CONTEXT_WEIGHTS, OUTCOMES, PURPOSES
+    from components.ingest import CONTEXT_WEIGHTS, OUTCOMES, PURPOSES, SETTINGS
 
     built_in = {
         "context": {*CONTEXT_WEIGHTS, DIALOGSUM_CONTEXT, "unknown"},
         "purpose": {purpose for values in PURPOSES.values() for purpose in values},
         "outcome": set(OUTCOMES),
+        "setting": set(SETTINGS),
     }
     return {key: frozenset(values | set(extra.get(key, ()))) for key, values in built_in.items()}
 

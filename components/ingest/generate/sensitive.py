@@ -33,6 +33,9 @@ from components.ingest.generate.values import Cast
 _FACT = re.compile(r"\[([a-z_]+)\]")
 ID_PREFIX = "sens-"
 SENSITIVE = "sensitive"  # the dataset's name in the corpus's metrics and evaluation
+# Every call is a service call (a pharmacy, a bank, an HR line...): the embedded corpus's
+# context, which anonymize keeps as a category and the gate knows.
+CONTEXT = "customer_support"
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,7 @@ def _conversation(
     return Conversation(
         f"{ID_PREFIX}{number:05d}",
         tuple(turns),
-        scenario.context,
+        CONTEXT,
         tuple(pi),
         labels,
         sensitive=tuple(sensitive),

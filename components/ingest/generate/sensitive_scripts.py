@@ -26,7 +26,6 @@ class SensitiveScenario:
     """A call in one setting whose facts are labelled, with its three reference summaries."""
 
     setting: str
-    context: str
     facts: dict[str, tuple[Fact, ...]]
     abstractions: dict[str, str]
     lines: tuple[tuple[str, str], ...]
@@ -44,7 +43,6 @@ _DIAGNOSES = (
 SENSITIVE_SCENARIOS: tuple[SensitiveScenario, ...] = (
     SensitiveScenario(
         setting="healthcare",
-        context="pharmacy",
         facts={
             "condition": _DIAGNOSES,
             "drug": (
@@ -72,7 +70,6 @@ SENSITIVE_SCENARIOS: tuple[SensitiveScenario, ...] = (
     ),
     SensitiveScenario(
         setting="finances",
-        context="bank",
         facts={
             "debt": (
                 Fact("finances.high.debt", "a debt collector", "a debt in collections"),
@@ -103,7 +100,6 @@ SENSITIVE_SCENARIOS: tuple[SensitiveScenario, ...] = (
     ),
     SensitiveScenario(
         setting="employment",
-        context="hr_line",
         facts={
             "event": (
                 Fact("employment.high.dismissal", "I was let go", "the caller's dismissal"),
@@ -129,7 +125,6 @@ SENSITIVE_SCENARIOS: tuple[SensitiveScenario, ...] = (
     ),
     SensitiveScenario(
         setting="family",
-        context="family_services",
         facts={
             "split": (
                 Fact("family.high.divorce", "my divorce", "a divorce"),
@@ -154,7 +149,6 @@ SENSITIVE_SCENARIOS: tuple[SensitiveScenario, ...] = (
     ),
     SensitiveScenario(
         setting="education",
-        context="school_office",
         facts={
             "need": (
                 Fact("education.high.special_needs", "his dyslexia", "dyslexia"),
@@ -183,7 +177,6 @@ SENSITIVE_SCENARIOS: tuple[SensitiveScenario, ...] = (
     ),
     SensitiveScenario(
         setting="legal",
-        context="legal_aid",
         facts={
             "case": (
                 Fact(
@@ -214,7 +207,6 @@ SENSITIVE_SCENARIOS: tuple[SensitiveScenario, ...] = (
     ),
     SensitiveScenario(
         setting="political",
-        context="membership_line",
         facts={
             "party": (
                 Fact(
@@ -251,7 +243,6 @@ SENSITIVE_SCENARIOS: tuple[SensitiveScenario, ...] = (
     ),
     SensitiveScenario(
         setting="religious",
-        context="community_centre",
         facts={
             "faith": (
                 Fact("religious.high.religious_belief", "as a Muslim", "Muslim faith"),
@@ -280,7 +271,6 @@ SENSITIVE_SCENARIOS: tuple[SensitiveScenario, ...] = (
     ),
     SensitiveScenario(
         setting="sexual_orientation_gender",
-        context="records_office",
         facts={
             "identity": (
                 Fact(
@@ -309,7 +299,6 @@ SENSITIVE_SCENARIOS: tuple[SensitiveScenario, ...] = (
     ),
     SensitiveScenario(
         setting="travel_location",
-        context="travel_agency",
         facts={
             "trip": (
                 Fact(
@@ -337,7 +326,6 @@ SENSITIVE_SCENARIOS: tuple[SensitiveScenario, ...] = (
     ),
     SensitiveScenario(
         setting="social_media",
-        context="platform_support",
         facts={
             "messages": (
                 Fact(
@@ -371,7 +359,6 @@ SENSITIVE_SCENARIOS: tuple[SensitiveScenario, ...] = (
     ),
     SensitiveScenario(
         setting="identifiers",
-        context="benefits_office",
         facts={
             "id": (
                 Fact(

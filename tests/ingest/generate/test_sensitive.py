@@ -88,3 +88,19 @@ def test_facts_vary_and_the_corpus_is_deterministic(corpus: list[Conversation]) 
     assert generate_sensitive_corpus(12, seed=13) == corpus[:12]
     assert generate_sensitive_corpus(12, seed=14) != corpus[:12]
     assert generate_sensitive_corpus(0, seed=13) == []
+
+
+def test_the_calls_categories_survive_anonymizing_and_the_gate_knows_their_context(
+    corpus: list[Conversation],
+) -> None:
+    from components.anonymize.engine import text_fields
+    from components.anonymize.factory import known_class_labels
+    from components.gate.config import GateConfig
+
+    known = known_class_labels({})
+    contexts = GateConfig().known_contexts or []
+    for conversation in corpus[:12]:
+        scanned = {(f.kind, f.key) for f, _ in text_fields(conversation, known)}
+        assert ("label", "setting") not in scanned  # a category, never scanned as text
+        assert ("context", "") not in scanned
+        assert conversation.context in contexts
