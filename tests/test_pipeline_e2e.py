@@ -227,7 +227,16 @@ def test_export_report_reads_top_to_bottom(repo: Path) -> None:
 
     page = (repo / "exports" / "bundle" / "report.html").read_text()
     ids = re.findall(r'<section id="([^"]+)">', page)
-    assert ids == ["data", "removed", "residual-risk", "audits", "utility", "decision", "lineage"]
+    assert ids == [
+        "data",
+        "removed",
+        "residual-risk",
+        "audits",
+        "utility",
+        "sensitive",
+        "decision",
+        "lineage",
+    ]
     histogram = (repo / "data" / "risk" / "histogram.png").read_bytes()
     embedded = [base64.b64decode(m) for m in re.findall(r"data:image/png;base64,([^\"]+)", page)]
     assert histogram in embedded and len(embedded) >= 3  # histogram, audits, utility

@@ -135,14 +135,16 @@ def evaluate_utility(
     """Task scores and perplexity on held-out raw conversations the model was not trained
     on (a deployed model serves real conversations, whatever it was trained on), in all and
     per conversation; a bar on stderr per task, named ``progress`` and the task. ``tasks``
-    (default: all) are the tasks scored by generating; perplexity is always measured.
+    (default: the call tasks) are the tasks scored by generating; perplexity is always
+    measured.
     ``judge`` scores the privacy-preserving summaries (default: the offline judge)."""
     from components.train import generate
 
+    # All (None): the call tasks; the privacy-preserving summaries only when named.
     examples: dict[str, list[Example]] = {
         task: []
         for task in (*GENERATIVE_TASKS, *CLASSIFICATION_TASKS, *SUMMARY_PRIVACY_TASKS)
-        if tasks is None or task in tasks
+        if (task not in SUMMARY_PRIVACY_TASKS if tasks is None else task in tasks)
     }
     for conversation in heldout:
         for example in task_examples(conversation, options=label_sets):
