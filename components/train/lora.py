@@ -185,30 +185,11 @@ def train_lora(
     resume = resumable_checkpoint(work_dir, training_fingerprint(config, tokenized))
     own_world = deepspeed is not None and ensure_distributed_environment()
     args = TrainingArguments(
-        output_dir=str(work_dir),
-        max_steps=config.max_steps,
-        per_device_train_batch_size=config.batch_size,
-        gradient_accumulation_steps=config.gradient_accumulation_steps,
-        learning_rate=config.learning_rate,
-        seed=config.seed,
-        logging_steps=1,
-        save_strategy="steps",
-        save_steps=config.save_steps,
-        eval_strategy="steps" if evaluating else "no",
-        eval_steps=config.save_steps,
-        per_device_eval_batch_size=config.batch_size,
+        **schedule_arguments(config, work_dir, deepspeed, evaluating, torch),
         load_best_model_at_end=evaluating,
         metric_for_best_model="eval_loss",
         greater_is_better=False,
-        save_total_limit=2,
-        report_to="none",
         disable_tqdm=False,  # the step bar on stderr (total: max_steps)
-        dataloader_num_workers=0,
-        remove_unused_columns=False,
-        deepspeed=deepspeed,
-        # DeepSpeed (or a launcher's world) on CPU talks over gloo; a plain run is no world.
-        ddp_backend="gloo" if is_distributed(deepspeed) and not torch.cuda.is_available() else None,
-        bf16=bf16_supported(torch),
     )
     counted = CountingRows(dataset)
     trainer = Trainer(
@@ -261,6 +242,41 @@ def train_lora(
         n_conversations_eval=len(split.eval_ids),
         n_conversations_skipped=len(split.skipped),
     )
+
+
+def schedule_arguments(
+    config: TrainConfig,
+    work_dir: Path,
+    deepspeed: dict[str, Any] | None,
+    evaluating: bool,
+    torch: Any,
+) -> dict[str, Any]:
+    """The Trainer arguments every training method shares: schedule, checkpoints (and eval)
+    every ``save_steps``, the engine, no reporting."""
+    return {
+        "output_dir": str(work_dir),
+        "max_steps": config.max_steps,
+        "per_device_train_batch_size": config.batch_size,
+        "per_device_eval_batch_size": config.batch_size,
+        "gradient_accumulation_steps": config.gradient_accumulation_steps,
+        "learning_rate": config.learning_rate,
+        "seed": config.seed,
+        "logging_steps": 1,
+        "save_strategy": "steps",
+        "save_steps": config.save_steps,
+        "eval_strategy": "steps" if evaluating else "no",
+        "eval_steps": config.save_steps,
+        "save_total_limit": 2,
+        "report_to": "none",
+        "dataloader_num_workers": 0,
+        "remove_unused_columns": False,
+        "deepspeed": deepspeed,
+        # DeepSpeed (or a launcher's world) on CPU talks over gloo; a plain run is no world.
+        "ddp_backend": "gloo"
+        if is_distributed(deepspeed) and not torch.cuda.is_available()
+        else None,
+        "bf16": bf16_supported(torch),
+    }
 
 
 def corpus_examples(

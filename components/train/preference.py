@@ -24,18 +24,17 @@ from components.core.errors import InputError
 from components.train.config import TrainConfig
 from components.train.lora import (
     TrainResult,
-    bf16_supported,
     check_target_modules,
     checkpoint_step,
     deepspeed_config,
     engine_name,
     ensure_distributed_environment,
-    is_distributed,
     lora_config,
     mean_train_loss,
     remove_checkpoints,
     resumable_checkpoint,
     save_adapter,
+    schedule_arguments,
 )
 from components.train.tasks import (
     PRIVATE_SUMMARY,
@@ -219,29 +218,11 @@ def _trl_args(
 
         method_config = ORPOConfig
     return method_config(
-        output_dir=str(work_dir),
-        max_steps=config.max_steps,
-        per_device_train_batch_size=config.batch_size,
-        per_device_eval_batch_size=config.batch_size,
-        gradient_accumulation_steps=config.gradient_accumulation_steps,
-        learning_rate=config.learning_rate,
-        seed=config.seed,
+        **schedule_arguments(config, work_dir, deepspeed, evaluating, torch),
         beta=config.beta,
         max_length=config.max_seq_length,
         # TRL turns it on by default; SFT runs without it (LoRA on a small model fits)
         gradient_checkpointing=False,
-        logging_steps=1,
-        save_strategy="steps",
-        save_steps=config.save_steps,
-        eval_strategy="steps" if evaluating else "no",
-        eval_steps=config.save_steps,
-        save_total_limit=2,
-        report_to="none",
-        dataloader_num_workers=0,
-        remove_unused_columns=False,
-        deepspeed=deepspeed,
-        ddp_backend="gloo" if is_distributed(deepspeed) and not torch.cuda.is_available() else None,
-        bf16=bf16_supported(torch),
     )
 
 
