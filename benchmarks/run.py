@@ -1,5 +1,6 @@
 """`make bench`: detection throughput of veiltune vs plain Presidio (same spaCy model, same
-texts, same process), and LoRA training step time on this machine.
+texts, same process), LoRA training step time, and anonymize on a Dask cluster against one
+process, on this machine.
 
 Prints ratios against the baseline measured in the same run; writes benchmarks/results/.
 """
@@ -180,6 +181,14 @@ def bench_train_step(steps: int = 6) -> dict[str, float]:
     return results
 
 
+def bench_cluster() -> dict[str, Any]:
+    from benchmarks import cluster
+
+    results = cluster.run(4000, (200, 2000, 20000), {"throughput", "memory", "merge"})
+    cluster.RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
 def main() -> int:
     results = {
         # which texts were timed: the figures of the two sources do not compare
@@ -188,6 +197,8 @@ def main() -> int:
         "workers": bench_workers(),
         "memory": bench_memory(),
         "train": bench_train_step(),
+        # anonymize on a Dask LocalCluster vs one process (also benchmarks/results/cluster.json)
+        "cluster": bench_cluster(),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps(results, indent=2) + "\n")

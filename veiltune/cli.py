@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.evaluation.datasets import KINDS, SPLITS
@@ -31,6 +31,9 @@ from components.stages import (
     run_stage,
     stage_context,
 )
+
+if TYPE_CHECKING:
+    from components.core.stage import StageContext
 
 # Nothing downloads at run time; Prefect and Great Expectations send no analytics.
 OFFLINE_ENVIRONMENT = {
@@ -135,6 +138,7 @@ def _add_anonymize(commands: Any) -> None:
     sub.add_argument("--input", type=Path, help=f"JSONL corpus (default: {paths.RAW_CORPUS})")
     sub.add_argument("--output", type=Path, help=f"JSONL to write (default: {paths.ANON_CORPUS})")
     sub.add_argument("--spans", type=Path, help="also write one record per replaced span")
+    _add_cluster(sub)
 
 
 def _add_detect(commands: Any) -> None:
@@ -146,6 +150,17 @@ def _add_detect(commands: Any) -> None:
     _add_optional_params(sub)
     sub.add_argument("--input", type=Path, required=True, help="JSONL records")
     sub.add_argument("--output", type=Path, required=True, help="JSONL spans to write")
+    _add_cluster(sub)
+
+
+def _add_cluster(sub: Any) -> None:
+    sub.add_argument(
+        "--cluster",
+        metavar="local|tcp://HOST:PORT",
+        help="anonymize.cluster for this run: a local Dask cluster, or an existing one's "
+        "scheduler (infra/dask/README.md)",
+    )
+    sub.add_argument("--workers", type=int, metavar="N", help="anonymize.workers for this run")
 
 
 def _add_evaluate_detection(commands: Any) -> None:
@@ -445,12 +460,20 @@ def _run_command(args: argparse.Namespace) -> Any:
         from components.core.errors import InputError
 
         raise InputError("--public-key and --against-registry check a bundle: add --verify BUNDLE")
-    if args.command == "anonymize" and (args.input or args.output or args.spans):
+    one_off = args.command == "anonymize" and bool(args.input or args.output or args.spans)
+    if args.command == "anonymize" and not one_off and (args.cluster or args.workers):
+        from components.core.errors import ParamsError
+
+        raise ParamsError(
+            "--cluster/--workers: for a one-off run with --input/--output; the pipeline "
+            "stage reads anonymize.cluster and anonymize.workers from params.yaml"
+        )
+    if one_off:
         from components.anonymize.commands import anonymize
 
         context = detection_context(args.params)
         return anonymize(
-            context.config(AnonymizeConfig),
+            _anonymize_config(context, args),
             context,
             args.input or paths.RAW_CORPUS,
             args.output or paths.ANON_CORPUS,
@@ -464,6 +487,15 @@ def _run_command(args: argparse.Namespace) -> Any:
     if stage is not None:  # a pipeline stage: its params file must exist
         return run_stage(stage.name, paths.PARAMS if args.params is None else args.params)
     return _run_tool(args)
+
+
+def _anonymize_config(context: StageContext, args: argparse.Namespace) -> AnonymizeConfig:
+    """The anonymize params, with --cluster and --workers for this run in place of theirs."""
+    from dataclasses import replace
+
+    config = context.config(AnonymizeConfig)
+    chosen = {"cluster": args.cluster, "workers": args.workers}
+    return replace(config, **{key: value for key, value in chosen.items() if value is not None})
 
 
 def _verify_bundle(args: argparse.Namespace) -> Any:
@@ -489,9 +521,8 @@ def _run_tool(args: argparse.Namespace) -> Any:
         from components.anonymize.commands import detect
 
         context = detection_context(args.params)
-        return {
-            "records": detect(context.config(AnonymizeConfig), context, args.input, args.output)
-        }
+        config = _anonymize_config(context, args)
+        return {"records": detect(config, context, args.input, args.output)}
     if args.command == "evaluate-detection":
         from components.anonymize.commands import evaluate_detection, format_false_positives
 

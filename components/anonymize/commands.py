@@ -36,6 +36,10 @@ def detect(
 ) -> int:
     """Write ``{"id", "spans"}`` (or per-turn spans) for each input record, in order."""
     check_paths([input_path], [output_path])
+    if config.cluster is not None:
+        from components.anonymize.distributed import detect_on_cluster
+
+        return detect_on_cluster(config, context.base_dir, input_path, output_path)
     conversations = load_corpus(input_path)
     detector = build_detector(config, context.base_dir)
     policy = anonymization_policy(config, context.base_dir)

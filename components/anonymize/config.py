@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from components.anonymize.calibration import OPERATING_POINTS
+from components.core.cluster import check_cluster
 from components.core.config import require as _require
 
 DEFAULT_INFO_TYPES = [
@@ -171,6 +172,10 @@ class AnonymizeConfig:
     mask_char: str = "*"
     batch_size: int = 64
     workers: int = 1  # detection processes; each loads its own spaCy pipeline
+    # null: in this process (or `workers` local processes); local: a Dask LocalCluster of
+    # `workers` processes; tcp://HOST:PORT: the Dask scheduler of an existing cluster
+    cluster: str | None = None
+    cluster_timeout_s: float = 30.0  # how long to wait for that scheduler to answer
     # info type -> file of words never to redact / names always to redact (one per line)
     exclusions: dict[str, str] = field(
         default_factory=lambda: {
@@ -212,6 +217,11 @@ class AnonymizeConfig:
                 "anonymize.workers",
                 "1 with a google_dlp backend (it batches its requests itself)",
             )
+            _require(
+                self.cluster is None,
+                "anonymize.cluster",
+                "null with a google_dlp backend (its usage and cost are counted in one process)",
+            )
         unknown = sorted(set(self.class_labels) - set(CLASS_LABEL_KEYS))
         _require(
             not unknown,
@@ -233,6 +243,8 @@ class AnonymizeConfig:
         _require(bool(self.info_types), "anonymize.info_types", "a non-empty list")
         _require(self.batch_size >= 1, "anonymize.batch_size", "an integer >= 1")
         _require(self.workers >= 1, "anonymize.workers", "an integer >= 1")
+        check_cluster(self.cluster, "anonymize.cluster")
+        _require(self.cluster_timeout_s > 0, "anonymize.cluster_timeout_s", "seconds > 0")
 
     def _check_detectors(self) -> None:
         unknown = [name for name in self.detectors if name not in DETECTORS]

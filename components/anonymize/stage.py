@@ -65,9 +65,17 @@ def anonymize_file(
     """
     from tqdm import tqdm
 
+    started = time.perf_counter()
+    if config.cluster is not None:
+        from components.anonymize.distributed import anonymize_on_cluster
+
+        total = count_records(input_path)
+        tally = anonymize_on_cluster(
+            config, base_dir, input_path, output_path, spans_path, key, total
+        )
+        return tally.to_metrics(time.perf_counter() - started, config.workers)
     tally = AnonymizationTally()
     usage: dict[str, Any] = {}  # a remote backend's requests, bytes and cost
-    started = time.perf_counter()
     stream = anonymize_stream(read_corpus(input_path), config, base_dir, config.workers, key, usage)
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(stack.enter_context(atomic_path(output_path)).open("w"))

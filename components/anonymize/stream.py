@@ -53,6 +53,14 @@ class AnonymizationTally:
             r.span.entity_type for r in replacements if r.method == FALLBACK_METHOD
         )
 
+    def merge(self, other: AnonymizationTally) -> None:
+        """Add another part's counts (a cluster run's parts)."""
+        self.n_conversations += other.n_conversations
+        self.n_chars += other.n_chars
+        self.by_type.update(other.by_type)
+        self.by_method.update(other.by_method)
+        self.fallbacks.update(other.fallbacks)
+
     def to_metrics(self, seconds: float, workers: int) -> dict[str, Any]:
         return {
             "n_conversations": self.n_conversations,
@@ -87,7 +95,7 @@ def anonymize_stream(
         detector = build_detector(config, base_dir)
         policy = anonymization_policy(config, base_dir, key)
         for batch in _batches(conversations, config.batch_size):
-            yield from zip(batch, _run(batch, detector, policy), strict=True)
+            yield from zip(batch, run_batch(batch, detector, policy), strict=True)
         report = getattr(detector, "usage_metrics", None)
         if usage is not None and callable(report):
             usage.update(report())
@@ -111,7 +119,7 @@ def _batches(conversations: Iterable[Conversation], size: int) -> Iterator[list[
         yield batch
 
 
-def _run(
+def run_batch(
     batch: list[Conversation], detector: Detector, policy: AnonymizationPolicy
 ) -> list[Result]:
     return list(anonymize_corpus(batch, detector, policy, len(batch)))
@@ -128,4 +136,4 @@ def _init_worker(config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | No
 
 
 def _worker_batch(batch: list[Conversation]) -> list[Result]:
-    return _run(batch, _WORKER["detector"], _WORKER["policy"])
+    return run_batch(batch, _WORKER["detector"], _WORKER["policy"])

@@ -12,6 +12,7 @@ import shutil
 import socket
 import tempfile
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,20 @@ _OWNER = ".veiltune-owner"
 _LEGACY_PARTIAL = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}")
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) for each non-blank line of a UTF-8 JSONL file.
+@dataclass(frozen=True)
+class ByteRange:
+    """Whole lines of a file: bytes ``[start, end)``, the first of them line ``first_line``."""
+
+    start: int
+    end: int
+    first_line: int
+
+
+def iter_jsonl(
+    path: Path, byte_range: ByteRange | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line of a UTF-8 JSONL file, or of the
+    lines in ``byte_range`` (numbered as in the whole file).
 
     Raises:
         InputError: the file is missing, not UTF-8, or a line is not a JSON object, nests
@@ -38,11 +51,41 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """
     if not path.is_file():
         raise InputError(f"{path}: no such file")
+    part = byte_range or ByteRange(0, path.stat().st_size, 1)
     with path.open("rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
+        handle.seek(part.start)
+        position, line_no = part.start, part.first_line
+        while position < part.end and (raw := handle.readline()):
             obj = _parse_line(raw, f"{path}:{line_no}")
             if obj is not None:
                 yield line_no, obj
+            position, line_no = position + len(raw), line_no + 1
+
+
+def byte_ranges(path: Path, target_bytes: int, chunk: int = 1 << 20) -> list[ByteRange]:
+    """Split a file into ranges of whole lines, each the fewest lines of at least
+    ``target_bytes`` (the last may be shorter), with the line each starts at, in one
+    streamed read (``chunk`` bytes in memory, never the file)."""
+    size = path.stat().st_size
+    ranges: list[ByteRange] = []
+    start, first_line, lines, position = 0, 1, 0, 0
+    with path.open("rb") as handle:
+        while block := handle.read(chunk):
+            cut = max(start + target_bytes - 1 - position, 0)  # a range's last byte
+            while cut < len(block):
+                newline = block.find(b"\n", cut)
+                if newline < 0:
+                    break
+                end = position + newline + 1
+                lines_before = lines + block.count(b"\n", 0, newline + 1)
+                ranges.append(ByteRange(start, end, first_line))
+                start, first_line = end, 1 + lines_before
+                cut = newline + target_bytes
+            lines += block.count(b"\n")
+            position += len(block)
+    if start < size:
+        ranges.append(ByteRange(start, size, first_line))
+    return ranges
 
 
 def jsonl_by_key(path: Path, key: str) -> dict[str, list[dict[str, Any]]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ from components.core.errors import InputError
 from components.core.jsonio import (
     MAX_JSON_DEPTH,
     atomic_path,
+    byte_ranges,
     check_output_file,
     iter_jsonl,
     remove_stale_partials,
@@ -195,3 +197,19 @@ def test_a_lone_surrogate_is_named_by_line_and_key(tmp_path: Path) -> None:
         list(iter_jsonl(path))
     path.write_text(good + "\n")
     assert [obj["text"] for _, obj in iter_jsonl(path)] == ["emoji \U0001f600"]
+
+
+@pytest.mark.parametrize("target", [1, 7, 64, 10_000])
+@pytest.mark.parametrize("ending", ["\n", ""])
+def test_byte_ranges_cover_the_file_in_whole_lines_numbered_as_in_it(
+    tmp_path: Path, target: int, ending: str
+) -> None:
+    lines = [json.dumps({"n": i, "pad": "x" * (i % 9)}) if i % 5 else "" for i in range(40)]
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(lines) + ending)
+    ranges = byte_ranges(path, target, chunk=5)  # a chunk smaller than a line, too
+    assert ranges[0].start == 0 and ranges[-1].end == path.stat().st_size
+    assert all(a.end == b.start for a, b in itertools.pairwise(ranges))
+    assert [item for r in ranges for item in iter_jsonl(path, r)] == list(iter_jsonl(path))
+    if target == 1:
+        assert len(ranges) == len(lines)  # one line a range, the blank ones too

@@ -161,6 +161,30 @@ def test_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert code == 1 and "no.jsonl: no such file" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--cluster", "tcp://nohost"], "anonymize.cluster: expected null, 'local' or a scheduler"),
+        (["--workers", "0"], "anonymize.workers"),
+    ],
+)
+def test_a_bad_cluster_flag_names_its_key_and_writes_nothing(
+    tmp_path: Path, arguments: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "text": "hi"}])
+    output = tmp_path / "o.jsonl"
+    command = ["--params", str(REPO_PARAMS), "--input", str(source), "--output", str(output)]
+    assert main(["detect", *command, *arguments]) == 1
+    assert message in capsys.readouterr().err and not output.exists()
+
+
+def test_the_pipeline_stage_takes_its_cluster_from_params_not_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["anonymize", "--params", str(REPO_PARAMS), "--cluster", "local"]) == 1
+    assert "the pipeline stage reads anonymize.cluster" in capsys.readouterr().err
+
+
 def test_unknown_params_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     params = tmp_path / "params.yaml"
     params.write_text("anonymize: {backend: presidio, colour: blue}\n")

@@ -1,0 +1,225 @@
+"""The data stages on a Dask cluster: a JSONL file cut into byte ranges of whole lines, each
+range a task that reads its lines and writes its own part files, the parts merged in input
+order into the stage's outputs, atomically.
+
+Tasks carry paths and byte ranges, never record text: the workers read the input and write
+their parts on a file system they share with the client (a cluster without one needs the
+corpus on storage every worker reads; ``infra/dask/README.md``). A worker lost mid-run has
+its tasks recomputed by the scheduler; a part is written under a temporary name and renamed,
+so a recomputed part replaces a lost one whole. The first task that fails (a malformed
+record: its file and line) cancels the rest and nothing is merged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from components.core.errors import BackendError, InputError, ParamsError
+from components.core.jsonio import ByteRange, byte_ranges
+from components.core.progress import progress_bar
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+logger = logging.getLogger(__name__)
+
+LOCAL = "local"
+SCHEMES = ("tcp://", "tls://")
+# A range per task: big enough that a task's overhead (milliseconds) is nothing beside its
+# detection (seconds), small enough that every worker gets several and a lost one costs little.
+MAX_PART_BYTES = 64 << 20
+MIN_PART_BYTES = 64 << 10
+PARTS_PER_WORKER = 4
+
+
+def check_cluster(value: str | None, key: str) -> None:
+    """``null`` (in-process), ``local`` (a LocalCluster here) or a scheduler address."""
+    if value is None or value == LOCAL:
+        return
+    scheme = next((s for s in SCHEMES if value.startswith(s)), None)
+    host, _, port = value.removeprefix(scheme or "").rpartition(":")
+    if scheme is None or not host or not port.isdigit():
+        raise ParamsError(
+            f"{key}: expected null, 'local' or a scheduler address such as "
+            f"tcp://scheduler:8786, got {value!r}"
+        )
+
+
+@dataclass(frozen=True)
+class Part:
+    """One task's share: the lines of ``source`` (absolute, for the workers) in
+    ``byte_range``, its outputs written into ``folder`` under names starting
+    ``part-<index>``; ``name`` is the file as the user named it, for messages."""
+
+    index: int
+    source: Path
+    name: str
+    byte_range: ByteRange
+    folder: Path
+
+    def renamed(self, error: InputError) -> InputError:
+        """``error`` naming the file as the user did."""
+        return InputError(str(error).replace(str(self.source), self.name))
+
+    def output(self, suffix: str) -> Path:
+        return self.folder / f"part-{self.index:06d}{suffix}"
+
+
+@contextlib.contextmanager
+def part_writer(path: Path) -> Iterator[TextIO]:
+    """A part file written as it goes and renamed into place only when done: a recomputed
+    task replaces a lost one's part whole, and a worker holds a batch, not its part."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as handle:
+            yield handle
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def dask_client(address: str, workers: int, timeout_s: float) -> Iterator[Client]:
+    """A client of a LocalCluster of ``workers`` processes (``address`` ``local``), or of the
+    scheduler at ``address``; its dashboard link on the log.
+
+    Raises:
+        BackendError: the scheduler does not answer within ``timeout_s``, naming it.
+    """
+    from distributed import Client, LocalCluster
+
+    if address == LOCAL:
+        with (
+            LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,  # detection is CPU-bound Python: a process per core
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=_dashboard_address(),
+                silence_logs=logging.ERROR,
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            _announce(client, f"a local Dask cluster of {workers} worker{'s' * (workers != 1)}")
+            yield client
+        return
+    try:
+        client = Client(address, timeout=f"{timeout_s}s")
+    except (OSError, TimeoutError) as exc:
+        raise BackendError(
+            f"cannot reach the Dask scheduler at {address} within {timeout_s:g} s "
+            f"(anonymize.cluster or --cluster): {type(exc).__name__}"
+        ) from None
+    with client:
+        _announce(client, f"the Dask scheduler at {address}")
+        yield client
+
+
+def _dashboard_address() -> str | None:
+    """An ephemeral port for the dashboard where bokeh is installed, else none."""
+    try:
+        import bokeh  # noqa: F401
+    except ImportError:
+        return None
+    return "127.0.0.1:0"
+
+
+def _announce(client: Client, what: str) -> None:
+    link = client.dashboard_link if _dashboard_address() else None
+    where = f"; dashboard {link}" if link else ""
+    print(f"Running on {what}{where}", file=sys.stderr)
+
+
+def partition(source: Path, workers: int, folder: Path) -> list[Part]:
+    """``source`` in parts of whole lines: at least ``PARTS_PER_WORKER`` per worker, none
+    over ``MAX_PART_BYTES``."""
+    if not source.is_file():
+        raise InputError(f"{source}: no such file")
+    size = source.stat().st_size
+    target = min(MAX_PART_BYTES, max(MIN_PART_BYTES, size // (PARTS_PER_WORKER * workers) + 1))
+    where = source.resolve()
+    return [
+        Part(i, where, str(source), byte_range, folder.resolve())
+        for i, byte_range in enumerate(byte_ranges(source, target))
+    ]
+
+
+@contextlib.contextmanager
+def parts_folder(beside: Path) -> Iterator[Path]:
+    """A hidden folder beside the stage's output for the part files, removed afterwards
+    whatever happens (the workers write there: it must be on their shared file system)."""
+    beside.parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f".{beside.name}.parts-", dir=beside.parent))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_parts(
+    client: Client,
+    task: Callable[..., dict[str, Any]],
+    parts: Sequence[Part],
+    arguments: Sequence[Any],
+    description: str,
+    total: int | None,
+) -> list[dict[str, Any]]:
+    """``task(part, *arguments)`` for every part on the cluster, each result's ``n_records``
+    (a record is a conversation) counted on a progress bar; the results in part order.
+
+    Raises:
+        the first failed task's own error (an ``InputError`` naming file and line); the
+        other tasks are cancelled first.
+    """
+    from distributed import as_completed
+
+    # The arguments (config, policy) go to the cluster once, not once per task.
+    shared = [client.scatter(argument, broadcast=True) for argument in arguments]
+    futures = [client.submit(task, part, *shared, pure=False) for part in parts]
+    results: dict[int, dict[str, Any]] = {}
+    index = {future.key: i for i, future in enumerate(futures)}
+    with progress_bar(description, total or 0, " conversations") as bar:
+        try:
+            for future in as_completed(futures):
+                result = future.result()  # re-raises the task's own error
+                results[index[future.key]] = result
+                bar.update(int(result["n_records"]))
+        except BaseException:
+            client.cancel(futures, force=True)
+            raise
+    return [results[i] for i in range(len(parts))]
+
+
+def merge_parts(parts: Sequence[Part], suffix: str, output: Path) -> None:
+    """Append each part's ``suffix`` file to ``output`` (open), in part order."""
+    with output.open("ab") as merged:
+        for part in parts:
+            with part.output(suffix).open("rb") as piece:
+                shutil.copyfileobj(piece, merged, 1 << 20)
+
+
+def check_unique_ids(results: Sequence[dict[str, Any]], source: Path) -> int:
+    """The records' ids unique across parts (each part checked its own); their count.
+
+    Raises:
+        InputError: naming the file and line of the second record with an id, or an empty
+            corpus, as reading the file in one process would.
+    """
+    seen: set[str] = set()
+    for result in results:
+        for identifier, line in result["ids"]:
+            if identifier in seen:
+                raise InputError(f"{source}:{line}: duplicate id {identifier!r}")
+            seen.add(identifier)
+    if not seen:
+        raise InputError(f"{source}: the corpus is empty (no records)")
+    return len(seen)

@@ -1,0 +1,170 @@
+"""Anonymize and detect on a real Dask cluster (``anonymize.cluster``): byte for byte the
+one-process outputs, a worker killed mid-run recomputed, a malformed record or an
+unreachable scheduler one clear error with nothing written."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from components.anonymize.commands import detect
+from components.anonymize.config import AnonymizeConfig
+from components.anonymize.stage import anonymize_file
+from components.core import cluster
+from components.core.errors import BackendError, InputError, ParamsError
+from components.core.stage import StageContext
+from components.ingest.generate import generate_corpus
+
+REPO = Path(__file__).resolve().parents[2]
+N_CONVERSATIONS = 60
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("raw") / "corpus.jsonl"
+    records = [c.to_record() for c in generate_corpus(N_CONVERSATIONS, seed=11)]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    return path
+
+
+@pytest.fixture
+def small_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parts of a few conversations each, so every worker gets several."""
+    monkeypatch.setattr(cluster, "MIN_PART_BYTES", 4096)
+
+
+def _outputs(folder: Path) -> tuple[bytes, bytes]:
+    return (folder / "corpus.jsonl").read_bytes(), (folder / "spans.jsonl").read_bytes()
+
+
+def _anonymize(config: AnonymizeConfig, corpus: Path, out: Path) -> dict[str, object]:
+    return anonymize_file(config, REPO, corpus, out / "corpus.jsonl", out / "spans.jsonl")
+
+
+@pytest.fixture(scope="module")
+def in_process(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, bytes]:
+    out = tmp_path_factory.mktemp("single")
+    _anonymize(AnonymizeConfig(batch_size=8), corpus, out)
+    return _outputs(out)
+
+
+@pytest.mark.slow
+def test_a_local_cluster_writes_the_one_process_outputs_byte_for_byte(
+    corpus: Path, in_process: tuple[bytes, bytes], tmp_path: Path, small_parts: None
+) -> None:
+    config = AnonymizeConfig(batch_size=8, cluster="local", workers=2)
+    metrics = _anonymize(config, corpus, tmp_path)
+    assert _outputs(tmp_path) == in_process
+    assert metrics["n_conversations"] == N_CONVERSATIONS and metrics["workers"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "spans.jsonl"]
+
+
+@pytest.mark.slow
+def test_detect_on_a_cluster_writes_what_detect_writes_in_one_process(
+    corpus: Path, tmp_path: Path, small_parts: None
+) -> None:
+    context = StageContext(REPO / "params.yaml", {}, {})
+    config = AnonymizeConfig(batch_size=8)
+    assert detect(config, context, corpus, tmp_path / "one.jsonl") == N_CONVERSATIONS
+    on_cluster = replace(config, cluster="local", workers=2)
+    assert detect(on_cluster, context, corpus, tmp_path / "many.jsonl") == N_CONVERSATIONS
+    assert (tmp_path / "many.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
+
+
+@pytest.fixture
+def scheduler() -> Iterator[object]:
+    """A LocalCluster of two worker processes (each with a nanny that restarts it)."""
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+        ) as local,
+        Client(local) as client,
+    ):
+        yield client
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_has_its_parts_recomputed(
+    corpus: Path,
+    in_process: tuple[bytes, bytes],
+    tmp_path: Path,
+    small_parts: None,
+    scheduler: object,
+) -> None:
+    from distributed import Client
+
+    assert isinstance(scheduler, Client)
+    pids = scheduler.run(os.getpid)
+    killed: list[int] = []
+
+    def kill_a_busy_worker() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not killed:
+            busy = [w for w, tasks in scheduler.processing().items() if tasks and w in pids]
+            if busy:
+                os.kill(pids[busy[0]], signal.SIGKILL)
+                killed.append(pids[busy[0]])
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
+    killer.start()
+    config = AnonymizeConfig(batch_size=8, cluster=scheduler.scheduler.address, workers=2)
+    _anonymize(config, corpus, tmp_path)
+    killer.join(timeout=5)
+    assert killed, "no worker was busy to kill"
+    with pytest.raises(ProcessLookupError):
+        os.kill(killed[0], 0)  # it died mid-run...
+    assert _outputs(tmp_path) == in_process  # ...and its parts were done again, whole
+
+
+@pytest.mark.slow
+def test_a_malformed_record_in_a_later_part_is_one_error_and_nothing_is_written(
+    corpus: Path, tmp_path: Path, small_parts: None
+) -> None:
+    lines = corpus.read_text().splitlines(keepends=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join([*lines[:-3], '{"id": "x", "turns": [\n', *lines[-3:]]))
+    out = tmp_path / "out"
+    config = AnonymizeConfig(batch_size=8, cluster="local", workers=2)
+    with pytest.raises(InputError, match=rf"^{bad}:{len(lines) - 2}: malformed JSON"):
+        _anonymize(config, bad, out)
+    assert not out.exists() or not list(out.iterdir())  # no outputs, no parts left
+
+
+@pytest.mark.slow
+def test_a_duplicate_id_across_parts_is_named_by_its_line(
+    corpus: Path, tmp_path: Path, small_parts: None
+) -> None:
+    lines = corpus.read_text().splitlines(keepends=True)
+    duplicate = tmp_path / "duplicate.jsonl"
+    duplicate.write_text("".join([*lines, lines[0]]))
+    first_id = json.loads(lines[0])["id"]
+    config = AnonymizeConfig(batch_size=8, cluster="local", workers=2)
+    with pytest.raises(InputError, match=rf"{len(lines) + 1}: duplicate id '{first_id}'"):
+        _anonymize(config, duplicate, tmp_path / "out")
+    assert not (tmp_path / "out" / "corpus.jsonl").exists()
+
+
+def test_an_unreachable_scheduler_is_named_within_the_timeout(corpus: Path, tmp_path: Path) -> None:
+    config = AnonymizeConfig(cluster="tcp://127.0.0.1:9", cluster_timeout_s=2)
+    started = time.monotonic()
+    with pytest.raises(BackendError, match=r"Dask scheduler at tcp://127\.0\.0\.1:9 within 2 s"):
+        _anonymize(config, corpus, tmp_path / "out")
+    assert time.monotonic() - started < 30
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+@pytest.mark.parametrize("value", ["cluster", "tcp://", "tcp://host", "http://host:8786", ""])
+def test_a_bad_cluster_names_the_key(value: str) -> None:
+    with pytest.raises(ParamsError, match=r"anonymize\.cluster"):
+        AnonymizeConfig(cluster=value)

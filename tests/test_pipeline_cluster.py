@@ -1,0 +1,36 @@
+"""The pipeline's anonymize stage with ``anonymize.cluster: local``, under ``dvc repro``: the
+same outputs, byte for byte, as in one process, so DVC sees nothing downstream change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.pipeline_repo import dvc_repro, make_pipeline_repo
+
+OUTPUTS = ("data/anonymized/corpus.jsonl", "data/anonymized/spans.jsonl")
+
+
+@pytest.mark.slow
+def test_the_anonymize_stage_on_a_local_cluster_writes_the_one_process_outputs(
+    tmp_path: Path, base_model_dir: Path
+) -> None:
+    repo = make_pipeline_repo(tmp_path, base_model_dir)
+    first = dvc_repro(repo, "anonymize")
+    assert first.returncode == 0, first.stderr[-3000:]
+    in_process = {name: (repo / name).read_bytes() for name in OUTPUTS}
+
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["anonymize"].update({"cluster": "local", "workers": 2})
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    second = dvc_repro(repo, "anonymize")
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "Running on a local Dask cluster of 2 workers" in second.stderr
+    assert {name: (repo / name).read_bytes() for name in OUTPUTS} == in_process
+    metrics = json.loads((repo / "metrics" / "anonymize.json").read_text())
+    assert metrics["workers"] == 2 and metrics["n_conversations"] > 0
+    leftovers = [p.name for p in (repo / "data" / "anonymized").iterdir()]
+    assert sorted(leftovers) == ["corpus.jsonl", "spans.jsonl"]  # no part folder left
