@@ -30,8 +30,6 @@ from components.core.progress import progress_bar
 if TYPE_CHECKING:
     from distributed import Client
 
-logger = logging.getLogger(__name__)
-
 LOCAL = "local"
 SCHEMES = ("tcp://", "tls://")
 # A range per task: big enough that a task's overhead (milliseconds) is nothing beside its
