@@ -4,6 +4,8 @@ are built once per session because they are real and slow to load."""
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 # `make test` runs one pytest-xdist worker per core: each worker, and every process it starts
@@ -42,6 +44,25 @@ LONGEST_FIRST = (
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {module: i for i, module in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
+
+
+@pytest.fixture(autouse=True)
+def _mlflow_store_restored() -> Iterator[None]:
+    """The MLflow store as it was before each test: a test that points MLflow at a store in
+    its tmp_path (``set_tracking_uri`` sets the process's ``MLFLOW_TRACKING_URI`` too) would
+    otherwise leave the next test in this worker a store that was removed with its folder."""
+    utils = "mlflow.tracking._tracking_service.utils"
+    before = getattr(sys.modules.get(utils), "_tracking_uri", None)
+    before_env = os.environ.get("MLFLOW_TRACKING_URI")
+    yield
+    module = sys.modules.get(utils)
+    if module is not None and module._tracking_uri != before:
+        module.set_tracking_uri(before)  # None falls back to the environment's
+    if os.environ.get("MLFLOW_TRACKING_URI") != before_env:
+        if before_env is None:
+            os.environ.pop("MLFLOW_TRACKING_URI", None)
+        else:
+            os.environ["MLFLOW_TRACKING_URI"] = before_env
 
 
 @pytest.fixture(scope="session")
