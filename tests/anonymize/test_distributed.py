@@ -25,6 +25,7 @@ from components.ingest.generate import generate_corpus
 
 REPO = Path(__file__).resolve().parents[2]
 N_CONVERSATIONS = 60
+ON_TWO_WORKERS = AnonymizeConfig(batch_size=8, cluster="local", workers=2)
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +61,7 @@ def in_process(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
 def test_a_local_cluster_writes_the_one_process_outputs_byte_for_byte(
     corpus: Path, in_process: tuple[bytes, bytes], tmp_path: Path, small_parts: None
 ) -> None:
-    config = AnonymizeConfig(batch_size=8, cluster="local", workers=2)
-    metrics = _anonymize(config, corpus, tmp_path)
+    metrics = _anonymize(ON_TWO_WORKERS, corpus, tmp_path)
     assert _outputs(tmp_path) == in_process
     assert metrics["n_conversations"] == N_CONVERSATIONS and metrics["workers"] == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "spans.jsonl"]
@@ -135,9 +135,8 @@ def test_a_malformed_record_in_a_later_part_is_one_error_and_nothing_is_written(
     bad = tmp_path / "bad.jsonl"
     bad.write_text("".join([*lines[:-3], '{"id": "x", "turns": [\n', *lines[-3:]]))
     out = tmp_path / "out"
-    config = AnonymizeConfig(batch_size=8, cluster="local", workers=2)
     with pytest.raises(InputError, match=rf"^{bad}:{len(lines) - 2}: malformed JSON"):
-        _anonymize(config, bad, out)
+        _anonymize(ON_TWO_WORKERS, bad, out)
     assert not out.exists() or not list(out.iterdir())  # no outputs, no parts left
 
 
@@ -149,9 +148,8 @@ def test_a_duplicate_id_across_parts_is_named_by_its_line(
     duplicate = tmp_path / "duplicate.jsonl"
     duplicate.write_text("".join([*lines, lines[0]]))
     first_id = json.loads(lines[0])["id"]
-    config = AnonymizeConfig(batch_size=8, cluster="local", workers=2)
     with pytest.raises(InputError, match=rf"{len(lines) + 1}: duplicate id '{first_id}'"):
-        _anonymize(config, duplicate, tmp_path / "out")
+        _anonymize(ON_TWO_WORKERS, duplicate, tmp_path / "out")
     assert not (tmp_path / "out" / "corpus.jsonl").exists()
 
 
