@@ -37,6 +37,7 @@ class TrainResult:
     tokens_per_step: float = 0.0  # non-padding tokens in a mean optimizer step
     tokens_trained: int = 0  # non-padding tokens of the rows this run trained on
     engine: str = "torch"  # or "deepspeed-zero<stage>"
+    world_size: int = 1  # processes that trained, each on its share of every batch
     eval_history: list[tuple[int, float]] = field(default_factory=list)
     n_eval_examples: int = 0
     n_conversations: int = 0  # conversations whose examples were trained on
@@ -68,6 +69,7 @@ class TrainResult:
             "resumed_from_step": self.resumed_from_step,
             "tokens_per_second": round(self.tokens_per_second, 1),
             "engine": self.engine,
+            "world_size": self.world_size,
             "n_eval_examples": self.n_eval_examples,
             "n_conversations": self.n_conversations,
             "n_conversations_eval": self.n_conversations_eval,
@@ -182,7 +184,6 @@ def train_lora(
         if evaluating and config.early_stopping_patience
         else []
     )
-    resume = resumable_checkpoint(work_dir, training_fingerprint(config, tokenized))
     own_world = deepspeed is not None and ensure_distributed_environment()
     args = TrainingArguments(
         **schedule_arguments(config, work_dir, deepspeed, evaluating, torch),
@@ -191,6 +192,8 @@ def train_lora(
         greater_is_better=False,
         disable_tqdm=False,  # the step bar on stderr (total: max_steps)
     )
+    # The arguments start the launcher's process group: every rank now resumes as rank 0 says.
+    resume = world_checkpoint(work_dir, training_fingerprint(config, tokenized))
     counted = CountingRows(dataset)
     trainer = Trainer(
         model=model,
@@ -206,6 +209,14 @@ def train_lora(
     save_adapter(trainer, tokenizer, options, output_dir)
     if trainer.is_world_process_zero():
         remove_checkpoints(work_dir)
+    logger.info(
+        "rank %d of %d fetched %d of the %d training rows",
+        args.process_index,
+        args.world_size,
+        len(counted.fetched),
+        len(dataset),
+    )
+    logger.debug("rank %d fetched rows %s", args.process_index, counted.indices())
     if own_world and torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()  # a clean exit, not an abort in gloo
     width = config.max_seq_length if not config.packing and config.padding == "max_length" else None
@@ -236,6 +247,7 @@ def train_lora(
         * config.batch_size
         * config.gradient_accumulation_steps,
         engine=engine_name(trainer),
+        world_size=int(args.world_size),
         eval_history=evals,
         n_eval_examples=len(evaluation),
         n_conversations=len(split.trained_ids),
@@ -276,7 +288,35 @@ def schedule_arguments(
         if is_distributed(deepspeed) and not torch.cuda.is_available()
         else None,
         "bf16": bf16_supported(torch),
+        **deepspeed_world_on_cpu(deepspeed, torch),
     }
+
+
+def deepspeed_world_on_cpu(deepspeed: dict[str, Any] | None, torch: Any) -> dict[str, Any]:
+    """The launcher's world made known to the Trainer for DeepSpeed on CPU; the Trainer
+    arguments that tell it to use it.
+
+    Accelerate names no process-group backend for DeepSpeed without a GPU, and counts a
+    state without a backend as one process: each rank of a two-process launch then took
+    itself for rank 0 of 1, trained on every batch and wrote every output (seen with
+    accelerate 1.15, transformers 5.23). So on CPU the state is made here, with gloo, before
+    the arguments are; it replaces any earlier state of the process, as the Trainer's own
+    set-up does.
+    """
+    if deepspeed is None or torch.cuda.is_available():
+        return {}
+    import os
+
+    from accelerate import PartialState
+    from accelerate.state import AcceleratorState
+
+    AcceleratorState._reset_state(reset_partial_state=True)
+    os.environ["ACCELERATE_USE_DEEPSPEED"] = "true"  # what the Trainer sets for its own
+    try:
+        PartialState(backend="gloo")
+    finally:
+        del os.environ["ACCELERATE_USE_DEEPSPEED"]
+    return {"accelerator_config": {"use_configured_state": True}}
 
 
 def corpus_examples(
@@ -324,10 +364,11 @@ def save_adapter(
     PYTHONHASHSEED, and a config that differs between identical runs makes DVC re-run
     everything downstream.
     """
-    # The Trainer gathers ZeRO-3 partitioned weights before saving; the model alone cannot.
+    # The Trainer gathers ZeRO-3 partitioned weights before saving (every rank takes part,
+    # rank 0 writes); the model alone cannot.
     trainer.save_model(str(output_dir))
-    tokenizer.save_pretrained(output_dir)
     if trainer.is_world_process_zero():
+        tokenizer.save_pretrained(output_dir)
         # The prompts' label options belong to the adapter: evaluation and serving ask
         # with them.
         (output_dir / LABEL_OPTIONS_FILE).write_text(json.dumps(options, indent=2), "utf-8")
@@ -351,24 +392,28 @@ def remove_checkpoints(work_dir: Path) -> None:
 
 
 class CountingRows:
-    """Training rows that note the non-padding tokens of each row the Trainer fetches, in
-    fetch order: the first ``steps × rows per step`` of them are what a run trained on (the
-    data loader fetches a batch ahead, so the last fetched are not)."""
+    """Training rows that note the index and non-padding tokens of each row the Trainer
+    fetches, in fetch order: the first ``steps × rows per step`` of them are what a run
+    trained on (the data loader fetches a batch ahead, so the last fetched are not). Under a
+    launcher, each rank fetches only its share of every batch."""
 
     def __init__(self, rows: Sequence[dict[str, list[int]]]) -> None:
         self.rows = rows
-        self.fetched: list[int] = []
+        self.fetched: list[tuple[int, int]] = []
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def __getitem__(self, index: int) -> dict[str, list[int]]:
         row = self.rows[index]
-        self.fetched.append(len(row["input_ids"]))
+        self.fetched.append((index, len(row["input_ids"])))
         return row
 
     def tokens(self, n_rows: int) -> int:
-        return sum(self.fetched[:n_rows])
+        return sum(tokens for _, tokens in self.fetched[:n_rows])
+
+    def indices(self) -> list[int]:
+        return [index for index, _ in self.fetched]
 
 
 def read_label_options(adapter_dir: Path) -> dict[str, list[str]]:
@@ -456,6 +501,32 @@ def check_target_modules(model: Any, target_modules: Sequence[str]) -> None:
             f"params: train.target_modules {missing} are not modules of the base model; "
             f"its linear layers are {linear}"
         )
+
+
+def world_checkpoint(work_dir: Path, fingerprint: str) -> Path | None:
+    """:func:`resumable_checkpoint`, decided by rank 0 alone and sent to every rank.
+
+    The ranks share ``work_dir``: were each to decide, one could clear the folder while
+    another read it. Without a process group (a plain run) this process decides.
+    """
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return resumable_checkpoint(work_dir, fingerprint)
+    decision: list[str | None] = [None]
+    if dist.get_rank() == 0:
+        found = resumable_checkpoint(work_dir, fingerprint)
+        decision = [str(found) if found else None]
+    dist.broadcast_object_list(decision, src=0)
+    return Path(decision[0]) if decision[0] else None
+
+
+def world_rank() -> int:
+    """This process's rank under a launcher (``RANK``, which every launcher sets before
+    the process starts); 0 in a plain run."""
+    import os
+
+    return int(os.environ.get("RANK", "0"))
 
 
 def resumable_checkpoint(work_dir: Path, fingerprint: str) -> Path | None:

@@ -32,9 +32,9 @@ from components.train.lora import (
     lora_config,
     mean_train_loss,
     remove_checkpoints,
-    resumable_checkpoint,
     save_adapter,
     schedule_arguments,
+    world_checkpoint,
 )
 from components.train.tasks import (
     PRIVATE_SUMMARY,
@@ -138,9 +138,9 @@ def train_preference(
     model = AutoModelForCausalLM.from_pretrained(base_model_dir, dtype=torch.float32)
     model.config.use_cache = False
     check_target_modules(model, config.target_modules)
-    resume = resumable_checkpoint(work_dir, _fingerprint(config, train))
     own_world = deepspeed is not None and ensure_distributed_environment()
     args = _trl_args(config, work_dir, deepspeed, bool(evaluation), torch)
+    resume = world_checkpoint(work_dir, _fingerprint(config, train))
     trainer = _trainer_class(config.method)(
         model=model,
         args=args,
@@ -169,6 +169,7 @@ def train_preference(
         n_sequences=len(train),
         resumed_from_step=checkpoint_step(resume) if resume else 0,
         engine=engine_name(trainer),
+        world_size=int(args.world_size),
         eval_history=[(int(h["step"]), float(h["eval_loss"])) for h in history if "eval_loss" in h],
         n_eval_examples=len(evaluation),
         n_conversations=len(train),

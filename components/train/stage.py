@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from components.core import paths, tracking
-from components.core.corpus import load_corpus
+from components.core.corpus import Conversation, load_corpus
 from components.core.errors import InputError
 from components.core.jsonio import (
     atomic_path,
@@ -22,7 +24,7 @@ from components.core.stage import Metrics, StageContext, log_stage, split
 from components.gate import require_gate_passed
 from components.train.config import PREFERENCE_METHODS, TrainConfig
 from components.train.fragments import build_fragments
-from components.train.lora import train_lora
+from components.train.lora import TrainResult, train_lora, world_rank
 from components.train.preference import train_preference
 from components.train.tasks import TrainingExamples, mask_replaced
 
@@ -33,57 +35,90 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
     from components.train.live_metrics import MlflowLossCallback
 
     gated_corpus = _require_gate_passed()
+    rank = world_rank()
+    if rank:
+        # Under a launcher every rank runs the stage and trains on its share of each batch;
+        # rank 0 alone writes the adapter, the metrics and the MLflow run.
+        data = training_data(config)
+        result = _train(config, data, paths.TRAIN_WORK / f"rank-{rank}", [])
+        return {"rank": rank, "world_size": result.world_size, "steps": result.steps}
     mlflow.enable_system_metrics_logging()  # CPU, memory (and GPU) use while training
     with tracking.stage_run("train", context.experiment):
-        source = training_corpus(config.corpus, config.fragments.source)
-        conversations = split(load_corpus(source), "train")
-        if not conversations:
-            raise InputError(f"{paths.SPLITS}: the train split is empty")
-        if config.corpus == "masked":
-            records = jsonl_by_key(paths.ANON_SPANS, "conversation_id")
-            conversations = [mask_replaced(c, records.get(c.id, [])) for c in conversations]
-        examples: TrainingExamples | None = None
-        fragment_metrics: dict[str, float] = {}
+        data = training_data(config)
         if config.corpus == "fragmented":
-            fragments = build_fragments(
-                conversations, config.fragments, config.eval_fraction, config.seed
-            )
-            examples, fragment_metrics = fragments.training_examples(), fragments.stats.to_metrics()
             mlflow.set_tag("veiltune.fragments_source", config.fragments.source)
         mlflow.set_tag("veiltune.train_corpus", config.corpus)
         tracking.log_corpus_input(
-            source,
-            [c.id for c in conversations],
+            data.source,
+            [c.id for c in data.conversations],
             f"{config.corpus} corpus: train split",
             "training",
         )
         mlflow.set_tag("veiltune.train_method", config.method)
         live = MlflowLossCallback()
         with atomic_path(paths.ADAPTER, directory=True) as tmp:
-            if config.method in PREFERENCE_METHODS:
-                result = train_preference(
-                    paths.BASE_MODEL,
-                    conversations,
-                    config,
-                    tmp,
-                    paths.TRAIN_WORK,
-                    [live],
-                    str(source),
-                )
-            else:
-                result = train_lora(
-                    paths.BASE_MODEL, conversations, config, tmp, paths.TRAIN_WORK, [live], examples
-                )
+            result = _train(config, data, tmp, [live])
         # A resumed run has the steps before its checkpoint in its history, not live.
         for name, history in (("loss", result.loss_history), ("eval_loss", result.eval_history)):
             for step, loss in history:
                 if step not in live.logged[name]:
                     mlflow.log_metric(name, loss, step=step)
-        metrics = {**result.to_metrics(), **fragment_metrics, CORPUS_KEY: gated_corpus}
+        metrics = {**result.to_metrics(), **data.fragment_metrics, CORPUS_KEY: gated_corpus}
         write_json_atomic(paths.metrics_file("train"), metrics)
         write_text_atomic(paths.TRAIN_LOSS, loss_csv(result.loss_history))
         log_stage("train", config, metrics, [paths.metrics_file("train"), paths.TRAIN_LOSS])
     return metrics
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """What the stage trains on: the train split of its corpus (masked, for
+    ``train.corpus: masked``), and the fragments' examples for ``fragmented``."""
+
+    source: Path
+    conversations: list[Conversation]
+    examples: TrainingExamples | None = None
+    fragment_metrics: dict[str, float] = field(default_factory=dict)
+
+
+def training_data(config: TrainConfig) -> TrainingData:
+    source = training_corpus(config.corpus, config.fragments.source)
+    conversations = split(load_corpus(source), "train")
+    if not conversations:
+        raise InputError(f"{paths.SPLITS}: the train split is empty")
+    if config.corpus == "masked":
+        records = jsonl_by_key(paths.ANON_SPANS, "conversation_id")
+        conversations = [mask_replaced(c, records.get(c.id, [])) for c in conversations]
+    if config.corpus != "fragmented":
+        return TrainingData(source, conversations)
+    fragments = build_fragments(conversations, config.fragments, config.eval_fraction, config.seed)
+    return TrainingData(
+        source, conversations, fragments.training_examples(), fragments.stats.to_metrics()
+    )
+
+
+def _train(
+    config: TrainConfig, data: TrainingData, output: Path, callbacks: list[Any]
+) -> TrainResult:
+    if config.method in PREFERENCE_METHODS:
+        return train_preference(
+            paths.BASE_MODEL,
+            data.conversations,
+            config,
+            output,
+            paths.TRAIN_WORK,
+            callbacks,
+            str(data.source),
+        )
+    return train_lora(
+        paths.BASE_MODEL,
+        data.conversations,
+        config,
+        output,
+        paths.TRAIN_WORK,
+        callbacks,
+        data.examples,
+    )
 
 
 def loss_csv(history: Sequence[tuple[int, float]]) -> str:
