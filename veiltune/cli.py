@@ -208,6 +208,7 @@ def _add_evaluate_detection(commands: Any) -> None:
         default=paths.METRICS_DIR / "evaluate_detection.json",
         help="metrics file to write",
     )
+    _add_cluster(sub)
 
 
 def _add_calibrate(commands: Any) -> None:
@@ -528,7 +529,7 @@ def _run_tool(args: argparse.Namespace) -> Any:
 
         context = detection_context(args.params)
         metrics, samples = evaluate_detection(
-            context.config(AnonymizeConfig),
+            _anonymize_config(context, args),
             context,
             args.dataset,
             args.path,

@@ -3,6 +3,7 @@ and score detection on labelled data."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -17,6 +18,8 @@ from components.core import tracking
 from components.core.corpus import load_corpus
 from components.core.jsonio import write_json_atomic, write_jsonl_atomic
 from components.core.stage import Metrics, StageContext, check_paths
+
+logger = logging.getLogger(__name__)
 
 
 def anonymize(
@@ -80,8 +83,17 @@ def evaluate_detection(
     policy = anonymization_policy(config, context.base_dir)
     samples: list[FalsePositive] = []
     if swept is not None:
+        if config.cluster:
+            logger.info("a sweep runs in one process: anonymize.cluster is not used")
         rows = sweep_detection(items, config, context.base_dir, policy, *swept)
         scored: Metrics = {"sweep": rows}
+    elif config.cluster:
+        from components.anonymize.distributed import detect_groups_on_cluster
+        from components.anonymize.evaluation.run import conversation_groups, score_detection
+
+        groups = conversation_groups(items)
+        detected = detect_groups_on_cluster(config, context.base_dir, groups)
+        scored, samples = score_detection(items, groups, detected, show_false_positives)
     else:
         detector = build_detector(config, context.base_dir)
         scored, samples = run_evaluation(

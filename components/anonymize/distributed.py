@@ -11,7 +11,7 @@ import contextlib
 import hashlib
 import json
 import pickle
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ from components.core.jsonio import atomic_path, iter_jsonl
 
 if TYPE_CHECKING:
     from components.anonymize.engine import AnonymizationPolicy, Detector
+    from components.anonymize.evaluation.datasets import LabelledText
     from components.anonymize.surrogates import SurrogateKey
 
 CORPUS, SPANS, DETECTED = ".corpus.jsonl", ".spans.jsonl", ".detected.jsonl"
@@ -69,6 +70,28 @@ def detect_on_cluster(
     return sum(int(result["n_records"]) for result in results)
 
 
+def detect_groups_on_cluster(
+    config: AnonymizeConfig, base_dir: Path, groups: Sequence[Sequence[LabelledText]]
+) -> Iterator[dict[int, list[Any]]]:
+    """``evaluate-detection`` on ``config.cluster``: for each group of labelled texts (a
+    conversation), the spans found in each text by turn, in order; lazily, so the caller's
+    clock counts the cluster's time.
+
+    Unlike a corpus, labelled data is read whole by its loader (JSON, CoNLL), so the texts
+    go to the workers in the tasks: evaluation data, four shares per worker.
+    """
+    assert config.cluster is not None
+    engine: Engine = (config, base_dir.resolve(), None)
+    with dask_client(config.cluster, config.workers, config.cluster_timeout_s) as client:
+        shares = 4 * max(len(client.nthreads()), 1)
+        size = max(1, -(-len(groups) // shares))
+        chunks = [list(groups[i : i + size]) for i in range(0, len(groups), size)]
+        arguments = [engine, _token(engine)]
+        results = run_parts(client, detect_groups_part, chunks, arguments, "detect", len(groups))
+    for result in results:
+        yield from result["turns"]
+
+
 def _run_on_cluster(
     config: AnonymizeConfig,
     engine: Engine,
@@ -81,7 +104,7 @@ def _run_on_cluster(
     reading the file whole would (ids unique, not empty), each part file of a suffix in
     ``outputs`` merged into that output; all outputs appear, or none."""
     assert config.cluster is not None
-    token = hashlib.sha256(pickle.dumps(engine)).hexdigest()
+    token = _token(engine)
     first = next(path for path in outputs.values() if path is not None)
     with (
         dask_client(config.cluster, config.workers, config.cluster_timeout_s) as client,
@@ -96,6 +119,10 @@ def _run_on_cluster(
                 if path is not None:
                     merge_parts(parts, suffix, stack.enter_context(atomic_path(path)))
     return results
+
+
+def _token(engine: Engine) -> str:
+    return hashlib.sha256(pickle.dumps(engine)).hexdigest()
 
 
 # This worker process's detector and policy, by the token of what built them: built once per
@@ -164,3 +191,14 @@ def detect_part(part: Part, engine: Engine, token: str) -> dict[str, Any]:
             detected.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
             ids += batch_ids
     return {"n_records": len(ids), "ids": ids}
+
+
+def detect_groups_part(
+    groups: list[list[LabelledText]], engine: Engine, token: str
+) -> dict[str, Any]:
+    """A share of ``evaluate-detection`` on a worker: the spans of its texts, by turn."""
+    from components.anonymize.evaluation.run import detected_turns
+
+    detector, policy = _engine(engine, token)
+    turns = list(detected_turns(groups, detector, policy, engine[0].batch_size))
+    return {"n_records": len(groups), "turns": turns}

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import spacy
-from presidio_analyzer import RecognizerResult
+from presidio_analyzer import RecognizerRegistry, RecognizerResult
 from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -201,6 +201,21 @@ class _NerOnlySpacyEngine(SpacyNlpEngine):
         return self.nlp[lang_code]  # type: ignore[index]  # Presidio annotates it as None
 
 
+class _NameOrderedRegistry(RecognizerRegistry):
+    """Presidio's registry, its recognizers returned in name order.
+
+    Presidio's own returns them from a set of recognizer objects, hashed by address, so
+    their order changed from process to process. That order decides which of two
+    recognizers finding the same span is credited with it (Presidio keeps the first of equal
+    results): the same texts credited 33 characters to one recognizer or another from run to
+    run, and two Dask workers disagreed with one process.
+    """
+
+    def get_recognizers(self, *args: Any, **kwargs: Any) -> list[Any]:
+        found = super().get_recognizers(*args, **kwargs)
+        return sorted(found, key=lambda r: (r.name, tuple(r.supported_entities)))
+
+
 def _build_analyzer(spacy_model: str) -> Any:
     from presidio_analyzer import AnalyzerEngine
 
@@ -226,6 +241,10 @@ def _build_analyzer(spacy_model: str) -> Any:
     # Presidio warns once per recognizer of every other language it ships; only English runs.
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
     analyzer = AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=[LANGUAGE])
+    default = analyzer.registry
+    analyzer.registry = _NameOrderedRegistry(
+        default.recognizers, default.global_regex_flags, default.supported_languages
+    )
     vocabulary = lemma_vocabulary(nlp_engine.pipeline(LANGUAGE))
     if not vocabulary:
         logger.warning(

@@ -25,11 +25,13 @@ class Span:
 def resolve_overlaps(spans: list[Span]) -> list[Span]:
     """Keep a non-overlapping subset, sorted by start.
 
-    Longer spans win, then higher scores, then the earlier start and type name, so the
-    result does not depend on the order detectors reported them in. O(n log n): kept spans
-    never overlap, so only the kept neighbours of a candidate can collide with it.
+    Longer spans win, then higher scores, then the earlier start, type name and source, so
+    the result does not depend on the order detectors reported them in. O(n log n): kept
+    spans never overlap, so only the kept neighbours of a candidate can collide with it.
     """
-    ranked = sorted(spans, key=lambda s: (-(s.end - s.start), -s.score, s.start, s.entity_type))
+    ranked = sorted(
+        spans, key=lambda s: (-(s.end - s.start), -s.score, s.start, s.entity_type, s.source)
+    )
     starts: list[int] = []
     kept: list[Span] = []  # sorted by start, parallel to ``starts``
     for span in ranked:

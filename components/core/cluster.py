@@ -166,13 +166,14 @@ def parts_folder(beside: Path) -> Iterator[Path]:
 def run_parts(
     client: Client,
     task: Callable[..., dict[str, Any]],
-    parts: Sequence[Part],
+    parts: Sequence[Any],
     arguments: Sequence[Any],
     description: str,
     total: int | None,
 ) -> list[dict[str, Any]]:
-    """``task(part, *arguments)`` for every part on the cluster, each result's ``n_records``
-    (a record is a conversation) counted on a progress bar; the results in part order.
+    """``task(part, *arguments)`` for every part (a :class:`Part` of a file, or any other
+    picklable share of the work) on the cluster, each result's ``n_records`` (a record is a
+    conversation) counted on a progress bar; the results in part order.
 
     Raises:
         the first failed task's own error (an ``InputError`` naming file and line); the

@@ -94,6 +94,32 @@ def scheduler() -> Iterator[object]:
 
 
 @pytest.mark.slow
+def test_evaluate_detection_on_a_cluster_scores_what_one_process_scores() -> None:
+    from components.anonymize.distributed import detect_groups_on_cluster
+    from components.anonymize.evaluation.datasets import load_labelled
+    from components.anonymize.evaluation.run import (
+        conversation_groups,
+        evaluate_detection,
+        score_detection,
+    )
+    from components.anonymize.factory import anonymization_policy, build_detector
+
+    items = load_labelled("embedded", None, limit=120)
+    config = AnonymizeConfig(batch_size=8)
+    detector, policy = build_detector(config, REPO), anonymization_policy(config, REPO)
+    one, one_sample = evaluate_detection(items, detector, policy, 8, sample_size=5)
+    groups = conversation_groups(items)
+    detected = detect_groups_on_cluster(ON_TWO_WORKERS, REPO, groups)
+    many, many_sample = score_detection(items, groups, detected, sample_size=5)
+    timing = ("seconds", "chars_per_second")
+    assert {k: v for k, v in many.items() if k not in timing} == {
+        k: v for k, v in one.items() if k not in timing
+    }
+    assert many_sample == one_sample
+    assert one["n_texts"] == 120 and one["char_recall"] > 0
+
+
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_has_its_parts_recomputed(
     corpus: Path,
     in_process: tuple[bytes, bytes],

@@ -178,6 +178,16 @@ def test_a_bad_cluster_flag_names_its_key_and_writes_nothing(
     assert message in capsys.readouterr().err and not output.exists()
 
 
+def test_evaluate_detection_takes_the_cluster_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    output = tmp_path / "metrics.json"
+    command = ["evaluate-detection", "--params", str(REPO_PARAMS), "--dataset", "embedded"]
+    assert main([*command, "--output", str(output), "--cluster", "tcp://nohost"]) == 1
+    assert "anonymize.cluster: expected null" in capsys.readouterr().err
+    assert not output.exists()
+
+
 def test_the_pipeline_stage_takes_its_cluster_from_params_not_flags(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

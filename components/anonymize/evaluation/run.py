@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from components.anonymize.engine import AnonymizationPolicy, Detector, detect_batch
@@ -22,22 +22,42 @@ def evaluate_detection(
     """Character precision/recall, entity recall per type, predicted characters by
     recognizer and by type, and throughput over ``items``; and a seeded sample of
     ``sample_size`` false positives with their context (private: never log it)."""
-    score = DetectionScore(sample_size=sample_size)
-    started = time.perf_counter()
     groups = conversation_groups(items)
+    return score_detection(
+        items, groups, detected_turns(groups, detector, policy, batch_size), sample_size
+    )
+
+
+def detected_turns(
+    groups: Sequence[Sequence[LabelledText]],
+    detector: Detector,
+    policy: AnonymizationPolicy,
+    batch_size: int,
+) -> Iterator[dict[int, list[Any]]]:
+    """For each group (a conversation), the spans found in each of its texts, by turn."""
     for start in range(0, len(groups), batch_size):
-        batch = groups[start : start + batch_size]
-        conversations = [_conversation(group) for group in batch]
-        for group, (fields, spans) in zip(
-            batch, detect_batch(conversations, detector, policy), strict=True
-        ):
-            turns = {
+        conversations = [_conversation(group) for group in groups[start : start + batch_size]]
+        for fields, spans in detect_batch(conversations, detector, policy):
+            yield {
                 where.turn: found
                 for (where, _), found in zip(fields, spans, strict=True)
                 if where.kind == "text"
             }
-            for i, item in enumerate(group):
-                score_text(item, turns[i], score)
+
+
+def score_detection(
+    items: Sequence[LabelledText],
+    groups: Sequence[Sequence[LabelledText]],
+    detected: Iterable[dict[int, list[Any]]],
+    sample_size: int = 0,
+) -> tuple[dict[str, Any], list[FalsePositive]]:
+    """The groups scored against what was ``detected`` in them, in order. ``detected`` may
+    be lazy: the time it takes to produce counts in ``seconds``."""
+    score = DetectionScore(sample_size=sample_size)
+    started = time.perf_counter()
+    for group, turns in zip(groups, detected, strict=True):
+        for i, item in enumerate(group):
+            score_text(item, turns[i], score)
     seconds = time.perf_counter() - started
     n_chars = sum(len(i.text) for i in items)
     metrics = {
