@@ -96,7 +96,13 @@ STAGES: tuple[Stage, ...] = (
         "risk",
         "Score the residual risk of each conversation (ground truth and automatic scan).",
         RiskConfig,
-        reads=("gate.threshold",),
+        # its automatic estimate runs on the data stages' cluster, when one is set
+        reads=(
+            "gate.threshold",
+            "anonymize.cluster",
+            "anonymize.workers",
+            "anonymize.cluster_timeout_s",
+        ),
     ),
     Stage(
         "review",

@@ -26,6 +26,7 @@ from components.core.cluster import (
     partition,
     parts_folder,
     run_parts,
+    shares,
 )
 from components.core.corpus import Conversation, conversation_from_record
 from components.core.errors import InputError
@@ -78,14 +79,12 @@ def detect_groups_on_cluster(
     clock counts the cluster's time.
 
     Unlike a corpus, labelled data is read whole by its loader (JSON, CoNLL), so the texts
-    go to the workers in the tasks: evaluation data, four shares per worker.
+    go to the workers in the tasks: evaluation data, in a few shares per worker.
     """
     assert config.cluster is not None
     engine: Engine = (config, base_dir.resolve(), None)
     with dask_client(config.cluster, config.workers, config.cluster_timeout_s) as client:
-        shares = 4 * max(len(client.nthreads()), 1)
-        size = max(1, -(-len(groups) // shares))
-        chunks = [list(groups[i : i + size]) for i in range(0, len(groups), size)]
+        chunks = shares(groups, len(client.nthreads()))
         arguments = [engine, _token(engine)]
         results = run_parts(client, detect_groups_part, chunks, arguments, "detect", len(groups))
     for result in results:

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from components.core.errors import BackendError, InputError, ParamsError
 from components.core.jsonio import ByteRange, byte_ranges
@@ -37,6 +37,7 @@ SCHEMES = ("tcp://", "tls://")
 MAX_PART_BYTES = 64 << 20
 MIN_PART_BYTES = 64 << 10
 PARTS_PER_WORKER = 4
+T = TypeVar("T")
 
 
 def check_cluster(value: str | None, key: str) -> None:
@@ -161,6 +162,13 @@ def parts_folder(beside: Path) -> Iterator[Path]:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def shares(items: Sequence[T], workers: int) -> list[list[T]]:
+    """``items`` cut in order into about ``PARTS_PER_WORKER`` shares a worker: the parts of
+    work that is in memory already (labelled texts, anonymized views), not in a file."""
+    size = max(1, -(-len(items) // (PARTS_PER_WORKER * max(workers, 1))))
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
 
 
 def run_parts(

@@ -13,7 +13,7 @@ leak, while a real surname left beside one (``[PERSON_NAME_1] Halpert``) still i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +101,16 @@ class CorpusRisk:
         return metrics
 
 
+Estimator = Callable[[Sequence[Conversation], RiskPolicy, str], list[list[ResidualItem]]]
+
+
+def estimate_all(
+    views: Sequence[Conversation], policy: RiskPolicy, salt: str
+) -> list[list[ResidualItem]]:
+    """The automatic estimate of each anonymized view, in this process."""
+    return [estimate_items(view, policy, salt) for view in views]
+
+
 def score_corpus(
     raw: Sequence[Conversation],
     anonymized: Mapping[str, Conversation],
@@ -108,6 +118,7 @@ def score_corpus(
     policy: RiskPolicy,
     salt: str,
     sources: Mapping[str, str],
+    estimate: Estimator | None = None,
 ) -> CorpusRisk:
     """Score every raw conversation against its anonymized version.
 
@@ -116,14 +127,17 @@ def score_corpus(
         replacements: conversation id → the anonymize stage's span records (they locate
             the surrogates the estimate must not flag).
         sources: conversation id → source, from :func:`conversation_sources`.
+        estimate: runs the automatic estimate over the anonymized views, in order
+            (:func:`estimate_all` in this process by default; a Dask cluster's in
+            ``components/risk/distributed.py``).
     """
     rows, estimate_rows, truth_rows = [], [], []
     items: list[ResidualItem] = []
     agreement = Agreement()
-    for conversation in raw:
+    views = [placeholder_view(anonymized[c.id], replacements.get(c.id, [])) for c in raw]
+    estimates = (estimate or estimate_all)(views, policy, salt)
+    for conversation, clear, estimated in zip(raw, views, estimates, strict=True):
         replaced = replacements.get(conversation.id, [])
-        clear = placeholder_view(anonymized[conversation.id], replaced)
-        estimated = estimate_items(clear, policy, salt)
         estimate_rows.append(risk_row(conversation, estimated))
         items += estimated
         chosen = estimated

@@ -23,7 +23,7 @@ from components.core.lineage import CORPUS_KEY, sha256_file
 from components.core.salt import read_salt
 from components.core.stage import Metrics, StageContext, log_stage
 from components.risk.config import RiskConfig
-from components.risk.corpus import conversation_sources, score_corpus
+from components.risk.corpus import Estimator, conversation_sources, score_corpus
 from components.risk.report import risk_histogram_png, risk_report_html, risk_table_markdown
 from components.risk.scoring import ResidualItem, RiskPolicy
 
@@ -40,7 +40,9 @@ def run(config: RiskConfig, context: StageContext) -> Metrics:
         if missing is not None:
             raise InputError(f"{paths.ANON_CORPUS}: conversation {missing} missing")
         sources = conversation_sources(raw, config.source, str(paths.RAW_CORPUS))
-        scored = score_corpus(raw, anonymized, by_conversation, policy, salt, sources)
+        scored = score_corpus(
+            raw, anonymized, by_conversation, policy, salt, sources, _estimator(context)
+        )
         # The gate checks that the table it judges was computed on the corpus on disk.
         summary = {**scored.to_metrics(), CORPUS_KEY: sha256_file(paths.ANON_CORPUS)}
         metrics = headline(summary)
@@ -50,6 +52,19 @@ def run(config: RiskConfig, context: StageContext) -> Metrics:
         write_json_atomic(paths.metrics_file("risk"), metrics)
         log_stage("risk", config, metrics, [paths.metrics_file("risk"), *artifacts])
     return metrics
+
+
+def _estimator(context: StageContext) -> Estimator | None:
+    """The automatic estimate on ``anonymize.cluster`` when one is set (the data stages
+    share it); None runs it in this process."""
+    cluster: str | None = context.setting("anonymize.cluster")
+    if cluster is None:
+        return None
+    from components.risk.distributed import cluster_estimator
+
+    workers: int = context.setting("anonymize.workers")
+    timeout_s: float = context.setting("anonymize.cluster_timeout_s")
+    return cluster_estimator(cluster, workers, timeout_s)
 
 
 def headline(summary: Metrics) -> Metrics:
