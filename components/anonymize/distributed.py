@@ -26,7 +26,7 @@ from components.core.cluster import (
     partition,
     parts_folder,
     run_parts,
-    shares,
+    run_shares,
 )
 from components.core.corpus import Conversation, conversation_from_record
 from components.core.errors import InputError
@@ -83,10 +83,11 @@ def detect_groups_on_cluster(
     """
     assert config.cluster is not None
     engine: Engine = (config, base_dir.resolve(), None)
-    with dask_client(config.cluster, config.workers, config.cluster_timeout_s) as client:
-        chunks = shares(groups, len(client.nthreads()))
-        arguments = [engine, _token(engine)]
-        results = run_parts(client, detect_groups_part, chunks, arguments, "detect", len(groups))
+    arguments = [engine, _token(engine)]
+    timeout_s = config.cluster_timeout_s
+    results = run_shares(
+        config.cluster, config.workers, timeout_s, detect_groups_part, groups, arguments, "detect"
+    )
     for result in results:
         yield from result["turns"]
 

@@ -164,6 +164,22 @@ def parts_folder(beside: Path) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def run_shares(
+    cluster: str,
+    workers: int,
+    timeout_s: float,
+    task: Callable[..., dict[str, Any]],
+    items: Sequence[Any],
+    arguments: Sequence[Any],
+    description: str,
+) -> list[dict[str, Any]]:
+    """``task(share, *arguments)`` over :func:`shares` of ``items`` (work in memory, not in
+    a file) on ``cluster``; the results in order."""
+    with dask_client(cluster, workers, timeout_s) as client:
+        parts = shares(items, len(client.nthreads()))
+        return run_parts(client, task, parts, arguments, description, len(items))
+
+
 def shares(items: Sequence[T], workers: int) -> list[list[T]]:
     """``items`` cut in order into about ``PARTS_PER_WORKER`` shares a worker: the parts of
     work that is in memory already (labelled texts, anonymized views), not in a file."""

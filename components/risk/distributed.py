@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from components.core.cluster import dask_client, run_parts, shares
+from components.core.cluster import run_shares
 from components.core.corpus import Conversation
 from components.risk.corpus import Estimator
 from components.risk.estimate import estimate_items
@@ -27,10 +27,10 @@ def cluster_estimator(cluster: str, workers: int, timeout_s: float) -> Estimator
     def estimate(
         views: Sequence[Conversation], policy: RiskPolicy, salt: str
     ) -> list[list[ResidualItem]]:
-        with dask_client(cluster, workers, timeout_s) as client:
-            chunks = shares(views, len(client.nthreads()))
-            arguments = [policy, salt]
-            results = run_parts(client, estimate_part, chunks, arguments, "estimate", len(views))
+        arguments = [policy, salt]
+        results = run_shares(
+            cluster, workers, timeout_s, estimate_part, views, arguments, "estimate"
+        )
         return [items for result in results for items in result["items"]]
 
     return estimate

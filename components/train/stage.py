@@ -100,25 +100,10 @@ def training_data(config: TrainConfig) -> TrainingData:
 def _train(
     config: TrainConfig, data: TrainingData, output: Path, callbacks: list[Any]
 ) -> TrainResult:
+    common = (paths.BASE_MODEL, data.conversations, config, output, paths.TRAIN_WORK, callbacks)
     if config.method in PREFERENCE_METHODS:
-        return train_preference(
-            paths.BASE_MODEL,
-            data.conversations,
-            config,
-            output,
-            paths.TRAIN_WORK,
-            callbacks,
-            str(data.source),
-        )
-    return train_lora(
-        paths.BASE_MODEL,
-        data.conversations,
-        config,
-        output,
-        paths.TRAIN_WORK,
-        callbacks,
-        data.examples,
-    )
+        return train_preference(*common, str(data.source))
+    return train_lora(*common, data.examples)
 
 
 def loss_csv(history: Sequence[tuple[int, float]]) -> str:
