@@ -180,11 +180,20 @@ def run_shares(
         return run_parts(client, task, parts, arguments, description, len(items))
 
 
-def shares(items: Sequence[T], workers: int) -> list[list[T]]:
+class Share(list[T]):
+    """A share of work in memory: a list whose repr is its length, not its contents. A
+    worker logs the first 1,000 characters of a failed task's repr (distributed's "Compute
+    Failed"), and a share holds texts."""
+
+    def __repr__(self) -> str:
+        return f"<share of {len(self)}>"
+
+
+def shares(items: Sequence[T], workers: int) -> list[Share[T]]:
     """``items`` cut in order into about ``PARTS_PER_WORKER`` shares a worker: the parts of
     work that is in memory already (labelled texts, anonymized views), not in a file."""
     size = max(1, -(-len(items) // (PARTS_PER_WORKER * max(workers, 1))))
-    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+    return [Share(items[i : i + size]) for i in range(0, len(items), size)]
 
 
 def run_parts(

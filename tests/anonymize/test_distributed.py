@@ -192,3 +192,12 @@ def test_an_unreachable_scheduler_is_named_within_the_timeout(corpus: Path, tmp_
 def test_a_bad_cluster_names_the_key(value: str) -> None:
     with pytest.raises(ParamsError, match=r"anonymize\.cluster"):
         AnonymizeConfig(cluster=value)
+
+
+def test_a_share_of_texts_shows_its_size_not_its_texts_in_a_task_log() -> None:
+    import pickle
+
+    parts = cluster.shares(["Call me at 555-0100", "I'm Ann Lee"] * 5, workers=2)
+    assert [len(p) for p in parts] == [2, 2, 2, 2, 2]
+    assert repr(parts[0]) == "<share of 2>" and "Ann" not in repr(parts)
+    assert pickle.loads(pickle.dumps(parts[0])) == ["Call me at 555-0100", "I'm Ann Lee"]
