@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 from components.anonymize.calibration import OPERATING_POINTS
@@ -245,6 +246,30 @@ class AnonymizeConfig:
         _require(self.workers >= 1, "anonymize.workers", "an integer >= 1")
         check_cluster(self.cluster, "anonymize.cluster")
         _require(self.cluster_timeout_s > 0, "anonymize.cluster_timeout_s", "seconds > 0")
+
+    def policy_files(self) -> list[str]:
+        """The files, as params name them, read when the detector and policy are built:
+        the calibration, the exclusions and dictionaries, the allow list when a detector
+        uses it. Model folders are not among them."""
+        files = [self.calibration] if self.calibration is not None else []
+        files += [*self.exclusions.values(), *self.dictionaries.values()]
+        if "allow_list" in self.detectors:
+            files.append(self.allow_list)
+        return list(dict.fromkeys(files))
+
+    def with_policy_files(self, moved: Mapping[str, str]) -> AnonymizeConfig:
+        """This config with each policy file named in ``moved`` renamed to its new path."""
+
+        def renamed(path: str) -> str:
+            return moved.get(path, path)
+
+        return replace(
+            self,
+            calibration=None if self.calibration is None else renamed(self.calibration),
+            exclusions={t: renamed(p) for t, p in self.exclusions.items()},
+            dictionaries={t: renamed(p) for t, p in self.dictionaries.items()},
+            allow_list=renamed(self.allow_list),
+        )
 
     def _check_detectors(self) -> None:
         unknown = [name for name in self.detectors if name not in DETECTORS]

@@ -3,6 +3,11 @@ each worker process building its detector once and working through the ranges it
 into part files, merged in input order. Placeholders and surrogates are numbered within a
 conversation and detection propagates names within one, so nothing crosses parts and the
 outputs are byte for byte those of one process.
+
+The policy files (calibration, exclusions, dictionaries, allow list) are read on the client
+and travel in the task's arguments, so a worker needs the package and the models, not the
+project's files; model folders (``lm_probability``, ``surrogate.method: lm``) are named from
+``base_dir`` and must be on storage the workers read (infra/dask/README.md).
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ import contextlib
 import hashlib
 import json
 import pickle
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +45,34 @@ if TYPE_CHECKING:
     from components.anonymize.surrogates import SurrogateKey
 
 CORPUS, SPANS, DETECTED = ".corpus.jsonl", ".spans.jsonl", ".detected.jsonl"
-Engine = tuple[AnonymizeConfig, Path, "SurrogateKey | None"]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """What a worker builds its detector and policy from, sent to every worker once."""
+
+    config: AnonymizeConfig
+    base_dir: Path  # model folders are named from it
+    key: SurrogateKey | None
+    files: tuple[tuple[str, bytes], ...]  # each policy file as params name it, its bytes
+
+    @property
+    def token(self) -> str:
+        return hashlib.sha256(pickle.dumps(self)).hexdigest()
+
+
+def engine_for(config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None) -> Engine:
+    """The engine of ``config``, its policy files read here on the client.
+
+    Raises:
+        InputError: a policy file is missing or malformed, named before any cluster starts.
+    """
+    from components.anonymize.factory import check_policy_files
+
+    base_dir = base_dir.resolve()
+    check_policy_files(config, base_dir)
+    files = tuple((name, (base_dir / name).read_bytes()) for name in config.policy_files())
+    return Engine(config, base_dir, key, files)
 
 
 def anonymize_on_cluster(
@@ -52,7 +86,7 @@ def anonymize_on_cluster(
 ) -> AnonymizationTally:
     """Anonymize ``input_path`` on ``config.cluster``; both outputs appear only if every
     part succeeds."""
-    engine = (config, base_dir.resolve(), key)
+    engine = engine_for(config, base_dir, key)
     outputs = {CORPUS: output_path, SPANS: spans_path}
     results = _run_on_cluster(config, engine, anonymize_part, input_path, outputs, total)
     tally = AnonymizationTally()
@@ -65,7 +99,7 @@ def detect_on_cluster(
     config: AnonymizeConfig, base_dir: Path, input_path: Path, output_path: Path
 ) -> int:
     """``detect`` on ``config.cluster``: the spans of each record, in input order."""
-    engine = (config, base_dir.resolve(), None)
+    engine = engine_for(config, base_dir, None)
     outputs: dict[str, Path | None] = {DETECTED: output_path}
     results = _run_on_cluster(config, engine, detect_part, input_path, outputs, None)
     return sum(int(result["n_records"]) for result in results)
@@ -82,8 +116,8 @@ def detect_groups_on_cluster(
     go to the workers in the tasks: evaluation data, in a few shares per worker.
     """
     assert config.cluster is not None
-    engine: Engine = (config, base_dir.resolve(), None)
-    arguments = [engine, _token(engine)]
+    engine = engine_for(config, base_dir, None)
+    arguments = [engine, engine.token]
     timeout_s = config.cluster_timeout_s
     results = run_shares(
         config.cluster, config.workers, timeout_s, detect_groups_part, groups, arguments, "detect"
@@ -104,7 +138,7 @@ def _run_on_cluster(
     reading the file whole would (ids unique, not empty), each part file of a suffix in
     ``outputs`` merged into that output; all outputs appear, or none."""
     assert config.cluster is not None
-    token = _token(engine)
+    token = engine.token
     first = next(path for path in outputs.values() if path is not None)
     with (
         dask_client(config.cluster, config.workers, config.cluster_timeout_s) as client,
@@ -121,26 +155,31 @@ def _run_on_cluster(
     return results
 
 
-def _token(engine: Engine) -> str:
-    return hashlib.sha256(pickle.dumps(engine)).hexdigest()
-
-
 # This worker process's detector and policy, by the token of what built them: built once per
 # process, not per part.
-_ENGINE: dict[str, tuple[Detector, AnonymizationPolicy]] = {}
+_BUILT: dict[str, tuple[Detector, AnonymizationPolicy]] = {}
 
 
-def _engine(engine: Engine, token: str) -> tuple[Detector, AnonymizationPolicy]:
-    if token not in _ENGINE:
+def _built(engine: Engine, token: str) -> tuple[Detector, AnonymizationPolicy]:
+    """The detector and policy of ``engine``, built on first use in this process from the
+    policy files it carries (written to a private folder for the build, then removed: every
+    builder reads its files whole)."""
+    if token not in _BUILT:
         from components.anonymize.factory import anonymization_policy, build_detector
 
-        config, base_dir, key = engine
-        _ENGINE.clear()  # a new run's engine replaces the last one
-        _ENGINE[token] = (
-            build_detector(config, base_dir),
-            anonymization_policy(config, base_dir, key),
-        )
-    return _ENGINE[token]
+        _BUILT.clear()  # a new run's engine replaces the last one
+        with tempfile.TemporaryDirectory(prefix="veiltune-policy-") as folder:
+            moved = {}
+            for index, (name, contents) in enumerate(engine.files):
+                path = Path(folder) / f"{index}-{Path(name).name}"
+                path.write_bytes(contents)
+                moved[name] = str(path)
+            config = engine.config.with_policy_files(moved)
+            _BUILT[token] = (
+                build_detector(config, engine.base_dir),
+                anonymization_policy(config, engine.base_dir, engine.key),
+            )
+    return _BUILT[token]
 
 
 def _read_part(part: Part, batch_size: int) -> Iterator[tuple[list[Conversation], list[Any]]]:
@@ -164,11 +203,11 @@ def _read_part(part: Part, batch_size: int) -> Iterator[tuple[list[Conversation]
 def anonymize_part(part: Part, engine: Engine, token: str) -> dict[str, Any]:
     """One part on a worker: its records anonymized into its part files; back come counts,
     and the ids with their lines (for the check across parts), never text."""
-    detector, policy = _engine(engine, token)
+    detector, policy = _built(engine, token)
     tally = AnonymizationTally()
     ids: list[tuple[str, int]] = []
     with part_writer(part.output(CORPUS)) as corpus, part_writer(part.output(SPANS)) as spans:
-        for batch, batch_ids in _read_part(part, engine[0].batch_size):
+        for batch, batch_ids in _read_part(part, engine.config.batch_size):
             for original, (anonymized, replacements) in zip(
                 batch, run_batch(batch, detector, policy), strict=True
             ):
@@ -183,10 +222,10 @@ def detect_part(part: Part, engine: Engine, token: str) -> dict[str, Any]:
     """One part of ``detect`` on a worker: its records' spans into its part file."""
     from components.anonymize.factory import detection_records
 
-    detector, policy = _engine(engine, token)
+    detector, policy = _built(engine, token)
     ids: list[tuple[str, int]] = []
     with part_writer(part.output(DETECTED)) as detected:
-        for batch, batch_ids in _read_part(part, engine[0].batch_size):
+        for batch, batch_ids in _read_part(part, engine.config.batch_size):
             records = detection_records(batch, detector, policy, len(batch))
             detected.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
             ids += batch_ids
@@ -199,6 +238,6 @@ def detect_groups_part(
     """A share of ``evaluate-detection`` on a worker: the spans of its texts, by turn."""
     from components.anonymize.evaluation.run import detected_turns
 
-    detector, policy = _engine(engine, token)
-    turns = list(detected_turns(groups, detector, policy, engine[0].batch_size))
+    detector, policy = _built(engine, token)
+    turns = list(detected_turns(groups, detector, policy, engine.config.batch_size))
     return {"n_records": len(groups), "turns": turns}

@@ -152,6 +152,19 @@ def detection_thresholds(config: AnonymizeConfig, base_dir: Path = Path()) -> Th
     )
 
 
+def check_policy_files(config: AnonymizeConfig, base_dir: Path = Path()) -> None:
+    """Read each of ``config.policy_files()`` as building would, so that a missing or
+    malformed one is an error naming it now.
+
+    Raises:
+        InputError: a policy file is missing, not UTF-8 or not what its key needs.
+    """
+    detection_thresholds(config, base_dir)
+    read_term_lists(config.exclusions, config.dictionaries, base_dir)
+    if "allow_list" in config.detectors:
+        allow_list_detector(config, base_dir)
+
+
 def anonymization_policy(
     config: AnonymizeConfig, base_dir: Path = Path(), key: SurrogateKey | None = None
 ) -> AnonymizationPolicy:

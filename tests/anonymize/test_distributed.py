@@ -1,11 +1,14 @@
 """Anonymize and detect on a real Dask cluster (``anonymize.cluster``): byte for byte the
 one-process outputs, a worker killed mid-run recomputed, a malformed record or an
-unreachable scheduler one clear error with nothing written."""
+unreachable scheduler one clear error with nothing written, the policy files sent with the
+task."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import threading
 import time
@@ -15,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from components.anonymize import distributed
 from components.anonymize.commands import detect
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.stage import anonymize_file
@@ -177,6 +181,73 @@ def test_a_duplicate_id_across_parts_is_named_by_its_line(
     with pytest.raises(InputError, match=rf"{len(lines) + 1}: duplicate id '{first_id}'"):
         _anonymize(ON_TWO_WORKERS, duplicate, tmp_path / "out")
     assert not (tmp_path / "out" / "corpus.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_the_policy_files_travel_with_the_task_not_on_the_workers_file_system(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project whose exclusions keep a made-up word that the shipped policy redacts; its
+    policy folder is removed after the client reads it and before the cluster starts, and
+    the workers still apply it."""
+    project = tmp_path / "project"
+    shutil.copytree(REPO / "veiltune" / "policy", project / "veiltune" / "policy")
+    exclusions = project / "veiltune" / "policy" / "exclusions" / "person_name.txt"
+    exclusions.write_text(exclusions.read_text() + "\nquelbrin\n")
+    records = [c.to_record() for c in generate_corpus(12, seed=5)]
+    records[0]["turns"][0]["text"] += " The reference word is quelbrin."
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    config = AnonymizeConfig(batch_size=4)
+    one = anonymize_file(config, project, corpus, tmp_path / "one.jsonl", tmp_path / "one.spans")
+    assert "reference word is quelbrin." in (tmp_path / "one.jsonl").read_text()
+    cluster_client = distributed.dask_client
+
+    @contextlib.contextmanager
+    def policy_gone_then_cluster(*args: object) -> Iterator[object]:
+        shutil.rmtree(project / "veiltune")
+        with cluster_client(*args) as client:  # type: ignore[arg-type]
+            yield client
+
+    monkeypatch.setattr(distributed, "dask_client", policy_gone_then_cluster)
+    many = anonymize_file(
+        replace(config, cluster="local", workers=2),
+        project,
+        corpus,
+        tmp_path / "many.jsonl",
+        tmp_path / "many.spans",
+    )
+    assert not (project / "veiltune").exists()
+    assert (tmp_path / "many.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
+    assert (tmp_path / "many.spans").read_bytes() == (tmp_path / "one.spans").read_bytes()
+    assert many["n_conversations"] == one["n_conversations"] == 12
+
+
+def test_the_policy_files_are_those_params_name_each_once_and_can_be_renamed() -> None:
+    config = AnonymizeConfig(
+        detectors=["entities", "allow_list"],
+        calibration=None,
+        exclusions={"PERSON_NAME": "a.txt"},
+        dictionaries={"PERSON_NAME": "a.txt", "LOCATION": "b.txt"},
+    )
+    assert config.policy_files() == ["a.txt", "b.txt", config.allow_list]
+    assert "veiltune/policy/allow_list.txt" not in AnonymizeConfig().policy_files()
+    moved = config.with_policy_files({"a.txt": "/w/0-a.txt", config.allow_list: "/w/2-allow"})
+    assert moved.exclusions == {"PERSON_NAME": "/w/0-a.txt"}
+    assert moved.dictionaries == {"PERSON_NAME": "/w/0-a.txt", "LOCATION": "b.txt"}
+    assert moved.allow_list == "/w/2-allow" and moved.calibration is None
+
+
+def test_a_missing_policy_file_is_named_before_a_cluster_is_reached(
+    corpus: Path, tmp_path: Path
+) -> None:
+    missing = tmp_path / "nowhere.txt"
+    config = AnonymizeConfig(
+        cluster="tcp://127.0.0.1:9", cluster_timeout_s=2, dictionaries={"PERSON_NAME": str(missing)}
+    )
+    with pytest.raises(InputError, match=rf"^{missing}: no such term list"):
+        _anonymize(config, corpus, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
 
 
 def test_an_unreachable_scheduler_is_named_within_the_timeout(corpus: Path, tmp_path: Path) -> None:
