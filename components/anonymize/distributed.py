@@ -18,7 +18,7 @@ import json
 import pickle
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,12 +49,14 @@ CORPUS, SPANS, DETECTED = ".corpus.jsonl", ".spans.jsonl", ".detected.jsonl"
 
 @dataclass(frozen=True)
 class Engine:
-    """What a worker builds its detector and policy from, sent to every worker once."""
+    """What a worker builds its detector and policy from, sent to every worker once. Its
+    repr, which a failed task's log may print, shows neither the run's secret nor the
+    policy files' contents (dictionaries may list names)."""
 
     config: AnonymizeConfig
     base_dir: Path  # model folders are named from it
-    key: SurrogateKey | None
-    files: tuple[tuple[str, bytes], ...]  # each policy file as params name it, its bytes
+    key: SurrogateKey | None = field(repr=False)
+    files: tuple[tuple[str, bytes], ...] = field(repr=False)  # (name in params, contents)
 
     @property
     def token(self) -> str:

@@ -238,6 +238,24 @@ def test_the_policy_files_are_those_params_name_each_once_and_can_be_renamed() -
     assert moved.allow_list == "/w/2-allow" and moved.calibration is None
 
 
+def test_an_engine_shows_neither_the_secret_nor_the_policy_contents_in_a_task_log(
+    tmp_path: Path,
+) -> None:
+    import pickle
+
+    from components.anonymize.surrogates import SurrogateKey
+
+    names = tmp_path / "names.txt"
+    names.write_text("Quelbrin Ostrava\n")
+    config = AnonymizeConfig(
+        calibration=None, exclusions={}, dictionaries={"PERSON_NAME": "names.txt"}
+    )
+    engine = distributed.engine_for(config, tmp_path, SurrogateKey("s3cr3t-salt"))
+    assert engine.files == (("names.txt", b"Quelbrin Ostrava\n"),)
+    assert "Quelbrin" not in repr(engine) and "s3cr3t" not in repr(engine)
+    assert pickle.loads(pickle.dumps(engine)).token == engine.token
+
+
 def test_a_missing_policy_file_is_named_before_a_cluster_is_reached(
     corpus: Path, tmp_path: Path
 ) -> None:
