@@ -65,8 +65,15 @@ ui: setup
 mlflow-ui: setup
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000
 
+# Everything the pipeline made, but the signing key (.veiltune/keys: it vouches for every
+# bundle and registered version signed before, and goes with no erasure).
+# A key that an earlier release left in data/raw is moved there first, as its first use would.
 clean:
-	rm -rf data models metrics exports mlartifacts mlflow.db .veiltune
+	@if [ -f data/raw/signing_key.pem ] && [ ! -e .veiltune/keys/signing_key.pem ]; then \
+	  mkdir -p .veiltune/keys && chmod 700 .veiltune/keys && \
+	  mv data/raw/signing_key.pem .veiltune/keys/ && echo "kept the signing key: .veiltune/keys/"; fi
+	rm -rf data models metrics exports mlartifacts mlflow.db
+	find .veiltune -mindepth 1 -maxdepth 1 ! -name keys -exec rm -rf {} + 2>/dev/null || true
 
 # Erase every copy of raw and conversation text, DVC's cache and run cache included
 # (README "Safety"); `make clean` alone leaves DVC's cache.

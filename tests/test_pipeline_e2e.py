@@ -206,9 +206,10 @@ def test_export_bundle_verifies(repo: Path) -> None:
     assert registered["aliases"] == sorted(live)
     assert registered["aliases_source"] == "MLflow model registry at export time"
     assert manifest["mlflow"]["pipeline_run_id"]
-    # Signed with the key made on first use beside the salt, private, and never bundled.
-    key_file = repo / "data" / "raw" / "signing_key.pem"
+    # Signed with the key made on first use outside the raw data, private, never bundled.
+    key_file = repo / ".veiltune" / "keys" / "signing_key.pem"
     assert key_file.stat().st_mode & 0o777 == 0o600
+    assert key_file.parent.stat().st_mode & 0o777 == 0o700
     public = read_private_key(key_file).public_key()
     assert manifest["signing"]["public_key_sha256"] == fingerprint(public)
     assert (bundle / "signing" / "public_key.pem").read_bytes() == public_key_pem(public)
@@ -303,7 +304,7 @@ def test_export_verify_cli_on_the_real_bundle(repo: Path, tmp_path: Path) -> Non
     from tests.pipeline_repo import BIN, pipeline_env
 
     # An auditor outside the checkout holds the producer's public key only.
-    producer = read_private_key(repo / "data" / "raw" / "signing_key.pem").public_key()
+    producer = read_private_key(repo / ".veiltune" / "keys" / "signing_key.pem").public_key()
     (tmp_path / "producer.pem").write_bytes(public_key_pem(producer))
 
     def verify(

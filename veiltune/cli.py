@@ -604,12 +604,11 @@ def _run_tool(args: argparse.Namespace) -> Any:
     if args.command == "purge-raw":
         from components.core.purge import purge_command
 
-        corpus = (
-            stage_context(paths.PARAMS).config(IngestConfig).corpus_path
-            if paths.PARAMS.is_file()
-            else None
-        )
-        return purge_command(Path.cwd(), args.yes, corpus)
+        if not paths.PARAMS.is_file():
+            return purge_command(Path.cwd(), args.yes, None)
+        context = stage_context(paths.PARAMS)
+        key = context.base_dir / context.config(ExportConfig).signing_key
+        return purge_command(Path.cwd(), args.yes, context.config(IngestConfig).corpus_path, key)
     if args.command == "serve":
         from flows.pipeline import serve
 

@@ -52,7 +52,7 @@ def materialize_base_model(source: str, output_dir: Path) -> BaseModelInfo:
             f"base_model.source: {source!r} is neither {BUNDLED_SMOLLM2!r} "
             "nor a Hugging Face model folder with a config.json"
         )
-    shutil.copytree(folder, output_dir)
+    shutil.copytree(folder, output_dir, dirs_exist_ok=True)  # into its new, empty folder
     return _describe(source, output_dir)
 
 

@@ -8,13 +8,13 @@ from dataclasses import asdict
 from components.base_model.config import BaseModelConfig
 from components.base_model.materialize import materialize_base_model
 from components.core import paths, tracking
-from components.core.jsonio import atomic_path, write_json_atomic
+from components.core.jsonio import atomic_folder, write_json_atomic
 from components.core.stage import Metrics, StageContext, log_stage
 
 
 def run(config: BaseModelConfig, context: StageContext) -> Metrics:
     with tracking.stage_run("base_model", context.experiment):
-        with atomic_path(paths.BASE_MODEL, directory=True) as tmp:
+        with atomic_folder(paths.BASE_MODEL, "base-model") as tmp:
             info = materialize_base_model(config.source, tmp)
         metrics = asdict(info)
         write_json_atomic(paths.metrics_file("base_model"), metrics)

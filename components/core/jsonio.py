@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from components.core.errors import InputError
+from components.core.workspace import refuse_protected
 
 # Deeper JSON is refused: a record of 100,000 nested brackets would otherwise end in a
 # RecursionError here or in any code that walks the record.
@@ -28,6 +29,9 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF][0-9a-fA-F]{2}")
 _PARTIAL = ".veiltune-"
 _OWNER = ".veiltune-owner"
 _LEGACY_PARTIAL = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}")
+# Left in every folder veiltune writes whole, holding its kind: only such a folder (or an
+# empty one) is ever replaced by a later write.
+FOLDER_MARK = ".veiltune-output"
 
 
 @dataclass(frozen=True)
@@ -156,12 +160,14 @@ def _refuse_lone_surrogates(value: Any, where: str, key: str) -> None:
 
 
 def check_output_file(
-    path: Path, inputs: Iterable[Path | None] = (), create_parent: bool = False
+    path: Path, inputs: Iterable[Path | None] = (), create_parent: bool = False, raw: bool = False
 ) -> None:
     """Refuse an output path that does not name a file veiltune may replace, before any
     work is done: an empty name, ``.`` or ``..``, an existing directory, a missing folder
-    (unless ``create_parent``), or the same file as one of ``inputs`` (the command's input
-    files and its other outputs).
+    (unless ``create_parent``), the same file as one of ``inputs`` (the command's input
+    files and its other outputs), or what no command may write over
+    (:func:`components.core.workspace.refuse_protected`; ``raw``: the output is raw text,
+    allowed in a folder of its own under ``data/raw``).
 
     Raises:
         InputError: naming the path and what to give instead.
@@ -172,11 +178,26 @@ def check_output_file(
         )
     if path.is_dir():
         raise InputError(f"{path}: is a directory; give the path of a file to write")
+    refuse_protected(path, raw)
     if not create_parent and not path.parent.is_dir():
         raise InputError(f"{path}: its folder {path.parent} does not exist")
     for source in inputs:
         if source is not None and same_file(path, source):
             raise InputError(f"{path}: names the same file as {source}; write the output elsewhere")
+
+
+def check_output_folder(path: Path, kind: str, raw: bool = False) -> None:
+    """Refuse a folder a command would replace whole, before any work is done: what
+    :func:`atomic_folder` would refuse (a file, the working folder or one above it, an
+    existing folder veiltune did not write as a ``kind``), and what no command may write
+    over (``raw``: raw text, allowed in a folder of its own under ``data/raw``).
+
+    Raises:
+        InputError: naming the path and what to give instead.
+    """
+    _refuse_unsafe_target(path, directory=True)
+    refuse_protected(path, raw, folder=True)
+    _refuse_foreign_folder(path, kind)
 
 
 def check_input_file(path: Path) -> None:
@@ -193,18 +214,53 @@ def same_file(a: Path, b: Path) -> bool:
 
 
 @contextlib.contextmanager
-def atomic_path(path: Path, *, directory: bool = False) -> Iterator[Path]:
-    """Yield a temporary sibling of ``path``; move it onto ``path`` only if the block succeeds.
-
-    Whatever the block creates at the yielded path (a file, or a folder when ``directory``)
-    replaces ``path`` in one rename; an existing folder at ``path`` is replaced only in
-    ``directory`` mode. Cleanup removes only the temporary folder this call created.
+def atomic_path(path: Path) -> Iterator[Path]:
+    """Yield a temporary sibling of the file ``path``; move it onto ``path`` only if the
+    block succeeds. Cleanup removes only the temporary folder this call created.
 
     Raises:
         InputError: ``path`` is empty, ``.``, ``..``, the working folder or one above it,
-            or a folder where a file is to be written (or a file where a folder is).
+            or a folder.
     """
-    _refuse_unsafe_target(path, directory)
+    _refuse_unsafe_target(path, directory=False)
+    with _staged(path) as tmp:
+        yield tmp
+
+
+@contextlib.contextmanager
+def atomic_folder(
+    path: Path, kind: str, private: bool = False, raw: bool = False
+) -> Iterator[Path]:
+    """Yield a new, empty temporary folder that replaces the folder ``path`` whole, in one
+    rename, only if the block succeeds.
+
+    A folder already at ``path`` is replaced only when veiltune wrote it as a ``kind``
+    (the marker file ``FOLDER_MARK`` it leaves in each, holding the kind) or it is empty:
+    never the raw data, a repository or a user's documents named by mistake.
+
+    Args:
+        path: the folder to write.
+        kind: what it is (``utility-pack``, ``adapter``...), recorded in its marker.
+        private: it holds conversation text: the folder and its sub-folders 0700, its
+            files 0600 (out of reach in the 0700 staging folder until then).
+        raw: it holds raw text: private, and may be a folder of its own under ``data/raw``.
+
+    Raises:
+        InputError: what :func:`check_output_folder` refuses.
+    """
+    check_output_folder(path, kind, raw=raw)
+    with _staged(path) as tmp:
+        tmp.mkdir()
+        yield tmp
+        (tmp / FOLDER_MARK).write_text(f"{kind}\n", encoding="utf-8")
+        if private or raw:
+            _make_private(tmp)
+
+
+@contextlib.contextmanager
+def _staged(path: Path) -> Iterator[Path]:
+    """A path in a fresh hidden sibling folder (0700, with its owner's pid), moved onto
+    ``path`` when the block succeeds; the sibling goes either way."""
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_partials(path)
     workdir = Path(tempfile.mkdtemp(prefix=f".{path.name}{_PARTIAL}", dir=path.parent))
@@ -227,6 +283,32 @@ def _refuse_unsafe_target(path: Path, directory: bool) -> None:
         raise InputError(f"{path}: is a directory; give the path of a file to write")
     if path.is_file() and directory:
         raise InputError(f"{path}: is a file where a folder is to be written")
+
+
+def _refuse_foreign_folder(path: Path, kind: str) -> None:
+    """An existing folder is replaced only when veiltune wrote it as a ``kind``, or it is
+    empty."""
+    if not path.is_dir() or path.is_symlink() or not any(path.iterdir()):
+        return
+    mark = path / FOLDER_MARK
+    found = mark.read_text(encoding="utf-8", errors="replace").strip() if mark.is_file() else ""
+    if found == kind:
+        return
+    what = (
+        f"holds veiltune's {found}, not a {kind}"
+        if found
+        else f"exists and veiltune did not write it (no {FOLDER_MARK} in it)"
+    )
+    raise InputError(
+        f"{path}: {what}; refusing to replace it: name a new folder, or remove this one yourself"
+    )
+
+
+def _make_private(folder: Path) -> None:
+    folder.chmod(0o700)
+    for item in folder.rglob("*"):
+        if not item.is_symlink():
+            item.chmod(0o700 if item.is_dir() else PRIVATE)
 
 
 def _move_into_place(tmp: Path, path: Path, workdir: Path) -> None:

@@ -15,6 +15,13 @@ RAW_CORPUS = RAW_DIR / "corpus.jsonl"
 SALT = RAW_DIR / "salt"
 GRADES_EXPORT = RAW_DIR / "grading" / "summaries.jsonl"  # summaries for graders: raw text
 CANARIES = RAW_DIR / "canaries.jsonl"  # planted secrets: raw data, read only by the audit
+# The producer's signing key (export.signing_key's default): owner-only, outside data/raw so
+# that erasing the raw data (purge-raw, make clean) never takes the key that vouches for
+# every bundle and registered version signed before. Releases before 2026-11-27 kept it in
+# data/raw; it is moved here on first use (components/core/signing.py).
+KEYS_DIR = Path(".veiltune/keys")
+SIGNING_KEY = KEYS_DIR / "signing_key.pem"
+LEGACY_SIGNING_KEY = RAW_DIR / "signing_key.pem"
 INVENTORY = Path("data/pi_inventory/gold.jsonl")
 SPLITS = Path("data/splits.json")
 BASE_MODEL = Path("models/base")

@@ -13,8 +13,10 @@ What goes:
 
 What stays: metrics, risk tables and items (ids, scores and keyed hashes, which nothing can
 test a guess against once the salt is gone), models and the MLflow store, the compliance
-bundle (its PI scan keeps conversation values out), and the source corpus you pointed
-``ingest.corpus_path`` at, which is yours to erase.
+bundle (its PI scan keeps conversation values out), the source corpus you pointed
+``ingest.corpus_path`` at, which is yours to erase (even inside ``data/raw``), and the
+producer's signing key (``.veiltune/keys``; one an earlier release left in ``data/raw`` is
+moved there first, and any other private key file found there is kept and listed).
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ import json
 import logging
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from components.core.signing import move_legacy_key
 
 # The workspace folders that hold conversation text, or the key to its hashes.
 CONVERSATION_FOLDERS = ("data/raw", "data/pi_inventory", "data/anonymized", "data/review")
@@ -39,31 +43,52 @@ _FIRST_LINE_LIMIT = 1 << 20  # a corpus record's first line is read whole up to 
 _TEXT_KEYS = frozenset({"turns", "text"})  # a conversation record (raw, anonymized, review)
 _INVENTORY_KEYS = frozenset({"digest", "entity_type", "conversation_id"})
 _CANARY_KEYS = frozenset({"secret", "entity_type", "conversation_ids"})
+_PRIVATE_KEY = b"-----BEGIN PRIVATE KEY-----"
 
 
 @dataclass
 class PurgeReport:
-    """What was erased: paths relative to the checkout, and how many bytes."""
+    """What was erased, and what was kept inside the erased folders: paths relative to the
+    checkout, and how many bytes went."""
 
     removed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
     n_bytes: int = 0
 
     def to_record(self) -> dict[str, object]:
-        return {"n_removed": len(self.removed), "bytes": self.n_bytes, "removed": self.removed}
+        return {
+            "n_removed": len(self.removed),
+            "bytes": self.n_bytes,
+            "removed": self.removed,
+            "kept": self.kept,
+        }
 
 
-def raw_copies(root: Path) -> list[Path]:
-    """Every path under ``root`` that ``purge_raw`` would erase, without erasing anything."""
+def raw_copies(root: Path, keep: Collection[Path] = ()) -> list[Path]:
+    """Every path under ``root`` that ``purge_raw`` would erase, without erasing anything:
+    whole folders, or, for a folder holding a path of ``keep``, everything in it but that."""
     found = [root / name for name in (*CONVERSATION_FOLDERS, *DVC_DISPOSABLE)]
-    found = [path for path in found if path.exists()]
-    found.extend(_cached_conversation_objects(root / ".dvc" / "cache"))
-    return found
+    kept = {path.resolve() for path in keep}
+    erased = [p for path in found if path.exists() for p in _around(path, kept)]
+    erased.extend(_cached_conversation_objects(root / ".dvc" / "cache"))
+    return erased
 
 
-def purge_raw(root: Path) -> PurgeReport:
-    """Erase ``raw_copies(root)``; returns what went (paths only, never content)."""
-    report = PurgeReport()
-    for path in raw_copies(root):
+def kept_files(root: Path, source_corpus: Path | None) -> list[Path]:
+    """What purge leaves inside the folders it erases, because veiltune did not make it:
+    the user's source corpus, and any private key file (the producer's signing key)."""
+    keep = [source_corpus] if source_corpus is not None and source_corpus.is_file() else []
+    for name in CONVERSATION_FOLDERS:
+        folder = root / name
+        if folder.is_dir() and not folder.is_symlink():
+            keep.extend(p for p in folder.rglob("*") if _is_private_key(p))
+    return keep
+
+
+def purge_raw(root: Path, keep: Collection[Path] = ()) -> PurgeReport:
+    """Erase ``raw_copies(root, keep)``; returns what went (paths only, never content)."""
+    report = PurgeReport(kept=[_relative(p, root) for p in keep])
+    for path in raw_copies(root, keep):
         report.n_bytes += _size(path)
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
@@ -73,19 +98,54 @@ def purge_raw(root: Path) -> PurgeReport:
     return report
 
 
-def purge_command(root: Path, confirmed: bool, source_corpus: str | None) -> dict[str, Any]:
+def purge_command(
+    root: Path, confirmed: bool, source_corpus: str | None, signing_key: Path | None = None
+) -> dict[str, Any]:
     """``veiltune purge-raw``: list every raw copy under ``root``, or erase them when
-    ``confirmed``; a corpus of the user's own (``source_corpus``) is never touched, and
-    the log says so."""
+    ``confirmed``. A corpus of the user's own (``source_corpus``) is never touched, and the
+    log says so; the signing key (``signing_key``: where it belongs) is moved out of
+    ``data/raw`` first when an earlier release left it there."""
+    if signing_key is not None:
+        move_legacy_key(signing_key, root)
+    source = root / source_corpus if source_corpus else None
+    keep = kept_files(root, source)
     if not confirmed:
-        listed = [p.relative_to(root).as_posix() for p in raw_copies(root)]
-        return {"would_remove": listed, "n": len(listed), "erase_with": "veiltune purge-raw --yes"}
-    report = purge_raw(root)
+        listed = [p.relative_to(root).as_posix() for p in raw_copies(root, keep)]
+        return {
+            "would_remove": listed,
+            "n": len(listed),
+            "would_keep": [_relative(p, root) for p in keep],
+            "erase_with": "veiltune purge-raw --yes",
+        }
+    report = purge_raw(root, keep)
     if source_corpus:
         logging.getLogger(__name__).warning(
             "your source corpus %s was not touched: erase it yourself", source_corpus
         )
     return report.to_record()
+
+
+def _around(path: Path, kept: set[Path]) -> Iterator[Path]:
+    """``path`` whole, or, when it holds a kept path, each of its entries but the kept."""
+    resolved = path.resolve()
+    if not any(k == resolved or k.is_relative_to(resolved) for k in kept):
+        yield path
+        return
+    if path.is_dir() and not path.is_symlink() and resolved not in kept:
+        for entry in sorted(path.iterdir()):
+            yield from _around(entry, kept)
+
+
+def _is_private_key(path: Path) -> bool:
+    if not path.is_file() or path.is_symlink():
+        return False
+    with path.open("rb") as handle:
+        return handle.read(len(_PRIVATE_KEY)) == _PRIVATE_KEY
+
+
+def _relative(path: Path, root: Path) -> str:
+    resolved, base = path.resolve(), root.resolve()
+    return resolved.relative_to(base).as_posix() if resolved.is_relative_to(base) else str(path)
 
 
 def _cached_conversation_objects(cache: Path) -> Iterator[Path]:

@@ -10,9 +10,11 @@ would replace that too.
 The private key is an unencrypted PKCS#8 PEM file named by ``$VEILTUNE_SIGNING_KEY`` or,
 when that is unset, by ``export.signing_key`` (from params.yaml's folder; register reads the
 same param). At the params path a missing key is generated on first use, readable by its
-owner only (0600); the default lies beside the salt in ``data/raw``, where ``.dvcignore``
-keeps it out of the ingest stage's outputs. It never enters the bundle, MLflow or any other
-output.
+owner only (0600); the default is ``.veiltune/keys/signing_key.pem`` (``paths.SIGNING_KEY``,
+a 0700 folder), outside ``data/raw``: erasing the raw data (``purge-raw``, ``make clean``)
+must not take the key that vouches for every bundle and version signed before. A key left
+in ``data/raw`` by earlier releases is moved there on first use. It never enters the bundle,
+MLflow or any other output.
 """
 
 from __future__ import annotations
@@ -29,17 +31,19 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from components.core import paths
 from components.core.errors import InputError, ParamsError
 from components.core.jsonio import private_folder
+from components.core.workspace import KEY_ENV
 
 logger = logging.getLogger(__name__)
 
 ALGORITHM = "Ed25519"
-KEY_ENV = "VEILTUNE_SIGNING_KEY"
 KEY_PARAM = "export.signing_key"  # the one param naming the key; register reads it too
-# Where a private key would be copied on (a bundle, a model, a report) or replaced (the
-# export rebuilds exports/ whole): refused as its place.
-_OUTPUT_FOLDERS = ("exports", "metrics", "models", "reports", "mlartifacts", "mlruns")
+# Where a private key would be copied on (a bundle, a model, a report), replaced (the
+# export rebuilds exports/ whole) or erased with the raw data (purge-raw): refused as its
+# place.
+_OUTPUT_FOLDERS = ("exports", "metrics", "models", "reports", "mlartifacts", "mlruns", "data")
 _SIGNATURE_BYTES = 64
 
 
@@ -64,7 +68,7 @@ def _outside_outputs(path: Path, where: str, base_dir: Path) -> Path:
         if resolved.is_relative_to((base_dir / folder).resolve()):
             raise ParamsError(
                 f"{where}: {path} lies in {folder}/, a pipeline output; keep the "
-                "private key outside every output (default: data/raw/signing_key.pem)"
+                f"private key outside every output (default: {paths.SIGNING_KEY})"
             )
     return path
 
@@ -84,6 +88,7 @@ def signing_key(configured: str, base_dir: Path) -> Ed25519PrivateKey:
             _outside_outputs(Path(os.environ[KEY_ENV]), f"${KEY_ENV}", base_dir)
         )
     path = _outside_outputs(base_dir / configured, f"params: {KEY_PARAM}", base_dir)
+    move_legacy_key(path, base_dir)
     if not path.exists():
         _generate(path)
     return read_private_key(path)
@@ -96,9 +101,28 @@ def checkout_public_key(configured: str | None, base_dir: Path) -> Ed25519Public
         InputError: the key file exists but cannot be read as an Ed25519 key.
     """
     path = configured_key_path(configured, base_dir)
+    if path is not None and not os.environ.get(KEY_ENV):
+        move_legacy_key(path, base_dir)
     if path is None or not path.is_file():
         return None
     return read_private_key(path).public_key()
+
+
+def move_legacy_key(path: Path, base_dir: Path) -> None:
+    """Move the key earlier releases kept in ``data/raw`` to ``path`` (where none is yet),
+    owner-only, before anything erases the raw data with it."""
+    legacy = base_dir / paths.LEGACY_SIGNING_KEY
+    if path.exists() or not legacy.is_file():
+        return
+    if not path.parent.is_dir():
+        private_folder(path.parent)
+    os.replace(legacy, path)
+    path.chmod(0o600)
+    logger.warning(
+        "moved the signing key from %s to %s: outside the raw data, which purge-raw erases",
+        legacy,
+        path,
+    )
 
 
 def _generate(path: Path) -> None:

@@ -68,19 +68,24 @@ class StageContext:
         return value
 
 
-def check_paths(inputs: Sequence[Path], outputs: Sequence[Path | None]) -> None:
+def check_paths(inputs: Sequence[Path], outputs: Sequence[Path | None], raw: bool = False) -> None:
     """Refuse missing inputs and unsafe outputs before any work (or model loading) starts.
 
     An output must name a file: not ``.``, an empty name or an existing folder, not one of
-    the inputs or another output, in an existing folder unless the folder is one of the
-    pipeline's own (``paths.OUTPUT_ROOTS``).
+    the inputs or another output, not what no command may write over (``params.yaml``, the
+    signing key, ``data/raw``: ``components.core.workspace``; ``raw`` outputs hold raw text
+    and may lie in a folder of their own there), in an existing folder unless the folder is
+    one of the pipeline's own (``paths.OUTPUT_ROOTS``).
     """
     for path in inputs:
         check_input_file(path)
     named = [o for o in outputs if o is not None]
     for i, output in enumerate(named):
         check_output_file(
-            output, [*inputs, *named[:i]], create_parent=paths.is_pipeline_output(output)
+            output,
+            [*inputs, *named[:i]],
+            create_parent=paths.is_pipeline_output(output),
+            raw=raw,
         )
 
 

@@ -15,15 +15,21 @@ from components.core.config import apply_overrides, build_configs
 from components.core.corpus import load_corpus
 from components.core.dvc_cli import dvc_command
 from components.core.errors import InputError
-from components.core.jsonio import atomic_path, write_json_atomic, write_text_atomic
+from components.core.jsonio import (
+    atomic_folder,
+    check_output_folder,
+    write_json_atomic,
+    write_text_atomic,
+)
 from components.core.stage import Metrics, StageContext, check_paths
 from components.evaluate.config import EvaluateConfig
-from components.evaluate.portable import make_pack
+from components.evaluate.portable import PACK_KIND, make_pack
 from components.evaluate.profile import RUN_STORE, PlannedRun
 from components.evaluate.report import report_chart_png, report_markdown
 from components.evaluate.runs import (
     EVALUATE_FILE,
     PER_CONVERSATION_FILE,
+    RUN_KIND,
     Record,
     Run,
     collect_runs,
@@ -39,6 +45,7 @@ from components.train import TrainConfig
 
 logger = logging.getLogger(__name__)
 REPORT_FILES = ("utility.json", "utility.md", "utility.png")
+REPORT_KIND = "utility-report"  # its folder's marker: only a report replaces a report
 
 
 def utility_report(context: StageContext, output_dir: Path, store: Path = RUN_STORE) -> Metrics:
@@ -48,6 +55,7 @@ def utility_report(context: StageContext, output_dir: Path, store: Path = RUN_ST
     store); write the report and log it to MLflow."""
     import mlflow
 
+    check_output_folder(output_dir, REPORT_KIND)
     runs = collect_runs(store) if store.is_dir() else []
     if not runs:
         runs = _experiment_runs()
@@ -58,10 +66,10 @@ def utility_report(context: StageContext, output_dir: Path, store: Path = RUN_ST
             "`dvc exp run -S train.corpus=raw`"
         )
     summary = {**summarize(runs), "privacy": privacy_section(runs, paths.METRICS_DIR)}
-    write_json_atomic(output_dir / "utility.json", summary)
-    write_text_atomic(output_dir / "utility.md", report_markdown(summary))
-    with atomic_path(output_dir / "utility.png") as tmp:
-        tmp.write_bytes(report_chart_png(summary["variants"]))
+    with atomic_folder(output_dir, REPORT_KIND) as tmp:
+        write_json_atomic(tmp / "utility.json", summary)
+        write_text_atomic(tmp / "utility.md", report_markdown(summary))
+        (tmp / "utility.png").write_bytes(report_chart_png(summary["variants"]))
     experiment_id = tracking.configure_tracking(context.experiment)
     with mlflow.start_run(experiment_id=experiment_id, run_name="utility-report"):
         mlflow.set_tag("veiltune.kind", "utility-report")
@@ -110,6 +118,7 @@ def utility_profile(
     stopped (remove a run's folder to redo it). Each run starts from the params.yaml the
     profile found, which is put back at the end: runs do not inherit each other's overrides.
     """
+    check_output_folder(output_dir, REPORT_KIND)  # before hours of runs, not after
     original = paths.PARAMS.read_text(encoding="utf-8")
     try:
         for index, run in enumerate(planned, start=1):
@@ -161,8 +170,7 @@ def store_run(run: PlannedRun, folder: Path) -> None:
             f"{evaluated}: variant {found[0]} seed {found[1]}, but the run was {run.variant} "
             f"seed {run.seed}: the experiment did not evaluate what it was asked to train"
         )
-    with atomic_path(folder, directory=True) as tmp:
-        tmp.mkdir()
+    with atomic_folder(folder, RUN_KIND) as tmp:
         shutil.copyfile(evaluated, tmp / EVALUATE_FILE)
         shutil.copyfile(paths.PER_CONVERSATION, tmp / PER_CONVERSATION_FILE)
 
@@ -186,6 +194,7 @@ def utility_pack(
         "evaluate.max_conversations": max_eval,
         "evaluate.tasks": list(eval_tasks) if eval_tasks is not None else None,
     }
+    check_output_folder(destination, PACK_KIND, raw=True)
     given = {key: value for key, value in overrides.items() if value is not None}
     sections = {"train": TrainConfig, "evaluate": EvaluateConfig}
     configs = build_configs(apply_overrides(context.params, given, sections), sections)
@@ -207,7 +216,7 @@ def grades_export(context: StageContext, output: Path, limit: int) -> Metrics:
     from components.evaluate.grading import export_summaries, gradable
     from components.train import load_adapter
 
-    check_paths([paths.RAW_CORPUS], [output])
+    check_paths([paths.RAW_CORPUS], [output], raw=True)
     if not output.resolve().is_relative_to(paths.RAW_DIR.resolve()):
         raise InputError(
             f"grades export: {output} holds raw text and must be under {paths.RAW_DIR}"

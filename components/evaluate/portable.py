@@ -41,14 +41,13 @@ from typing import Any
 from components.core.corpus import Conversation, load_corpus
 from components.core.errors import InputError
 from components.core.jsonio import (
-    atomic_path,
+    atomic_folder,
     jsonl_by_key,
-    private_folder,
     write_json_atomic,
     write_jsonl_atomic,
 )
 from components.evaluate.config import EvaluateConfig
-from components.evaluate.runs import EVALUATE_FILE, PER_CONVERSATION_FILE, run_folder
+from components.evaluate.runs import EVALUATE_FILE, PER_CONVERSATION_FILE, RUN_KIND, run_folder
 from components.evaluate.variants import (
     FRAGMENTED,
     FRAGMENTED_RAW,
@@ -65,6 +64,7 @@ from components.train import TrainConfig, label_options, mask_replaced
 logger = logging.getLogger(__name__)
 
 PACK_FILE = "pack.json"
+PACK_KIND = "utility-pack"  # its marker (components.core.jsonio): only a pack replaces a pack
 HELDOUT_FILE = "heldout.jsonl"
 TRAIN_DIR = "train"
 PORTABLE = "portable"  # evaluate.json's "runner" for a run made from a pack
@@ -165,9 +165,7 @@ def make_pack(
         "n_train_conversations": {variant: len(c) for variant, c in corpora.items()},
         "n_heldout": {name: len(group) for name, group in split_by_dataset(heldout).items()},
     }
-    with atomic_path(destination, directory=True) as tmp:
-        tmp.mkdir()
-        private_folder(tmp)
+    with atomic_folder(destination, PACK_KIND, raw=True) as tmp:
         (tmp / TRAIN_DIR).mkdir()
         for variant, conversations in corpora.items():
             write_jsonl_atomic(tmp / TRAIN_DIR / f"{variant}.jsonl", _records(conversations))
@@ -274,8 +272,7 @@ def run_from_pack(
         "evaluate": round(time.monotonic() - trained, 1),
     }
     folder = run_folder(store, variant, seed)
-    with atomic_path(folder, directory=True) as tmp:
-        tmp.mkdir()
+    with atomic_folder(folder, RUN_KIND) as tmp:
         write_json_atomic(tmp / EVALUATE_FILE, evaluation)
         write_jsonl_atomic(tmp / PER_CONVERSATION_FILE, records)
     return folder

@@ -27,6 +27,7 @@ EVALUATE_METRICS = "metrics/evaluate.json"
 PRIVACY_STAGES = ("gate", "risk", "audit")  # their metrics/<stage>.json: the privacy figures
 EVALUATE_FILE = "evaluate.json"
 PER_CONVERSATION_FILE = "per_conversation.jsonl"
+RUN_KIND = "utility-run"  # a run folder of the store (its marker: components.core.jsonio)
 PERPLEXITY = "perplexity_raw"
 _SEED_FOLDER = re.compile(r"seed-(\d+)")
 _RECORD_FIELDS = {"model": str, "dataset": str, "id": str, "scores": dict, "n_tokens": int}

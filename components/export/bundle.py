@@ -22,7 +22,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from components.core.errors import InputError
-from components.core.jsonio import atomic_path
+from components.core.jsonio import atomic_folder, atomic_path
 from components.core.lineage import sha256_file, sha256_text
 from components.export.signing import (
     PUBLIC_KEY,
@@ -31,7 +31,13 @@ from components.export.signing import (
     sign_manifest,
     signing_record,
 )
-from components.export.verify import MANIFEST, read_manifest, unsafe_name, verify_bundle
+from components.export.verify import (
+    BUNDLE_KIND,
+    MANIFEST,
+    read_manifest,
+    unsafe_name,
+    verify_bundle,
+)
 
 # verify_bundle and read_manifest live in components.export.verify; they are importable from
 # here too, beside the writer of the format they check.
@@ -114,8 +120,7 @@ def build_bundle(
     missing = sorted(str(s) for s in contents.values() if isinstance(s, Path) and not s.is_file())
     if missing:
         raise InputError(f"export: missing input file(s): {', '.join(missing)}")
-    with atomic_path(bundle_dir, directory=True) as tmp:
-        tmp.mkdir()
+    with atomic_folder(bundle_dir, BUNDLE_KIND) as tmp:
         if signing_key is None:
             manifest = _write_folder(contents, lineage, tmp)
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from components.core import paths
 from components.core.config import require as _require
 
 
@@ -16,8 +17,8 @@ class ExportConfig:
     pi_scan_min_chars: int = 4  # inventory values shorter than this are not scanned for
     # The Ed25519 private key that signs the manifest and register's evidence (from
     # params.yaml's folder), made on first use; $VEILTUNE_SIGNING_KEY overrides it.
-    # Never bundled, never in an output.
-    signing_key: str = "data/raw/signing_key.pem"
+    # Never bundled, never in an output, never under data/ (purge-raw erases data/raw).
+    signing_key: str = str(paths.SIGNING_KEY)
 
     def __post_init__(self) -> None:
         _require(self.pi_scan_min_chars >= 1, "export.pi_scan_min_chars", "an integer >= 1")

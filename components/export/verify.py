@@ -38,12 +38,17 @@ from typing import IO, Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from components.core.errors import InputError
+from components.core.jsonio import FOLDER_MARK
 from components.core.lineage import sha256_text
 from components.export.signing import SIGNATURE, signature_problems
 
 MANIFEST = "manifest.json"
 # The files the manifest cannot list: itself, and the signature over it.
 _SEALED = (MANIFEST, SIGNATURE)
+# The bundle folder's marker (components.core.jsonio.atomic_folder: only an earlier bundle is
+# ever replaced by export) belongs to the folder, not the bundle: it is in no zip and no
+# manifest, and skipped only while it holds exactly this kind.
+BUNDLE_KIND = "bundle"
 
 # A real manifest is a few KB (a sha256 per file); 16 MiB would list some 100,000 files. The
 # cap is what keeps a zip bomb (784 KB inflating to a 768 MiB manifest) from being inflated.
@@ -194,6 +199,7 @@ def _refusal(name: str, mode: int) -> str | None:
 def _read_folder(folder: Path, hash_files: bool) -> _Contents:
     try:
         files, refused = _list_folder(folder)
+        files = [name for name in files if not _is_folder_mark(folder, name)]
         raw = _read_folder_sealed(folder, MANIFEST) if MANIFEST in files else b""
         if MANIFEST in files:
             manifest = _parse_manifest(raw, folder)
@@ -209,6 +215,13 @@ def _read_folder(folder: Path, hash_files: bool) -> _Contents:
     except OSError as exc:
         raise InputError(f"{exc.filename or folder}: cannot be read: {exc.strerror}") from exc
     return _Contents(manifest, digests, refused, raw, signature)
+
+
+def _is_folder_mark(folder: Path, name: str) -> bool:
+    if name != FOLDER_MARK:
+        return False
+    with (folder / name).open("rb") as handle:
+        return handle.read(64) == f"{BUNDLE_KIND}\n".encode()
 
 
 def _list_folder(folder: Path) -> tuple[list[str], dict[str, str]]:

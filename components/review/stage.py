@@ -12,6 +12,8 @@ from components.anonymize import placeholder_view
 from components.core import paths, tracking
 from components.core.corpus import Conversation, load_corpus
 from components.core.jsonio import (
+    atomic_folder,
+    check_output_folder,
     jsonl_by_key,
     write_json_atomic,
     write_jsonl_atomic,
@@ -23,11 +25,14 @@ from components.review.page import review_page_html
 from components.review.sample import review_sample
 from components.risk import read_risk_table
 
+REVIEW_KIND = "review"  # the sample folder's marker: only a sample replaces a sample
+
 
 def run(
     config: ReviewConfig, context: StageContext, output_dir: Path = paths.REVIEW_DIR
 ) -> Metrics:
     threshold: float = context.setting("gate.threshold")
+    check_output_folder(output_dir, REVIEW_KIND)
     with tracking.stage_run("review", context.experiment):
         table = read_risk_table(paths.RISK_TABLE)
         scores = dict(zip(table["conversation_id"], table["score"].astype(int), strict=True))
@@ -50,10 +55,13 @@ def write_review_sample(
     threshold: float,
     output_dir: Path,
 ) -> Metrics:
-    """Write the sample to ``output_dir``; return its counts by risk band and context."""
+    """Write the sample to the folder ``output_dir`` (owner-only: anonymized text may hold
+    what the anonymizer missed), replacing an earlier sample whole; return its counts by
+    risk band and context."""
     records = review_sample(conversations, scores, config.sample_size, threshold, config.seed)
-    write_jsonl_atomic(output_dir / "review_sample.jsonl", records)
-    write_text_atomic(output_dir / "review.html", review_page_html(records))
+    with atomic_folder(output_dir, REVIEW_KIND, private=True) as tmp:
+        write_jsonl_atomic(tmp / "review_sample.jsonl", records)
+        write_text_atomic(tmp / "review.html", review_page_html(records))
     bands = Counter(str(record["risk_band"]) for record in records)
     contexts = Counter(str(record["context"]) for record in records)
     return {"sampled": len(records), "by_band": dict(bands), "by_context": dict(contexts)}

@@ -14,7 +14,7 @@ from components.core import paths, tracking
 from components.core.corpus import Conversation, load_corpus
 from components.core.errors import InputError
 from components.core.jsonio import (
-    atomic_path,
+    atomic_folder,
     jsonl_by_key,
     write_json_atomic,
     write_text_atomic,
@@ -56,7 +56,7 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
         )
         mlflow.set_tag("veiltune.train_method", config.method)
         live = MlflowLossCallback()
-        with atomic_path(paths.ADAPTER, directory=True) as tmp:
+        with atomic_folder(paths.ADAPTER, "adapter") as tmp:
             result = _train(config, data, tmp, [live])
         # A resumed run has the steps before its checkpoint in its history, not live.
         for name, history in (("loss", result.loss_history), ("eval_loss", result.eval_history)):

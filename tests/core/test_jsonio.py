@@ -14,10 +14,13 @@ import pytest
 
 from components.core.errors import InputError
 from components.core.jsonio import (
+    FOLDER_MARK,
     MAX_JSON_DEPTH,
+    atomic_folder,
     atomic_path,
     byte_ranges,
     check_output_file,
+    check_output_folder,
     iter_jsonl,
     remove_stale_partials,
     write_text_atomic,
@@ -67,8 +70,8 @@ def test_an_existing_directory_is_not_replaced_by_a_file(workspace: Path) -> Non
 def test_the_working_folder_and_its_parents_are_never_replaced(workspace: Path) -> None:
     before = snapshot(workspace)
     for target in (workspace, workspace.parent):
-        with pytest.raises(InputError), atomic_path(target, directory=True) as tmp:
-            tmp.mkdir()
+        with pytest.raises(InputError), atomic_folder(target, "adapter"):
+            pass
     assert snapshot(workspace) == before
 
 
@@ -92,17 +95,106 @@ def test_a_failed_open_of_the_temporary_name_touches_nothing_else(workspace: Pat
 
 def test_a_folder_is_replaced_whole_and_kept_when_the_write_fails(workspace: Path) -> None:
     target = workspace / "models" / "adapter"
-    target.mkdir(parents=True)
-    (target / "old.bin").write_text("old")
-    with atomic_path(target, directory=True) as tmp:
-        tmp.mkdir()
+    with atomic_folder(target, "adapter") as tmp:
+        (tmp / "old.bin").write_text("old")
+    with atomic_folder(target, "adapter") as tmp:
         (tmp / "new.bin").write_text("new")
-    assert sorted(p.name for p in target.iterdir()) == ["new.bin"]
-    with pytest.raises(RuntimeError), atomic_path(target, directory=True) as tmp:
-        tmp.mkdir()
+    assert sorted(p.name for p in target.iterdir()) == [FOLDER_MARK, "new.bin"]
+    assert (target / FOLDER_MARK).read_text() == "adapter\n"
+    with pytest.raises(RuntimeError), atomic_folder(target, "adapter") as tmp:
         raise RuntimeError("training died")
-    assert sorted(p.name for p in target.iterdir()) == ["new.bin"]
+    assert sorted(p.name for p in target.iterdir()) == [FOLDER_MARK, "new.bin"]
     assert [p.name for p in target.parent.iterdir()] == ["adapter"]
+
+
+@pytest.mark.parametrize(
+    ("folder", "marker", "message"),
+    [
+        ("data/raw", None, "lies in data/raw/"),  # the raw corpus, salt, canaries
+        (".git", None, "lies in .git/"),
+        ("documents", None, "veiltune did not write it"),  # a user's own folder
+        ("models/adapter", "adapter\n", "holds veiltune's adapter, not a utility-pack"),
+    ],
+)
+def test_a_folder_veiltune_did_not_write_as_this_kind_is_never_replaced(
+    workspace: Path, folder: str, marker: str | None, message: str
+) -> None:
+    target = workspace / folder
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "precious.txt").write_text("the user's")
+    if marker is not None:
+        (target / FOLDER_MARK).write_text(marker)
+    before = snapshot(workspace)
+    with pytest.raises(InputError, match=message), atomic_folder(target, "utility-pack") as tmp:
+        (tmp / "pack.json").write_text("{}")
+    assert snapshot(workspace) == before
+
+
+def test_an_empty_folder_and_an_earlier_output_of_the_kind_are_replaced(workspace: Path) -> None:
+    empty = workspace / "reports" / "pack"
+    empty.mkdir(parents=True)
+    with atomic_folder(empty, "utility-pack") as tmp:
+        (tmp / "pack.json").write_text("{}")
+    with atomic_folder(empty, "utility-pack") as tmp:
+        (tmp / "pack.json").write_text('{"again": true}')
+    assert (empty / "pack.json").read_text() == '{"again": true}'
+
+
+def test_a_private_folder_is_owner_only_inside_whatever_the_umask(workspace: Path) -> None:
+    previous = os.umask(0)
+    try:
+        with atomic_folder(workspace / "data" / "raw" / "utility-pack", "pack", raw=True) as tmp:
+            (tmp / "train").mkdir()
+            (tmp / "train" / "oracle.jsonl").write_text("raw text")
+            (tmp / "heldout.jsonl").write_text("raw text")
+    finally:
+        os.umask(previous)
+    pack = workspace / "data" / "raw" / "utility-pack"
+    modes = {p.relative_to(pack).as_posix(): p.stat().st_mode & 0o777 for p in pack.rglob("*")}
+    assert pack.stat().st_mode & 0o777 == 0o700
+    assert modes == {
+        "train": 0o700,
+        "train/oracle.jsonl": 0o600,
+        "heldout.jsonl": 0o600,
+        FOLDER_MARK: 0o600,
+    }
+
+
+@pytest.mark.parametrize(
+    ("output", "raw", "message"),
+    [
+        ("params.yaml", False, "is the checkout's params.yaml"),
+        ("dvc.lock", False, "is the checkout's dvc.lock"),
+        ("dvc.yaml", False, "is the checkout's dvc.yaml"),
+        (".git/config", False, "lies in .git/"),
+        (".dvc/config", False, "lies in .dvc/"),
+        (".veiltune/keys/signing_key.pem", False, "lies in .veiltune/keys/"),
+        ("data/raw/salt", False, "lies in data/raw/"),
+        ("data/raw/spans.jsonl", False, "lies in data/raw/"),
+        ("data/raw/salt", True, "top level of data/raw/ is ingest's"),
+        ("data/raw/canaries.jsonl", True, "top level of data/raw/ is ingest's"),
+        ("elsewhere/key.pem", False, "is a private key file"),
+    ],
+)
+def test_what_no_command_may_write_over_is_refused(
+    workspace: Path, output: str, raw: bool, message: str
+) -> None:
+    for name in ("params.yaml", "dvc.lock", "dvc.yaml", ".git/config", ".dvc/config"):
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text("the checkout's own\n")
+    (workspace / "elsewhere").mkdir()
+    (workspace / "elsewhere" / "key.pem").write_text("-----BEGIN PRIVATE KEY-----\n")
+    before = snapshot(workspace)
+    with pytest.raises(InputError, match=message):
+        check_output_file(Path(output), create_parent=True, raw=raw)
+    assert snapshot(workspace) == before
+
+
+def test_raw_text_goes_in_a_folder_of_its_own_under_data_raw(workspace: Path) -> None:
+    check_output_file(Path("data/raw/grading/summaries.jsonl"), create_parent=True, raw=True)
+    check_output_folder(Path("data/raw/utility-pack"), "utility-pack", raw=True)
+    with pytest.raises(InputError, match="lies in data/raw/"):
+        check_output_folder(Path("data/raw/utility-pack"), "utility-pack")
 
 
 def dead_pid() -> int:
@@ -168,8 +260,9 @@ def test_check_output_file_refuses_what_cannot_be_written_safely(workspace: Path
         check_output_file(Path(""))
     with pytest.raises(InputError, match="is a directory"):
         check_output_file(Path("data/raw"))
+    (workspace / "data" / "in.jsonl").write_text("{}\n")
     with pytest.raises(InputError, match="names the same file as"):
-        check_output_file(Path("data/./raw/corpus.jsonl"), [raw])
+        check_output_file(Path("data/./in.jsonl"), [Path("data/in.jsonl")])
     with pytest.raises(InputError, match="does not exist"):
         check_output_file(Path("missing/out.jsonl"))
     check_output_file(Path("missing/out.jsonl"), create_parent=True)

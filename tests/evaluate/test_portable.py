@@ -70,6 +70,8 @@ def test_a_pack_holds_each_variants_training_split_and_the_raw_heldout(
         "placeholder",
     ]
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700  # raw text: private like data/raw
+    for item in folder.rglob("*"):  # 0644 files before 2026-11-27
+        assert stat.S_IMODE(item.stat().st_mode) == (0o700 if item.is_dir() else 0o600), item
     oracle = pack.training_conversations("oracle")
     assert [c.id for c in oracle] == _splits(corpus)["train"]
     assert NAME in oracle[0].turns[0].text

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from components.core.errors import InputError, LeakageDetected
+from components.core.jsonio import FOLDER_MARK
 from components.export.bundle import CHECKSUMS, build_bundle, read_manifest, verify_bundle
 
 
@@ -36,12 +37,28 @@ def built(tmp_path: Path) -> Path:
 
 
 def rezip(folder: Path, zip_path: Path) -> Path:
-    """The folder zipped again, as a tampered copy of the bundle's zip."""
+    """The folder zipped again, as a tampered copy of the bundle's zip (which, like the
+    export's, leaves out the folder's marker)."""
     zip_path.unlink(missing_ok=True)
     with zipfile.ZipFile(zip_path, "w") as archive:
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            archive.write(path, path.relative_to(folder).as_posix())
+            if path.relative_to(folder).as_posix() != FOLDER_MARK:
+                archive.write(path, path.relative_to(folder).as_posix())
     return zip_path
+
+
+def test_the_folders_marker_is_no_part_of_the_bundle(tmp_path: Path) -> None:
+    """Export replaces only an earlier bundle (its folder's marker); the marker is in no
+    zip and no manifest, and anything else in its place is an unlisted file."""
+    bundle = built(tmp_path)
+    assert (bundle / FOLDER_MARK).read_text() == "bundle\n"
+    with zipfile.ZipFile(bundle.with_suffix(".zip")) as archive:
+        assert FOLDER_MARK not in archive.namelist()
+    assert verify_bundle(bundle) == []
+    (bundle / FOLDER_MARK).write_text("<html>a forged page</html>")
+    assert verify_bundle(bundle) == [f"{FOLDER_MARK}: not listed in the manifest"]
+    with pytest.raises(InputError, match="veiltune did not write it"):
+        build_bundle(sources(tmp_path), {}, tmp_path, make_zip=True)  # its inputs
 
 
 def test_round_trip_folder_and_zip_verify_intact(tmp_path: Path) -> None:
@@ -234,7 +251,8 @@ def forge_zip(
 
 def bundle_entries(bundle: Path) -> list[tuple[str | zipfile.ZipInfo, bytes]]:
     """The files of a built bundle folder, manifest aside, as zip entries."""
-    files = sorted(p for p in bundle.rglob("*") if p.is_file() and p.name != "manifest.json")
+    skipped = ("manifest.json", FOLDER_MARK)
+    files = sorted(p for p in bundle.rglob("*") if p.is_file() and p.name not in skipped)
     return [(p.relative_to(bundle).as_posix(), p.read_bytes()) for p in files]
 
 

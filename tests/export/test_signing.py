@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import shutil
 import stat
 import subprocess
@@ -17,8 +18,10 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from components.core import paths
 from components.core.errors import InputError, ParamsError
 from components.core.lineage import sha256_text
+from components.core.signing import checkout_public_key
 from components.export.bundle import CHECKSUMS, build_bundle, read_manifest, verify_bundle
 from components.export.registry_record import (
     MANIFEST_TAG,
@@ -37,7 +40,7 @@ from components.export.signing import (
 from components.export.verify import read_signature
 from veiltune.cli import main
 
-KEY_PARAM = "data/raw/signing_key.pem"
+KEY_PARAM = str(paths.SIGNING_KEY)  # .veiltune/keys/signing_key.pem
 REGISTERED = {"model_name": "veiltune-adapter", "model_version": "1"}
 
 
@@ -136,10 +139,28 @@ def test_a_key_named_by_the_environment_must_exist_and_wins(
         producer_key(tmp_path)
 
 
-def test_a_key_inside_an_output_folder_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ParamsError, match="export.signing_key: .* lies in exports/"):
-        signing_key("exports/key.pem", tmp_path)
-    assert not (tmp_path / "exports").exists()
+@pytest.mark.parametrize("place", ["exports/key.pem", "data/raw/signing_key.pem", "data/k.pem"])
+def test_a_key_inside_an_output_or_the_raw_data_is_refused(tmp_path: Path, place: str) -> None:
+    folder = place.split("/")[0]
+    with pytest.raises(ParamsError, match=f"export.signing_key: .* lies in {folder}/"):
+        signing_key(place, tmp_path)
+    assert not (tmp_path / folder).exists()
+
+
+def test_a_key_left_in_the_raw_data_by_an_earlier_release_is_moved_out_first_use(
+    tmp_path: Path,
+) -> None:
+    legacy = tmp_path / paths.LEGACY_SIGNING_KEY
+    mine = producer_key(tmp_path / "earlier")
+    legacy.parent.mkdir(parents=True)
+    os.replace(tmp_path / "earlier" / KEY_PARAM, legacy)
+    public = checkout_public_key(KEY_PARAM, tmp_path)
+    assert public is not None and fingerprint(public) == fingerprint(mine.public_key())
+    assert not legacy.exists()
+    moved = tmp_path / KEY_PARAM
+    assert stat.S_IMODE(moved.stat().st_mode) == 0o600
+    assert stat.S_IMODE(moved.parent.stat().st_mode) == 0o700
+    assert fingerprint(producer_key(tmp_path).public_key()) == fingerprint(mine.public_key())
 
 
 def test_a_good_bundle_verifies_with_the_public_key_alone(

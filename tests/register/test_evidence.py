@@ -13,6 +13,7 @@ import pytest
 import yaml
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from components.core import paths
 from components.core.errors import PromotionRefused
 from components.core.signing import KEY_ENV, sign, signing_key
 from components.register.champion import promote
@@ -165,7 +166,7 @@ def check(capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
 def test_promote_check_audits_the_champion_however_it_got_the_alias(
     client: Any, checkout: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    key = signing_key("data/raw/signing_key.pem", checkout)
+    key = signing_key(str(paths.SIGNING_KEY), checkout)
     model = "veiltune-adapter"
     add_version(client, model, None)  # registered before evidence: none to check
     code, _, err = check(capsys)

@@ -369,6 +369,14 @@ def scratch_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     write_jsonl(tmp_path / "data" / "raw" / "corpus.jsonl", [{"id": "1", "text": "Hi Jo"}])
     (tmp_path / "data" / "raw" / "salt").write_text("00ff\n")
     write_jsonl(tmp_path / "in.jsonl", [{"id": "1", "text": "Hi Jo"}])
+    (tmp_path / "params.yaml").write_text(REPO_PARAMS.read_text())
+    (tmp_path / "dvc.lock").write_text("schema: '2.0'\n")
+    (tmp_path / "documents").mkdir()  # a folder of the user's own
+    (tmp_path / "documents" / "letter.txt").write_text("Dear Jo")
+    (tmp_path / ".veiltune" / "keys").mkdir(parents=True)
+    (tmp_path / ".veiltune" / "keys" / "signing_key.pem").write_text(
+        "-----BEGIN PRIVATE KEY-----\n"
+    )
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -398,12 +406,36 @@ def tree(folder: Path) -> dict[str, bytes | None]:
             ["anonymize", "--input", "in.jsonl", "--output", "a.jsonl", "--spans", "a.jsonl"],
             "names the same file",
         ),
-        (["anonymize", "--output", "data/raw/corpus.jsonl"], "names the same file"),
+        (["anonymize", "--output", "data/raw/corpus.jsonl"], "lies in data/raw/"),
         (["anonymize", "--input", "in.jsonl", "--output", "no/such/dir/a.jsonl"], "does not exist"),
         (["evaluate-detection", "--dataset", "embedded", "--output", ""], "names no file"),
         (["review", "import", "--input", "in.jsonl", "--output", "."], "names no file"),
         (["review", "import", "--input", "in.jsonl", "--output", "data"], "is a directory"),
         (["anonymize", "--input", "missing.jsonl", "--output", "a.jsonl"], "no such file"),
+        # The hostile review of 2026-11-27: a folder named as an output was replaced whole.
+        (
+            ["utility-pack", "data/raw", "--anonymized", "placeholder=data/anonymized"],
+            "the top level of data/raw/ is ingest's",
+        ),
+        (["utility-pack", ".git"], "lies in .git/"),
+        (["utility-pack", "documents"], "veiltune did not write it"),
+        (["utility-report", "--output", "documents"], "veiltune did not write it"),
+        (["utility-report", "--output", "params.yaml"], "a file where a folder is to be written"),
+        (["utility-profile", "--output", "documents"], "veiltune did not write it"),
+        (["review", "export", "--output", "documents"], "veiltune did not write it"),
+        (["review", "export", "--output", "params.yaml"], "a file where a folder is to be written"),
+        (["review", "export", "--output", "data/raw"], "lies in data/raw/"),
+        # ... and files that only their owner writes were overwritten.
+        (
+            ["detect", "--input", "in.jsonl", "--output", ".veiltune/keys/signing_key.pem"],
+            "lies in .veiltune/keys/",
+        ),
+        (["detect", "--input", "in.jsonl", "--output", "data/raw/salt"], "lies in data/raw/"),
+        (["anonymize", "--input", "in.jsonl", "--output", "dvc.lock"], "checkout's dvc.lock"),
+        (["review", "import", "--input", "in.jsonl", "--output", "params.yaml"], "checkout's"),
+        (["calibrate", "--data", "embedded", "--output", "params.yaml"], "checkout's params"),
+        (["grades", "export", "--output", "data/raw/salt"], "top level of data/raw/ is ingest's"),
+        (["grades", "export", "--output", "reports/grades.jsonl"], "must be under data/raw"),
     ],
 )
 def test_unsafe_output_paths_are_refused_before_anything_is_touched(
@@ -412,7 +444,7 @@ def test_unsafe_output_paths_are_refused_before_anything_is_touched(
     before = tree(scratch_repo)
     command = (
         [*argv[:2], "--params", str(REPO_PARAMS), *argv[2:]]
-        if argv[0] == "review"
+        if argv[0] in ("review", "grades")
         else [argv[0], "--params", str(REPO_PARAMS), *argv[1:]]
     )
     assert main(command) == 1
