@@ -12,6 +12,7 @@ from components.audit.runner import AuditInputs, run_audits
 from components.core import paths, tracking
 from components.core.corpus import load_corpus
 from components.core.jsonio import iter_jsonl, jsonl_by_key, write_json_atomic
+from components.core.lineage import ADAPTER_KEY, adapter_sha256
 from components.core.salt import read_salt
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.ingest import Canary, read_inventory
@@ -44,11 +45,12 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
                 placeholder_view(c, records.get(c.id, [])) for c in train_anonymized
             ],
         )
+        attacked = adapter_sha256(paths.ADAPTER)  # the adapter audited: register checks
         model, tokenizer = load_adapter(paths.BASE_MODEL, paths.ADAPTER)
         # the entity engine's findings in outputs (word-level detectors flag most words)
         detector = entity_detector(context.config(AnonymizeConfig), context.base_dir)
         results = run_audits(model, tokenizer, config, inputs, detector)
-        metrics = audit_summary(results, train_config.corpus)
+        metrics = {**audit_summary(results, train_config.corpus), ADAPTER_KEY: attacked}
         write_json_atomic(paths.metrics_file("audit"), metrics)
         log_stage("audit", config, audit_figures(metrics), [paths.metrics_file("audit")])
     return metrics

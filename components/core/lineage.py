@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+from collections.abc import Collection
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from components.core.errors import InputError
+from components.core.jsonio import FOLDER_MARK
 
 TRACKED_TOOLS = (
     "veiltune",
@@ -26,6 +30,17 @@ TRACKED_TOOLS = (
 # The metrics key under which risk, gate and train record the anonymized corpus they read:
 # the gate refuses a risk table of another corpus, train a corpus the gate did not pass.
 CORPUS_KEY = "anonymized_corpus_sha256"
+# What train actually read (train.corpus and the file's sha256), in metrics/train.json: a
+# corpus set in params.yaml for one run and restored before register no longer passes for
+# the gated one (the hostile review of 2026-11-27).
+TRAIN_CORPUS_KEY = "train_corpus"
+TRAINED_CORPUS_KEY = "trained_corpus_sha256"
+# The adapter train wrote, evaluate scored and audit attacked (each stage's metrics), and
+# register signs into the version's evidence: one adapter, or no registration.
+ADAPTER_KEY = "adapter_sha256"
+# An adapter is its weights, config and tokenizer: not the card register writes into its
+# README.md, nor the marker of the folder it was written in.
+_NOT_THE_MODEL = ("README.md", FOLDER_MARK)
 
 
 def sha256_file(path: Path) -> str:
@@ -36,15 +51,29 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def sha256_tree(folder: Path) -> str:
+def sha256_tree(folder: Path, exclude: Collection[str] = ()) -> str:
     """A folder's content hash: each file's relative POSIX path and sha256, in the order of
-    those paths, so the same files hash alike wherever the folder lies."""
+    those paths, so the same files hash alike wherever the folder lies (the relative names
+    in ``exclude`` left out)."""
     files = {p.relative_to(folder).as_posix(): p for p in folder.rglob("*") if p.is_file()}
+    files = {name: path for name, path in files.items() if name not in exclude}
     digest = hashlib.sha256()
     for name in sorted(files):
         digest.update(f"{name}\0".encode())
         digest.update(bytes.fromhex(sha256_file(files[name])))
     return digest.hexdigest()
+
+
+def adapter_sha256(folder: Path) -> str:
+    """The content hash of a trained adapter folder (``ADAPTER_KEY``): the same for the
+    adapter train wrote and the copy register logs with its model card.
+
+    Raises:
+        InputError: there is no adapter folder.
+    """
+    if not (folder / "adapter_config.json").is_file():
+        raise InputError(f"{folder}: no adapter (adapter_config.json); run the train stage")
+    return sha256_tree(folder, exclude=_NOT_THE_MODEL)
 
 
 def sha256_text(text: str) -> str:

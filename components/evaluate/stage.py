@@ -10,6 +10,7 @@ from components.core import paths, tracking
 from components.core.corpus import load_corpus
 from components.core.errors import InputError
 from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
+from components.core.lineage import ADAPTER_KEY, adapter_sha256
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.evaluate.config import EvaluateConfig
 from components.evaluate.judge import SummaryJudge
@@ -46,6 +47,7 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
         if config.include_base:
             models["base"] = lambda: load_base(paths.BASE_MODEL)
         metrics: Metrics = {
+            ADAPTER_KEY: adapter_sha256(paths.ADAPTER),  # the adapter scored: register checks
             "variant": run_variant(context),
             "train_seed": context.setting("train.seed"),
             "train_steps": context.setting("train.max_steps"),

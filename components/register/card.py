@@ -18,7 +18,7 @@ from typing import Any
 
 from components.gate import GateResult
 from components.ingest import DatasetSource
-from components.register.registry import PRODUCT_CORPUS, AuditResult
+from components.register.registry import ADAPTER_ARTIFACT, PRODUCT_CORPUS, AuditResult
 
 README = "README.md"
 LIMITS = """\
@@ -65,7 +65,7 @@ def adapter_card(facts: CardFacts) -> str:
 
 def with_model_card(adapter_dir: Path, card: str, work: Path) -> Path:
     """A copy of ``adapter_dir`` under ``work`` whose ``README.md`` is ``card``."""
-    copy = work / adapter_dir.name
+    copy = work / ADAPTER_ARTIFACT  # MLflow keeps the folder's name: promotion finds it there
     shutil.copytree(adapter_dir, copy)
     (copy / README).write_text(card, encoding="utf-8")
     return copy

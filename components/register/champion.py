@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from components.core.errors import BackendError, InputError, PromotionRefused
-from components.register.evidence import Check, read_evidence
+from components.register.evidence import Check, read_version_evidence
 from components.register.registry import CHAMPION, champion_version, move_champion
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def promote(
     if reason and not force:
         raise InputError("--reason records why a promotion was forced; pass it with --force")
     found = _model_version(client, model_name, version)
-    blocked = read_evidence(client, str(found.run_id), trusted).refusals()
+    blocked = read_version_evidence(client, found, trusted).refusals()
     if blocked and not force:
         raise PromotionRefused(
             f"refusing to promote {model_name} v{version}: {'; '.join(blocked)}. "
@@ -107,7 +107,7 @@ def check_champion(
             f"{model_name}: no version holds champion (or no such model is registered); "
             "nothing to check"
         )
-    evidence = read_evidence(client, str(holder.run_id), trusted)
+    evidence = read_version_evidence(client, holder, trusted)
     return ChampionCheck(model_name, str(holder.version), evidence.checks)
 
 

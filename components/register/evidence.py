@@ -18,14 +18,23 @@ import hashlib
 import json
 import tempfile
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from components.core.errors import BackendError, InputError
+from components.core.lineage import (
+    ADAPTER_KEY,
+    CORPUS_KEY,
+    TRAIN_CORPUS_KEY,
+    TRAINED_CORPUS_KEY,
+    adapter_sha256,
+)
 from components.core.signing import ALGORITHM, fingerprint, sign, signature_problem
 from components.gate import GateResult
+from components.register.binding import short
 from components.register.registry import (
+    ADAPTER_ARTIFACT,
     PRODUCT_CORPUS,
     AuditResult,
     Evidence,
@@ -40,6 +49,7 @@ if TYPE_CHECKING:
         Ed25519PrivateKey,
         Ed25519PublicKey,
     )
+    from mlflow.entities.model_registry import ModelVersion
     from mlflow.tracking import MlflowClient
 
 EVIDENCE_DIR = "evidence"  # the artifact folder of the version's run
@@ -48,6 +58,7 @@ SIGNATURE = "evidence.sig"  # base64 of the signature over evidence.json's bytes
 FORMAT = 1
 # The stage metrics the rule reads (as metrics/<name>): numbers and hashes, never text.
 METRICS_FILES = ("gate.json", "audit.json", "train.json", "evaluate.json")
+_SCORED = ("train.json", "evaluate.json", "audit.json")  # each names the adapter it is of
 # Informative only: the decision never reads a tag.
 EVIDENCE_TAG = "evidence.sha256"
 KEY_TAG = "evidence.public_key_sha256"
@@ -60,20 +71,25 @@ NO_KEY = (
 @dataclass(frozen=True)
 class EvidenceFiles:
     """What a registration stakes its promotion on: each metrics file's exact bytes, by
-    name, and ``train.corpus``, the one decision input no file holds."""
+    name; the corpus the adapter learnt from and the adapter's sha256, as register found
+    them bound (:mod:`components.register.binding`)."""
 
     files: Mapping[str, bytes]
     train_corpus: str
+    adapter_sha256: str
 
     @classmethod
-    def read(cls, metrics_dir: Path, train_corpus: str) -> EvidenceFiles:
+    def read(cls, metrics_dir: Path, train_corpus: str, adapter_sha256: str) -> EvidenceFiles:
         """The metrics files of ``METRICS_FILES`` from ``metrics_dir``, as they are now."""
-        return cls(
-            {name: (metrics_dir / name).read_bytes() for name in METRICS_FILES}, train_corpus
-        )
+        files = {name: (metrics_dir / name).read_bytes() for name in METRICS_FILES}
+        return cls(files, train_corpus, adapter_sha256)
 
     def hashes(self) -> dict[str, str]:
         return {name: hashlib.sha256(data).hexdigest() for name, data in sorted(self.files.items())}
+
+    def inputs(self) -> dict[str, str]:
+        """The decision inputs ``evidence.json`` records beside the files' hashes."""
+        return {TRAIN_CORPUS_KEY: self.train_corpus, ADAPTER_KEY: self.adapter_sha256}
 
 
 def evidence_record(files: EvidenceFiles, run_id: str, key: Ed25519PublicKey) -> bytes:
@@ -82,7 +98,7 @@ def evidence_record(files: EvidenceFiles, run_id: str, key: Ed25519PublicKey) ->
         "format": FORMAT,
         "run_id": run_id,
         "files": files.hashes(),
-        "inputs": {"train_corpus": files.train_corpus},
+        "inputs": files.inputs(),
         "signing": {
             "algorithm": ALGORITHM,
             "public_key_sha256": fingerprint(key),
@@ -137,6 +153,7 @@ class VerifiedEvidence:
     audit: AuditResult = field(default_factory=lambda: AuditResult(False, {}))
     corpus: str = ""
     metrics: Mapping[str, float] = field(default_factory=dict)  # the adapter's, evaluate.json
+    adapter: str = ""  # the sha256 of the adapter it is of (``lineage.adapter_sha256``)
 
     @property
     def checks(self) -> tuple[Check, ...]:
@@ -206,7 +223,8 @@ def judge_evidence(
     except InputError as exc:
         checks.append(Check("contents", False, str(exc)))
         return VerifiedEvidence(run_id, tuple(checks))
-    corpus = str(((_record(blobs) or {}).get("inputs") or {}).get("train_corpus", ""))
+    inputs = (_record(blobs) or {}).get("inputs") or {}
+    corpus = str(inputs.get(TRAIN_CORPUS_KEY, ""))
     return VerifiedEvidence(
         run_id,
         (*checks, Check("contents", True, "the gate, audit and evaluate metrics parse")),
@@ -216,7 +234,41 @@ def judge_evidence(
         audit,
         corpus,
         metrics,
+        str(inputs.get(ADAPTER_KEY, "")),
     )
+
+
+def read_version_evidence(
+    client: MlflowClient, version: ModelVersion, trusted: Ed25519PublicKey | None
+) -> VerifiedEvidence:
+    """:func:`read_evidence` of a registered version's run and, once that holds, the
+    version's own adapter artifact hashed against the adapter the evidence names: what
+    MLflow serves is what was audited."""
+    evidence = read_evidence(client, str(version.run_id), trusted)
+    if evidence.problem is not None:
+        return evidence
+    check = _registered_adapter(version, evidence.adapter)
+    return replace(evidence, integrity=(*evidence.integrity, check))
+
+
+def _registered_adapter(version: ModelVersion, named: str) -> Check:
+    import mlflow
+    from mlflow.exceptions import MlflowException
+
+    uri = f"models:/{version.name}/{version.version}/artifacts/{ADAPTER_ARTIFACT}"
+    with tempfile.TemporaryDirectory() as work:
+        try:
+            folder = Path(mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=work))
+            found = adapter_sha256(folder)
+        except (MlflowException, OSError, InputError) as exc:
+            return Check("registered adapter", False, f"{uri}: cannot be read ({exc})")
+    if found != named:
+        return Check(
+            "registered adapter",
+            False,
+            f"v{version.version}'s adapter is {short(found)}, its evidence is of {short(named)}",
+        )
+    return Check("registered adapter", True, f"v{version.version}'s adapter is {short(named)}")
 
 
 def _integrity_checks(
@@ -230,6 +282,7 @@ def _integrity_checks(
     yield _signed(blobs, record, trusted)
     yield _bound(record, run_id)
     yield _hashed(blobs, record)
+    yield _one_adapter(blobs, record)
 
 
 def _record(blobs: Mapping[str, bytes]) -> dict[str, Any] | None:
@@ -303,6 +356,44 @@ def _hashed(blobs: Mapping[str, bytes], record: Mapping[str, Any]) -> Check:
                 "was registered)",
             )
     return Check("files", True, f"{', '.join(sorted(listed))} hash as {RECORD} records")
+
+
+def _one_adapter(blobs: Mapping[str, bytes], record: Mapping[str, Any]) -> Check:
+    """The adapter the record names is the one train wrote, evaluate scored and audit
+    attacked, and the corpus it names is the one train read (the gated one for the product
+    corpus): evidence cannot describe another model."""
+    inputs = record.get("inputs") or {}
+    named, corpus = inputs.get(ADAPTER_KEY), inputs.get(TRAIN_CORPUS_KEY)
+    if not named:
+        return Check(
+            "adapter",
+            False,
+            f"{RECORD} names no adapter (registered before evidence was bound to it): "
+            "register the adapter again",
+        )
+    try:
+        train, gate = _json(blobs, "train.json"), _json(blobs, "gate.json")
+        scored = {name: _json(blobs, name).get(ADAPTER_KEY) for name in _SCORED}
+    except InputError as exc:
+        return Check("adapter", False, str(exc))
+    for name, found in scored.items():
+        if found != named:
+            return Check(
+                "adapter", False, f"{name} is of adapter {short(found)}, not {short(named)}"
+            )
+    if train.get(TRAIN_CORPUS_KEY) != corpus:
+        return Check(
+            "adapter",
+            False,
+            f"train.json read the {train.get(TRAIN_CORPUS_KEY)} corpus, {RECORD} says {corpus}",
+        )
+    if corpus == PRODUCT_CORPUS and train.get(TRAINED_CORPUS_KEY) != gate.get(CORPUS_KEY):
+        return Check("adapter", False, "train.json's corpus is not the one gate.json passed")
+    return Check(
+        "adapter",
+        True,
+        f"train, evaluate and audit are of adapter {short(named)}, learnt from the {corpus} corpus",
+    )
 
 
 def _json(blobs: Mapping[str, bytes], name: str) -> Mapping[str, Any]:

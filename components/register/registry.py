@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 
 CANDIDATE, CHAMPION = "candidate", "champion"
 PRODUCT_CORPUS = "anonymized"
+# The logged model's folder of the adapter (``artifacts/adapter`` of the version's model),
+# which promotion hashes against the adapter its evidence names.
+ADAPTER_ARTIFACT = "adapter"
 EVAL_TAG_PREFIX = "eval."
 # The adapter's files and the evidence it was registered with, hashed: a second register run
 # with nothing new finds its version instead of adding a copy.
@@ -306,7 +309,7 @@ def log_and_register(
         info = mlflow.pyfunc.log_model(
             name="adapter",
             python_model=AdapterPyfunc(),
-            artifacts={"adapter": str(adapter)},
+            artifacts={ADAPTER_ARTIFACT: str(adapter)},
             model_config=pyfunc_config(base_ref),
             signature=pyfunc_signature(),
             input_example=pyfunc_input_example(),

@@ -16,6 +16,7 @@ from components.core.stage import Metrics, StageContext, log_stage, read_metrics
 from components.gate import GateResult, require_trained_on_gated_corpus
 from components.ingest import corpus_datasets
 from components.register import registry
+from components.register.binding import bound_adapter, trained_corpus
 from components.register.card import CardFacts, adapter_card
 from components.register.config import RegisterConfig
 from components.register.evidence import EvidenceFiles
@@ -28,11 +29,17 @@ logger = logging.getLogger(__name__)
 def run(config: RegisterConfig, context: StageContext) -> Metrics:
     from mlflow.tracking import MlflowClient
 
-    corpus: str = context.setting("train.corpus")
     sources = {stage: str(paths.metrics_file(stage)) for stage in ("gate", "audit", "evaluate")}
+    train_file = paths.metrics_file("train")
     require_trained_on_gated_corpus(
-        read_metrics("train"), read_metrics("gate"), paths.metrics_file("train"), paths.ANON_CORPUS
+        read_metrics("train"), read_metrics("gate"), train_file, paths.ANON_CORPUS
     )
+    # What the adapter learnt from and which adapter was scored: the stages' own records.
+    corpus = trained_corpus(
+        read_metrics("train"), read_metrics("gate"), train_file, context.setting("train.corpus")
+    )
+    scored = {paths.metrics_file(s): read_metrics(s) for s in ("train", "evaluate", "audit")}
+    adapter = bound_adapter(paths.ADAPTER, scored)
     gate = GateResult.from_metrics(read_metrics("gate"), sources["gate"])
     audit = registry.audit_result(read_metrics("audit"), sources["audit"])
     evaluation = registry.adapter_metrics(read_metrics("evaluate"), sources["evaluate"])
@@ -52,10 +59,10 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
     # What the decision is made from, stored with the version: the files as they are now.
     # A baseline trained on the raw or masked corpus is for the utility report only: it
     # is registered as a candidate to compare against, never promoted.
-    files = EvidenceFiles.read(paths.METRICS_DIR, corpus)
+    files = EvidenceFiles.read(paths.METRICS_DIR, corpus, adapter)
     rule = registry.UtilityRule(config.utility_metric, config.higher_is_better)
     tracking.configure_tracking(config.experiment)
-    stakes = {"files": files.hashes(), "train_corpus": corpus}
+    stakes = {"files": files.hashes(), **files.inputs()}
     fingerprint = registry.registration_fingerprint(paths.ADAPTER, tags, stakes, rule)
     # Register runs on every `dvc repro` (DVC cannot restore the registry): an adapter
     # registered before with the same evidence is reported, not registered again.

@@ -19,7 +19,14 @@ from components.core.jsonio import (
     write_json_atomic,
     write_text_atomic,
 )
-from components.core.lineage import CORPUS_KEY
+from components.core.lineage import (
+    ADAPTER_KEY,
+    CORPUS_KEY,
+    TRAIN_CORPUS_KEY,
+    TRAINED_CORPUS_KEY,
+    adapter_sha256,
+    sha256_file,
+)
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.gate import require_gate_passed
 from components.train.config import PREFERENCE_METHODS, TrainConfig
@@ -63,7 +70,15 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
             for step, loss in history:
                 if step not in live.logged[name]:
                     mlflow.log_metric(name, loss, step=step)
-        metrics = {**result.to_metrics(), **data.fragment_metrics, CORPUS_KEY: gated_corpus}
+        metrics = {
+            **result.to_metrics(),
+            **data.fragment_metrics,
+            CORPUS_KEY: gated_corpus,
+            # what this run read and wrote, whatever params.yaml says by register's time
+            TRAIN_CORPUS_KEY: config.corpus,
+            TRAINED_CORPUS_KEY: sha256_file(data.source),
+            ADAPTER_KEY: adapter_sha256(paths.ADAPTER),
+        }
         write_json_atomic(paths.metrics_file("train"), metrics)
         write_text_atomic(paths.TRAIN_LOSS, loss_csv(result.loss_history))
         log_stage("train", config, metrics, [paths.metrics_file("train"), paths.TRAIN_LOSS])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from components.core import paths
 from components.core.errors import PromotionRefused
+from components.core.lineage import ADAPTER_KEY, TRAINED_CORPUS_KEY
 from components.core.signing import KEY_ENV, sign, signing_key
 from components.register.champion import promote
 from components.register.evidence import EVIDENCE_DIR, RECORD, SIGNATURE, evidence_record
 from components.register.promotion import current_champion
-from tests.register.fixtures import PRODUCER, add_version, metrics_files
+from tests.register.fixtures import ADAPTER, PRODUCER, add_version, metrics_files
 from veiltune.cli import main
 
 REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
@@ -134,6 +136,42 @@ def test_evidence_that_does_not_hold_is_refused_naming_what_failed(
     assert message in said
 
 
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        # The hostile review of 2026-11-27: audits of the previous adapter, a corpus set for
+        # one run and restored, evidence registered before it named its adapter.
+        ("audited another", "adapter: audit.json is of adapter sha256 aaaaaaaaaaaa"),
+        ("evaluated another", "adapter: evaluate.json is of adapter sha256 aaaaaaaaaaaa"),
+        ("another corpus", "adapter: train.json's corpus is not the one gate.json passed"),
+        ("named none", "adapter: evidence.json names no adapter"),
+        ("registered another", "registered adapter: v1's adapter is sha256"),
+    ],
+)
+def test_evidence_of_another_adapter_or_corpus_than_the_versions_is_refused(
+    client: Any, case: str, message: str
+) -> None:
+    model = case.replace(" ", "-")
+    files = metrics_files()
+    edits: dict[str, dict[str, Any]] = {
+        "audited another": {"audit.json": {ADAPTER_KEY: "a" * 64}},
+        "evaluated another": {"evaluate.json": {ADAPTER_KEY: "a" * 64}},
+        "another corpus": {"train.json": {TRAINED_CORPUS_KEY: "r" * 64}},
+    }
+    for name, changes in edits.get(case, {}).items():
+        body = {**json.loads(files.files[name]), **changes}
+        files = replace(files, files={**files.files, name: json.dumps(body).encode()})
+    if case == "named none":
+        files = replace(files, adapter_sha256="")
+    adapter = (
+        {**ADAPTER, "adapter_model.safetensors": b"other"} if "registered" in case else ADAPTER
+    )
+    version, _ = add_version(client, model, files, adapter=adapter)
+    with pytest.raises(PromotionRefused) as refused:
+        promote(client, model, version, TRUSTED)
+    assert f"its evidence does not hold ({message}" in str(refused.value)
+
+
 def test_a_champion_whose_evidence_fails_is_not_replaced_automatically(
     client: Any, tmp_path: Path
 ) -> None:
@@ -178,10 +216,11 @@ def test_promote_check_audits_the_champion_however_it_got_the_alias(
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "veiltune-adapter v2 (champion): its evidence holds"
+    checks = ("evidence", "signature", "run", "files", "adapter", "contents")
+    verdicts = ("registered adapter", "gate", "audits", "corpus")
     assert [line.split(":")[0].strip() for line in lines[1:]] == [
-        f"ok   {name}"
-        for name in ("evidence", "signature", "run", "files", "contents", "gate", "audits")
-    ] + ["ok   corpus"]
+        f"ok   {name}" for name in (*checks, *verdicts)
+    ]
     # MLflow's own alias editor checks nothing: --check finds the blocked version out.
     client.set_registered_model_alias(model, "champion", "3")
     code, out, err = check(capsys)

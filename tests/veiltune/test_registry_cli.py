@@ -11,8 +11,14 @@ from typing import Any
 import pytest
 import yaml
 
-from components.core.lineage import sha256_file
-from components.gate.binding import CORPUS_KEY
+from components.core.lineage import (
+    ADAPTER_KEY,
+    CORPUS_KEY,
+    TRAIN_CORPUS_KEY,
+    TRAINED_CORPUS_KEY,
+    adapter_sha256,
+    sha256_file,
+)
 from veiltune.cli import main
 
 REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
@@ -20,7 +26,8 @@ MODEL = "veiltune-adapter"
 
 
 def write_metrics(workspace: Path, gate: bool = True, /, **adapter: float) -> None:
-    """Stage metrics as the pipeline writes them, gate and train bound to one corpus."""
+    """Stage metrics as the pipeline writes them, gate and train bound to one corpus, and
+    train, evaluate and audit to the workspace's adapter."""
     metrics = workspace / "metrics"
     metrics.mkdir(exist_ok=True)
     corpus = workspace / "data" / "anonymized" / "corpus.jsonl"
@@ -28,6 +35,8 @@ def write_metrics(workspace: Path, gate: bool = True, /, **adapter: float) -> No
     if not corpus.is_file():
         corpus.write_text('{"id": "c1", "text": "Hi [PERSON_NAME_1]"}\n', encoding="utf-8")
     digest = {CORPUS_KEY: sha256_file(corpus)}
+    scored = {ADAPTER_KEY: adapter_sha256(workspace / "models" / "adapter")}
+    read = {TRAIN_CORPUS_KEY: "anonymized", TRAINED_CORPUS_KEY: digest[CORPUS_KEY]}
     audits = {
         name: {"passed": True, "figures": {}, "thresholds": {}}
         for name in ("pii_output", "canary", "extraction", "membership")
@@ -41,9 +50,10 @@ def write_metrics(workspace: Path, gate: bool = True, /, **adapter: float) -> No
             "threshold": 5.0,
             **digest,
         },
-        "audit": {"passed": True, "train_corpus": "anonymized", "audits": audits},
-        "train": {"train_loss": 1.9, **digest},
+        "audit": {"passed": True, "train_corpus": "anonymized", "audits": audits, **scored},
+        "train": {"train_loss": 1.9, **digest, **read, **scored},
         "evaluate": {
+            **scored,
             "variant": "anonymized",
             "n_conversations": 20,
             "adapter": {"summary.rouge1": 0.3, "perplexity_raw": 21.5, **adapter},
@@ -52,6 +62,11 @@ def write_metrics(workspace: Path, gate: bool = True, /, **adapter: float) -> No
     }
     for stage, body in files.items():
         (metrics / f"{stage}.json").write_text(json.dumps(body), encoding="utf-8")
+
+
+def edit_metrics(workspace: Path, stage: str, **changes: Any) -> None:
+    path = workspace / "metrics" / f"{stage}.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}), encoding="utf-8")
 
 
 def set_register_params(workspace: Path, **register: Any) -> None:
@@ -109,6 +124,41 @@ def test_register_gives_candidate_always_and_champion_by_utility(workspace: Path
     third = register(workspace)
     assert third["champion"] is True and champion(workspace) == "3"
     assert third["decision_reason"] == "perplexity_raw 20.9 < champion v1's 21.5 (lower is better)"
+
+
+def test_register_signs_what_train_read_and_the_adapter_it_audited(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hostile review of 2026-11-27: `train.corpus: raw`, `veiltune train`, params.yaml
+    restored, `veiltune register` made v2 champion as 'anonymized', with the previous
+    adapter's audits."""
+    write_metrics(workspace)
+    assert register(workspace)["champion"] is True
+    write_metrics(workspace, **{"summary.rouge1": 0.9})
+    edit_metrics(workspace, "train", **{TRAIN_CORPUS_KEY: "raw", TRAINED_CORPUS_KEY: "r" * 64})
+    raw = register(workspace)  # params.yaml says anonymized: train.json says what it read
+    assert raw["champion"] is False and "trained on the raw corpus" in raw["decision_reason"]
+    assert client(workspace).get_model_version(MODEL, "2").tags["train_corpus"] == "raw"
+    # The adapter changes after audit (a new train): its old audit describes another model.
+    adapter = workspace / "models" / "adapter"
+    (adapter / "adapter_config.json").write_text("{}", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["register", "--params", "params.yaml"]) == 1
+    err = capsys.readouterr().err
+    assert "metrics/train.json: is of adapter sha256" in err and "re-run the train stage" in err
+    write_metrics(workspace)
+    edit_metrics(workspace, "audit", **{ADAPTER_KEY: "a" * 64})
+    assert main(["register", "--params", "params.yaml"]) == 1
+    assert "metrics/audit.json: is of adapter sha256 aaaaaaaaaaaa" in capsys.readouterr().err
+    # Trained as 'anonymized' on a file the gate never passed.
+    write_metrics(workspace)
+    edit_metrics(workspace, "train", **{TRAINED_CORPUS_KEY: "r" * 64})
+    assert main(["register", "--params", "params.yaml"]) == 3
+    assert "not the corpus the gate passed" in capsys.readouterr().err
+    assert champion(workspace) == "1"
+    # The signed evidence names the adapter: promote --check holds for the champion.
+    assert main(["promote", "--params", "params.yaml", "--check"]) == 0
+    assert "ok   registered adapter" in capsys.readouterr().out
 
 
 def test_a_missing_utility_metric_fails_before_anything_is_written(
