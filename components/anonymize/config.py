@@ -9,6 +9,7 @@ from typing import ClassVar
 from components.anonymize.calibration import OPERATING_POINTS
 from components.core.cluster import check_cluster
 from components.core.config import require as _require
+from components.core.egress import check_proxy, is_loopback
 
 DEFAULT_INFO_TYPES = [
     "PERSON_NAME",
@@ -48,8 +49,7 @@ BACKENDS = ("presidio", "google_dlp", "google_dlp+presidio")
 DETECTORS = ("entities", "lm_probability", "allow_list", "vocab_threshold")
 WORD_LEVEL_DETECTORS = DETECTORS[1:]
 DLP_LIKELIHOODS = ("VERY_UNLIKELY", "UNLIKELY", "POSSIBLE", "LIKELY", "VERY_LIKELY")
-# Hosts a plaintext (``insecure``) DLP endpoint may name: a local server, never the network.
-LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
+DLP_DEFAULT_HOST = "dlp.googleapis.com"  # Google's endpoint, when anonymize.dlp.endpoint is ""
 
 
 @dataclass
@@ -124,6 +124,10 @@ class DlpConfig:
     price_per_gb: float = 1.0  # USD per GB inspected, for the metrics' cost estimate
     retry_seconds: float = 120.0  # total backoff budget on UNAVAILABLE & co, per request
     max_attempts: int = 6  # attempts per request, the first included
+    # The proxy (http://HOST:PORT) a remote endpoint is reached through; null: none. The
+    # environment's grpc_proxy/https_proxy/http_proxy are never used, and a loopback
+    # endpoint never goes through a proxy.
+    proxy: str | None = None
 
     def __post_init__(self) -> None:
         _require(
@@ -143,11 +147,17 @@ class DlpConfig:
                 "host:port",
             )
         _require(
-            not self.insecure or endpoint_host(self.endpoint) in LOCAL_HOSTS,
+            not self.insecure or (bool(self.endpoint) and is_loopback(self.host)),
             "anonymize.dlp.insecure",
             "true only with an anonymize.dlp.endpoint on localhost or 127.0.0.1 "
             "(plaintext never leaves the machine)",
         )
+        check_proxy(self.proxy, self.host, "anonymize.dlp.proxy")
+
+    @property
+    def host(self) -> str:
+        """The host requests go to: the endpoint's, or Google's."""
+        return endpoint_host(self.endpoint) if self.endpoint else DLP_DEFAULT_HOST
 
 
 def endpoint_host(endpoint: str) -> str:
