@@ -425,15 +425,14 @@ def _add_serve(commands: Any) -> None:
     text = "Serve the pipeline flow as a Prefect deployment, to start runs from the Prefect UI."
     sub = commands.add_parser("serve", help=text, description=text)
     sub.add_argument("--name", default="veiltune-pipeline", help="deployment name")
-    from flows.overrides import PROTECTED_PARAMS
-
     sub.add_argument(
         "--allow-overrides",
         action="append",
         default=[],
         metavar="PARAMS",
-        help="let runs started from the UI override these privacy controls, e.g. "
-        f"gate,anonymize (protected: {', '.join(PROTECTED_PARAMS)}; others need no allowance)",
+        help="let runs started from the UI override these params too, e.g. "
+        "gate,evaluate.judge.model (a stage, a param or a nested config); without it they may "
+        "change only sizes and training hyperparameters (flows/overrides.py: UI_OVERRIDABLE)",
     )
 
 
