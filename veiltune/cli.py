@@ -596,10 +596,12 @@ def _run_tool(args: argparse.Namespace) -> Any:
             return _promote(args, register, context)
         return commands.demote(register, args.version)
     if args.command == "flow":
-        from flows.pipeline import parse_overrides, pipeline
+        from flows import pipeline as flow_module
+        from flows.prefect_auth import temporary_server_auth
 
-        overrides = parse_overrides(args.overrides)
-        return pipeline(stages=args.stages, overrides=overrides, corpus=args.corpus)
+        overrides = flow_module.parse_overrides(args.overrides)
+        with temporary_server_auth():  # the temporary server, if Prefect starts one
+            return flow_module.pipeline(stages=args.stages, overrides=overrides, corpus=args.corpus)
     if args.command == "purge-raw":
         from components.core.purge import purge_command
 
