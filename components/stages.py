@@ -103,6 +103,7 @@ STAGES: tuple[Stage, ...] = (
             "anonymize.cluster",
             "anonymize.workers",
             "anonymize.cluster_timeout_s",
+            "anonymize.cluster_tls",
         ),
     ),
     Stage(

@@ -156,9 +156,10 @@ def _add_detect(commands: Any) -> None:
 def _add_cluster(sub: Any) -> None:
     sub.add_argument(
         "--cluster",
-        metavar="local|tcp://HOST:PORT",
+        metavar="local|tls://HOST:PORT|tcp://HOST:PORT",
         help="anonymize.cluster for this run: a local Dask cluster, or an existing one's "
-        "scheduler (infra/dask/README.md)",
+        "scheduler (tls:// with anonymize.cluster_tls; tcp:// is plaintext, open to any "
+        "client that reaches it; infra/dask/README.md)",
     )
     sub.add_argument("--workers", type=int, metavar="N", help="anonymize.workers for this run")
 

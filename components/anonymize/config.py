@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import ClassVar
 
 from components.anonymize.calibration import OPERATING_POINTS
-from components.core.cluster import check_cluster
+from components.core.cluster import TLS, TlsFiles, check_cluster
 from components.core.config import require as _require
 from components.core.egress import check_proxy, is_loopback
+from components.core.errors import InputError
 
 DEFAULT_INFO_TYPES = [
     "PERSON_NAME",
@@ -160,6 +162,32 @@ class DlpConfig:
         return endpoint_host(self.endpoint) if self.endpoint else DLP_DEFAULT_HOST
 
 
+@dataclass
+class ClusterTlsConfig:
+    """``anonymize.cluster_tls``: what this client presents to a ``tls://`` anonymize.cluster
+    (PEM files, relative to params.yaml's folder)."""
+
+    ca_file: str | None = None  # the CA that signed the scheduler's and workers' certificates
+    cert: str | None = None  # this client's certificate, signed by that CA
+    key: str | None = None  # its private key
+
+    def files_for(self, cluster: str | None, base_dir: Path) -> TlsFiles | None:
+        """The files, found from ``base_dir``, when ``cluster`` is a ``tls://`` address.
+
+        Raises:
+            InputError: a file is missing, naming its key.
+        """
+        if cluster is None or not cluster.startswith(TLS):
+            return None
+        found = {}
+        for name in ("ca_file", "cert", "key"):
+            path = base_dir / str(getattr(self, name))
+            if not path.is_file():
+                raise InputError(f"anonymize.cluster_tls.{name}: {path}: no such file")
+            found[name] = path
+        return TlsFiles(**found)
+
+
 def endpoint_host(endpoint: str) -> str:
     """The host of ``host:port`` (``[::1]`` for an IPv6 literal), lowercase."""
     host, _, _port = endpoint.rpartition(":")
@@ -184,9 +212,11 @@ class AnonymizeConfig:
     batch_size: int = 64
     workers: int = 1  # detection processes; each loads its own spaCy pipeline
     # null: in this process (or `workers` local processes); local: a Dask LocalCluster of
-    # `workers` processes; tcp://HOST:PORT: the Dask scheduler of an existing cluster
+    # `workers` processes; tls://HOST:PORT (with cluster_tls) or tcp://HOST:PORT
+    # (plaintext, warned about): the Dask scheduler of an existing cluster
     cluster: str | None = None
     cluster_timeout_s: float = 30.0  # how long to wait for that scheduler to answer
+    cluster_tls: ClusterTlsConfig = field(default_factory=ClusterTlsConfig)
     # info type -> file of words never to redact / names always to redact (one per line)
     exclusions: dict[str, str] = field(
         default_factory=lambda: {
@@ -255,6 +285,12 @@ class AnonymizeConfig:
         _require(self.batch_size >= 1, "anonymize.batch_size", "an integer >= 1")
         _require(self.workers >= 1, "anonymize.workers", "an integer >= 1")
         check_cluster(self.cluster, "anonymize.cluster")
+        tls = self.cluster_tls
+        _require(
+            not (self.cluster or "").startswith(TLS) or bool(tls.ca_file and tls.cert and tls.key),
+            "anonymize.cluster_tls",
+            f"ca_file, cert and key (PEM files) with a tls:// anonymize.cluster ({self.cluster})",
+        )
         _require(self.cluster_timeout_s > 0, "anonymize.cluster_timeout_s", "seconds > 0")
 
     def policy_files(self) -> list[str]:
