@@ -172,3 +172,18 @@ def test_a_tls_cluster_needs_its_three_files_named_and_present(tmp_path: Path) -
     files = config.cluster_tls.files_for(config.cluster, tmp_path)
     assert files == TlsFiles(tmp_path / "ca.pem", tmp_path / "me.pem", tmp_path / "me-key.pem")
     assert config.cluster_tls.files_for("tcp://scheduler:8786", tmp_path) is None
+
+
+def test_a_local_cluster_admits_no_other_client() -> None:
+    """`local` listens on 127.0.0.1, where any other user of the machine could connect:
+    it speaks TLS with certificates made for the run, held by this process alone."""
+    from distributed import Client
+
+    with dask_client("local", 1, 30) as client:
+        address = str(client.scheduler.address)
+        assert address.startswith("tls://127.0.0.1:")
+        assert client.submit(sum, [1, 2]).result() == 3
+        with pytest.raises((OSError, TypeError)):  # plaintext, or TLS without the certificates
+            Client(address.replace("tls://", "tcp://"), timeout="5s")
+        with pytest.raises((OSError, TypeError)):
+            Client(address, timeout="5s")
