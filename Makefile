@@ -58,7 +58,8 @@ utility: setup
 	$(BIN)/veiltune utility-profile --profile large
 
 # The Prefect UI with the pipeline served as a deployment (Ctrl-C stops both); log in with
-# .prefect/auth. SERVE_ARGS="--allow-overrides gate" lets UI runs change a privacy control.
+# .prefect/auth. UI runs may change sizes and training hyperparameters only;
+# SERVE_ARGS="--allow-overrides gate" lets them change more (flows/overrides.py).
 ui: setup
 	bash infra/prefect/ui.sh $(PREFECT_PORT) $(SERVE_ARGS)
 

@@ -20,6 +20,7 @@ from components.base_model.config import BaseModelConfig
 from components.core import paths
 from components.core.config import apply_overrides as _apply_overrides
 from components.core.config import build_configs, read_params
+from components.core.config import names_param as _names_param
 from components.core.stage import Metrics, StageContext
 from components.evaluate.config import EvaluateConfig
 from components.export.config import ExportConfig
@@ -102,6 +103,7 @@ STAGES: tuple[Stage, ...] = (
             "anonymize.cluster",
             "anonymize.workers",
             "anonymize.cluster_timeout_s",
+            "anonymize.cluster_tls",
         ),
     ),
     Stage(
@@ -214,6 +216,11 @@ def run_stage(name: str, params_path: Path) -> Metrics:
     """Run one stage as ``dvc repro`` does: its config from params, its entry."""
     context = stage_context(params_path)
     return BY_NAME[name].entry()(context.configs[name], context)
+
+
+def names_param(dotted: str) -> bool:
+    """Whether ``dotted`` names a key of params.yaml (``gate``, ``train.max_steps``, ...)."""
+    return _names_param(dotted, SECTIONS)
 
 
 def apply_overrides(params: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,29 +1,53 @@
 """Which params a run started from the Prefect UI may override, and what each override changes.
 
 A deployment run is started by whoever can reach the Prefect API; ``veiltune flow --set`` is
-run by the workspace owner. Overrides of the privacy controls (what is anonymized, how residual
-risk is scored and gated, what the audits accept, what the model trains on, the bundle's PI
-scan) are refused in deployment runs unless ``veiltune serve --allow-overrides`` said so. The
-allowance travels in an environment variable of the serving process, which its runs inherit
-and no API caller can set.
+run by the workspace owner. A deployment run may change only what ``UI_OVERRIDABLE`` names:
+the size of the generated corpus and of the evaluation, and training hyperparameters. Every
+other param (a path, URL, key or model source, the judge, the corpus, a privacy control, a
+threshold, an audit, the registry's rule) is refused unless ``veiltune serve
+--allow-overrides`` names it. The allowance travels in an environment variable of the
+serving process, which its runs inherit and no API caller can set.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 from components.core.errors import ParamsError
+from components.stages import names_param
 
 # In code, not params.yaml: a list kept in params could itself be overridden from the UI.
-PROTECTED_PARAMS = (
-    "anonymize",
-    "risk",
-    "gate",
-    "audit",
-    "train.corpus",
-    "export.pi_scan_min_chars",
+# Each names a value that changes how much is generated, trained or scored, never where
+# data comes from or goes, nor what a privacy check accepts.
+UI_OVERRIDABLE = (
+    "ingest.n_conversations",  # the embedded corpus's size (a user corpus ignores it)
+    "ingest.seed",
+    "ingest.heldout_fraction",
+    "ingest.sensitive_conversations",
+    "ingest.dialogsum.max_dialogues",
+    "train.max_steps",
+    "train.learning_rate",
+    "train.batch_size",
+    "train.gradient_accumulation_steps",
+    "train.max_seq_length",
+    "train.lora_r",
+    "train.lora_alpha",
+    "train.lora_dropout",
+    "train.target_modules",
+    "train.seed",
+    "train.packing",
+    "train.padding",
+    "train.save_steps",
+    "train.eval_fraction",
+    "train.early_stopping_patience",
+    "train.beta",
+    "evaluate.max_conversations",
+    "evaluate.max_new_tokens",
+    "evaluate.max_prompt_tokens",
+    "evaluate.include_base",
 )
 ALLOW_OVERRIDES_ENV = "VEILTUNE_ALLOW_OVERRIDES"
 _ALLOW_FLAG = "veiltune serve --allow-overrides"
@@ -43,31 +67,40 @@ def _covers(prefix: str, key: str) -> bool:
     return key == prefix or key.startswith(prefix + ".")
 
 
-def protected_prefix(key: str) -> str | None:
-    """The entry of PROTECTED_PARAMS that covers ``key``, or None for an ordinary param."""
-    return next((p for p in PROTECTED_PARAMS if _covers(p, key)), None)
+def ui_may_override(key: str) -> bool:
+    """Whether a deployment run may set dotted ``key`` without the operator's allowance."""
+    return key in UI_OVERRIDABLE
 
 
 def parse_allowed(entries: Iterable[str]) -> tuple[str, ...]:
-    """``["gate,anonymize", "risk"]`` → ``("gate", "anonymize", "risk")``, each checked.
+    """``["gate,anonymize", "evaluate.judge.model"]`` → each entry, checked.
 
-    An entry is a protected param or stage (``gate``, ``train.corpus``), a key under one
-    (``gate.threshold``) or a stage holding one (``train`` allows ``train.corpus``).
+    An entry is a stage (``gate`` allows all of its params), a param (``train.corpus``), a
+    nested config (``evaluate.judge``) or a key of a mapping param
+    (``anonymize.exclusions.PERSON_NAME``).
     """
     allowed = tuple(e.strip() for entry in entries for e in entry.split(",") if e.strip())
     for entry in allowed:
-        if not any(_covers(p, entry) or _covers(entry, p) for p in PROTECTED_PARAMS):
+        if not names_param(entry):
             raise ParamsError(
-                f"--allow-overrides {entry!r}: not a protected param; protected: "
-                f"{', '.join(PROTECTED_PARAMS)} (other params need no allowance)"
+                f"--allow-overrides {entry!r}: not a param of params.yaml; name a stage "
+                "(gate), a param (evaluate.judge.model) or a nested config (evaluate.judge)"
             )
     return allowed
 
 
-def refuse_protected_overrides(
+def describe_keys(keys: Sequence[str]) -> str:
+    """``train.a, train.b, evaluate.c`` → ``train: a, b; evaluate: c``."""
+    stages = groupby(keys, key=lambda k: k.partition(".")[0])
+    return "; ".join(
+        f"{stage}: {', '.join(k.partition('.')[2] for k in group)}" for stage, group in stages
+    )
+
+
+def refuse_unallowed_overrides(
     keys: Iterable[str], *, deployment_run: bool, allowed: Iterable[str]
 ) -> None:
-    """Raise ParamsError for the first protected key a deployment run may not override.
+    """Raise ParamsError for the first key a deployment run may not override.
 
     Args:
         keys: the dotted params the run would set.
@@ -79,12 +112,12 @@ def refuse_protected_overrides(
         return
     allowed = tuple(allowed)
     for key in keys:
-        prefix = protected_prefix(key)
-        if prefix is not None and not any(_covers(a, key) for a in allowed):
+        if not ui_may_override(key) and not any(_covers(a, key) for a in allowed):
+            widened = f"; the operator's allowance: {', '.join(allowed)}" if allowed else ""
             raise ParamsError(
-                f"override {key!r} refused: {prefix} is a privacy control, and runs started "
-                f"from the Prefect UI/API may not change it unless the deployment allows it "
-                f"(restart it with `{_ALLOW_FLAG} {prefix}`), or run "
+                f"override {key!r} refused: runs started from the Prefect UI/API may change "
+                f"only {describe_keys(UI_OVERRIDABLE)}{widened}. The operator may allow it "
+                f"(restart the deployment with `{_ALLOW_FLAG} {key}`), or run "
                 f"`veiltune flow --set {key}=...` from the workspace"
             )
 

@@ -47,8 +47,8 @@ from flows.overrides import (
     export_allowed,
     override_changes,
     parse_allowed,
-    protected_prefix,
-    refuse_protected_overrides,
+    refuse_unallowed_overrides,
+    ui_may_override,
 )
 from flows.stage_process import StageFailed, StageOutcome, run_streamed
 
@@ -210,17 +210,17 @@ def check_run_params(params_path: Path, changes: dict[str, Any]) -> None:
     written: the run is an experiment.
 
     Raises:
-        ParamsError: an override is not allowed (a privacy control changed by a deployment run
-            that ``veiltune serve --allow-overrides`` did not allow) or not valid.
+        ParamsError: an override is not allowed (a deployment run's key outside the UI's
+            allow-list that ``veiltune serve --allow-overrides`` did not allow) or not valid.
     """
-    refuse_protected_overrides(
+    refuse_unallowed_overrides(
         changes, deployment_run=_is_deployment_run(), allowed=allowed_from_environment(os.environ)
     )
     params = registry.load_params(params_path)
     registry.apply_overrides(params, changes)
     logger = get_run_logger()
     for change in override_changes(params, changes):
-        level = logging.WARNING if protected_prefix(change.key) else logging.INFO
+        level = logging.INFO if ui_may_override(change.key) else logging.WARNING
         logger.log(level, "override %s: %r -> %r", change.key, change.old, change.new)
 
 
@@ -305,10 +305,11 @@ def pipeline(
         stages: which stages to run (default all), always in pipeline order.
         overrides: dotted params for this run, e.g. ``{"train.max_steps": 5}``; validated
             before anything runs. The run is then a DVC experiment named after the flow run
-            (params.yaml is not written). From the UI, privacy controls (anonymize, risk,
-            gate, audit, train.corpus, export.pi_scan_min_chars) only where ``veiltune serve
-            --allow-overrides`` allows them.
-        corpus: path of a JSONL corpus to ingest (sets ``ingest.corpus_path``).
+            (params.yaml is not written). From the UI, only the sizes and training
+            hyperparameters of ``flows.overrides.UI_OVERRIDABLE``, and what ``veiltune serve
+            --allow-overrides`` allows besides.
+        corpus: path of a JSONL corpus to ingest (sets ``ingest.corpus_path``; from the UI,
+            only where ``veiltune serve --allow-overrides ingest.corpus_path`` allows it).
         timeouts: seconds a stage may run before it is stopped, e.g. ``{"train": 7200}``
             (defaults: DEFAULT_TIMEOUTS_S).
     """
@@ -352,12 +353,15 @@ def serve(name: str, allow_overrides: Sequence[str] = ()) -> None:
 
     Args:
         name: the deployment's name.
-        allow_overrides: protected params (``gate``, ``anonymize.score_threshold``...) that
-            runs of this deployment may override; they inherit the allowance from this
-            process's environment, which no API caller can set.
+        allow_overrides: params beyond the UI's allow-list (``gate``,
+            ``evaluate.judge.model``...) that runs of this deployment may override; they
+            inherit the allowance from this process's environment, which no API caller can
+            set.
     """
     allowed = parse_allowed(allow_overrides)
     export_allowed(allowed, os.environ)
     if allowed:
-        logger.warning("deployment runs may override privacy controls: %s", ", ".join(allowed))
+        logger.warning(
+            "deployment runs may override, beyond the UI's allow-list: %s", ", ".join(allowed)
+        )
     pipeline.serve(name=name, description=pipeline.__doc__, global_limit=DEPLOYMENT_CONCURRENCY)

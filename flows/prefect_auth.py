@@ -7,7 +7,9 @@ kept in ``.prefect/auth``: git-ignored, outside every pipeline output, readable 
 only. Deleting the file rotates it at the next ``make ui``.
 
 ``python -m flows.prefect_auth PATH`` creates the file if it is missing; ``infra/prefect/ui.sh``
-runs it before starting the server.
+runs it before starting the server. ``veiltune flow`` with no Prefect API configured makes
+Prefect start a temporary server of its own for the run: ``temporary_server_auth`` gives that
+server, and the run's clients, the same string.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import secrets
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from components.core.errors import InputError
@@ -62,6 +65,32 @@ def _read(path: Path) -> str:
     if not (user and sep and password) or any(c.isspace() for c in auth):
         raise InputError(f"{path}: expected one line user:password; delete it to generate one")
     return auth
+
+
+@contextlib.contextmanager
+def temporary_server_auth(path: Path = AUTH_FILE) -> Iterator[None]:
+    """Within it, the temporary server Prefect starts when no API is configured refuses
+    requests without the workspace's auth string (``path``, made on first use), and this
+    process's clients send it.
+
+    Prefect hands its settings to the server's process when it starts it, so the server
+    must start inside. With an API configured (``make ui``, a team's server), nothing is
+    changed: the workspace's password goes to no server veiltune did not start.
+    """
+    from prefect.settings import (
+        PREFECT_API_AUTH_STRING,
+        PREFECT_API_URL,
+        PREFECT_SERVER_API_AUTH_STRING,
+        temporary_settings,
+    )
+
+    if PREFECT_API_URL.value():
+        yield
+        return
+    auth = ensure_auth_string(path)
+    updates = {PREFECT_SERVER_API_AUTH_STRING: auth, PREFECT_API_AUTH_STRING: auth}
+    with temporary_settings(updates=updates):
+        yield
 
 
 def main(argv: list[str]) -> int:

@@ -56,7 +56,7 @@ def test_the_pytorchjob_manifest_is_a_master_and_workers_running_the_train_stage
         assert mounts <= volumes
 
 
-@pytest.mark.parametrize("key", ["cluster", "cluster_timeout_s", "workers"])
+@pytest.mark.parametrize("key", ["cluster", "cluster_timeout_s", "cluster_tls", "workers"])
 def test_the_dask_readme_names_params_that_exist(key: str) -> None:
     text = (INFRA / "dask" / "README.md").read_text()
     assert f"anonymize.{key}" in text

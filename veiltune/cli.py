@@ -156,9 +156,10 @@ def _add_detect(commands: Any) -> None:
 def _add_cluster(sub: Any) -> None:
     sub.add_argument(
         "--cluster",
-        metavar="local|tcp://HOST:PORT",
+        metavar="local|tls://HOST:PORT|tcp://HOST:PORT",
         help="anonymize.cluster for this run: a local Dask cluster, or an existing one's "
-        "scheduler (infra/dask/README.md)",
+        "scheduler (tls:// with anonymize.cluster_tls; tcp:// is plaintext, open to any "
+        "client that reaches it; infra/dask/README.md)",
     )
     sub.add_argument("--workers", type=int, metavar="N", help="anonymize.workers for this run")
 
@@ -425,15 +426,14 @@ def _add_serve(commands: Any) -> None:
     text = "Serve the pipeline flow as a Prefect deployment, to start runs from the Prefect UI."
     sub = commands.add_parser("serve", help=text, description=text)
     sub.add_argument("--name", default="veiltune-pipeline", help="deployment name")
-    from flows.overrides import PROTECTED_PARAMS
-
     sub.add_argument(
         "--allow-overrides",
         action="append",
         default=[],
         metavar="PARAMS",
-        help="let runs started from the UI override these privacy controls, e.g. "
-        f"gate,anonymize (protected: {', '.join(PROTECTED_PARAMS)}; others need no allowance)",
+        help="let runs started from the UI override these params too, e.g. "
+        "gate,evaluate.judge.model (a stage, a param or a nested config); without it they may "
+        "change only sizes and training hyperparameters (flows/overrides.py: UI_OVERRIDABLE)",
     )
 
 
@@ -597,10 +597,12 @@ def _run_tool(args: argparse.Namespace) -> Any:
             return _promote(args, register, context)
         return commands.demote(register, args.version)
     if args.command == "flow":
-        from flows.pipeline import parse_overrides, pipeline
+        from flows import pipeline as flow_module
+        from flows.prefect_auth import temporary_server_auth
 
-        overrides = parse_overrides(args.overrides)
-        return pipeline(stages=args.stages, overrides=overrides, corpus=args.corpus)
+        overrides = flow_module.parse_overrides(args.overrides)
+        with temporary_server_auth():  # the temporary server, if Prefect starts one
+            return flow_module.pipeline(stages=args.stages, overrides=overrides, corpus=args.corpus)
     if args.command == "purge-raw":
         from components.core.purge import purge_command
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import ClassVar
 
 from components.anonymize.calibration import OPERATING_POINTS
-from components.core.cluster import check_cluster
+from components.core.cluster import TLS, TlsFiles, check_cluster
 from components.core.config import require as _require
+from components.core.egress import check_proxy, is_loopback
+from components.core.errors import InputError
 
 DEFAULT_INFO_TYPES = [
     "PERSON_NAME",
@@ -48,8 +51,7 @@ BACKENDS = ("presidio", "google_dlp", "google_dlp+presidio")
 DETECTORS = ("entities", "lm_probability", "allow_list", "vocab_threshold")
 WORD_LEVEL_DETECTORS = DETECTORS[1:]
 DLP_LIKELIHOODS = ("VERY_UNLIKELY", "UNLIKELY", "POSSIBLE", "LIKELY", "VERY_LIKELY")
-# Hosts a plaintext (``insecure``) DLP endpoint may name: a local server, never the network.
-LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
+DLP_DEFAULT_HOST = "dlp.googleapis.com"  # Google's endpoint, when anonymize.dlp.endpoint is ""
 
 
 @dataclass
@@ -124,6 +126,10 @@ class DlpConfig:
     price_per_gb: float = 1.0  # USD per GB inspected, for the metrics' cost estimate
     retry_seconds: float = 120.0  # total backoff budget on UNAVAILABLE & co, per request
     max_attempts: int = 6  # attempts per request, the first included
+    # The proxy (http://HOST:PORT) a remote endpoint is reached through; null: none. The
+    # environment's grpc_proxy/https_proxy/http_proxy are never used, and a loopback
+    # endpoint never goes through a proxy.
+    proxy: str | None = None
 
     def __post_init__(self) -> None:
         _require(
@@ -143,11 +149,43 @@ class DlpConfig:
                 "host:port",
             )
         _require(
-            not self.insecure or endpoint_host(self.endpoint) in LOCAL_HOSTS,
+            not self.insecure or (bool(self.endpoint) and is_loopback(self.host)),
             "anonymize.dlp.insecure",
             "true only with an anonymize.dlp.endpoint on localhost or 127.0.0.1 "
             "(plaintext never leaves the machine)",
         )
+        check_proxy(self.proxy, self.host, "anonymize.dlp.proxy")
+
+    @property
+    def host(self) -> str:
+        """The host requests go to: the endpoint's, or Google's."""
+        return endpoint_host(self.endpoint) if self.endpoint else DLP_DEFAULT_HOST
+
+
+@dataclass
+class ClusterTlsConfig:
+    """``anonymize.cluster_tls``: what this client presents to a ``tls://`` anonymize.cluster
+    (PEM files, relative to params.yaml's folder)."""
+
+    ca_file: str | None = None  # the CA that signed the scheduler's and workers' certificates
+    cert: str | None = None  # this client's certificate, signed by that CA
+    key: str | None = None  # its private key
+
+    def files_for(self, cluster: str | None, base_dir: Path) -> TlsFiles | None:
+        """The files, found from ``base_dir``, when ``cluster`` is a ``tls://`` address.
+
+        Raises:
+            InputError: a file is missing, naming its key.
+        """
+        if cluster is None or not cluster.startswith(TLS):
+            return None
+        found = {}
+        for name in ("ca_file", "cert", "key"):
+            path = base_dir / str(getattr(self, name))
+            if not path.is_file():
+                raise InputError(f"anonymize.cluster_tls.{name}: {path}: no such file")
+            found[name] = path
+        return TlsFiles(**found)
 
 
 def endpoint_host(endpoint: str) -> str:
@@ -174,9 +212,11 @@ class AnonymizeConfig:
     batch_size: int = 64
     workers: int = 1  # detection processes; each loads its own spaCy pipeline
     # null: in this process (or `workers` local processes); local: a Dask LocalCluster of
-    # `workers` processes; tcp://HOST:PORT: the Dask scheduler of an existing cluster
+    # `workers` processes; tls://HOST:PORT (with cluster_tls) or tcp://HOST:PORT
+    # (plaintext, warned about): the Dask scheduler of an existing cluster
     cluster: str | None = None
     cluster_timeout_s: float = 30.0  # how long to wait for that scheduler to answer
+    cluster_tls: ClusterTlsConfig = field(default_factory=ClusterTlsConfig)
     # info type -> file of words never to redact / names always to redact (one per line)
     exclusions: dict[str, str] = field(
         default_factory=lambda: {
@@ -245,6 +285,12 @@ class AnonymizeConfig:
         _require(self.batch_size >= 1, "anonymize.batch_size", "an integer >= 1")
         _require(self.workers >= 1, "anonymize.workers", "an integer >= 1")
         check_cluster(self.cluster, "anonymize.cluster")
+        tls = self.cluster_tls
+        _require(
+            not (self.cluster or "").startswith(TLS) or bool(tls.ca_file and tls.cert and tls.key),
+            "anonymize.cluster_tls",
+            f"ca_file, cert and key (PEM files) with a tls:// anonymize.cluster ({self.cluster})",
+        )
         _require(self.cluster_timeout_s > 0, "anonymize.cluster_timeout_s", "seconds > 0")
 
     def policy_files(self) -> list[str]:

@@ -120,9 +120,16 @@ def detect_groups_on_cluster(
     assert config.cluster is not None
     engine = engine_for(config, base_dir, None)
     arguments = [engine, engine.token]
-    timeout_s = config.cluster_timeout_s
+    tls = config.cluster_tls.files_for(config.cluster, base_dir)
     results = run_shares(
-        config.cluster, config.workers, timeout_s, detect_groups_part, groups, arguments, "detect"
+        config.cluster,
+        config.workers,
+        config.cluster_timeout_s,
+        detect_groups_part,
+        groups,
+        arguments,
+        "detect",
+        tls,
     )
     for result in results:
         yield from result["turns"]
@@ -142,8 +149,9 @@ def _run_on_cluster(
     assert config.cluster is not None
     token = engine.token
     first = next(path for path in outputs.values() if path is not None)
+    tls = config.cluster_tls.files_for(config.cluster, engine.base_dir)
     with (
-        dask_client(config.cluster, config.workers, config.cluster_timeout_s) as client,
+        dask_client(config.cluster, config.workers, config.cluster_timeout_s, tls) as client,
         parts_folder(first) as folder,
     ):
         parts = partition(input_path, max(len(client.nthreads()), 1), folder)

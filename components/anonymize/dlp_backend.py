@@ -8,6 +8,7 @@ offsets) or, failing that, in UTF-8 bytes, which are mapped to code points.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -22,6 +23,7 @@ from components.anonymize.compose import UnionDetector
 from components.anonymize.config import DlpConfig
 from components.anonymize.dlp_rules import DlpRules
 from components.anonymize.spans import Span, resolve_overlaps, text_windows
+from components.core.egress import grpc_proxy_options
 from components.core.errors import BackendError
 
 logger = logging.getLogger(__name__)
@@ -289,16 +291,28 @@ def byte_to_char(data: bytes, offset: int) -> int:
 
 def dlp_client(settings: DlpConfig) -> DlpClient:
     """The real DLP client: Google's endpoint with Application Default Credentials, a
-    private ``endpoint``, or a plaintext local one (``insecure``, no credentials)."""
+    private ``endpoint``, or a plaintext local one (``insecure``, no credentials). Its
+    channel goes through ``anonymize.dlp.proxy`` to a remote endpoint when that names one,
+    and through no proxy otherwise: never one of the environment's."""
+    from google.cloud.dlp_v2.services.dlp_service.transports import DlpServiceGrpcTransport
+
+    options = grpc_proxy_options(settings.host, settings.proxy)
     if settings.insecure:
         import grpc
-        from google.cloud.dlp_v2.services.dlp_service.transports import DlpServiceGrpcTransport
 
-        channel = grpc.insecure_channel(settings.endpoint)
+        channel = grpc.insecure_channel(settings.endpoint, options=options)
         return dlp_v2.DlpServiceClient(transport=DlpServiceGrpcTransport(channel=channel))
-    options = {"api_endpoint": settings.endpoint} if settings.endpoint else None
+
+    def channel_with_route(*args: Any, **kwargs: Any) -> Any:
+        kwargs["options"] = [*kwargs.get("options", ()), *options]
+        return DlpServiceGrpcTransport.create_channel(*args, **kwargs)
+
+    endpoint = {"api_endpoint": settings.endpoint} if settings.endpoint else None
     try:
-        return dlp_v2.DlpServiceClient(client_options=options)
+        return dlp_v2.DlpServiceClient(
+            client_options=endpoint,
+            transport=functools.partial(DlpServiceGrpcTransport, channel=channel_with_route),
+        )
     except google.auth.exceptions.DefaultCredentialsError as exc:
         raise BackendError(
             f"no Google credentials for Cloud DLP (project {settings.project!r}, "

@@ -8,11 +8,17 @@ corpus on storage every worker reads; ``infra/dask/README.md``). A worker lost m
 its tasks recomputed by the scheduler; a part is written under a temporary name and renamed,
 so a recomputed part replaces a lost one whole. The first task that fails (a malformed
 record: its file and line) cancels the rest and nothing is merged.
+
+A scheduler's address says how it is reached: ``tcp://`` is plaintext and lets any client
+that reaches it run code on the workers, where a run's secret (the salt) and policy files
+are held: it is warned about. ``tls://`` encrypts and admits only a client presenting a
+certificate the cluster's CA signed (``TlsFiles``, from ``anonymize.cluster_tls``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import shutil
@@ -29,9 +35,13 @@ from components.core.progress import progress_bar
 
 if TYPE_CHECKING:
     from distributed import Client
+    from distributed.security import Security
+
+logger = logging.getLogger(__name__)
 
 LOCAL = "local"
-SCHEMES = ("tcp://", "tls://")
+PLAINTEXT, TLS = "tcp://", "tls://"
+SCHEMES = (PLAINTEXT, TLS)
 # A range per task: big enough that a task's overhead (milliseconds) is nothing beside its
 # detection (seconds), small enough that every worker gets several and a lost one costs little.
 MAX_PART_BYTES = 64 << 20
@@ -41,7 +51,8 @@ T = TypeVar("T")
 
 
 def check_cluster(value: str | None, key: str) -> None:
-    """``null`` (in-process), ``local`` (a LocalCluster here) or a scheduler address."""
+    """``null`` (in-process), ``local`` (a LocalCluster here) or a scheduler address
+    (``tcp://`` or ``tls://``)."""
     if value is None or value == LOCAL:
         return
     scheme = next((s for s in SCHEMES if value.startswith(s)), None)
@@ -49,7 +60,7 @@ def check_cluster(value: str | None, key: str) -> None:
     if scheme is None or not host or not port.isdigit():
         raise ParamsError(
             f"{key}: expected null, 'local' or a scheduler address such as "
-            f"tcp://scheduler:8786, got {value!r}"
+            f"tls://scheduler:8786 or tcp://scheduler:8786, got {value!r}"
         )
 
 
@@ -86,17 +97,56 @@ def part_writer(path: Path) -> Iterator[TextIO]:
         tmp.unlink(missing_ok=True)
 
 
+@dataclass(frozen=True)
+class TlsFiles:
+    """What a client presents to a ``tls://`` scheduler: the PEM of the CA that signed the
+    cluster's certificates, and this client's certificate and private key."""
+
+    ca_file: Path
+    cert: Path
+    key: Path
+
+    def security(self) -> Security:
+        """Dask's security settings for a client: TLS required, these files."""
+        from distributed.security import Security
+
+        return Security(
+            tls_ca_file=str(self.ca_file),
+            tls_client_cert=str(self.cert),
+            tls_client_key=str(self.key),
+            require_encryption=True,
+        )
+
+
+@functools.cache
+def _warn_plaintext(address: str) -> None:
+    """Once per scheduler address and process."""
+    logger.warning(
+        "the Dask scheduler at %s is reached in plaintext (tcp://): any client that reaches "
+        "it can run code on its workers and read what this run sent them (the salt, the "
+        "policy files); use tls:// with anonymize.cluster_tls (infra/dask/README.md)",
+        address,
+    )
+
+
 @contextlib.contextmanager
-def dask_client(address: str, workers: int, timeout_s: float) -> Iterator[Client]:
-    """A client of a LocalCluster of ``workers`` processes (``address`` ``local``), or of the
-    scheduler at ``address``; its dashboard link on the log.
+def dask_client(
+    address: str, workers: int, timeout_s: float, tls: TlsFiles | None = None
+) -> Iterator[Client]:
+    """A client of a LocalCluster of ``workers`` processes (``address`` ``local``: TLS, its
+    certificates made for the run), or of the scheduler at ``address`` (``tls://`` with
+    ``tls``); its dashboard link on the log.
 
     Raises:
-        BackendError: the scheduler does not answer within ``timeout_s``, naming it.
+        ParamsError: a ``tls://`` address without ``tls``.
+        BackendError: the scheduler does not answer within ``timeout_s`` or refuses the
+            certificates, naming it.
     """
     from distributed import Client, LocalCluster
 
     if address == LOCAL:
+        from distributed.security import Security
+
         with (
             LocalCluster(
                 n_workers=workers,
@@ -105,22 +155,41 @@ def dask_client(address: str, workers: int, timeout_s: float) -> Iterator[Client
                 host="127.0.0.1",
                 dashboard_address=_dashboard_address(),
                 silence_logs=logging.ERROR,
+                # TLS with certificates made for this run, known to this process and its
+                # workers only: any user of this machine can reach 127.0.0.1 (0.5 s more)
+                security=Security.temporary(),
             ) as cluster,
             Client(cluster) as client,
         ):
             _announce(client, f"a local Dask cluster of {workers} worker{'s' * (workers != 1)}")
             yield client
         return
+    security = _security(address, tls)
     try:
-        client = Client(address, timeout=f"{timeout_s}s")
+        client = Client(address, timeout=f"{timeout_s}s", security=security)
     except (OSError, TimeoutError) as exc:
+        certificates = " with the certificates of anonymize.cluster_tls" if tls else ""
         raise BackendError(
-            f"cannot reach the Dask scheduler at {address} within {timeout_s:g} s "
+            f"cannot reach the Dask scheduler at {address}{certificates} within {timeout_s:g} s "
             f"(anonymize.cluster or --cluster): {type(exc).__name__}"
         ) from None
     with client:
         _announce(client, f"the Dask scheduler at {address}")
         yield client
+
+
+def _security(address: str, tls: TlsFiles | None) -> Security | None:
+    """The client's security settings for ``address``; a plaintext one warned about."""
+    if address.startswith(PLAINTEXT):
+        _warn_plaintext(address)
+    if not address.startswith(TLS):
+        return None
+    if tls is None:
+        raise ParamsError(
+            f"anonymize.cluster {address}: a tls:// scheduler needs anonymize.cluster_tls "
+            "(ca_file, cert, key: the cluster's CA and this client's certificate and key)"
+        )
+    return tls.security()
 
 
 def _dashboard_address() -> str | None:
@@ -172,10 +241,11 @@ def run_shares(
     items: Sequence[Any],
     arguments: Sequence[Any],
     description: str,
+    tls: TlsFiles | None = None,
 ) -> list[dict[str, Any]]:
     """``task(share, *arguments)`` over :func:`shares` of ``items`` (work in memory, not in
     a file) on ``cluster``; the results in order."""
-    with dask_client(cluster, workers, timeout_s) as client:
+    with dask_client(cluster, workers, timeout_s, tls) as client:
         parts = shares(items, len(client.nthreads()))
         return run_parts(client, task, parts, arguments, description, len(items))
 

@@ -105,6 +105,25 @@ def _describe(hint: Any) -> str:
     return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
 
 
+def names_param(dotted: str, sections: Mapping[str, type]) -> bool:
+    """Whether ``dotted`` names a params key: a stage (``gate``), a field of its config or of
+    a config nested in it (``ingest.dialogsum.path``), or a key of a mapping field
+    (``anonymize.exclusions.PERSON_NAME``)."""
+    stage, *keys = dotted.split(".")
+    cls: Any = sections.get(stage)
+    for i, key in enumerate(keys):
+        if cls is None or not key:
+            return False
+        if not dataclasses.is_dataclass(cls):  # a mapping: any one key names an entry
+            return len(keys) == i + 1
+        hints = typing.get_type_hints(cls)
+        if key not in {f.name for f in dataclasses.fields(cls)}:
+            return False
+        cls = hints[key]
+        cls = cls if dataclasses.is_dataclass(cls) or typing.get_origin(cls) is dict else None
+    return stage in sections
+
+
 def apply_overrides(
     params: Mapping[str, Any], overrides: Mapping[str, Any], sections: Mapping[str, type]
 ) -> dict[str, Any]:

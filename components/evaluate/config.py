@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import ClassVar
+from urllib.parse import urlparse
 
 from components.core.config import require as _require
+from components.core.egress import check_proxy
 from components.train import CALL_TASKS, SUMMARY_PRIVACY_TASKS
 
 # The tasks evaluate can score by generating (the call tasks, and the privacy-preserving
@@ -22,9 +24,15 @@ class JudgeConfig:
     model: str | None = None
     allow_remote: bool = False  # a URL off this machine receives facts of raw calls
     max_new_tokens: int = 24
+    # The proxy (http://HOST:PORT) a remote judge URL is reached through; null: none. The
+    # environment's http(s)_proxy is never used, and a loopback URL never goes through one.
+    proxy: str | None = None
 
     def __post_init__(self) -> None:
         _require(self.model != "", "evaluate.judge.model", "null, a model folder or a URL")
+        is_url = self.model is not None and self.model.startswith(("http://", "https://"))
+        host = (urlparse(self.model).hostname or "") if is_url and self.model else None
+        check_proxy(self.proxy, host, "evaluate.judge.proxy")
         _require(self.max_new_tokens >= 4, "evaluate.judge.max_new_tokens", "an integer >= 4")
 
 

@@ -6,7 +6,10 @@ reads the reference summary, the call's labelled sensitive facts and the summary
 an OpenAI-compatible chat-completions URL (``http://127.0.0.1:8000/v1``). The prompt holds
 the facts and the summary of a raw held-out call, so a URL must be on this machine
 (loopback) unless ``evaluate.judge.allow_remote`` says the user accepts sending them there;
-its key, if any, comes from ``$VEILTUNE_JUDGE_API_KEY``, never from params. An answer without
+its key, if any, comes from ``$VEILTUNE_JUDGE_API_KEY``, never from params. The request goes
+straight to the URL: never through the environment's proxy (a remote URL through
+``evaluate.judge.proxy`` when that names one), and never on to where a redirect points
+(``components/core/egress.py``). An answer without
 both marks is counted (``judge_unparsed``) and scored 1 on both: a judge that cannot answer
 passes nothing.
 """
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from components.core.egress import is_loopback, url_opener
 from components.core.errors import BackendError, ParamsError
 from components.evaluate.judge import Judgement, SensitiveElement
 
@@ -36,7 +40,6 @@ Reference summary: {reference}
 Sensitive facts (sensitivity in brackets): {facts}
 Summary to grade: {summary}"""
 _MARK = re.compile(r"(privacy|completeness)\s*[:=]\s*([1-5])", re.IGNORECASE)
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 API_KEY_ENV = "VEILTUNE_JUDGE_API_KEY"
 UNPARSED_SCORE = 1
 
@@ -73,8 +76,11 @@ class LlmJudge:
         return Judgement(privacy=marks[0], completeness=marks[1], leaked=(), coverage=float("nan"))
 
 
-def build_llm_judge(model: str, allow_remote: bool, max_new_tokens: int) -> LlmJudge:
-    """The judge ``evaluate.judge.model`` names: a URL or a local model folder.
+def build_llm_judge(
+    model: str, allow_remote: bool, max_new_tokens: int, proxy: str | None = None
+) -> LlmJudge:
+    """The judge ``evaluate.judge.model`` names: a URL (reached through ``proxy`` when it
+    is remote and one is named) or a local model folder.
 
     Raises:
         ParamsError: naming ``evaluate.judge.model``: a folder that is not a Hugging Face
@@ -82,13 +88,13 @@ def build_llm_judge(model: str, allow_remote: bool, max_new_tokens: int) -> LlmJ
     """
     if model.startswith(("http://", "https://")):
         host = urlparse(model).hostname or ""
-        if host not in LOOPBACK and not allow_remote:
+        if not is_loopback(host) and not allow_remote:
             raise ParamsError(
                 f"params: evaluate.judge.model: {host} is not this machine; the judge's "
                 "prompts hold facts and summaries of raw calls: set "
                 "evaluate.judge.allow_remote: true to send them there"
             )
-        return LlmJudge(_endpoint(model, max_new_tokens))
+        return LlmJudge(_endpoint(model, max_new_tokens, proxy))
     folder = Path(model)
     if not (folder / "config.json").is_file():
         raise ParamsError(
@@ -105,17 +111,20 @@ def _local(folder: Path, max_new_tokens: int) -> Complete:
     return lambda prompts: generate(model, tokenizer, prompts, max_new_tokens)
 
 
-def _endpoint(url: str, max_new_tokens: int) -> Complete:
+def _endpoint(url: str, max_new_tokens: int, proxy: str | None) -> Complete:
     key = os.environ.get(API_KEY_ENV, "")
     target = url.rstrip("/") + "/chat/completions"
+    opener = url_opener(target, proxy)
 
     def complete(prompts: Sequence[str]) -> list[str]:
-        return [_ask(target, key, prompt, max_new_tokens) for prompt in prompts]
+        return [_ask(opener, target, key, prompt, max_new_tokens) for prompt in prompts]
 
     return complete
 
 
-def _ask(target: str, key: str, prompt: str, max_new_tokens: int) -> str:
+def _ask(
+    opener: urllib.request.OpenerDirector, target: str, key: str, prompt: str, max_new_tokens: int
+) -> str:
     body = {
         "model": "judge",
         "messages": [{"role": "user", "content": prompt}],
@@ -131,7 +140,7 @@ def _ask(target: str, key: str, prompt: str, max_new_tokens: int) -> str:
         },
     )
     try:
-        with urllib.request.urlopen(request, timeout=120) as response:
+        with opener.open(request, timeout=120) as response:
             answer: Any = json.load(response)
         return str(answer["choices"][0]["message"]["content"])
     except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:

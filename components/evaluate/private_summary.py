@@ -53,13 +53,15 @@ def conversation_setting(conversation: Conversation) -> str:
     return setting_of(conversation.sensitive[0].path) if conversation.sensitive else UNLABELLED
 
 
-def build_judge(model: str | None, allow_remote: bool, max_new_tokens: int) -> SummaryJudge:
+def build_judge(
+    model: str | None, allow_remote: bool, max_new_tokens: int, proxy: str | None = None
+) -> SummaryJudge:
     """``evaluate.judge``: the offline judge (``model`` null) or an LLM judge."""
     if model is None:
         return default_judge()
     from components.evaluate.llm_judge import build_llm_judge
 
-    return build_llm_judge(model, allow_remote, max_new_tokens)
+    return build_llm_judge(model, allow_remote, max_new_tokens, proxy)
 
 
 @functools.cache

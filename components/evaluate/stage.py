@@ -83,7 +83,7 @@ def _summary_judge(config: EvaluateConfig) -> SummaryJudge | None:
     if not set(config.tasks) & set(SUMMARY_PRIVACY_TASKS):
         return None
     judge = config.judge
-    return build_judge(judge.model, judge.allow_remote, judge.max_new_tokens)
+    return build_judge(judge.model, judge.allow_remote, judge.max_new_tokens, judge.proxy)
 
 
 def utility_csv(metrics: Metrics) -> str:

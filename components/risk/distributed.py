@@ -14,22 +14,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from components.core.cluster import run_shares
+from components.core.cluster import TlsFiles, run_shares
 from components.core.corpus import Conversation
 from components.risk.corpus import Estimator
 from components.risk.estimate import estimate_items
 from components.risk.scoring import ResidualItem, RiskPolicy
 
 
-def cluster_estimator(cluster: str, workers: int, timeout_s: float) -> Estimator:
-    """An estimator that runs on ``cluster`` (``local`` or a scheduler address)."""
+def cluster_estimator(
+    cluster: str, workers: int, timeout_s: float, tls: TlsFiles | None = None
+) -> Estimator:
+    """An estimator that runs on ``cluster`` (``local`` or a scheduler address, ``tls://``
+    with ``tls``)."""
 
     def estimate(
         views: Sequence[Conversation], policy: RiskPolicy, salt: str
     ) -> list[list[ResidualItem]]:
         arguments = [policy, salt]
         results = run_shares(
-            cluster, workers, timeout_s, estimate_part, views, arguments, "estimate"
+            cluster, workers, timeout_s, estimate_part, views, arguments, "estimate", tls
         )
         return [items for result in results for items in result["items"]]
 

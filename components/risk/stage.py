@@ -64,7 +64,8 @@ def _estimator(context: StageContext) -> Estimator | None:
 
     workers: int = context.setting("anonymize.workers")
     timeout_s: float = context.setting("anonymize.cluster_timeout_s")
-    return cluster_estimator(cluster, workers, timeout_s)
+    tls = context.setting("anonymize.cluster_tls").files_for(cluster, context.base_dir)
+    return cluster_estimator(cluster, workers, timeout_s, tls)
 
 
 def headline(summary: Metrics) -> Metrics:

@@ -29,6 +29,7 @@ from components.anonymize.spans import Span, text_windows
 from components.core.config import stage_config
 from components.core.errors import BackendError, ParamsError
 from tests.dlp_fake_server import FakeDlpServer, Fault
+from tests.local_servers import recording_proxy
 
 REPO = Path(__file__).resolve().parents[2]
 INFO_TYPES = [
@@ -345,6 +346,61 @@ def test_params_validation_names_the_key() -> None:
     with pytest.raises(ParamsError, match="anonymize.backend"):
         AnonymizeConfig(backend="dlp")
     assert DlpConfig(project="p", endpoint="localhost:8080", insecure=True).insecure
+
+
+def proxied_environment(monkeypatch: pytest.MonkeyPatch, proxy: str) -> None:
+    """Every proxy variable gRPC reads set to ``proxy``, no exception for any host."""
+    for name in ("grpc_proxy", "https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"):
+        monkeypatch.setenv(name, proxy)
+    for name in ("no_grpc_proxy", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_local_dlp_server_is_reached_directly_whatever_the_environment_says(
+    server: FakeDlpServer, policy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with recording_proxy() as proxy:
+        proxied_environment(monkeypatch, proxy.url)
+        (spans,) = detector_for(server, policy, max_attempts=1).detect(["Ask Zorbatron"])
+    assert proxy.requests == []  # plaintext raw text never tunnelled through a proxy
+    assert found("Ask Zorbatron", spans) == [("Zorbatron", "PERSON_NAME")]
+    assert len(server.dlp.requests) == 1
+
+
+def test_a_remote_dlp_endpoint_goes_through_the_proxy_the_params_name_only(
+    policy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import google.auth
+    from google.auth.credentials import AnonymousCredentials
+
+    monkeypatch.setattr(google.auth, "default", lambda **_: (AnonymousCredentials(), None))
+    remote = DlpConfig(project="veiltune-test", endpoint="dlp.example.test:443", timeout=5.0)
+    config = AnonymizeConfig(
+        backend="google_dlp",
+        info_types=INFO_TYPES,
+        calibration=None,
+        exclusions={},
+        dictionaries={},
+        dlp=DlpConfig(project="veiltune-test"),
+    )
+    rules = dlp_rules(config, policy, MAX_FINDINGS)
+    with recording_proxy() as named, recording_proxy() as environment:
+        proxied_environment(monkeypatch, environment.url)
+        for settings in (replace(remote, proxy=named.url), remote):
+            client = dlp_client(settings)
+            detector = GoogleDlpDetector(client, rules, replace(settings, max_attempts=1))
+            with pytest.raises(BackendError, match="UNAVAILABLE"):  # no Cloud DLP here
+                detector.detect(["Ask Zorbatron"])
+    assert [r["line"] for r in named.requests] == ["CONNECT dlp.example.test:443 HTTP/1.1"]
+    assert environment.requests == []
+
+
+def test_a_dlp_proxy_is_for_a_remote_endpoint_and_is_a_url() -> None:
+    with pytest.raises(ParamsError, match="anonymize.dlp.proxy.*loopback"):
+        DlpConfig(project="p", endpoint="127.0.0.1:8080", insecure=True, proxy="http://p:3128")
+    with pytest.raises(ParamsError, match="anonymize.dlp.proxy.*http://HOST:PORT"):
+        DlpConfig(project="p", proxy="p:3128")
+    assert DlpConfig(project="p", proxy="http://p:3128").proxy == "http://p:3128"
 
 
 def test_missing_credentials_are_one_clear_error(

@@ -3,20 +3,23 @@ the bundled SmolLM2 as a local judge (plumbing only: a 135M model is no grader).
 
 from __future__ import annotations
 
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from components.core.errors import ParamsError
-from components.evaluate.config import EvaluateConfig
+from components.core.errors import BackendError, ParamsError
+from components.evaluate.config import EvaluateConfig, JudgeConfig
 from components.evaluate.judge import SensitiveElement
 from components.evaluate.llm_judge import (
+    API_KEY_ENV,
     LlmJudge,
     build_llm_judge,
     judge_prompt,
     parse_marks,
 )
+from tests.local_servers import fake_judge, recording_proxy
 
 HIV = SensitiveElement("healthcare.high.diagnosis.hiv", "high", ("HIV",))
 
@@ -72,6 +75,78 @@ def test_judge_params_are_checked() -> None:
     assert EvaluateConfig(judge={"model": None}).judge.model is None  # type: ignore[arg-type]
     with pytest.raises(ParamsError, match="evaluate.judge.max_new_tokens"):
         EvaluateConfig(judge={"max_new_tokens": 1})  # type: ignore[arg-type]
+
+
+def proxied_environment(monkeypatch: pytest.MonkeyPatch, proxy: str) -> None:
+    """Every proxy variable set to ``proxy``, no exception for any host."""
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "grpc_proxy"):
+        monkeypatch.setenv(name, proxy)
+    for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    # urllib's default opener reads the environment's proxies once, when first built
+    monkeypatch.setattr(urllib.request, "_opener", None)
+
+
+def test_a_loopback_judge_is_asked_directly_whatever_the_environment_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with recording_proxy() as proxy, fake_judge() as judge:
+        proxied_environment(monkeypatch, proxy.url)
+        verdict = build_llm_judge(judge.url + "/v1", False, 24).judge("ok", [HIV], "ref")
+    assert proxy.requests == []  # the prompt holds the facts: never handed to a proxy
+    assert (verdict.privacy, verdict.completeness) == (5, 4)
+    (request,) = judge.requests
+    assert request["line"] == "POST /v1/chat/completions HTTP/1.1"
+    assert "HIV [high]" in request["body"].decode()
+
+
+def test_a_remote_judge_goes_through_the_proxy_the_params_name_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    remote = "http://judge.example.test/v1"
+    with recording_proxy() as named, recording_proxy() as environment:
+        proxied_environment(monkeypatch, environment.url)
+        judge = build_llm_judge(remote, True, 24, proxy=named.url)
+        with pytest.raises(BackendError, match="judge.example.test/v1/chat/completions"):
+            judge.judge("ok", [HIV], "ref")  # the proxy answers 502
+    (request,) = named.requests
+    assert request["line"] == "POST http://judge.example.test/v1/chat/completions HTTP/1.1"
+    assert environment.requests == []
+
+
+def test_a_judge_that_redirects_is_refused_and_its_key_goes_nowhere_else(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(API_KEY_ENV, "sk-judge-key")
+    with fake_judge() as elsewhere:
+        target = elsewhere.url + "/v1/chat/completions"
+        with fake_judge(redirect_to=target) as judge:
+            llm = build_llm_judge(judge.url + "/v1", False, 24)
+            with pytest.raises(BackendError, match=rf"answered 302.*{target}.*redirect"):
+                llm.judge("ok", [HIV], "ref")
+    assert elsewhere.requests == []  # neither the key nor the prompt, and no grades taken
+    (asked,) = judge.requests
+    assert asked["headers"]["Authorization"] == "Bearer sk-judge-key"
+
+
+@pytest.mark.parametrize(
+    ("judge", "message"),
+    [
+        ({"model": "http://127.0.0.1:8000/v1", "proxy": "http://proxy:3128"}, "loopback"),
+        ({"model": None, "proxy": "http://proxy:3128"}, "a judge URL"),
+        (
+            {"model": "https://judge.example.com/v1", "allow_remote": True, "proxy": "proxy:3128"},
+            "http://HOST:PORT",
+        ),
+    ],
+)
+def test_a_judge_proxy_is_for_a_remote_url_and_is_a_url(
+    judge: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ParamsError, match=rf"evaluate.judge.proxy.*{message}"):
+        JudgeConfig(**judge)  # type: ignore[arg-type]
+    remote = {"model": "https://judge.example.com/v1", "allow_remote": True}
+    assert JudgeConfig(**remote, proxy="http://proxy:3128").proxy == "http://proxy:3128"  # type: ignore[arg-type]
 
 
 @pytest.mark.slow

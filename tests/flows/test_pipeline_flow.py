@@ -155,8 +155,9 @@ def served(
     try:
         wait_until_healthy(env["PREFECT_API_URL"], server, 180)
         serve_log = (root / "serve.log").open("wb")
+        # a run's `corpus` sets ingest.corpus_path: outside the UI's allow-list
         serve = subprocess.Popen(
-            [str(BIN / "veiltune"), "serve"],
+            [str(BIN / "veiltune"), "serve", "--allow-overrides", "ingest.corpus_path"],
             cwd=repo,
             env=env,
             stdout=serve_log,
@@ -370,16 +371,22 @@ def test_a_run_with_overrides_is_an_experiment_and_leaves_params_yaml_alone(
 
 
 @pytest.mark.slow
-def test_a_deployment_run_may_not_override_a_privacy_control(
+def test_a_deployment_run_may_change_only_what_the_allow_list_names(
     served: tuple[Path, dict[str, str]],
 ) -> None:
     repo, env = served
     before = (repo / "params.yaml").read_text()
-    overrides = {"ingest.n_conversations": 7, "gate.threshold": 1000}
+    # the review's attack: the held-out raw facts sent to a judge of the UI user's choosing
+    overrides = {
+        "ingest.n_conversations": 7,
+        "evaluate.judge.allow_remote": True,
+        "evaluate.judge.model": "https://judge.example.com/v1",
+    }
     state = trigger(env, {"stages": ["ingest"], "overrides": overrides})
     assert state["state"] == "FAILED", state
-    assert "'gate.threshold' refused" in state["message"], state
-    assert "veiltune serve --allow-overrides gate" in state["message"], state
+    assert "'evaluate.judge.allow_remote' refused" in state["message"], state
+    assert "may change only ingest: n_conversations" in state["message"], state
+    assert "--allow-overrides evaluate.judge.allow_remote" in state["message"], state
     assert (repo / "params.yaml").read_text() == before  # nothing written, not even ingest's
 
 
