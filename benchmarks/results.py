@@ -84,9 +84,11 @@ def current_command() -> str:
 
 
 def machine() -> dict[str, Any]:
-    """The machine the figures come from: cores, CPU model, memory, GPU (None without one)."""
+    """The machine the figures come from: cores, CPU model, memory, GPU (None without one),
+    and how busy it was when the benchmark started (other work on shared cores slows it)."""
     return {
         "cpu_count": os.cpu_count(),
+        "load_average_at_start": _LOAD_AT_START,
         "cpu_model": _cpu_model(),
         "memory_gb": _memory_gb(),
         "gpu": _gpu(),
@@ -150,3 +152,4 @@ def _git_state() -> tuple[str | None, bool | None]:
 # Taken when the benchmark starts: the code measured is the code it started with, whatever
 # is edited while it runs.
 _CODE_STATE = _git_state()
+_LOAD_AT_START = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
