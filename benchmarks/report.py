@@ -35,6 +35,7 @@ class Benchmark:
     about: str
     command: str
     headline: Callable[[Figures], str] | None = None
+    summary: Callable[[Figures], list[str]] | None = None  # a table shown above the details
 
 
 def _default_run(f: Figures) -> str:
@@ -62,6 +63,21 @@ def _detection_quality(f: Figures) -> str:
         if name.startswith(("presidio-research, held-out", "WNUT-17 train"))
     ]
     return "at the default (balanced) point, " + "; ".join(cells)
+
+
+def _detection_points(f: Figures) -> list[str]:
+    """Data sets down, operating points across: char precision / recall (person recall)."""
+    points = list(f)
+    lines = ["| data | " + " | ".join(points) + " |", "| --- |" + " --- |" * len(points)]
+    for name in f[points[0]]:
+        cells = []
+        for point in points:
+            m = f[point][name]
+            person = m["entity_recall_by_type"].get("PERSON_NAME", {}).get("recall")
+            person_cell = f" ({person})" if person is not None else ""
+            cells.append(f"{m['char_precision']} / {m['char_recall']}{person_cell}")
+        lines.append(f"| {_escape(name)} | " + " | ".join(cells) + " |")
+    return [*lines, "", "Each cell: char precision / char recall (person entity recall)."]
 
 
 def _detection_speed(f: Figures) -> str:
@@ -106,6 +122,7 @@ BENCHMARKS = (
         "presidio-research's age templates.",
         "python -m benchmarks.detection_quality",
         _detection_quality,
+        _detection_points,
     ),
     Benchmark(
         "detection_speed",
@@ -205,9 +222,9 @@ def results_page(results: Mapping[str, Mapping[str, Any]]) -> str:
         lines += ["", f"## {b.title}", "", b.about, ""]
         record = results.get(b.name)
         if record is None:
-            lines.append(f"Not measured yet: run `{b.command}` (or `make bench`).")
+            lines.append(f"**Not measured yet**: run `{b.command}`.")
             continue
-        lines += _record_section(record, b.headline)
+        lines += _record_section(record, b)
     others = sorted(set(results) - set(BY_NAME))
     for name in others:
         lines += ["", f"## {name}", "", *_record_section(results[name], None)]
@@ -245,9 +262,8 @@ def _when(record: Mapping[str, Any]) -> str:
     return f"{record['date'][:10]}, {commit}, {machine['cpu_count']} cores{gpu}"
 
 
-def _record_section(
-    record: Mapping[str, Any], headline: Callable[[Figures], str] | None
-) -> list[str]:
+def _record_section(record: Mapping[str, Any], benchmark: Benchmark | None) -> list[str]:
+    """The envelope's facts, the benchmark's short form of its figures, then every figure."""
     machine = record["machine"]
     facts = [
         f"- **Measured**: {record['date']} at commit `{record['commit']}`"
@@ -257,27 +273,33 @@ def _record_section(
         f"{machine.get('load_average_at_start')} when it started",
         f"- **Command**: `{record['command']}`",
     ]
-    if headline is not None:
-        facts.append(f"- **In short**: {headline(record['figures'])}")
-    return [*facts, "", *_figures(record["figures"], 3)]
+    figures = record["figures"]
+    if benchmark is not None and benchmark.headline is not None:
+        facts.append(f"- **In short**: {benchmark.headline(figures)}")
+    summary = benchmark.summary(figures) if benchmark and benchmark.summary else []
+    # every figure of the file, folded: a reader opens what the summary does not say
+    body = [f"    {line}" if line else "" for line in _figures(figures, ())]
+    return [*facts, "", *summary, "", '??? info "Every figure in the file"', "", *body]
 
 
-def _figures(figures: Mapping[str, Any], depth: int) -> list[str]:
+def _figures(figures: Mapping[str, Any], path: tuple[str, ...]) -> list[str]:
     """Scalars as a figure | value table; a mapping of flat mappings (or a list of them) as
-    one table with a row each; anything deeper under its own heading."""
+    one table with a row each; anything deeper labelled with its path of keys."""
     scalars = {k: v for k, v in figures.items() if _is_flat_value(v)}
-    lines = _key_value_table(scalars) if scalars else []
+    lines = []
+    if scalars:
+        label = [f"**{' › '.join(map(_escape, path))}**", ""] if path else []
+        lines += [*label, *_key_value_table(scalars), ""]
     for key, value in figures.items():
         if key in scalars:
             continue
         rows = _rows(value)
-        heading = "#" * min(depth + 1, 6) + f" {key}"
         if rows is not None:
-            lines += ["", f"**{key}**", "", *_matrix(rows)]
+            lines += [f"**{' › '.join(map(_escape, (*path, key)))}**", "", *_matrix(rows), ""]
         elif isinstance(value, Mapping):
-            lines += ["", heading, "", *_figures(value, depth + 1)]
+            lines += _figures(value, (*path, key))
         else:
-            lines += ["", f"**{key}**: `{json.dumps(value, ensure_ascii=False)}`"]
+            lines += [f"**{_escape(key)}**: `{json.dumps(value, ensure_ascii=False)}`", ""]
     return lines
 
 
