@@ -88,11 +88,11 @@ def _detection_speed(f: Figures) -> str:
 
 
 def _cluster_throughput(f: Figures) -> str:
+    identical = "identical" if f["identical_outputs"] else "NOT identical"
     return (
-        f"2 Dask workers anonymize {f['speedup_2_workers_vs_in_process']}× as fast as one "
-        f"process; 1 worker costs {f['overhead_1_worker_vs_in_process']} of one process's "
-        f"rate ({f['n_conversations']} conversations, outputs identical: "
-        f"{f['identical_outputs']})"
+        f"2 Dask workers anonymize at {f['speedup_2_workers_vs_in_process']}× one process's "
+        f"rate, 1 worker at {1 - f['overhead_1_worker_vs_in_process']:.3g}× "
+        f"({f['n_conversations']} conversations, start-up included; outputs {identical})"
     )
 
 
@@ -259,7 +259,9 @@ def _when(record: Mapping[str, Any]) -> str:
     machine = record["machine"]
     gpu = f", {machine['gpu']}" if machine.get("gpu") else ", no GPU"
     commit = (record["commit"] or "no commit")[:7] + (" + changes" if record["dirty"] else "")
-    return f"{record['date'][:10]}, {commit}, {machine['cpu_count']} cores{gpu}"
+    load = machine.get("load_average_at_start")
+    busy = f" (load {load})" if load is not None else ""
+    return f"{record['date'][:10]}, {commit}, {machine['cpu_count']} cores{busy}{gpu}"
 
 
 def _record_section(record: Mapping[str, Any], benchmark: Benchmark | None) -> list[str]:
