@@ -14,11 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# The docs describe this checkout's code, not whatever copy of it is installed.
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
 MARKER = re.compile(r"^<!-- generated: ([a-z_]+) -->$", re.MULTILINE)
 
 
@@ -51,6 +47,25 @@ def generated(markdown: str) -> str:
         return GENERATORS[name]()
 
     return MARKER.sub(fill, markdown)
+
+
+def use_this_checkout() -> None:
+    """Import this checkout's code, not whatever copy of it is installed: the docs describe
+    the code beside them. (At the hook's import would not do: mkdocs restores ``sys.path``
+    after loading a hook.)"""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    import components
+
+    found = Path(components.__file__).resolve()
+    if not found.is_relative_to(REPO):
+        raise RuntimeError(f"docs: components imported from {found}, not from {REPO}")
+
+
+def on_config(config: Any, **_: Any) -> Any:
+    """MkDocs' hook: once, before any page is read."""
+    use_this_checkout()
+    return config
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:

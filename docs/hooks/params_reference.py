@@ -204,12 +204,13 @@ def _require_calls(tree: ast.AST) -> Iterator[ast.Call]:
 
 
 def _literal_text(node: ast.expr, namespace: dict[str, Any]) -> str:
-    """A string constant as is; an f-string with each expression evaluated in the module's
-    namespace, or ``…`` where it needs a value only known at run time."""
+    """A string constant as is; an f-string or an expression with each expression evaluated
+    in the module's namespace, or ``…`` where it needs a value only known at run time."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
-    if not isinstance(node, ast.JoinedStr):
-        return ""
+    if not isinstance(node, ast.JoinedStr):  # an expression of constants: " | ".join(...)
+        text = _evaluated(node, namespace)
+        return "" if text == "…" else text
     text = []
     for part in node.values:
         if isinstance(part, ast.Constant):
