@@ -22,6 +22,7 @@ from components.core.jsonio import write_text_atomic
 README = REPO / "README.md"
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 RESULTS_PAGE = "docs/results.md"
+MAX_OPEN_FIGURES = 20  # a flat file this short is shown open; longer or nested ones folded
 Figures = Mapping[str, Any]
 
 
@@ -279,8 +280,11 @@ def _record_section(record: Mapping[str, Any], benchmark: Benchmark | None) -> l
     if benchmark is not None and benchmark.headline is not None:
         facts.append(f"- **In short**: {benchmark.headline(figures)}")
     summary = benchmark.summary(figures) if benchmark and benchmark.summary else []
-    # every figure of the file, folded: a reader opens what the summary does not say
-    body = [f"    {line}" if line else "" for line in _figures(figures, ())]
+    table = _figures(figures, ())
+    if len(figures) <= MAX_OPEN_FIGURES and all(map(_is_flat_value, figures.values())):
+        return [*facts, "", *summary, "", *table]
+    # a long or nested file, folded: a reader opens what the summary does not say
+    body = [f"    {line}" if line else "" for line in table]
     return [*facts, "", *summary, "", '??? info "Every figure in the file"', "", *body]
 
 
