@@ -211,13 +211,13 @@ def _literal_text(node: ast.expr, namespace: dict[str, Any]) -> str:
     if not isinstance(node, ast.JoinedStr):  # an expression of constants: " | ".join(...)
         text = _evaluated(node, namespace)
         return "" if text == "…" else text
-    text = []
+    pieces = []
     for part in node.values:
         if isinstance(part, ast.Constant):
-            text.append(str(part.value))
+            pieces.append(str(part.value))
         elif isinstance(part, ast.FormattedValue):
-            text.append(_evaluated(part.value, namespace))
-    return "".join(text)
+            pieces.append(_evaluated(part.value, namespace))
+    return "".join(pieces)
 
 
 def _evaluated(expression: ast.expr, namespace: dict[str, Any]) -> str:
