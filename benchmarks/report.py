@@ -88,6 +88,16 @@ def _detection_speed(f: Figures) -> str:
     )
 
 
+def _anonymize_memory(f: Figures) -> str:
+    peaks = [
+        (key.split("_")[3], value)
+        for key, value in f.items()
+        if key.startswith("peak_rss_mb_") and key.endswith("_conversations")
+    ]
+    cells = ", ".join(f"{mb} MB at {n} conversations" for n, mb in peaks)
+    return f"`veiltune anonymize`'s peak memory: {cells}"
+
+
 def _cluster_throughput(f: Figures) -> str:
     identical = "identical" if f["identical_outputs"] else "NOT identical"
     return (
@@ -145,6 +155,7 @@ BENCHMARKS = (
         "Anonymize: peak memory",
         "Peak memory of `veiltune anonymize` on corpora 4× and 16× larger: flat means streaming.",
         "python -m benchmarks.run --only anonymize_memory",
+        _anonymize_memory,
     ),
     Benchmark(
         "train_speed",
