@@ -372,9 +372,10 @@ def _escape(text: str) -> str:
 
 
 def _anchor(title: str) -> str:
-    """The anchor Python-Markdown's toc gives a ``## title`` heading."""
-    slug = re.sub(r"[^\w\s-]", "", title.lower()).strip()
-    return re.sub(r"[-\s]+", "-", slug)
+    """The anchor Python-Markdown's toc gives a ``## title`` heading (its own slugify)."""
+    from markdown.extensions.toc import slugify
+
+    return slugify(title, "-")
 
 
 def main(argv: list[str] | None = None) -> int:

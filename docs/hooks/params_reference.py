@@ -11,7 +11,6 @@ import dataclasses
 import inspect
 import io
 import json
-import re
 import sys
 import tokenize
 from collections.abc import Iterator
@@ -166,8 +165,10 @@ def _annotation(config: type, name: str) -> str:
 
 
 def _anchor(dotted: str) -> str:
-    """The anchor Python-Markdown's toc gives a ``### a.b`` heading."""
-    return re.sub(r"[^\w-]", "", dotted.lower().replace(" ", "-"))
+    """The anchor Python-Markdown's toc gives a ``### a.b`` heading (its own slugify)."""
+    from markdown.extensions.toc import slugify
+
+    return slugify(dotted, "-")
 
 
 def _pretty(value: Any) -> str:
