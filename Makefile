@@ -12,12 +12,13 @@ export TOKENIZERS_PARALLELISM := false
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export GX_ANALYTICS_ENABLED := false
 export DVC_NO_ANALYTICS := 1
+export NO_MKDOCS_2_WARNING := 1
 export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
 export PATH := $(abspath $(BIN)):$(PATH)
 
 PREFECT_PORT ?= 4200
 
-.PHONY: setup run test lint bench utility ui clean purge-raw
+.PHONY: setup run test lint docs bench utility ui clean purge-raw
 
 setup: $(STAMP)
 
@@ -44,14 +45,23 @@ test: setup
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder tests
 
 lint: setup
-	$(BIN)/ruff check components flows audits veiltune tests benchmarks
-	$(BIN)/ruff format --check components flows audits veiltune tests benchmarks
+	$(BIN)/ruff check components flows audits veiltune tests benchmarks docs
+	$(BIN)/ruff format --check components flows audits veiltune tests benchmarks docs
 	$(BIN)/mypy
 
+# The documentation site, offline (no CDN fonts or scripts; search is local), into site/.
+# --strict: a broken link or anchor fails. The params reference and the results page are
+# generated from the code and benchmarks/results/ as it builds (docs/hooks/).
+docs: setup
+	$(BIN)/mkdocs build --strict --site-dir site
+	@echo "Docs: site/index.html (search needs a local server: $(BIN)/python -m http.server -d site)"
+
+# Each benchmark writes benchmarks/results/<name>.json; the README's headline lines follow.
 bench: setup
 	$(BIN)/python -m benchmarks.run
+	$(BIN)/python -m benchmarks.report --readme
 
-# The utility profile (README "Privacy–utility report"): every variant at two seeds, trained
+# The utility profile (docs/utility.md): every variant at two seeds, trained
 # and evaluated as DVC experiments in this workspace; hours on a CPU. On a GPU, run
 # `veiltune utility-profile --profile large --steps N` with a bigger N.
 utility: setup
@@ -77,6 +87,6 @@ clean:
 	find .veiltune -mindepth 1 -maxdepth 1 ! -name keys -exec rm -rf {} + 2>/dev/null || true
 
 # Erase every copy of raw and conversation text, DVC's cache and run cache included
-# (README "Safety"); `make clean` alone leaves DVC's cache.
+# (docs/safety.md); `make clean` alone leaves DVC's cache.
 purge-raw: setup
 	$(BIN)/veiltune purge-raw --yes

@@ -7,29 +7,27 @@ process, on this machine.
 - merge: the client's sequential copy of the parts into the output, in MB/s, the one step of a
   run that does not spread over workers.
 
-Writes benchmarks/results/cluster.json.
+Each part writes its own benchmarks/results/cluster_<part>.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from veiltune.cli import OFFLINE_ENVIRONMENT
+# the offline environment and the checkout, as the detection benchmark has them
+from benchmarks.detection_quality import REPO
+from benchmarks.results import write_result
 
-for _key, _value in OFFLINE_ENVIRONMENT.items():
-    os.environ.setdefault(_key, _value)
-
-REPO = Path(__file__).resolve().parent.parent
-RESULTS = REPO / "benchmarks" / "results" / "cluster.json"
+PARTS = ("throughput", "memory", "merge")
 
 
 def write_corpus(path: Path, n: int, seed: int) -> Path:
@@ -129,18 +127,19 @@ def _mb(path: Path) -> float:
 
 
 def run(n: int, sizes: tuple[int, ...], parts: set[str]) -> dict[str, Any]:
-    """The benchmarks named in ``parts``; the others keep their last results."""
-    results: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    results["cores"] = os.cpu_count()
+    """The benchmarks named in ``parts``, each written as ``cluster_<part>`` as it ends."""
+    benches: dict[str, Callable[[Path], dict[str, Any]]] = {
+        "throughput": lambda folder: bench_throughput(folder, n),
+        "memory": lambda folder: bench_memory(folder, sizes),
+        "merge": lambda folder: bench_merge(
+            folder, write_corpus(folder / "merge.jsonl", min(n, 2000), seed=7)
+        ),
+    }
+    results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        if "throughput" in parts:
-            results["throughput"] = bench_throughput(folder, n)
-        if "memory" in parts:
-            results["memory"] = bench_memory(folder, sizes)
-        if "merge" in parts:
-            corpus = write_corpus(folder / "merge.jsonl", min(n, 2000), seed=7)
-            results["merge"] = bench_merge(folder, corpus)
+        for part in (p for p in PARTS if p in parts):
+            results[part] = benches[part](Path(tmp))
+            write_result(f"cluster_{part}", results[part])
     return results
 
 
@@ -148,12 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--conversations", type=int, default=4000, help="throughput corpus")
     parser.add_argument("--sizes", default="200,2000,20000", help="memory corpora")
-    parser.add_argument("--only", default="throughput,memory,merge", help="which to run")
+    parser.add_argument("--only", default=",".join(PARTS), help="which to run")
     args = parser.parse_args(argv)
     sizes = tuple(int(s) for s in args.sizes.split(","))
     results = run(args.conversations, sizes, set(args.only.split(",")))
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))
     return 0
 

@@ -1,15 +1,15 @@
-"""The README's detection tables: every operating point on the data it was and was not
-calibrated on, and ages in presidio-research's age templates.
+"""Detection quality: every operating point on the data it was and was not calibrated on,
+and ages in presidio-research's age templates.
 
     python -m benchmarks.detection_quality [--points recall,balanced,precision]
 
-Reads ../shared/data (presidio-research, WNUT-17); writes benchmarks/results/detection.json.
+Reads ../shared/data (presidio-research, WNUT-17), or the folder $VEILTUNE_SHARED_DATA names;
+writes benchmarks/results/detection_quality.json.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import re
@@ -18,14 +18,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from benchmarks.results import write_result
 from veiltune.cli import OFFLINE_ENVIRONMENT
 
 for _key, _value in OFFLINE_ENVIRONMENT.items():
     os.environ.setdefault(_key, _value)
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared" / "data"
-RESULTS = REPO / "benchmarks" / "results"
+# The larger labelled sets, beside the checkout (a user's clone has none: tests never need them)
+SHARED = Path(os.environ.get("VEILTUNE_SHARED_DATA") or REPO.parent / "shared" / "data")
 DATASETS = {
     "WNUT-17 train (never tuned on)": ("wnut17", SHARED / "wnut17" / "wnut17train.conll", "all"),
     "presidio-research, held-out templates": (
@@ -104,8 +105,7 @@ def main() -> int:
         print(f"benchmarks: {SHARED} is missing (WNUT-17, presidio-research)", file=sys.stderr)
         return 1
     results = {point: measure(point) for point in args.points.split(",")}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "detection.json").write_text(json.dumps(results, indent=2))
+    write_result("detection_quality", results)
     print("| data | point | char precision | char recall | entity recall | person recall |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for name in [*DATASETS, "ages (presidio-research age templates)"]:

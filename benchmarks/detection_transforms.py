@@ -1,8 +1,8 @@
-"""The README's table of detection by each privacy transform (README, Other privacy
-transforms): the entity engine, LM-probability redaction (its precision-recall curve over p
-and the default operating point), both together, vocab_threshold and allow_list, each on the
-shared labelled sets and the embedded corpus; character precision/recall, entity recall, the
-share of words masked, and each detector's characters per second.
+"""Detection by each privacy transform (docs: Other privacy transforms): the entity engine, LM-
+probability redaction (its precision-recall curve over p and the default operating point),
+both together, vocab_threshold and allow_list, each on the shared labelled sets and the
+embedded corpus; character precision/recall, entity recall, the share of words masked, and
+each detector's characters per second.
 
     python -m benchmarks.detection_transforms [--limit 300] [--conversations 30]
     python -m benchmarks.detection_transforms --context-only   # lm_probability's context
@@ -12,21 +12,22 @@ turn read alone (``context_tokens`` 0) and after the call so far (the default), 
 one's characters per second.
 
 Reads ../shared/data (presidio-research, WNUT-17); writes
-benchmarks/results/detection_transforms.json. Each detector reads every text once (its
-answers are kept), so a setting or a p costs only its thresholding.
+benchmarks/results/detection_transforms.json (``--context-only``: lm_context.json). Each
+detector reads every text once (its answers are kept), so a setting or a p costs only its
+thresholding.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 # the offline environment, the checkout and the shared data, as the detection benchmark has them
-from benchmarks.detection_quality import REPO, RESULTS, SHARED
+from benchmarks.detection_quality import REPO, SHARED
+from benchmarks.results import write_result
 
 DATASETS = {
     "presidio-research (held-out templates)": (
@@ -141,8 +142,7 @@ def main() -> int:
     if args.context_only:
         items = labelled("embedded", None, "all", 0, args.conversations)
         rows = context_comparison(items)
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / "lm_context.json").write_text(json.dumps(rows, indent=2))
+        write_result("lm_context", {f"context_tokens {k}": v for k, v in rows.items()})
         header = "char precision | char recall | entity recall | words masked | chars/s"
         print(f"| context_tokens | {header} |")
         print("| ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -160,8 +160,7 @@ def main() -> int:
     for name, (kind, path, split) in DATASETS.items():
         results[name] = measure(labelled(kind, path, split, args.limit, args.conversations))
         print(f"{name}: done", file=sys.stderr)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "detection_transforms.json").write_text(json.dumps(results, indent=2))
+    write_result("detection_transforms", results)
     columns = "char precision | char recall | entity recall | words masked | chars/s"
     print(f"| data | detectors | {columns} |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")

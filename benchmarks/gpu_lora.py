@@ -7,8 +7,9 @@ Speed does not depend on the weights, so the model is randomly initialised from 
     deepspeed --num_gpus 8 benchmarks/gpu_lora.py  # several
 
 and prints tokens/s per GPU and MFU against the GPU's dense bf16 peak (``--peak-tflops``,
-989 for an H100 SXM by default). ``--smoke`` runs a tiny config on CPU (gloo) to check the
-code path; its numbers mean nothing.
+989 for an H100 SXM by default); rank 0 writes benchmarks/results/gpu_lora.json.
+``--smoke`` runs a tiny config on CPU (gloo) to check the code path; its numbers mean
+nothing, so it writes no results file.
 
 Model FLOPs per token for LoRA: the frozen weights need the forward (2N) and the gradient
 with respect to activations (2N), not their own weight gradient, so 4N, plus the adapters'
@@ -170,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         args.seq_len, args.micro_batch, args.steps, args.warmup = 64, 2, 2, 1
     result = run(args)
     print(json.dumps(result, indent=2), flush=True)
+    if not args.smoke and int(os.environ.get("RANK", "0")) == 0:
+        from benchmarks.results import write_result
+
+        settings = {"gradient_checkpointing": args.gradient_checkpointing, "lora_r": args.lora_r}
+        write_result("gpu_lora", result | settings | {"peak_tflops": args.peak_tflops})
     import torch
 
     if torch.distributed.is_initialized():

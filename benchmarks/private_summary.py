@@ -1,6 +1,6 @@
-"""The README's privacy-preserving summary table (README, Sensitive information): the base
-model and adapters trained five ways, each asked for a privacy-preserving summary of held-out
-calls and scored by the offline judge, with bootstrap intervals over conversations.
+"""Privacy-preserving summaries (docs: Private summaries): the base model and adapters trained
+five ways, each asked for a privacy-preserving summary of held-out calls and scored by the
+offline judge, with bootstrap intervals over conversations.
 
     python -m benchmarks.private_summary [--rounds 12] [--heldout-rounds 3] [--steps 40]
 
@@ -22,7 +22,6 @@ table; never text.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -30,7 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.detection_transforms import REPO, RESULTS
+from benchmarks.detection_transforms import REPO
+from benchmarks.results import write_result
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "SFT, all summaries": {"tasks": ["summary", "private_summary"]},
@@ -151,8 +151,7 @@ def main() -> int:
         "seconds": timing,
         "variants": table(per_variant),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "private_summary.json").write_text(json.dumps(results, indent=2))
+    write_result("private_summary", results)
     print("| model | Privacy | Completeness | acceptable | ROUGE-1 (private ref.) |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for name, row in results["variants"].items():

@@ -1,28 +1,30 @@
 """`make bench`: detection throughput of veiltune vs plain Presidio (same spaCy model, same
-texts, same process), LoRA training step time, and anonymize on a Dask cluster against one
+texts, same process), anonymize with 1 and 2 worker processes, its peak memory as the corpus
+grows, LoRA training throughput packed vs padded, and anonymize on a Dask cluster against one
 process, on this machine.
 
-Prints ratios against the baseline measured in the same run; writes benchmarks/results/.
+    python -m benchmarks.run [--only detection_speed,anonymize_workers,...]
+
+Prints ratios against the baseline measured in the same run; each part writes its own
+benchmarks/results/<part>.json (``benchmarks.results.write_result``).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from veiltune.cli import OFFLINE_ENVIRONMENT
+# the offline environment and the shared data's folder, as the detection benchmark has them
+from benchmarks.detection_quality import REPO
+from benchmarks.detection_quality import SHARED as SHARED_DATA
+from benchmarks.results import write_result
 
-for _key, _value in OFFLINE_ENVIRONMENT.items():
-    os.environ.setdefault(_key, _value)
-
-REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared" / "data" / "presidio_research" / "generated_large.json"
-RESULTS = REPO / "benchmarks" / "results"
+SHARED = SHARED_DATA / "presidio_research" / "generated_large.json"
 
 
 def bench_texts(limit: int = 1000) -> list[str]:
@@ -32,7 +34,7 @@ def bench_texts(limit: int = 1000) -> list[str]:
         return [r["full_text"] for r in json.loads(SHARED.read_text())[:limit]]
     print(
         f"benchmarks: {SHARED} is missing, so detection is timed on the embedded corpus, "
-        "not on the texts of the README's figures. To compare with them, put "
+        "not on the texts of the published figures. To compare with them, put "
         "generated_large.json there (tests/data/generated_large.json of "
         "github.com/microsoft/presidio-research, MIT).",
         file=sys.stderr,
@@ -181,27 +183,41 @@ def bench_train_step(steps: int = 6) -> dict[str, float]:
     return results
 
 
+def bench_detection_speed() -> dict[str, Any]:
+    # which texts were timed: the figures of the two sources do not compare
+    texts = SHARED.name if SHARED.is_file() else "embedded corpus"
+    return bench_detection(bench_texts()) | {"texts": texts}
+
+
 def bench_cluster() -> dict[str, Any]:
+    """anonymize on a Dask LocalCluster vs one process (each part its own results file)."""
     from benchmarks import cluster
 
-    results = cluster.run(4000, (200, 2000, 20000), {"throughput", "memory", "merge"})
-    cluster.RESULTS.write_text(json.dumps(results, indent=2) + "\n")
-    return results
+    return cluster.run(4000, (200, 2000, 20000), set(cluster.PARTS))
 
 
-def main() -> int:
-    results = {
-        # which texts were timed: the figures of the two sources do not compare
-        "detection": bench_detection(bench_texts())
-        | {"texts": SHARED.name if SHARED.is_file() else "embedded corpus"},
-        "workers": bench_workers(),
-        "memory": bench_memory(),
-        "train": bench_train_step(),
-        # anonymize on a Dask LocalCluster vs one process (also benchmarks/results/cluster.json)
-        "cluster": bench_cluster(),
-    }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
+PARTS = {
+    "detection_speed": bench_detection_speed,
+    "anonymize_workers": bench_workers,
+    "anonymize_memory": bench_memory,
+    "train_speed": bench_train_step,
+    "cluster": bench_cluster,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", default=",".join(PARTS), help=f"among {', '.join(PARTS)}")
+    args = parser.parse_args(argv)
+    chosen = args.only.split(",")
+    unknown = [name for name in chosen if name not in PARTS]
+    if unknown:
+        parser.error(f"--only: unknown part {unknown[0]!r}; choose among {', '.join(PARTS)}")
+    results = {}
+    for name in chosen:
+        results[name] = PARTS[name]()
+        if name != "cluster":  # cluster.run writes one file per part itself
+            write_result(name, results[name])
     print(json.dumps(results, indent=2))
     return 0
 

@@ -1,8 +1,8 @@
-"""The README's privacy table of each transform's training text (README, Other privacy
-transforms): the share of the PI inventory's values that survive each detector setting's
-placeholders (and each detector's characters per second on the corpus), and for fragments
-how many training examples still hold two PI values of one conversation (a name beside its
-phone number), against whole conversations.
+"""The privacy of each transform's training text (docs: Other privacy transforms): the share of
+the PI inventory's values that survive each detector setting's placeholders (and each
+detector's characters per second on the corpus), and for fragments how many training examples
+still hold two PI values of one conversation (a name beside its phone number), against whole
+conversations.
 
     python -m benchmarks.transform_privacy [--conversations 60]
 
@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 # the offline environment and the checkout's paths come with the detection benchmarks
-from benchmarks.detection_transforms import REPO, RESULTS, SETTINGS
+from benchmarks.detection_transforms import REPO, SETTINGS
+from benchmarks.results import write_result
 
 MIN_CHARS = 4  # export.pi_scan_min_chars: shorter values match too much by chance
 SEEDS = (13, 14, 15)
@@ -149,8 +149,7 @@ def main() -> int:
     links = linking(raw, {"raw": raw, "anonymized": anonymized["entities"]})
     results = {"conversations": len(raw), "min_chars": MIN_CHARS, "survival": rows}
     results |= {"chars_per_second": speed, "linking": links}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "transform_privacy.json").write_text(json.dumps(results, indent=2))
+    write_result("transform_privacy", results)
     print("| training text | inventory values surviving | conversations with any |")
     print("| --- | ---: | ---: |")
     for name, row in rows.items():

@@ -30,8 +30,8 @@ DIALOGSUM_SAMPLE = REPO_ROOT / "components/ingest/samples/dialogsum/dialogsum.de
 TEST_DATA = REPO_ROOT / "tests" / "data"  # samples of presidio-research and WNUT-17
 
 
-# The two longest modules (measured: the audit controls train two adapters, ~3.5 min; the
-# e2e runs `dvc repro` and a DVC experiment, ~4 min) are collected first. `make test`
+# The longest modules (the audit controls train three adapters; the e2e runs `dvc repro` and
+# a DVC experiment; the flow's tests start a Prefect server) are collected first. `make test`
 # schedules whole modules in collection order (`--dist loadfile --no-loadscope-reorder`),
 # so each of two workers starts on one of them and the rest fill in around them.
 LONGEST_FIRST = (

@@ -201,7 +201,7 @@ def _add_evaluate_detection(commands: Any) -> None:
         "--sweep",
         metavar="KEY=V1,V2,...",
         help="score each value of lm_probability.p or vocab_threshold, detecting once, and "
-        "print the precision-recall curve (README, Other privacy transforms)",
+        "print the precision-recall curve (docs/transforms.md)",
     )
     sub.add_argument(
         "--output",
@@ -358,7 +358,7 @@ def _add_utility_pack(commands: Any) -> None:
         "Pack what the utility profile's runs read (each variant's training split, the "
         "held-out raw conversations, the train and evaluate params) into one private folder, "
         "to train and evaluate them where there is a GPU with `python -m "
-        "veiltune.utility_runner` (README, Privacy–utility report). The oracle comes from "
+        "veiltune.utility_runner` (docs/utility.md). The oracle comes from "
         "data/raw, masked from the placeholder folder."
     )
     sub = commands.add_parser("utility-pack", help=text.split(" (")[0] + ".", description=text)

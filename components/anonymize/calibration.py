@@ -124,8 +124,8 @@ def _threshold_table(value: Any, path: Path, key: str) -> dict[str, float]:
 def write_calibration(path: Path, document: dict[str, Any]) -> None:
     """Write a calibration document (``operating_points`` and its provenance) atomically."""
     header = (
-        "# Score thresholds per operating point, written by `veiltune calibrate` (README,\n"
-        "# 'Detection quality'). anonymize.operating_point picks one; edit by hand if you\n"
+        "# Score thresholds per operating point, written by `veiltune calibrate`\n"
+        "# (docs/detection.md). anonymize.operating_point picks one; edit by hand if you\n"
         "# like: values in [0, 1], recognizer names as `veiltune evaluate-detection` shows.\n"
     )
     body = yaml.safe_dump(document, sort_keys=False, default_flow_style=False, width=100)

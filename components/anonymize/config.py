@@ -44,9 +44,9 @@ CLASS_LABEL_KEYS = ("context", "purpose", "outcome")
 REPLACEMENTS = ("placeholder", "mask", "type", "surrogate")
 SURROGATE_METHODS = ("realistic", "lm", "embedding")
 # presidio: embedded; google_dlp: Google Cloud DLP's inspect_content; google_dlp+presidio:
-# the union of both (README, Google Cloud DLP backend).
+# the union of both (docs/dlp.md).
 BACKENDS = ("presidio", "google_dlp", "google_dlp+presidio")
-# What finds the spans (README, Detectors): entities is the backend above; the others judge
+# What finds the spans (docs/transforms.md): entities is the backend above; the others judge
 # every word, and their spans yield to entities' (components/anonymize/compose.py).
 DETECTORS = ("entities", "lm_probability", "allow_list", "vocab_threshold")
 WORD_LEVEL_DETECTORS = DETECTORS[1:]
@@ -58,7 +58,7 @@ DLP_DEFAULT_HOST = "dlp.googleapis.com"  # Google's endpoint, when anonymize.dlp
 class SurrogateConfig:
     """``anonymize.surrogate``: how ``replacement: surrogate`` chooses its values."""
 
-    method: str = "realistic"  # realistic | lm | embedding (README, Surrogates)
+    method: str = "realistic"  # realistic | lm | embedding (docs/surrogates.md)
     locale: str = "en_US"  # Faker's locale of the realistic names, places and companies
     k: int = 10  # lm and embedding: choose among the k best candidates
     top1: bool = False  # lm: always the most likely candidate instead of one of the k
@@ -87,7 +87,7 @@ class SurrogateConfig:
 class LmProbabilityConfig:
     """``anonymize.lm_probability``: redact the words a language model finds improbable."""
 
-    p: float = 0.0001  # a word less probable than this in its context is redacted (README)
+    p: float = 0.0001  # a word less probable than this in its context is redacted
     # null: the base causal LM (models/base), left context; else a masked LM folder (both
     # sides), relative to params.yaml's folder
     model: str | None = None

@@ -117,7 +117,7 @@ class PresidioDetector:
         results: list[list[Span]] = [[] for _ in texts]
         # spaCy keeps every new word's lexeme, string and tokenization for good; a memory
         # zone frees the batch's at its end (about 3.8 MB per 10,000 calls grown in one
-        # process instead of 9.7: README, Scale out). Nothing of spaCy's outlives the zone:
+        # process instead of 9.7: CHANGELOG.md, 2026-11-25). Nothing of spaCy's outlives the zone:
         # spans are offsets and plain strings.
         with nlp.nlp[LANGUAGE].memory_zone():
             analyzed = nlp.process_batch(pieces, LANGUAGE, batch_size=batch_size)

@@ -2,9 +2,9 @@
 
 ``export``: the trained adapter writes a private summary of each held-out call that has a
 reference one; the file gives graders the transcript, the reference and the summary, with
-``privacy`` and ``completeness`` left blank (1–5, the judge's rubric, README "Sensitive
-information"). It holds raw text: it is written owner-only under ``data/raw``. The judge's
-marks are not in it, so graders grade blind.
+``privacy`` and ``completeness`` left blank (1–5, the judge's rubric,
+docs/private-summaries.md). It holds raw text: it is written owner-only under ``data/raw``.
+The judge's marks are not in it, so graders grade blind.
 
 ``import``: each grader's filled-in copy is checked (every mark an integer 1–5, every id one
 of the export's), the judge scores the same summaries again (it is deterministic), and the
