@@ -515,3 +515,32 @@ def test_grades_need_the_raw_corpus_and_keep_raw_text_under_data_raw(
     assert main(["grades", "import", "--input", "missing.jsonl"]) == 1
     assert "missing.jsonl" in capsys.readouterr().err
     assert not outside.exists() and not (tmp_path / "reports").exists()
+
+
+@pytest.mark.parametrize(
+    ("records", "fraction"),
+    [
+        ([{"id": "a", "text": "hello"}, {"id": "b", "text": "bye"}], 0.01),
+        ([{"id": "a", "text": "hello"}], 0.99),  # the one conversation is kept to train on
+    ],
+)
+def test_ingest_refuses_a_corpus_that_holds_no_conversation_out(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    records: list[dict[str, object]],
+    fraction: float,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_jsonl(tmp_path / "mine.jsonl", records)
+    params = tmp_path / "params.yaml"
+    ingest = (
+        f"{{corpus_path: mine.jsonl, heldout_fraction: {fraction}, canary_types: [], "
+        "dialogsum: {path: null}}"
+    )
+    params.write_text(f"ingest: {ingest}\n")
+    assert main(["ingest", "--params", str(params)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("veiltune ingest: error: params: bad value for 'ingest.heldout_fraction'")
+    assert "no held-out conversation" in err and len(err.splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.jsonl", "params.yaml"]
