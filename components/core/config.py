@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 
 import yaml
 
-from components.core.errors import ParamsError
+from components.core.errors import InputError, ParamsError
+from components.core.jsonio import utf8_text, write_text_atomic
 
 C = TypeVar("C")
 
@@ -37,8 +38,9 @@ def read_params(path: Path, sections: Mapping[str, type]) -> dict[str, Any]:
     if not path.is_file():
         raise ParamsError(f"{path}: no such params file")
     try:
-        with path.open(encoding="utf-8") as handle:
-            params = yaml.safe_load(handle) or {}
+        params = yaml.safe_load(utf8_text(path.read_bytes(), path)) or {}
+    except InputError as exc:  # a file that is not UTF-8 is a bad params file
+        raise ParamsError(str(exc)) from exc
     except yaml.YAMLError as exc:
         raise ParamsError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(params, dict):
@@ -145,6 +147,4 @@ def apply_overrides(
 
 def write_params(path: Path, params: Mapping[str, Any]) -> None:
     """Write params.yaml atomically, keeping the stage order."""
-    from components.core.jsonio import write_text_atomic
-
     write_text_atomic(path, yaml.safe_dump(dict(params), sort_keys=False, allow_unicode=True))

@@ -544,3 +544,38 @@ def test_ingest_refuses_a_corpus_that_holds_no_conversation_out(
     assert err.startswith("veiltune ingest: error: params: bad value for 'ingest.heldout_fraction'")
     assert "no held-out conversation" in err and len(err.splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.jsonl", "params.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "body", "where"),
+    [
+        (["train", "--params"], "params.yaml", b"train:\nCaf\xe9: 3\n", ":2:"),
+        (
+            ["evaluate-detection", "--params", str(REPO_PARAMS), "--dataset", "wnut17", "--path"],
+            "labels.conll",
+            b"Hello\tO\n\nCaf\xe9\tB-person\n",
+            ":3:",
+        ),
+    ],
+    ids=["train-params", "wnut17"],
+)
+def test_a_file_that_is_not_utf8_is_one_error_naming_its_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+    name: str,
+    body: bytes,
+    where: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    source = tmp_path / name
+    source.write_bytes(body)
+    output = ["--output", str(tmp_path / "metrics.json")] if "--dataset" in command else []
+    assert main([*command, str(source), *output]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"veiltune {command[0]}: error: {source}{where} not valid UTF-8 (byte 3); re-encode "
+        "the file as UTF-8"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
