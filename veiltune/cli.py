@@ -597,9 +597,10 @@ def _run_tool(args: argparse.Namespace) -> Any:
             return _promote(args, register, context)
         return commands.demote(register, args.version)
     if args.command == "flow":
-        from flows.pipeline import parse_overrides, pipeline
+        from flows.pipeline import check_flow_arguments, parse_overrides, pipeline
 
         overrides = parse_overrides(args.overrides)
+        check_flow_arguments(args.stages, overrides, args.corpus)
         return pipeline(stages=args.stages, overrides=overrides, corpus=args.corpus)
     if args.command == "purge-raw":
         from components.core.purge import purge_command
