@@ -224,6 +224,25 @@ def check_run_params(params_path: Path, changes: dict[str, Any]) -> None:
         logger.log(level, "override %s: %r -> %r", change.key, change.old, change.new)
 
 
+def check_flow_arguments(
+    stages: Sequence[str] | None,
+    overrides: Mapping[str, Any] | None,
+    corpus: str | None,
+    params_path: Path = paths.PARAMS,
+) -> None:
+    """``veiltune flow``'s stages and overrides checked by the stage registry and the config
+    classes before the flow starts: a bad one is the command's one error line, not a flow
+    run that fails (with Prefect's traceback) after a temporary server was started for it.
+
+    Raises:
+        ParamsError: an unknown stage, or an override that names no param or a bad value.
+    """
+    _stage_list(stages)
+    changes = run_changes(overrides, corpus)
+    if changes:
+        registry.apply_overrides(registry.load_params(params_path), changes)
+
+
 def experiment_environment(
     env: Mapping[str, str], context: StageContext, signs: bool
 ) -> dict[str, str]:

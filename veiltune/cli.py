@@ -601,6 +601,7 @@ def _run_tool(args: argparse.Namespace) -> Any:
         from flows.prefect_auth import temporary_server_auth
 
         overrides = flow_module.parse_overrides(args.overrides)
+        flow_module.check_flow_arguments(args.stages, overrides, args.corpus)
         with temporary_server_auth():  # the temporary server, if Prefect starts one
             return flow_module.pipeline(stages=args.stages, overrides=overrides, corpus=args.corpus)
     if args.command == "purge-raw":

@@ -142,6 +142,37 @@ def dask_client(
         BackendError: the scheduler does not answer within ``timeout_s`` or refuses the
             certificates, naming it.
     """
+    with _distributed_logs_follow_the_root(), _client(address, workers, timeout_s) as client:
+        yield client
+
+
+@contextlib.contextmanager
+def _distributed_logs_follow_the_root() -> Iterator[None]:
+    """distributed's loggers at the root logger's level while a cluster runs here, then as
+    they were.
+
+    distributed sets its logger to INFO when imported, over the process's own policy (the
+    CLI's: other libraries' warnings only, everything with ``-v``): a run printed a line per
+    connection and worker, and a worker killed and recovered left a traceback at INFO (a
+    connection closed at shutdown). At the root's level a recovered worker is one warning
+    line (the nanny's "Restarting worker"), and a real failure still shows: distributed's
+    errors, and the task's own error or ``BackendError`` from :func:`run_parts`. The worker
+    processes of a LocalCluster log their errors only (``silence_logs``).
+    """
+    import distributed  # noqa: F401  (sets the level this undoes)
+
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.NOTSET)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+@contextlib.contextmanager
+def _client(address: str, workers: int, timeout_s: float) -> Iterator[Client]:
+    """:func:`dask_client` itself, under the log levels it sets."""
     from distributed import Client, LocalCluster
 
     if address == LOCAL:
@@ -279,10 +310,12 @@ def run_parts(
     conversation) counted on a progress bar; the results in part order.
 
     Raises:
-        the first failed task's own error (an ``InputError`` naming file and line); the
+        the first failed task's own error (an ``InputError`` naming file and line), or
+        ``BackendError`` when the workers running a task died more often than the scheduler
+        allows (``distributed.scheduler.allowed-failures``: out of memory, or killed); the
         other tasks are cancelled first.
     """
-    from distributed import as_completed
+    from distributed import KilledWorker, as_completed
 
     # The arguments (config, policy) go to the cluster once, not once per task.
     shared = [client.scatter(argument, broadcast=True) for argument in arguments]
@@ -295,6 +328,9 @@ def run_parts(
                 result = future.result()  # re-raises the task's own error
                 results[index[future.key]] = result
                 bar.update(int(result["n_records"]))
+        except KilledWorker as exc:
+            client.cancel(futures, force=True)
+            raise BackendError(f"the Dask cluster: {exc}") from exc
         except BaseException:
             client.cancel(futures, force=True)
             raise

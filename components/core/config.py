@@ -2,14 +2,17 @@
 
 Each stage's dataclass lives in its own package (``components/<stage>/config.py``) and names
 its key of params.yaml in ``SECTION``; the registry (``components.stages``) lists them. Unknown
-keys are errors that name the key and list what is allowed; each dataclass's
-``__post_init__`` rejects values outside their range.
+keys are errors that name the key and list what is allowed; so is a value of the wrong type
+and, in every param, NaN or an infinity (YAML's ``.nan``, ``.inf``), which no range check
+below can be trusted to catch: ``gate.threshold: .inf`` was a gate that cannot fail. Each
+dataclass's ``__post_init__`` rejects values outside their range.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -18,7 +21,8 @@ from typing import Any, TypeVar
 
 import yaml
 
-from components.core.errors import ParamsError
+from components.core.errors import InputError, ParamsError
+from components.core.jsonio import utf8_text, write_text_atomic
 
 C = TypeVar("C")
 
@@ -34,8 +38,9 @@ def read_params(path: Path, sections: Mapping[str, type]) -> dict[str, Any]:
     if not path.is_file():
         raise ParamsError(f"{path}: no such params file")
     try:
-        with path.open(encoding="utf-8") as handle:
-            params = yaml.safe_load(handle) or {}
+        params = yaml.safe_load(utf8_text(path.read_bytes(), path)) or {}
+    except InputError as exc:  # a file that is not UTF-8 is a bad params file
+        raise ParamsError(str(exc)) from exc
     except yaml.YAMLError as exc:
         raise ParamsError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(params, dict):
@@ -75,9 +80,22 @@ def _build(section: Any, where: str, cls: type[C]) -> C:
 
 
 def _check_type(key: str, value: Any, hint: Any) -> None:
-    if _matches(value, hint):
-        return
-    raise ParamsError(f"params: '{key}' must be {_describe(hint)}, got {value!r}")
+    """Refuse a value of another type than ``hint``, or holding NaN or an infinity."""
+    if not _matches(value, hint):
+        raise ParamsError(f"params: '{key}' must be {_describe(hint)}, got {value!r}")
+    _check_finite(key, value)
+
+
+def _check_finite(key: str, value: Any) -> None:
+    """Refuse NaN and the infinities anywhere in a param's value, naming where."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ParamsError(f"params: '{key}' must be a finite number, got {value!r}")
+    if isinstance(value, dict):
+        for name, item in value.items():
+            _check_finite(f"{key}.{name}", item)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_finite(f"{key}[{i}]", item)
 
 
 def _matches(value: Any, hint: Any) -> bool:
@@ -148,6 +166,4 @@ def apply_overrides(
 
 def write_params(path: Path, params: Mapping[str, Any]) -> None:
     """Write params.yaml atomically, keeping the stage order."""
-    from components.core.jsonio import write_text_atomic
-
     write_text_atomic(path, yaml.safe_dump(dict(params), sort_keys=False, allow_unicode=True))

@@ -60,7 +60,7 @@ def iter_jsonl(
         handle.seek(part.start)
         position, line_no = part.start, part.first_line
         while position < part.end and (raw := handle.readline()):
-            obj = _parse_line(raw, f"{path}:{line_no}")
+            obj = _parse_line(raw, path, line_no)
             if obj is not None:
                 yield line_no, obj
             position, line_no = position + len(raw), line_no + 1
@@ -101,13 +101,33 @@ def jsonl_by_key(path: Path, key: str) -> dict[str, list[dict[str, Any]]]:
     return grouped
 
 
-def _parse_line(raw: bytes, where: str) -> dict[str, Any] | None:
+def utf8_text(raw: bytes, path: Path, first_line: int = 1) -> str:
+    """``raw``, lines of ``path`` from ``first_line`` on, decoded as UTF-8.
+
+    Raises:
+        InputError: naming the file, the line and the byte within it that is not UTF-8.
+    """
     try:
-        line = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        line = first_line + raw.count(b"\n", 0, exc.start)
+        byte = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1)
         raise InputError(
-            f"{where}: not valid UTF-8 (byte {exc.start}); re-encode the file as UTF-8"
+            f"{path}:{line}: not valid UTF-8 (byte {byte}); re-encode the file as UTF-8"
         ) from exc
+
+
+def iter_text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Yield (line number, line without its newline) for each line of a UTF-8 text file,
+    read as it goes; a line that is not UTF-8 is an ``InputError`` naming it."""
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            yield line_no, utf8_text(raw, path, line_no).rstrip("\r\n")
+
+
+def _parse_line(raw: bytes, path: Path, line_no: int) -> dict[str, Any] | None:
+    line = utf8_text(raw, path, line_no)
+    where = f"{path}:{line_no}"
     if not line.strip():
         return None
     try:

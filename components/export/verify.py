@@ -6,16 +6,20 @@ the signature (``manifest.sig``, checked only against a key the verifier trusts)
 wrote the manifest. A verifier must also refuse what no exporter writes and what would make
 the files checked differ from the files an auditor extracts or opens:
 
-- Problems, listed with tampering (``veiltune export --verify`` exits 5): two zip members of
-  one name (``unzip -n`` extracts the first, zipfile reads the last), a name that is not a
-  plain relative path (absolute, ``..``, a drive letter, a backslash), a symbolic link (a zip
-  member marked as one, or any link in a folder, which is reported and never followed), and
-  anything else that is not a regular file or a folder. With a trusted key: no signature
-  (unsigned), a signature by another key, one that does not match the manifest.
+- Problems, listed with tampering (``veiltune export --verify`` exits 5): bytes in a zip
+  before its first member, between members or after its end (zipfile skips them, a reader
+  that streams the zip reads them as members: ``components.export.zip_layout``), two zip
+  members of one name (``unzip -n`` extracts the first, zipfile reads the last), a name
+  that is not a plain relative path (absolute, ``..``, a drive letter, a backslash), a
+  symbolic link (a zip member marked as one, or any link in a folder, which is reported and
+  never followed), and anything else that is not a regular file or a folder. With a
+  trusted key: no signature (unsigned), a signature by another key, one that does not match
+  the manifest.
 - Errors (``InputError``, exit 1), a bundle that cannot be read: no manifest, a manifest over
   ``MAX_MANIFEST_BYTES`` or nested deeper than ``MAX_MANIFEST_DEPTH``, an encrypted member, a
   compression method other than stored or deflated, a member whose bytes disagree with its
-  header (length, CRC, a corrupt deflate stream).
+  header (length, CRC, a corrupt deflate stream), a local header not where the central
+  directory says.
 """
 
 from __future__ import annotations
@@ -41,13 +45,15 @@ from components.core.errors import InputError
 from components.core.jsonio import FOLDER_MARK
 from components.core.lineage import sha256_text
 from components.export.signing import SIGNATURE, signature_problems
+from components.export.zip_layout import layout_problem
 
 MANIFEST = "manifest.json"
 # The files the manifest cannot list: itself, and the signature over it.
 _SEALED = (MANIFEST, SIGNATURE)
 # The bundle folder's marker (components.core.jsonio.atomic_folder: only an earlier bundle is
-# ever replaced by export) belongs to the folder, not the bundle: it is in no zip and no
-# manifest, and skipped only while it holds exactly this kind.
+# ever replaced by export) belongs to the folder, not the bundle: it is in no manifest nor
+# the export's zip, and skipped (in the folder, or a zip of it made by hand) only while it
+# holds exactly this kind.
 BUNDLE_KIND = "bundle"
 
 # A real manifest is a few KB (a sha256 per file); 16 MiB would list some 100,000 files. The
@@ -89,14 +95,16 @@ _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 @dataclass(frozen=True)
 class _Contents:
     """A bundle as read: its manifest (None when the manifest entry itself was refused), the
-    sha256 of every other regular file, the entries refused, with why, the manifest's bytes
-    and the signature's (None when there is none)."""
+    sha256 of every other regular file, the entries refused, with why, the manifest's bytes,
+    the signature's (None when there is none) and, for a zip checked, why its bytes are not
+    one archive (None when they are)."""
 
     manifest: dict[str, Any] | None
     digests: dict[str, str]
     refused: dict[str, str]
     manifest_bytes: bytes = b""
     signature: bytes | None = None
+    misshapen: str | None = None
 
 
 def unsafe_name(name: str) -> bool:
@@ -124,7 +132,8 @@ def verify_bundle(bundle: Path, trusted_key: Ed25519PublicKey | None = None) -> 
         InputError: the bundle does not exist or cannot be read (see the module docstring).
     """
     contents = _read_bundle(bundle, hash_files=True)
-    problems = [f"{name}: {reason}" for name, reason in sorted(contents.refused.items())]
+    problems = [f"the archive: {contents.misshapen}"] if contents.misshapen else []
+    problems += [f"{name}: {reason}" for name, reason in sorted(contents.refused.items())]
     if contents.manifest is None:
         return problems  # the manifest itself was refused: nothing trustworthy to compare with
     manifest = contents.manifest
@@ -221,7 +230,11 @@ def _is_folder_mark(folder: Path, name: str) -> bool:
     if name != FOLDER_MARK:
         return False
     with (folder / name).open("rb") as handle:
-        return handle.read(64) == f"{BUNDLE_KIND}\n".encode()
+        return _is_mark(handle.read(64))
+
+
+def _is_mark(data: bytes) -> bool:
+    return data == f"{BUNDLE_KIND}\n".encode()
 
 
 def _list_folder(folder: Path) -> tuple[list[str], dict[str, str]]:
@@ -286,6 +299,9 @@ def _read_zip(zip_path: Path, hash_files: bool) -> _Contents:
     try:
         with zipfile.ZipFile(zip_path) as archive:
             members, refused = _list_zip(archive.infolist())
+            marker = members.get(FOLDER_MARK)
+            if marker is not None and marker.file_size < 64 and _is_mark(archive.read(marker)):
+                del members[FOLDER_MARK]  # the folder's, zipped with it by hand
             manifest, raw = _zip_manifest(archive, members, refused, zip_path)
             signed = members.get(SIGNATURE)
             signature = None if signed is None else _zip_sealed(archive, signed, zip_path)
@@ -295,9 +311,19 @@ def _read_zip(zip_path: Path, hash_files: bool) -> _Contents:
                 for info in infos
                 if info.filename not in _SEALED
             }
+            misshapen = _zip_layout_problem(zip_path, archive) if hash_files else None
     except _UNREADABLE_ZIP as exc:
         raise InputError(f"{zip_path}: not a readable zip archive: {exc}") from exc
-    return _Contents(manifest, digests, refused, raw, signature)
+    return _Contents(manifest, digests, refused, raw, signature, misshapen)
+
+
+def _zip_layout_problem(zip_path: Path, archive: zipfile.ZipFile) -> str | None:
+    """Why the zip's bytes are not one archive from first to last (see ``zip_layout``)."""
+    with zip_path.open("rb") as handle:
+        try:
+            return layout_problem(handle, archive.infolist())
+        except InputError as exc:
+            raise InputError(f"{zip_path}: {exc}") from exc
 
 
 def _list_zip(infos: list[zipfile.ZipInfo]) -> tuple[dict[str, zipfile.ZipInfo], dict[str, str]]:

@@ -49,7 +49,8 @@ class IngestConfig:
         _require(
             self.sensitive_conversations >= 0, "ingest.sensitive_conversations", "an integer >= 0"
         )
-        _require(0.0 <= self.heldout_fraction < 1.0, "ingest.heldout_fraction", "0 <= x < 1")
+        # evaluate scores held-out conversations only: an empty split would score nothing
+        _require(0.0 < self.heldout_fraction < 1.0, "ingest.heldout_fraction", "0 < x < 1")
         unknown = sorted(set(self.canary_types) - set(CANARY_TYPES))
         _require(not unknown, "ingest.canary_types", f"a list of {CANARY_TYPES}")
         _require(

@@ -23,6 +23,7 @@ from components.ingest.sources import corpus_metrics, ingest_corpus, split_ids
 def run(config: IngestConfig, context: StageContext) -> Metrics:
     conversations = ingest_corpus(config, context.base_dir)  # validated before any write
     splits = split_ids([c.id for c in conversations], config.heldout_fraction, config.seed)
+    _require_heldout(splits, config.heldout_fraction)
     try:
         conversations, canaries = plant_canaries(
             conversations,
@@ -49,3 +50,15 @@ def run(config: IngestConfig, context: StageContext) -> Metrics:
         write_json_atomic(paths.metrics_file("ingest"), metrics)
         log_stage("ingest", config, metrics, [paths.metrics_file("ingest")])
     return metrics
+
+
+def _require_heldout(splits: dict[str, list[str]], fraction: float) -> None:
+    """Evaluate and the audits' non-members need a held-out conversation; a small corpus or
+    fraction can leave none (the split is by a seeded hash, not a count)."""
+    if not splits["heldout"]:
+        n = len(splits["train"])
+        raise ParamsError(
+            f"params: bad value for 'ingest.heldout_fraction': {fraction:g} of {n} "
+            f"conversation{'s' * (n != 1)} leaves no held-out conversation to evaluate on; "
+            "raise it, or ingest more conversations"
+        )

@@ -137,6 +137,12 @@ class TrainConfig:
             f"false with train.method dpo/orpo or the {DUAL_SUMMARY} task (they train on "
             "both kinds of summary by design)",
         )
+        _require(
+            not self.only_good or "summary" in self.tasks,
+            "train.only_good",
+            "false unless train.tasks has summary (the task it answers with the "
+            "privacy-preserving summary)",
+        )
         _require(self.max_steps >= 1, "train.max_steps", "an integer >= 1")
         _require(self.save_steps >= 1, "train.save_steps", "an integer >= 1")
         _require(self.corpus in TRAIN_CORPORA, "train.corpus", " | ".join(TRAIN_CORPORA))

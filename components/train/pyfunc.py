@@ -10,13 +10,14 @@ server and artifact store can be reached.
 
 from __future__ import annotations
 
+import numbers
 import os
 import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pandas as pd
 from mlflow.pyfunc import PythonModel
@@ -34,6 +35,19 @@ CACHE_ENV = "VEILTUNE_MODEL_CACHE"
 BASE_ARTIFACT = "base_model"  # the artifact path of the base model in its run
 # Inference params (the signature's params schema), with their defaults.
 DEFAULT_PARAMS = {"max_new_tokens": 64, "max_prompt_tokens": 768}
+# What one request may ask; beyond it the answer is a 400 naming the field, before any work.
+# A served model answers whoever reaches it: without caps, three rows of 3 MB were tokenized
+# whole and a huge max_new_tokens generated for as long as it liked.
+PARAM_RANGES = {
+    "max_new_tokens": (1, 512),  # a summary or an action list is well under 512 tokens
+    # 16: the floor evaluate.max_prompt_tokens has (an instruction and a little transcript);
+    # 4,096: half the base model's 8,192-token context, which the answer shares
+    "max_prompt_tokens": (16, 4096),
+}
+MAX_ROWS = 32  # conversations a request (the batch is generated at once)
+# Characters of one transcript: a two-hour call is about 100,000. Longer ones would lose
+# their middle anyway (max_prompt_tokens), after the cost of tokenizing them whole.
+MAX_TRANSCRIPT_CHARS = 100_000
 EXAMPLE_TRANSCRIPT = (
     "Agent: Thank you for calling, this is [PERSON_NAME_1]. How can I help?\n"
     "Customer: Hi, I moved last week and my parcel still goes to my old address.\n"
@@ -100,7 +114,7 @@ class AdapterPyfunc(PythonModel):
     def predict(
         self, context: Any, model_input: pd.DataFrame, params: dict[str, Any] | None = None
     ) -> list[str]:
-        settings = {**DEFAULT_PARAMS, **{k: int(v) for k, v in (params or {}).items()}}
+        settings = inference_settings(params)
         prompts = [
             fit_prompt(
                 task_prompt(r.task, r.transcript, self.label_options),
@@ -112,33 +126,68 @@ class AdapterPyfunc(PythonModel):
         return generate(self.model, self.tokenizer, prompts, settings["max_new_tokens"])
 
 
-def task_requests(model_input: Any) -> list[TaskRequest]:
-    """The rows asked: a DataFrame (what MLflow passes), a mapping or a list of mappings.
+def inference_settings(params: Mapping[str, Any] | None) -> dict[str, int]:
+    """``DEFAULT_PARAMS`` with a request's params over them, each within ``PARAM_RANGES``
+    (a param of another name is left out, as MLflow leaves it out of a served request).
 
     Raises:
-        MlflowException: a row has no ``task``/``transcript`` or names an unknown task
-            (a 400 for a served model).
+        MlflowException: a param that is not an integer within its range (a 400 for a
+            served model), naming it.
     """
-    from mlflow.exceptions import MlflowException
+    settings = dict(DEFAULT_PARAMS)
+    for name, (low, high) in PARAM_RANGES.items():
+        value = (params or {}).get(name, settings[name])
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            _refuse(f"{name}: an integer from {low} to {high}, got {value!r}")
+        if not low <= int(value) <= high:
+            _refuse(f"{name}: an integer from {low} to {high}, got {value}")
+        settings[name] = int(value)
+    return settings
 
+
+def task_requests(model_input: Any) -> list[TaskRequest]:
+    """The rows asked: a DataFrame (what MLflow passes), a mapping or a list of mappings;
+    at most ``MAX_ROWS``, each transcript at most ``MAX_TRANSCRIPT_CHARS``.
+
+    Raises:
+        MlflowException: too many rows, a row without ``task``/``transcript``, with an
+            unknown task or a transcript that is not a string or is too long (a 400 for a
+            served model), naming the row and the field.
+    """
     if hasattr(model_input, "to_dict"):
         rows = model_input.to_dict(orient="records")
     elif isinstance(model_input, Mapping):
         rows = [model_input]
     else:
         rows = list(model_input)
-    requests = []
-    for row in rows:
-        if not isinstance(row, Mapping) or not {"task", "transcript"} <= set(row):
-            raise MlflowException.invalid_parameter_value(
-                'each input row needs "task" and "transcript"'
-            )
-        if row["task"] not in TASK_PROMPTS:
-            raise MlflowException.invalid_parameter_value(
-                f"unknown task {row['task']!r}; the tasks are: {', '.join(TASK_PROMPTS)}"
-            )
-        requests.append(TaskRequest(str(row["task"]), str(row["transcript"])))
-    return requests
+    if len(rows) > MAX_ROWS:
+        _refuse(f"at most {MAX_ROWS} rows a request, got {len(rows)}")
+    return [_task_request(i, row) for i, row in enumerate(rows)]
+
+
+def _task_request(index: int, row: Any) -> TaskRequest:
+    if not isinstance(row, Mapping) or not {"task", "transcript"} <= set(row):
+        _refuse('each input row needs "task" and "transcript"')
+    if row["task"] not in TASK_PROMPTS:
+        _refuse(f"unknown task {row['task']!r}; the tasks are: {', '.join(TASK_PROMPTS)}")
+    transcript = row["transcript"]
+    if not isinstance(transcript, str):
+        _refuse(f"row {index}: transcript: a string, got {type(transcript).__name__}")
+    if len(transcript) > MAX_TRANSCRIPT_CHARS:
+        _refuse(
+            f"row {index}: transcript: at most {MAX_TRANSCRIPT_CHARS} characters, got "
+            f"{len(transcript)}"
+        )
+    return TaskRequest(str(row["task"]), transcript)
+
+
+def _refuse(message: str) -> NoReturn:
+    """An error a served model answers with 400 and this message: MLflow's scoring server
+    takes the status from the error code (any other error in ``predict`` is answered with
+    a generic message, "an unexpected error while evaluating the model")."""
+    from mlflow.exceptions import MlflowException
+
+    raise MlflowException.invalid_parameter_value(message)
 
 
 def base_model_folder(base: BaseModelRef) -> Path:

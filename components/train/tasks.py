@@ -6,14 +6,17 @@ Prompts are built only from anonymized text (placeholders, never raw values).
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from components.anonymize import placeholder_view
 from components.core.corpus import Conversation
-from components.core.errors import InputError
+from components.core.errors import InputError, ParamsError
 from components.core.placeholders import NUMBERED_PLACEHOLDER
+
+logger = logging.getLogger(__name__)
 
 # The call tasks: each one's target is the label of its name.
 CALL_TASKS = ("summary", "action_items", "purpose", "outcome")
@@ -235,7 +238,11 @@ def training_examples(
 
     Raises:
         InputError: no conversation yields an example for ``tasks``.
+        ParamsError: ``only_good`` with no conversation that has a privacy-preserving summary
+            (every summary example would be an ordinary one).
     """
+    if only_good:
+        _require_private_summaries(conversations)
     per_conversation = [(c.id, task_examples(c, tasks, options, only_good)) for c in conversations]
     usable = [cid for cid, examples in per_conversation if examples]
     if not usable:
@@ -245,6 +252,26 @@ def training_examples(
         train=[e for cid, examples in per_conversation if cid not in held for e in examples],
         evaluation=[e for cid, examples in per_conversation if cid in held for e in examples],
         skipped=[cid for cid, examples in per_conversation if not examples],
+    )
+
+
+def _require_private_summaries(conversations: Sequence[Conversation]) -> None:
+    """``train.only_good`` answers the summary task with ``labels.summary_private`` where a
+    conversation has one: on a corpus where none has, it would train the ordinary summaries,
+    which state the facts, as if nothing were asked."""
+    found = sum(1 for c in conversations if task_target(c, PRIVATE_SUMMARY) is not None)
+    if not found:
+        raise ParamsError(
+            f"train.only_good: none of the {len(conversations)} conversations has a "
+            "privacy-preserving summary (labels.summary_private), so the summary task would "
+            "train on the ordinary ones; set train.only_good: false, or train on a corpus "
+            "with them (ingest.sensitive_conversations generates calls that have them)"
+        )
+    logger.info(
+        "train.only_good: %d of %d conversations answer the summary task with their "
+        "privacy-preserving summary; the others with their ordinary one",
+        found,
+        len(conversations),
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -130,6 +131,7 @@ def test_a_worker_killed_mid_run_has_its_parts_recomputed(
     tmp_path: Path,
     small_parts: None,
     scheduler: object,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     from distributed import Client
 
@@ -155,6 +157,40 @@ def test_a_worker_killed_mid_run_has_its_parts_recomputed(
     with pytest.raises(ProcessLookupError):
         os.kill(killed[0], 0)  # it died mid-run...
     assert _outputs(tmp_path) == in_process  # ...and its parts were done again, whole
+    # A recovered worker is a warning line (and one more when the parts it had finished
+    # are recomputed), no traceback: none of distributed's INFO lines (every connection and
+    # worker, and a traceback for a connection closed at shutdown).
+    noise = [r for r in caplog.records if r.name.startswith("distributed")]
+    assert all(r.levelno == logging.WARNING and r.exc_info is None for r in noise), noise
+    assert "Restarting worker (status=Status.running)" in [r.getMessage() for r in noise]
+    assert len(noise) <= 2
+
+
+@pytest.mark.slow
+def test_distributed_logs_its_warnings_only_while_a_cluster_runs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # distributed sets its logger to INFO when imported, over the CLI's policy (other
+    # libraries' warnings only; everything with -v, which sets the root logger to DEBUG)
+    quiet = logging.getLogger("distributed").level
+    with cluster.dask_client(cluster.LOCAL, 1, 30):
+        assert not logging.getLogger("distributed.scheduler").isEnabledFor(logging.INFO)
+        assert logging.getLogger("distributed.nanny").isEnabledFor(logging.WARNING)
+    assert [r for r in caplog.records if r.name.startswith("distributed")] == []
+    assert logging.getLogger("distributed").level == quiet  # as it was, afterwards
+
+
+@pytest.mark.slow
+def test_a_task_that_kills_its_workers_is_one_error() -> None:
+    import dask
+
+    # os._exit(3) on a worker: it dies running the task, as an out-of-memory kill does
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        cluster.dask_client(cluster.LOCAL, 1, 30) as client,
+        pytest.raises(BackendError, match=r"^the Dask cluster: .*all those workers died"),
+    ):
+        cluster.run_parts(client, os._exit, [3], [], "dying", None)
 
 
 @pytest.mark.slow

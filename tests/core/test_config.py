@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from components.core.config import stage_config
 from components.core.errors import ParamsError
+from components.ingest.config import IngestConfig
 from components.stages import SECTIONS, apply_overrides, load_params, stage_context
 from components.train.config import TrainConfig
 
@@ -52,3 +54,66 @@ def test_overrides_are_validated_and_applied() -> None:
         apply_overrides(params, {"train.steps": 2})
     with pytest.raises(ParamsError, match="expected <stage>.<key>"):
         apply_overrides(params, {"nothing": 1})
+
+
+def _float_keys(cls: type, where: str) -> list[str]:
+    """Every dotted key of ``cls`` typed as a float (or a float or null), nested configs too."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    keys: list[str] = []
+    for field in dataclasses.fields(cls):
+        hint = hints[field.name]
+        if dataclasses.is_dataclass(hint):
+            keys += _float_keys(hint, f"{where}.{field.name}")  # type: ignore[arg-type]
+        elif float in (hint, *typing.get_args(hint)):
+            keys.append(f"{where}.{field.name}")
+    return keys
+
+
+FLOAT_KEYS = [key for stage, cls in SECTIONS.items() for key in _float_keys(cls, stage)]
+
+
+def _nested(dotted: str, value: object) -> dict[str, object]:
+    stage, *keys = dotted.split(".")
+    section: object = value
+    for key in reversed(keys):
+        section = {key: section}
+    return {stage: section}
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")], ids=str)
+@pytest.mark.parametrize("key", FLOAT_KEYS)
+def test_every_float_param_refuses_nan_and_infinity_naming_the_key(key: str, value: float) -> None:
+    # gate.threshold: .inf was a gate that cannot fail; each config's range checks let
+    # infinity through wherever they only bound a value from below.
+    stage = key.split(".")[0]
+    with pytest.raises(ParamsError, match=f"'{re.escape(key)}' must be a finite number"):
+        stage_config(_nested(key, value), stage, SECTIONS[stage])
+
+
+def test_float_keys_cover_the_configs() -> None:
+    assert {"gate.threshold", "ingest.heldout_fraction", "train.learning_rate"} <= set(FLOAT_KEYS)
+    assert "anonymize.dlp.timeout" in FLOAT_KEYS  # a nested config's
+
+
+def test_nan_or_infinity_inside_a_list_or_mapping_names_its_place() -> None:
+    from components.core.config import _check_type
+
+    with pytest.raises(ParamsError, match=r"'risk.x.b' must be a finite number, got inf"):
+        _check_type("risk.x", {"a": 1.0, "b": float("inf")}, dict[str, float])
+    with pytest.raises(ParamsError, match=r"'risk.y\[1\]' must be a finite number, got nan"):
+        _check_type("risk.y", [1.0, float("nan")], list[float])
+
+
+def test_an_infinite_threshold_from_yaml_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "params.yaml"
+    path.write_text("gate: {threshold: .inf}\n")
+    with pytest.raises(ParamsError, match="'gate.threshold' must be a finite number, got inf"):
+        stage_context(path)
+
+
+def test_an_empty_heldout_split_is_refused_by_its_key() -> None:
+    with pytest.raises(ParamsError, match=r"bad value for 'ingest.heldout_fraction': 0 < x < 1"):
+        stage_config({"ingest": {"heldout_fraction": 0}}, "ingest", IngestConfig)

@@ -529,3 +529,106 @@ def test_random_corruption_gives_only_veiltune_errors(tmp_path: Path) -> None:
             verify_bundle(zip_path)
         except InputError:
             continue
+
+
+# Bytes outside the archive's members, directory and end records: zipfile reads the zip from
+# its end and skips them; a reader that streams it from its first byte takes them for members.
+
+
+def forged_page(tmp_path: Path) -> bytes:
+    """A zip of one forged report, as a forger would prepend it or slip it in."""
+    forged = forge_zip(tmp_path / "forged.zip", [("report.html", b"<html>forged</html>")], b"{}")
+    return forged.read_bytes()
+
+
+def prepend(zip_path: Path, tmp_path: Path) -> Path:
+    """``cat forged.zip bundle.zip > x.zip``"""
+    target = tmp_path / "x.zip"
+    target.write_bytes(forged_page(tmp_path) + zip_path.read_bytes())
+    return target
+
+
+def prepend_and_shift_offsets(zip_path: Path, tmp_path: Path) -> Path:
+    """The same bytes prepended, the bundle's recorded offsets moved past them (``zip -A``),
+    so that the central directory agrees with where each member now lies."""
+    prefix = forged_page(tmp_path)
+    target = tmp_path / "x.zip"
+    with zipfile.ZipFile(zip_path) as source, target.open("wb") as raw:
+        raw.write(prefix)
+        with zipfile.ZipFile(raw, "w") as archive:  # records offsets from the file's start
+            for info in source.infolist():
+                archive.writestr(info, source.read(info))
+    return target
+
+
+def slip_between_members(zip_path: Path, tmp_path: Path) -> Path:
+    """A forged member's bytes between two of the bundle's, every offset recorded right."""
+    hidden = forged_page(tmp_path)
+    target = tmp_path / "x.zip"
+    with zipfile.ZipFile(zip_path) as source, zipfile.ZipFile(target, "w") as archive:
+        for i, info in enumerate(source.infolist()):
+            archive.writestr(info, source.read(info))
+            if i == 0:
+                archive.fp.write(hidden)  # type: ignore[union-attr]
+                archive.start_dir = archive.fp.tell()  # type: ignore[union-attr]
+    return target
+
+
+def append(zip_path: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "x.zip"
+    target.write_bytes(zip_path.read_bytes() + b"<html>after the end</html>")
+    return target
+
+
+@pytest.mark.parametrize(
+    ("forge", "problem"),
+    [
+        (prepend, r"the archive: \d+ bytes before the first member \(refused: a reader that "),
+        (prepend_and_shift_offsets, r"the archive: \d+ bytes before the first member"),
+        (slip_between_members, r"the archive: \d+ bytes between members '[^']+' and '[^']+'"),
+        (append, r"the archive: 26 bytes after its end \(refused: no exporter writes them\)"),
+    ],
+    ids=lambda v: v.__name__ if callable(v) else None,
+)
+def test_bytes_outside_the_archive_are_a_problem(
+    tmp_path: Path, forge: Callable[[Path, Path], Path], problem: str
+) -> None:
+    target = forge(built(tmp_path).with_suffix(".zip"), tmp_path)
+    assert read_manifest(target)["git_commit"] == "abc"  # zipfile reads it as the bundle
+    [found] = verify_bundle(target)
+    assert re.fullmatch(problem + ".*", found), found
+
+
+class _Stream:
+    """A file that cannot seek: zipfile writes each member's sizes after it, in a data
+    descriptor, as zip tools writing to a pipe do."""
+
+    def __init__(self, path: Path) -> None:
+        self._file = path.open("wb")
+
+    def write(self, data: bytes) -> int:
+        return self._file.write(data)
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+@pytest.mark.parametrize("zip64", [False, True])
+def test_a_zip_written_as_a_stream_with_data_descriptors_is_intact(
+    tmp_path: Path, zip64: bool
+) -> None:
+    bundle = built(tmp_path)
+    target = tmp_path / "streamed.zip"
+    stream = _Stream(target)
+    with zipfile.ZipFile(stream, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(p for p in bundle.rglob("*") if p.is_file()):
+            info = zipfile.ZipInfo(path.relative_to(bundle).as_posix())
+            with archive.open(info, "w", force_zip64=zip64) as member:
+                member.write(path.read_bytes())
+    stream.close()
+    with zipfile.ZipFile(target) as archive:
+        assert all(info.flag_bits & 0x08 for info in archive.infolist())
+    assert verify_bundle(target) == []

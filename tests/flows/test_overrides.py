@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +27,7 @@ from flows.overrides import (
 )
 from veiltune.cli import main
 
+REPO_PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
 # What the review of issue 36 changed from the UI: each sends held-out raw facts elsewhere,
 # reads another corpus, or weakens what promotion checks.
 REVIEW_36 = [
@@ -171,3 +177,50 @@ def test_each_override_is_described_with_the_value_it_replaces() -> None:
         OverrideChange("ingest.dialogsum.path", "a.jsonl", None),
         OverrideChange("ingest.seed", None, 3),
     ]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (
+            ["--set", "train.max_steps=-1"],
+            "params: bad value for 'train.max_steps': an integer >= 1",
+        ),
+        (["--stages", "trian"], "unknown stage 'trian'"),
+    ],
+)
+def test_a_bad_flow_argument_is_one_line_before_anything_starts(
+    arguments: list[str], message: str, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(REPO_PARAMS, work / "params.yaml")
+    # A process of its own: Prefect's log handlers write to the stderr they found first.
+    done = subprocess.run(
+        [sys.executable, "-m", "veiltune.cli", "flow", *arguments],
+        cwd=work,
+        env={**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    # No Prefect server, flow run or MLflow run was started: the error is the only line.
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"veiltune flow: error: {message}")
+    assert sorted(p.name for p in work.iterdir()) == ["params.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"gate.threshold": float("inf")}, "'gate.threshold' must be a finite number"),
+        ({"trian.max_steps": 2}, "override 'trian.max_steps': expected <stage>.<key>"),
+        ({"train.steps": 2}, "unknown key 'train.steps'"),
+    ],
+)
+def test_flow_overrides_are_checked_by_the_config_classes(
+    overrides: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ParamsError, match=re.escape(message)):
+        pipeline_module.check_flow_arguments(None, overrides, None, REPO_PARAMS)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -26,6 +27,13 @@ from components.core.lineage import sha256_tree
 from components.register.promotion import register_version
 from components.register.registry import AuditResult, UtilityRule
 from components.register.shared_base import describe_base_model
+from components.train.pyfunc import (
+    DEFAULT_PARAMS,
+    MAX_ROWS,
+    MAX_TRANSCRIPT_CHARS,
+    inference_settings,
+    task_requests,
+)
 from tests.register.fixtures import PRODUCER, metrics_files
 
 TRANSCRIPT = (
@@ -197,6 +205,66 @@ def test_a_base_model_changed_by_one_byte_is_refused(store: Store, elsewhere: Pa
     assert not (elsewhere.parent / "cache" / "base_models" / store.base_sha256).exists()
 
 
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"max_new_tokens": 0}, "max_new_tokens: an integer from 1 to 512, got 0"),
+        ({"max_new_tokens": -3}, "max_new_tokens: an integer from 1 to 512, got -3"),
+        ({"max_new_tokens": 10**9}, "max_new_tokens: an integer from 1 to 512, got 1000000000"),
+        ({"max_prompt_tokens": 0}, "max_prompt_tokens: an integer from 16 to 4096, got 0"),
+        ({"max_prompt_tokens": -5}, "max_prompt_tokens: an integer from 16 to 4096, got -5"),
+        ({"max_new_tokens": 2.5}, "max_new_tokens: an integer from 1 to 512, got 2.5"),
+        ({"max_new_tokens": True}, "max_new_tokens: an integer from 1 to 512, got True"),
+    ],
+)
+def test_inference_params_outside_their_range_are_a_400_naming_them(
+    params: dict[str, Any], message: str
+) -> None:
+    from mlflow.exceptions import MlflowException
+
+    with pytest.raises(MlflowException, match=re.escape(message)) as error:
+        inference_settings(params)
+    assert error.value.get_http_status_code() == 400
+
+
+def test_inference_params_within_their_range_are_taken() -> None:
+    assert inference_settings(None) == DEFAULT_PARAMS
+    assert inference_settings({"max_new_tokens": 512, "max_prompt_tokens": 16}) == {
+        "max_new_tokens": 512,
+        "max_prompt_tokens": 16,
+    }
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        (
+            [{"task": "summary", "transcript": "x" * (MAX_TRANSCRIPT_CHARS + 1)}],
+            f"row 0: transcript: at most {MAX_TRANSCRIPT_CHARS} characters, got "
+            f"{MAX_TRANSCRIPT_CHARS + 1}",
+        ),
+        (
+            [{"task": "summary", "transcript": "hi"}] * (MAX_ROWS + 1),
+            f"at most {MAX_ROWS} rows a request, got {MAX_ROWS + 1}",
+        ),
+        ([{"task": "summary", "transcript": None}], "row 0: transcript: a string, got None"),
+    ],
+    ids=["3 MB transcript", "too many rows", "no transcript"],
+)
+def test_requests_beyond_the_limits_are_a_400_naming_the_field(
+    rows: list[dict[str, Any]], message: str
+) -> None:
+    import pandas as pd
+    from mlflow.exceptions import MlflowException
+
+    with pytest.raises(MlflowException, match=re.escape(message)) as error:
+        task_requests(pd.DataFrame(rows))
+    assert error.value.get_http_status_code() == 400
+    assert len(task_requests(pd.DataFrame(rows[:MAX_ROWS]).assign(transcript="hi"))) == min(
+        len(rows), MAX_ROWS
+    )
+
+
 def test_mlflow_models_serve_answers_over_http(store: Store, elsewhere: Path) -> None:
     port = _free_port()
     command = [sys.executable, "-m", "mlflow", "models", "serve", "-m", store.model_uri]
@@ -214,11 +282,21 @@ def test_mlflow_models_serve_answers_over_http(store: Store, elsewhere: Path) ->
                 "params": {"max_new_tokens": 4},
             }
             answer = _post(f"http://127.0.0.1:{port}/invocations", body)
+            # a bad param is the client's error, named (it was MLflow's generic answer to
+            # any error in predict: 'an unexpected error while evaluating the model')
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                _post(
+                    f"http://127.0.0.1:{port}/invocations",
+                    {**body, "params": {"max_new_tokens": 0}},
+                )
+            status, reply = refused.value.code, json.loads(refused.value.read())
         finally:
             server.terminate()
             server.wait(timeout=30)
     [prediction] = answer["predictions"]
     assert isinstance(prediction, str) and prediction
+    assert status == 400 and reply["error_code"] == "INVALID_PARAMETER_VALUE"
+    assert "max_new_tokens: an integer from 1 to 512, got 0" in reply["message"]
 
 
 def _free_port() -> int:

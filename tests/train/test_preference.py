@@ -12,6 +12,7 @@ from components.core.corpus import Conversation, Turn
 from components.core.errors import InputError, ParamsError
 from components.ingest.generate import generate_sensitive_corpus
 from components.train.config import TrainConfig
+from components.train.lora import corpus_examples
 from components.train.preference import preference_pairs, train_preference
 from components.train.tasks import task_examples
 
@@ -47,6 +48,7 @@ def test_a_corpus_without_pairs_is_one_clear_error() -> None:
         ({"method": "dpo", "tasks": ["private_summary"], "beta": 0}, "train.beta"),
         ({"method": "dpo", "tasks": ["private_summary"], "only_good": True}, "train.only_good"),
         ({"tasks": ["summary", "dual_summary"], "only_good": True}, "train.only_good"),
+        ({"tasks": ["purpose", "outcome"], "only_good": True}, "train.only_good"),  # no summary
     ],
 )
 def test_bad_preference_params_name_their_key(params: dict[str, object], key: str) -> None:
@@ -62,6 +64,23 @@ def test_only_good_trains_the_summary_task_on_the_private_summary() -> None:
     assert good.target == call.labels["summary_private"] != normal.target
     plain = Conversation("plain", (Turn("A", "hello"),), labels={"summary": "A greeting."})
     assert task_examples(plain, ["summary"], only_good=True)[0].target == "A greeting."
+
+
+def test_only_good_on_a_corpus_without_private_summaries_is_refused() -> None:
+    # It used to train every conversation on its ordinary summary without a word.
+    plain = [
+        Conversation(f"c{i}", (Turn("A", "hello"),), labels={"summary": "A greeting."})
+        for i in range(3)
+    ]
+    config = TrainConfig(tasks=["summary", "purpose"], only_good=True)
+    with pytest.raises(ParamsError, match=r"train\.only_good: none of the 3 conversations") as err:
+        corpus_examples(plain, config)
+    assert "labels.summary_private" in str(err.value)
+    (call,) = generate_sensitive_corpus(1, seed=13)
+    examples = corpus_examples([*plain, call], config)  # one is enough: the others keep theirs
+    assert [e.target for e in examples.train if e.task == "summary"].count(
+        call.labels["summary_private"]
+    ) == 1
 
 
 @pytest.mark.slow

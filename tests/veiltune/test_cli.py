@@ -547,3 +547,67 @@ def test_grades_need_the_raw_corpus_and_keep_raw_text_under_data_raw(
     assert main(["grades", "import", "--input", "missing.jsonl"]) == 1
     assert "missing.jsonl" in capsys.readouterr().err
     assert not outside.exists() and not (tmp_path / "reports").exists()
+
+
+@pytest.mark.parametrize(
+    ("records", "fraction"),
+    [
+        ([{"id": "a", "text": "hello"}, {"id": "b", "text": "bye"}], 0.01),
+        ([{"id": "a", "text": "hello"}], 0.99),  # the one conversation is kept to train on
+    ],
+)
+def test_ingest_refuses_a_corpus_that_holds_no_conversation_out(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    records: list[dict[str, object]],
+    fraction: float,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_jsonl(tmp_path / "mine.jsonl", records)
+    params = tmp_path / "params.yaml"
+    ingest = (
+        f"{{corpus_path: mine.jsonl, heldout_fraction: {fraction}, canary_types: [], "
+        "dialogsum: {path: null}}"
+    )
+    params.write_text(f"ingest: {ingest}\n")
+    assert main(["ingest", "--params", str(params)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("veiltune ingest: error: params: bad value for 'ingest.heldout_fraction'")
+    assert "no held-out conversation" in err and len(err.splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.jsonl", "params.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "body", "where"),
+    [
+        (["train", "--params"], "params.yaml", b"train:\nCaf\xe9: 3\n", ":2:"),
+        (
+            ["evaluate-detection", "--params", str(REPO_PARAMS), "--dataset", "wnut17", "--path"],
+            "labels.conll",
+            b"Hello\tO\n\nCaf\xe9\tB-person\n",
+            ":3:",
+        ),
+    ],
+    ids=["train-params", "wnut17"],
+)
+def test_a_file_that_is_not_utf8_is_one_error_naming_its_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+    name: str,
+    body: bytes,
+    where: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    source = tmp_path / name
+    source.write_bytes(body)
+    output = ["--output", str(tmp_path / "metrics.json")] if "--dataset" in command else []
+    assert main([*command, str(source), *output]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"veiltune {command[0]}: error: {source}{where} not valid UTF-8 (byte 3); re-encode "
+        "the file as UTF-8"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]

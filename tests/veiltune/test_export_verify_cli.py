@@ -90,6 +90,14 @@ def _duplicate_member(folder: Path, tmp_path: Path) -> Path:
     return forge_zip(tmp_path / "f.zip", entries, (folder / "manifest.json").read_bytes())
 
 
+def _prepended_page(folder: Path, tmp_path: Path) -> Path:
+    """``cat forged.zip bundle.zip > f.zip``: a streaming reader sees the forged page first."""
+    forged = forge_zip(tmp_path / "forged.zip", [("a.txt", b"forged")], b"{}")
+    target = tmp_path / "f.zip"
+    target.write_bytes(forged.read_bytes() + folder.with_suffix(".zip").read_bytes())
+    return target
+
+
 def _symlink_member(folder: Path, tmp_path: Path) -> Path:
     entries = [*bundle_entries(folder), (symlink_entry("risk/link"), b"/etc/passwd")]
     return forge_zip(tmp_path / "f.zip", entries, None)
@@ -128,6 +136,7 @@ def _short_member(folder: Path, tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("forge", "code", "message"),
     [
+        (_prepended_page, 5, "bytes before the first member (refused: a reader that streams"),
         (_duplicate_member, 5, "  - a.txt: 2 entries with this name in the archive (refused)"),
         (_symlink_member, 5, "  - risk/link: a symbolic link (refused)"),
         (_unsafe_member, 5, "  - ../escape: not a plain relative path (refused)"),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from components.core.corpus import base_info_type
 from components.core.errors import InputError
-from components.core.jsonio import iter_jsonl
+from components.core.jsonio import iter_jsonl, iter_text_lines
 
 NEUTRAL = "NEUTRAL"
 
@@ -167,16 +167,14 @@ def _presidio_research(path: Path) -> Iterator[LabelledText]:
 def _wnut17(path: Path) -> Iterator[LabelledText]:
     sentence: list[tuple[str, str]] = []
     count = 0
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            line = line.rstrip("\n")
-            if line.strip():
-                token, _, tag = line.partition("\t")
-                sentence.append((token, tag.strip() or "O"))
-            elif sentence:
-                count += 1
-                yield _wnut_sentence(f"wnut-{count}", sentence)
-                sentence = []
+    for _, line in iter_text_lines(path):
+        if line.strip():
+            token, _, tag = line.partition("\t")
+            sentence.append((token, tag.strip() or "O"))
+        elif sentence:
+            count += 1
+            yield _wnut_sentence(f"wnut-{count}", sentence)
+            sentence = []
     if sentence:
         yield _wnut_sentence(f"wnut-{count + 1}", sentence)
 
