@@ -142,7 +142,10 @@ def dask_client(
         BackendError: the scheduler does not answer within ``timeout_s`` or refuses the
             certificates, naming it.
     """
-    with _distributed_logs_follow_the_root(), _client(address, workers, timeout_s) as client:
+    with (
+        _distributed_logs_follow_the_root(),
+        _client(address, workers, timeout_s, tls) as client,
+    ):
         yield client
 
 
@@ -171,7 +174,7 @@ def _distributed_logs_follow_the_root() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _client(address: str, workers: int, timeout_s: float) -> Iterator[Client]:
+def _client(address: str, workers: int, timeout_s: float, tls: TlsFiles | None) -> Iterator[Client]:
     """:func:`dask_client` itself, under the log levels it sets."""
     from distributed import Client, LocalCluster
 
