@@ -15,7 +15,7 @@ from components.anonymize.engine import (
 )
 from components.anonymize.taxonomy import PRESIDIO_TO_DLP
 from components.anonymize.term_lists import read_term_lists
-from components.core.corpus import Conversation
+from components.core.corpus import TEXT_FIELDS, Conversation
 from components.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -233,9 +233,12 @@ def detection_records(
     policy: AnonymizationPolicy,
     batch_size: int,
 ) -> Iterator[dict[str, Any]]:
-    """``{"id", "spans"}`` per record: flat spans for plain text, ``turn``-tagged for turns.
+    """``{"id", "spans"}`` per record: flat spans for plain text, ``turn``-tagged for turns,
+    a speaker label's with ``"field": "speaker"`` (a turn's text's without ``field``, as in a
+    corpus's ``pi`` spans).
 
-    The spans are exactly those anonymize replaces in the texts (names propagated too).
+    The spans are exactly those anonymize replaces in the turns: their texts (names
+    propagated too) and their speaker labels (a name unless the policy lists it as a role).
     """
     for start in range(0, len(conversations), batch_size):
         batch = conversations[start : start + batch_size]
@@ -244,10 +247,10 @@ def detection_records(
         ):
             records = []
             for (where, _text), found in zip(fields, spans, strict=True):
-                if where.kind != "text":
+                if where.kind not in TEXT_FIELDS:
                     continue
                 for span in found:
-                    record = {
+                    record: dict[str, Any] = {
                         "start": span.start,
                         "end": span.end,
                         "entity_type": span.entity_type,
@@ -255,5 +258,7 @@ def detection_records(
                     }
                     if not conversation.plain:
                         record["turn"] = where.turn
+                    if where.kind != "text":
+                        record["field"] = where.kind
                     records.append(record)
             yield {"id": conversation.id, "spans": records}

@@ -290,3 +290,25 @@ def test_every_string_and_identifier_number_of_a_record_is_anonymized(detector) 
     records = repr([r.to_record() for r in replacements]).lower()
     assert "maria" not in records and "example" not in records and "crm" not in records
     assert any(r.to_record().get("label_path") for r in replacements)
+
+
+def test_detect_reports_every_span_anonymize_replaces_in_the_turns_speakers_included(
+    detector,  # type: ignore[no-untyped-def]
+) -> None:
+    from components.anonymize.factory import detection_records
+
+    conversations = [call("c1", "Mark Kowalski", "mark.k@example.com")]
+    (record,) = detection_records(conversations, detector, POLICY, batch_size=2)
+    ((_, replacements),) = run(conversations, detector)
+    replaced = sorted(
+        (r.field.turn, r.field.kind, r.span.start, r.span.end, r.span.entity_type)
+        for r in replacements
+        if r.field.kind in ("text", "speaker")
+    )
+    reported = sorted(
+        (s["turn"], s.get("field", "text"), s["start"], s["end"], s["entity_type"])
+        for s in record["spans"]
+    )
+    assert reported == replaced
+    assert (1, "speaker", 0, 13, "PERSON_NAME") in reported  # "Mark Kowalski" speaks
+    assert all(s.get("field", "text") in ("text", "speaker") for s in record["spans"])
