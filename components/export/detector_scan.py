@@ -183,7 +183,9 @@ def mask_records(
     found = detect_batch(blanked, policy.detector, policy.anonymization)
     masked = []
     for record, original, (_, spans) in zip(records, originals, found, strict=True):
-        fields = text_fields(original, policy.anonymization.class_labels)
+        fields = text_fields(
+            original, policy.anonymization.class_labels, policy.anonymization.pi_label_keys
+        )
         cleaned, replaced = anonymize_conversation(original, fields, spans, residual)
         counts.update(r.span.entity_type for r in replaced)
         masked.append({**record, **cleaned.to_record()})

@@ -312,3 +312,83 @@ def test_detect_reports_every_span_anonymize_replaces_in_the_turns_speakers_incl
     assert reported == replaced
     assert (1, "speaker", 0, 13, "PERSON_NAME") in reported  # "Mark Kowalski" speaks
     assert all(s.get("field", "text") in ("text", "speaker") for s in record["spans"])
+
+
+def shipped_policy() -> AnonymizationPolicy:
+    """The policy params.yaml describes: the shipped PI label keys among it."""
+    from pathlib import Path
+
+    from components.anonymize.config import AnonymizeConfig
+    from components.anonymize.factory import anonymization_policy
+
+    return anonymization_policy(AnonymizeConfig(), Path(__file__).resolve().parents[2])
+
+
+def labelled(
+    labels: dict[str, object], text: str = "Hi, I need help with my card."
+) -> Conversation:
+    return Conversation(
+        "c1",
+        (Turn("Agent", "Thanks for calling."), Turn("Caller", text)),
+        context="customer_support",
+        labels=labels,
+    )
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        ({"pin": 4821}, {"pin": "[GENERIC_ID_1]"}),
+        ({"zip": 94103}, {"zip": "[LOCATION_1]"}),
+        ({"billingZipCode": "94103"}, {"billingZipCode": "[LOCATION_1]"}),
+        (
+            {"geo": {"lat": 37.7749, "lon": -122.4194}},
+            {"geo": {"lat": "[LOCATION_1]", "lon": "[LOCATION_2]"}},
+        ),
+        ({"coordinates": [37.77, -122.41]}, {"coordinates": ["[LOCATION_1]", "[LOCATION_2]"]}),
+        ({"caller_dob": "1984-03-02"}, {"caller_dob": "[DATE_OF_BIRTH_1]"}),
+        (
+            {"DOB": {"year": 1984, "month": 3}},
+            {"DOB": {"year": "[DATE_OF_BIRTH_1]", "month": "[DATE_OF_BIRTH_2]"}},
+        ),
+        ({"crm": {"account": 12345}}, {"crm": {"account": "[FINANCIAL_ACCOUNT_NUMBER_1]"}}),
+        ({"age": 42}, {"age": "[AGE_1]"}),
+        # keys that name no PI keep their values, and no key is taken for a name
+        (
+            {"account_type": "business", "duration_s": 312, "region": "west", "resolved": True},
+            {"account_type": "business", "duration_s": 312, "region": "west", "resolved": True},
+        ),
+        (
+            {"geo": {"region": "west"}, "dobby": 3, "pin_set": False},
+            {"geo": {"region": "west"}, "dobby": 3, "pin_set": False},
+        ),
+        ({"lon_offset": None, "zip": ""}, {"lon_offset": None, "zip": ""}),
+    ],
+)
+def test_a_label_key_that_names_pi_marks_its_value_and_a_plain_key_is_no_name(
+    detector,  # type: ignore[no-untyped-def]
+    labels: dict[str, object],
+    expected: dict[str, object],
+) -> None:
+    ((anonymized, _),) = run([labelled(labels)], detector, shipped_policy())
+    assert anonymized.labels == expected
+
+
+def test_a_value_a_pi_key_marks_is_replaced_where_the_call_says_it_too(detector) -> None:  # type: ignore[no-untyped-def]
+    conversation = labelled({"pin": 4821}, "My PIN is 4821, and that is all.")
+    ((anonymized, replacements),) = run([conversation], detector, shipped_policy())
+    assert anonymized.turns[1].text == "My PIN is [GENERIC_ID_1], and that is all."
+    assert anonymized.labels == {"pin": "[GENERIC_ID_1]"}
+    assert "4821" not in repr([r.to_record() for r in replacements])
+
+
+def test_a_key_the_call_reveals_as_a_name_is_replaced_and_a_key_holding_an_email_too(
+    detector,  # type: ignore[no-untyped-def]
+) -> None:
+    conversation = labelled(
+        {"attendees": {"maria": "present"}, "contacts": {"maria.g@example.com": "primary"}},
+        "Hi, this is Maria Gonzalez calling.",
+    )
+    ((anonymized, _),) = run([conversation], detector, shipped_policy())
+    assert anonymized.labels["attendees"] == {"[PERSON_NAME_1]": "present"}
+    assert anonymized.labels["contacts"] == {"[EMAIL_ADDRESS_1]": "primary"}
