@@ -192,7 +192,7 @@ class AnonymizeConfig:
         }
     )
     # Label keys whose value is PI whatever it holds (a 4-digit PIN, a ZIP code, a
-    # coordinate), by info type (veiltune/policy/README.md); null: none
+    # coordinate), by info type (the file's header says how a key matches); null: none
     pi_label_keys: str | None = "veiltune/policy/pi_label_keys.yaml"
     # Category values of your corpus beyond the embedded corpus's, by "context", "purpose"
     # and "outcome": only a listed value is kept as a category; any other is scanned as text.
