@@ -255,12 +255,14 @@ def same_file(a: Path, b: Path) -> bool:
 
 
 @contextlib.contextmanager
-def atomic_path(path: Path, *, directory: bool = False) -> Iterator[Path]:
+def atomic_path(path: Path, *, directory: bool = False, mode: int | None = None) -> Iterator[Path]:
     """Yield a temporary sibling of ``path``; move it onto ``path`` only if the block succeeds.
 
     Whatever the block creates at the yielded path (a file, or a folder when ``directory``)
     replaces ``path`` in one rename; an existing folder at ``path`` is replaced only in
     ``directory`` mode. Cleanup removes only the temporary folder this call created.
+    ``mode`` sets the permissions of what the block made before it is moved into place
+    (until then it lies in a folder of this call's, readable by its owner only).
 
     Raises:
         InputError: ``path`` is empty, ``.``, ``..``, the working folder or one above it,
@@ -274,6 +276,8 @@ def atomic_path(path: Path, *, directory: bool = False) -> Iterator[Path]:
     tmp = workdir / path.name
     try:
         yield tmp
+        if mode is not None:
+            tmp.chmod(mode)
         _move_into_place(tmp, path, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -368,9 +372,10 @@ def write_text_atomic(path: Path, text: str, mode: int | None = None) -> None:
             tmp.chmod(mode)
 
 
-def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write ``obj`` as pretty, key-sorted JSON atomically."""
-    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+def write_json_atomic(path: Path, obj: Any, mode: int | None = None) -> None:
+    """Write ``obj`` as pretty, key-sorted JSON atomically; ``mode`` sets its permissions."""
+    text = json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    write_text_atomic(path, text, mode)
 
 
 def write_jsonl_atomic(

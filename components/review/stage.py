@@ -12,7 +12,9 @@ from components.anonymize import placeholder_view
 from components.core import paths, tracking
 from components.core.corpus import Conversation, load_corpus
 from components.core.jsonio import (
+    PRIVATE,
     jsonl_by_key,
+    private_folder,
     write_json_atomic,
     write_jsonl_atomic,
     write_text_atomic,
@@ -50,10 +52,12 @@ def write_review_sample(
     threshold: float,
     output_dir: Path,
 ) -> Metrics:
-    """Write the sample to ``output_dir``; return its counts by risk band and context."""
+    """Write the sample to ``output_dir`` (owner-only: anonymized text may hold what the
+    detector missed); return its counts by risk band and context."""
     records = review_sample(conversations, scores, config.sample_size, threshold, config.seed)
-    write_jsonl_atomic(output_dir / "review_sample.jsonl", records)
-    write_text_atomic(output_dir / "review.html", review_page_html(records))
+    private_folder(output_dir)
+    write_jsonl_atomic(output_dir / "review_sample.jsonl", records, PRIVATE)
+    write_text_atomic(output_dir / "review.html", review_page_html(records), PRIVATE)
     bands = Counter(str(record["risk_band"]) for record in records)
     contexts = Counter(str(record["context"]) for record in records)
     return {"sampled": len(records), "by_band": dict(bands), "by_context": dict(contexts)}
