@@ -15,6 +15,9 @@ RAW_CORPUS = RAW_DIR / "corpus.jsonl"
 SALT = RAW_DIR / "salt"
 GRADES_EXPORT = RAW_DIR / "grading" / "summaries.jsonl"  # summaries for graders: raw text
 CANARIES = RAW_DIR / "canaries.jsonl"  # planted secrets: raw data, read only by the audit
+# A user corpus's original record ids → their pseudonyms (components/ingest/pseudonyms.py):
+# raw data, never copied downstream.
+ID_PSEUDONYMS = RAW_DIR / "id_pseudonyms.jsonl"
 INVENTORY = Path("data/pi_inventory/gold.jsonl")
 SPLITS = Path("data/splits.json")
 BASE_MODEL = Path("models/base")

@@ -145,3 +145,57 @@ def test_review_records_mask_what_anonymize_would_still_replace(
     assert masked["context"] == "customer_support"
     assert "[RESIDUAL_PERSON_NAME]" in masked["turns"][0]["text"]
     assert counts["PERSON_NAME"] >= 2 and sum(counts.values()) >= 4
+
+
+ID_CORPUS = [
+    {"id": "jane.doe@examplemail.com", "text": "Hello, I need a refund for my order."},
+    {"id": "4155550123", "text": "Thanks, that is all."},
+]
+ID_ITEMS = (
+    b'{"conversation_id": "jane.doe@examplemail.com", "score": 0}\n'
+    b'{"conversation_id": "4155550123", "score": 4}\n'
+)
+
+
+def id_policy(detector, raw: Path, original_ids: tuple[str, ...] = ()) -> DetectorScanPolicy:  # type: ignore[no-untyped-def]
+    anonymization = AnonymizationPolicy(
+        speaker_roles=DEFAULT_SPEAKER_ROLES, class_labels=known_class_labels({})
+    )
+    return DetectorScanPolicy(detector, anonymization, raw, 4, original_ids=original_ids)
+
+
+def test_a_record_id_is_scanned_like_any_other_field(detector, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    raw = tmp_path / "corpus.jsonl"
+    raw.write_text("".join(json.dumps(r) + "\n" for r in ID_CORPUS))
+    assert corpus_values(raw, {"jane doe examplemail com", "4155550123"}) == {
+        "jane doe examplemail com",
+        "4155550123",
+    }
+    scan = id_policy(detector, raw).scan([("risk/residual_items.jsonl", ID_ITEMS)])
+    assert set(scan.leaks) == {"risk/residual_items.jsonl"}
+    assert sum(scan.leaks["risk/residual_items.jsonl"].values()) == 2
+
+
+def test_an_original_id_behind_a_pseudonym_is_found_by_both_scans(
+    detector,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
+    from components.export.scan import scan_files
+    from components.ingest.pseudonyms import IdPseudonyms, id_inventory_entries
+
+    salt = "0" * 32
+    ids = IdPseudonyms.of([r["id"] for r in ID_CORPUS], salt, "user.jsonl")
+    raw = tmp_path / "corpus.jsonl"
+    renamed = [{**r, "id": ids.renamed(r["id"])} for r in ID_CORPUS]
+    raw.write_text("".join(json.dumps(r) + "\n" for r in renamed))
+    # the detector's findings are confirmed against the original ids the mapping holds
+    scan = id_policy(detector, raw, tuple(ids.mapping)).scan([("items.jsonl", ID_ITEMS)])
+    assert sum(scan.leaks["items.jsonl"].values()) == 2
+    assert id_policy(detector, raw).scan([("items.jsonl", ID_ITEMS)]).passed
+    # and the inventory scan finds an original id no detector flags, by keyed hash only
+    entries = id_inventory_entries({"CUST-88412": "c-0", **ids.mapping}, salt)
+    files = [("a.csv", b"id\nCUST-88412\n"), ("b.jsonl", ID_ITEMS)]
+    inventory = scan_files(files, entries, salt, 4)
+    assert inventory.leaks == {"a.csv": {"CONVERSATION_ID": 1}, "b.jsonl": {"CONVERSATION_ID": 2}}
+    pseudonyms = "\n".join(ids.mapping.values()).encode()
+    assert scan_files([("c.csv", pseudonyms)], entries, salt, 4).passed
