@@ -250,9 +250,9 @@ def detect_batch(
 ) -> list[tuple[list[tuple[TextField, str]], list[list[Span]]]]:
     """For each conversation its text fields and the final spans found in each field:
     backend detection in one batch of the fields a detector reads, the others' spans by
-    policy (``fixed_spans``), then names propagated in the conversation."""
+    policy (``_fixed_spans``), then names propagated in the conversation."""
     all_fields = [text_fields(c, policy.class_labels, policy.pi_label_keys) for c in batch]
-    fixed = [[fixed_spans(f, text, policy) for f, text in fields] for fields in all_fields]
+    fixed = [[_fixed_spans(f, text, policy) for f, text in fields] for fields in all_fields]
     texts = [
         text
         for fields, known in zip(all_fields, fixed, strict=True)
@@ -312,7 +312,7 @@ def _field_contexts(conversation: Conversation, fields: list[tuple[TextField, st
     return [turns[f.turn] if f.kind == "text" else "" for f, _ in fields]
 
 
-def fixed_spans(where: TextField, text: str, policy: AnonymizationPolicy) -> list[Span] | None:
+def _fixed_spans(where: TextField, text: str, policy: AnonymizationPolicy) -> list[Span] | None:
     """The spans of a field that no detector reads, or None for one it does: a speaker label
     is a name unless a role; a label value under a key that names PI is PI whole; a label
     key shaped like a field name (``geo``) is no text to guess names in, so only the

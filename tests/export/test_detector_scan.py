@@ -164,19 +164,7 @@ def id_policy(detector, raw: Path, original_ids: tuple[str, ...] = ()) -> Detect
     return DetectorScanPolicy(detector, anonymization, raw, 4, original_ids=original_ids)
 
 
-def test_a_record_id_is_scanned_like_any_other_field(detector, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    raw = tmp_path / "corpus.jsonl"
-    raw.write_text("".join(json.dumps(r) + "\n" for r in ID_CORPUS))
-    assert corpus_values(raw, {"jane doe examplemail com", "4155550123"}) == {
-        "jane doe examplemail com",
-        "4155550123",
-    }
-    scan = id_policy(detector, raw).scan([("risk/residual_items.jsonl", ID_ITEMS)])
-    assert set(scan.leaks) == {"risk/residual_items.jsonl"}
-    assert sum(scan.leaks["risk/residual_items.jsonl"].values()) == 2
-
-
-def test_an_original_id_behind_a_pseudonym_is_found_by_both_scans(
+def test_an_original_record_id_is_scanned_like_any_other_value(
     detector,  # type: ignore[no-untyped-def]
     tmp_path: Path,
 ) -> None:
@@ -185,13 +173,19 @@ def test_an_original_id_behind_a_pseudonym_is_found_by_both_scans(
 
     salt = "0" * 32
     ids = IdPseudonyms.of([r["id"] for r in ID_CORPUS], salt, "user.jsonl")
+    dialogsum = {"id": "dialogsum-dev_1", "turns": [{"speaker": "Person1", "text": "Hi."}]}
+    renamed = [*({**r, "id": ids.renamed(r["id"])} for r in ID_CORPUS), dialogsum]
     raw = tmp_path / "corpus.jsonl"
-    renamed = [{**r, "id": ids.renamed(r["id"])} for r in ID_CORPUS]
     raw.write_text("".join(json.dumps(r) + "\n" for r in renamed))
-    # the detector's findings are confirmed against the original ids the mapping holds
-    scan = id_policy(detector, raw, tuple(ids.mapping)).scan([("items.jsonl", ID_ITEMS)])
-    assert sum(scan.leaks["items.jsonl"].values()) == 2
-    assert id_policy(detector, raw).scan([("items.jsonl", ID_ITEMS)]).passed
+    card = b"Trained on your corpus and the DialogSum sample (CC BY-NC-SA 4.0)."
+    # the detector's findings are confirmed against the original ids the id mapping holds;
+    # the raw corpus's own ids (pseudonyms, DialogSum's) confirm nothing
+    scan = id_policy(detector, raw, tuple(ids.mapping)).scan(
+        [("risk/items.jsonl", ID_ITEMS), ("model_card.md", card)]
+    )
+    assert set(scan.leaks) == {"risk/items.jsonl"}
+    assert sum(scan.leaks["risk/items.jsonl"].values()) == 2
+    assert id_policy(detector, raw).scan([("risk/items.jsonl", ID_ITEMS)]).passed
     # and the inventory scan finds an original id no detector flags, by keyed hash only
     entries = id_inventory_entries({"CUST-88412": "c-0", **ids.mapping}, salt)
     files = [("a.csv", b"id\nCUST-88412\n"), ("b.jsonl", ID_ITEMS)]
