@@ -38,6 +38,10 @@ HEX_DIGITS = 16
 # digests of PI values): an id equal to a PI value does not give that value's digest away.
 _DOMAIN = b"veiltune conversation id\x00"
 ID_ENTITY_TYPE = "CONVERSATION_ID"  # an original id, as the bundle's PI scan names it
+# An all-digit id shorter than this is a record number (1042): a count or a float's decimals
+# in a metrics file write it by chance, so finding it proves nothing (a phone or account
+# number used as an id is longer).
+RECORD_NUMBER_DIGITS = 6
 
 
 def pseudonym(conversation_id: str, salt: str) -> str:
@@ -105,10 +109,12 @@ def read_id_pseudonyms(path: Path) -> dict[str, str]:
 def id_inventory_entries(mapping: Mapping[str, str], salt: str) -> list[InventoryEntry]:
     """The original ids as PI inventory entries (``CONVERSATION_ID``, under their pseudonym,
     keyed hashes only) for the bundle's PI scan: an original id found in a bundle file is a
-    leak as any labelled PI value is, whether or not a detector would flag it."""
+    leak as any labelled PI value is, whether or not a detector would flag it. A lone common
+    word or a short record number is not specific (found in its own review record only)."""
     entries = []
     for original, alias in mapping.items():
         value = normalized(original)
+        record_number = value.isdigit() and len(value) < RECORD_NUMBER_DIGITS
         if value:
             entries.append(
                 InventoryEntry(
@@ -117,7 +123,7 @@ def id_inventory_entries(mapping: Mapping[str, str], salt: str) -> list[Inventor
                     digest=salted_digest(value, salt),
                     n_tokens=len(value.split()),
                     n_chars=len(value.replace(" ", "")),
-                    specific=is_specific(value),
+                    specific=is_specific(value) and not record_number,
                 )
             )
     return entries
