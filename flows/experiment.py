@@ -102,9 +102,10 @@ def _tracked(path: str, cwd: Path) -> bool:
 def copy_paths(workspace: Path, outputs: Iterable[str]) -> list[str]:
     """What ``-C`` must copy into the experiment so that ``outputs`` exist there as here.
 
-    Tracked files come with the experiment's commit. DVC copies a folder with its parents
-    but a file only into a folder that exists there, so an untracked file whose folder holds
-    nothing tracked is copied with its folder.
+    Tracked files come with the experiment's commit. DVC copies the paths in order, a folder
+    with its parents but a file only into a folder that exists there, so an untracked file
+    whose folder holds nothing tracked is copied with its folder, unless a path copied before
+    it lies in that folder (and so makes it).
     """
     chosen: list[str] = []
     for output in [*outputs, "dvc.lock"]:
@@ -112,8 +113,9 @@ def copy_paths(workspace: Path, outputs: Iterable[str]) -> list[str]:
         if not path.exists() or _tracked(output, workspace):
             continue
         parent = Path(output).parent
-        if path.is_file() and parent != Path(".") and not _tracked(str(parent), workspace):
-            output = str(parent)
+        made = any(Path(c).is_relative_to(parent) for c in chosen)
+        if path.is_file() and parent != Path(".") and not made:
+            output = output if _tracked(str(parent), workspace) else str(parent)
         if not any(output == c or Path(output).is_relative_to(c) for c in chosen):
             chosen.append(output)
     return chosen

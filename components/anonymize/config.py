@@ -231,6 +231,9 @@ class AnonymizeConfig:
             "ORGANIZATION_NAME": "veiltune/policy/dictionaries/organization_name.txt",
         }
     )
+    # Label keys whose value is PI whatever it holds (a 4-digit PIN, a ZIP code, a
+    # coordinate), by info type (the file's header says how a key matches); null: none
+    pi_label_keys: str | None = "veiltune/policy/pi_label_keys.yaml"
     # Category values of your corpus beyond the embedded corpus's, by "context", "purpose"
     # and "outcome": only a listed value is kept as a category; any other is scanned as text.
     class_labels: dict[str, list[str]] = field(default_factory=dict)
@@ -281,6 +284,7 @@ class AnonymizeConfig:
             f"one of: {', '.join(REPLACEMENTS)}",
         )
         _require(len(self.mask_char) == 1, "anonymize.mask_char", "a single character")
+        _require(self.pi_label_keys != "", "anonymize.pi_label_keys", "a YAML file path, or null")
         _require(bool(self.info_types), "anonymize.info_types", "a non-empty list")
         _require(self.batch_size >= 1, "anonymize.batch_size", "an integer >= 1")
         _require(self.workers >= 1, "anonymize.workers", "an integer >= 1")
@@ -295,10 +299,12 @@ class AnonymizeConfig:
 
     def policy_files(self) -> list[str]:
         """The files, as params name them, read when the detector and policy are built:
-        the calibration, the exclusions and dictionaries, the allow list when a detector
-        uses it. Model folders are not among them."""
+        the calibration, the exclusions and dictionaries, the PI label keys, the allow list
+        when a detector uses it. Model folders are not among them."""
         files = [self.calibration] if self.calibration is not None else []
         files += [*self.exclusions.values(), *self.dictionaries.values()]
+        if self.pi_label_keys is not None:
+            files.append(self.pi_label_keys)
         if "allow_list" in self.detectors:
             files.append(self.allow_list)
         return list(dict.fromkeys(files))
@@ -314,6 +320,7 @@ class AnonymizeConfig:
             calibration=None if self.calibration is None else renamed(self.calibration),
             exclusions={t: renamed(p) for t, p in self.exclusions.items()},
             dictionaries={t: renamed(p) for t, p in self.dictionaries.items()},
+            pi_label_keys=None if self.pi_label_keys is None else renamed(self.pi_label_keys),
             allow_list=renamed(self.allow_list),
         )
 

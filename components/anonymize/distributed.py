@@ -37,7 +37,7 @@ from components.core.cluster import (
 )
 from components.core.corpus import Conversation, conversation_from_record
 from components.core.errors import InputError
-from components.core.jsonio import atomic_path, iter_jsonl
+from components.core.jsonio import PRIVATE, atomic_path, iter_jsonl
 
 if TYPE_CHECKING:
     from components.anonymize.engine import AnonymizationPolicy, Detector
@@ -90,7 +90,9 @@ def anonymize_on_cluster(
     part succeeds."""
     engine = engine_for(config, base_dir, key)
     outputs = {CORPUS: output_path, SPANS: spans_path}
-    results = _run_on_cluster(config, engine, anonymize_part, input_path, outputs, total)
+    results = _run_on_cluster(
+        config, engine, anonymize_part, input_path, outputs, total, mode=PRIVATE
+    )
     tally = AnonymizationTally()
     for result in results:
         tally.merge(result["tally"])
@@ -142,10 +144,12 @@ def _run_on_cluster(
     input_path: Path,
     outputs: Mapping[str, Path | None],
     total: int | None,
+    mode: int | None = None,
 ) -> list[dict[str, Any]]:
     """``task`` over the parts of ``input_path`` on the cluster, its results checked as
     reading the file whole would (ids unique, not empty), each part file of a suffix in
-    ``outputs`` merged into that output; all outputs appear, or none."""
+    ``outputs`` merged into that output (``mode``: its permissions); all outputs appear,
+    or none."""
     assert config.cluster is not None
     token = engine.token
     first = next(path for path in outputs.values() if path is not None)
@@ -161,7 +165,7 @@ def _run_on_cluster(
         with contextlib.ExitStack() as stack:
             for suffix, path in outputs.items():
                 if path is not None:
-                    merge_parts(parts, suffix, stack.enter_context(atomic_path(path)))
+                    merge_parts(parts, suffix, stack.enter_context(atomic_path(path, mode=mode)))
     return results
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from components.anonymize.label_keys import PathPart, PiLabelKeys, is_field_name
 from components.anonymize.spans import Span, resolve_overlaps
 from components.anonymize.term_lists import TermLists
 from components.core.corpus import TASK_LABEL_TYPES, Conversation, Turn
@@ -26,6 +27,7 @@ _ROLE_NUMBER = re.compile(r"[\s#_-]*\d+$")
 _POSSESSIVE = re.compile(r"['’]s$", re.I)
 # Span sources the engine adds to the backend's recognizers (see Span.source).
 SPEAKER_SOURCE = "speaker_label"
+PI_LABEL_KEY_SOURCE = "pi_label_key"  # a label value under a key that names PI
 PROPAGATED_PREFIX = "propagated/"
 
 
@@ -57,9 +59,8 @@ CONTEXT_CHARS = 2_000
 TASK_LABELS = tuple(TASK_LABEL_TYPES)
 # A number in a label with this many digits or more may be an identifier (a phone number,
 # an account): it is scanned as text, and replaced by a string if anything is found in it.
+# A shorter one is kept, unless a key on its way names PI (``AnonymizationPolicy.pi_label_keys``).
 IDENTIFIER_DIGITS = 6
-# Placeholder JSON paths in spans records name dict keys by position: a key may be PI.
-PathPart = str | int
 
 
 @dataclass(frozen=True)
@@ -134,17 +135,23 @@ class AnonymizationPolicy:
     class_labels: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # The surrogate maker, in surrogate mode.
     surrogates: Surrogates | None = None
+    # Label keys whose value is PI whatever it holds (a PIN, a ZIP code), by info type.
+    pi_label_keys: PiLabelKeys = field(default_factory=PiLabelKeys)
 
 
 def text_fields(
-    conversation: Conversation, class_labels: Mapping[str, frozenset[str]] | None = None
+    conversation: Conversation,
+    class_labels: Mapping[str, frozenset[str]] | None = None,
+    pi_keys: PiLabelKeys | None = None,
 ) -> list[tuple[TextField, str]]:
     """Every text of a conversation that may hold personal information, in reading order:
     every string of the record but its id (turns, speakers, the context, label values and
-    keys at any depth) and label numbers of ``IDENTIFIER_DIGITS`` digits or more. A context
-    or classification label is a category, not scanned, only when ``class_labels`` knows it.
+    keys at any depth), label numbers of ``IDENTIFIER_DIGITS`` digits or more, and every
+    label number under a key that ``pi_keys`` says names PI. A context or classification
+    label is a category, not scanned, only when ``class_labels`` knows it.
     """
     known = class_labels or {}
+    keys = pi_keys or PiLabelKeys()
     fields: list[tuple[TextField, str]] = []
     for i, turn in enumerate(conversation.turns):
         if turn.speaker:
@@ -158,30 +165,37 @@ def text_fields(
             fields.append((TextField("label_key", key=key), key))
         if isinstance(value, str) and value in known.get(key, ()):
             continue  # a known class label ("payroll_issue") is a category, never free text
-        fields.extend(_label_fields(key, value, ()))
+        fields.extend(_label_fields(key, value, (), keys))
     return fields
 
 
-def _label_fields(key: str, value: Any, path: tuple[PathPart, ...]) -> list[tuple[TextField, str]]:
-    """The texts inside one label value: strings, identifier-like numbers, dict keys."""
+def _label_fields(
+    key: str, value: Any, path: tuple[PathPart, ...], keys: PiLabelKeys
+) -> list[tuple[TextField, str]]:
+    """The texts inside one label value: strings, identifier-like numbers and numbers under
+    a key that names PI, dict keys."""
     if isinstance(value, str):
         return [(TextField("label", key=key, path=path), value)]
-    if _identifier_like(value):
+    if _identifier_like(value) or (_is_number(value) and keys.value_type(key, path)):
         return [(TextField("label", key=key, path=path), str(value))]
     found: list[tuple[TextField, str]] = []
     if isinstance(value, dict):
         for name, item in value.items():
             found.append((TextField("label_key", key=key, path=(*path, name)), name))
-            found.extend(_label_fields(key, item, (*path, name)))
+            found.extend(_label_fields(key, item, (*path, name), keys))
     elif isinstance(value, list):
         for j, item in enumerate(value):
-            found.extend(_label_fields(key, item, (*path, j)))
+            found.extend(_label_fields(key, item, (*path, j), keys))
     return found
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _identifier_like(value: Any) -> bool:
     """An integral number (not a bool) with ``IDENTIFIER_DIGITS`` digits or more."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not _is_number(value):
         return False
     if isinstance(value, float) and not value.is_integer():
         return False
@@ -235,25 +249,31 @@ def detect_batch(
     batch: Sequence[Conversation], detector: Detector, policy: AnonymizationPolicy
 ) -> list[tuple[list[tuple[TextField, str]], list[list[Span]]]]:
     """For each conversation its text fields and the final spans found in each field:
-    backend detection in one batch, speaker labels, then names propagated in the conversation."""
-    all_fields = [text_fields(c, policy.class_labels) for c in batch]
-    texts = [text for fields in all_fields for f, text in fields if f.kind != "speaker"]
+    backend detection in one batch of the fields a detector reads, the others' spans by
+    policy (``_fixed_spans``), then names propagated in the conversation."""
+    all_fields = [text_fields(c, policy.class_labels, policy.pi_label_keys) for c in batch]
+    fixed = [[_fixed_spans(f, text, policy) for f, text in fields] for fields in all_fields]
+    texts = [
+        text
+        for fields, known in zip(all_fields, fixed, strict=True)
+        for (_, text), spans in zip(fields, known, strict=True)
+        if spans is None
+    ]
     if isinstance(detector, ContextualDetector):
         contexts = [
             context
-            for conversation, fields in zip(batch, all_fields, strict=True)
-            for context in _field_contexts(conversation, fields)
+            for conversation, fields, known in zip(batch, all_fields, fixed, strict=True)
+            for context, spans in zip(_field_contexts(conversation, fields), known, strict=True)
+            if spans is None
         ]
         detected = iter(detector.detect_in_context(texts, contexts))
     else:
         detected = iter(detector.detect(texts))
     results = []
-    for fields in all_fields:
+    for fields, known in zip(all_fields, fixed, strict=True):
         spans = [
-            _speaker_spans(text, policy)
-            if f.kind == "speaker"
-            else _apply_terms(text, next(detected), policy.terms)
-            for f, text in fields
+            _apply_terms(text, next(detected), policy.terms) if found is None else found
+            for (_, text), found in zip(fields, known, strict=True)
         ]
         widened = _propagate_names(fields, spans)
         roles = _role_labels(fields, policy)
@@ -286,10 +306,33 @@ def left_contexts(conversation: Conversation, max_chars: int = CONTEXT_CHARS) ->
 
 
 def _field_contexts(conversation: Conversation, fields: list[tuple[TextField, str]]) -> list[str]:
-    """The context of each field a detector scans: a turn's text has its left context, the
-    conversation's context and labels none."""
+    """The context of each field: a turn's text has its left context, the conversation's
+    context and labels none."""
     turns = left_contexts(conversation)
-    return [turns[f.turn] if f.kind == "text" else "" for f, _ in fields if f.kind != "speaker"]
+    return [turns[f.turn] if f.kind == "text" else "" for f, _ in fields]
+
+
+def _fixed_spans(where: TextField, text: str, policy: AnonymizationPolicy) -> list[Span] | None:
+    """The spans of a field that no detector reads, or None for one it does: a speaker label
+    is a name unless a role; a label value under a key that names PI is PI whole; a label
+    key shaped like a field name (``geo``) is no text to guess names in, so only the
+    dictionary's names are found in it (propagation then adds what the conversation reveals
+    elsewhere: a name, an e-mail address used as a key)."""
+    if where.kind == "speaker":
+        return _speaker_spans(text, policy)
+    if where.kind == "label_key" and is_field_name(text):
+        return _apply_terms(text, [], policy.terms)
+    if where.kind == "label":
+        info_type = policy.pi_label_keys.value_type(where.key, where.path)
+        if info_type is not None:
+            return _whole_value(text, info_type)
+    return None
+
+
+def _whole_value(text: str, info_type: str) -> list[Span]:
+    """One span over the value (its spaces around left out), none for a blank one."""
+    start, end = len(text) - len(text.lstrip()), len(text.rstrip())
+    return [Span(start, end, info_type, 1.0, PI_LABEL_KEY_SOURCE)] if end > start else []
 
 
 def _tail(text: str, max_chars: int) -> str:

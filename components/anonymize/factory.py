@@ -13,9 +13,10 @@ from components.anonymize.engine import (
     Detector,
     detect_batch,
 )
+from components.anonymize.label_keys import PiLabelKeys, read_pi_label_keys
 from components.anonymize.taxonomy import PRESIDIO_TO_DLP
 from components.anonymize.term_lists import read_term_lists
-from components.core.corpus import Conversation
+from components.core.corpus import TEXT_FIELDS, Conversation
 from components.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -146,10 +147,24 @@ def detection_thresholds(config: AnonymizeConfig, base_dir: Path = Path()) -> Th
     ``score_threshold`` alone when ``anonymize.calibration`` is null."""
     if config.calibration is None:
         return Thresholds(config.score_threshold, origin="anonymize.score_threshold")
-    known_types = {*DEFAULT_INFO_TYPES, *PRESIDIO_TO_DLP.values(), *config.info_types}
     return read_thresholds(
-        base_dir / config.calibration, config.operating_point, config.score_threshold, known_types
+        base_dir / config.calibration,
+        config.operating_point,
+        config.score_threshold,
+        known_info_types(config),
     )
+
+
+def known_info_types(config: AnonymizeConfig) -> set[str]:
+    """The info types a policy file may name: veiltune's, DLP's and those params add."""
+    return {*DEFAULT_INFO_TYPES, *PRESIDIO_TO_DLP.values(), *config.info_types}
+
+
+def pi_label_keys(config: AnonymizeConfig, base_dir: Path = Path()) -> PiLabelKeys:
+    """The label keys that name PI, from ``anonymize.pi_label_keys`` (none when null)."""
+    if config.pi_label_keys is None:
+        return PiLabelKeys()
+    return read_pi_label_keys(base_dir / config.pi_label_keys, known_info_types(config))
 
 
 def check_policy_files(config: AnonymizeConfig, base_dir: Path = Path()) -> None:
@@ -161,6 +176,7 @@ def check_policy_files(config: AnonymizeConfig, base_dir: Path = Path()) -> None
     """
     detection_thresholds(config, base_dir)
     read_term_lists(config.exclusions, config.dictionaries, base_dir)
+    pi_label_keys(config, base_dir)
     if "allow_list" in config.detectors:
         allow_list_detector(config, base_dir)
 
@@ -182,6 +198,7 @@ def anonymization_policy(
         terms,
         known_class_labels(config.class_labels),
         build_surrogates(config, base_dir, key) if config.replacement == "surrogate" else None,
+        pi_label_keys(config, base_dir),
     )
 
 
@@ -233,9 +250,12 @@ def detection_records(
     policy: AnonymizationPolicy,
     batch_size: int,
 ) -> Iterator[dict[str, Any]]:
-    """``{"id", "spans"}`` per record: flat spans for plain text, ``turn``-tagged for turns.
+    """``{"id", "spans"}`` per record: flat spans for plain text, ``turn``-tagged for turns,
+    a speaker label's with ``"field": "speaker"`` (a turn's text's without ``field``, as in a
+    corpus's ``pi`` spans).
 
-    The spans are exactly those anonymize replaces in the texts (names propagated too).
+    The spans are exactly those anonymize replaces in the turns: their texts (names
+    propagated too) and their speaker labels (a name unless the policy lists it as a role).
     """
     for start in range(0, len(conversations), batch_size):
         batch = conversations[start : start + batch_size]
@@ -244,10 +264,10 @@ def detection_records(
         ):
             records = []
             for (where, _text), found in zip(fields, spans, strict=True):
-                if where.kind != "text":
+                if where.kind not in TEXT_FIELDS:
                     continue
                 for span in found:
-                    record = {
+                    record: dict[str, Any] = {
                         "start": span.start,
                         "end": span.end,
                         "entity_type": span.entity_type,
@@ -255,5 +275,7 @@ def detection_records(
                     }
                     if not conversation.plain:
                         record["turn"] = where.turn
+                    if where.kind != "text":
+                        record["field"] = where.kind
                     records.append(record)
             yield {"id": conversation.id, "spans": records}

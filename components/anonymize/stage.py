@@ -15,7 +15,7 @@ from components.anonymize.config import AnonymizeConfig
 from components.anonymize.stream import AnonymizationTally, anonymize_stream
 from components.core import paths, tracking
 from components.core.corpus import read_corpus
-from components.core.jsonio import atomic_path, write_json_atomic
+from components.core.jsonio import PRIVATE, atomic_path, private_folder, write_json_atomic
 from components.core.salt import read_salt
 from components.core.stage import Metrics, StageContext, check_paths, log_stage
 
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
     spans, metrics_path = paths.ANON_SPANS, paths.metrics_file("anonymize")
     check_paths([paths.RAW_CORPUS], [paths.ANON_CORPUS, spans, metrics_path])
+    # Anonymized text may still hold what the detector missed: owner-only, as data/raw.
+    private_folder(paths.ANON_CORPUS.parent)
     with tracking.stage_run("anonymize", context.experiment):
         metrics = anonymize_file(
             config,
@@ -58,7 +60,8 @@ def anonymize_file(
     spans_path: Path | None,
     key: SurrogateKey | None = None,
 ) -> Metrics:
-    """Stream a corpus through the anonymizer; both outputs appear only if all succeeds.
+    """Stream a corpus through the anonymizer; both outputs appear only if all succeeds,
+    readable by their owner only (anonymized text may hold what the detector missed).
 
     Args:
         base_dir: the folder the policy files of ``config`` are named from.
@@ -78,9 +81,13 @@ def anonymize_file(
     usage: dict[str, Any] = {}  # a remote backend's requests, bytes and cost
     stream = anonymize_stream(read_corpus(input_path), config, base_dir, config.workers, key, usage)
     with contextlib.ExitStack() as stack:
-        out = stack.enter_context(stack.enter_context(atomic_path(output_path)).open("w"))
+        out = stack.enter_context(
+            stack.enter_context(atomic_path(output_path, mode=PRIVATE)).open("w")
+        )
         spans = (
-            stack.enter_context(stack.enter_context(atomic_path(spans_path)).open("w"))
+            stack.enter_context(
+                stack.enter_context(atomic_path(spans_path, mode=PRIVATE)).open("w")
+            )
             if spans_path
             else None
         )

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import shutil
 import socket
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -23,6 +25,9 @@ from components.core.workspace import refuse_protected
 # RecursionError here or in any code that walks the record.
 MAX_JSON_DEPTH = 64
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF][0-9a-fA-F]{2}")
+# Python's json reads NaN, Infinity and numbers past a float's range (1e999) into floats that
+# no JSON writer can write back: a line that could hold one is walked for them.
+_NON_FINITE_HINT = re.compile(rb"NaN|Infinity|[0-9][eE]")
 # Each write works in a hidden sibling folder ``.<name>.veiltune-XXXX/`` holding the new
 # output and an owner file (pid and host); a folder whose owner is dead is debris of a
 # killed write and is removed on the next write to the same target.
@@ -136,13 +141,17 @@ def _parse_line(raw: bytes, path: Path, line_no: int) -> dict[str, Any] | None:
         raise InputError(f"{where}: malformed JSON: {exc.msg}") from exc
     except RecursionError as exc:
         raise InputError(f"{where}: JSON nested too deeply (at most {MAX_JSON_DEPTH})") from exc
+    except ValueError as exc:  # an integer past Python's int-string conversion limit
+        raise InputError(_long_number_message(line, where)) from exc
     if not isinstance(obj, dict):
         raise InputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
     # Depth is at most the count of opening brackets: only a line with many is walked.
     if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth(obj) > MAX_JSON_DEPTH:
         raise InputError(f"{where}: JSON nested too deeply (at most {MAX_JSON_DEPTH})")
     if _SURROGATE_ESCAPE.search(raw):
-        _refuse_lone_surrogates(obj, where, "")
+        _refuse_lone_surrogates(obj, where)
+    if _NON_FINITE_HINT.search(raw):
+        _refuse_non_finite(obj, where)
     return obj
 
 
@@ -160,23 +169,76 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
-def _refuse_lone_surrogates(value: Any, where: str, key: str) -> None:
+def json_leaves(value: Any) -> Iterator[tuple[str, Any]]:
+    """(key path, value) of every scalar in a parsed JSON value and of every object key (under
+    its object's path), in document order, without recursing: ``labels.crm[0].pin``, and
+    ``""`` for the record itself."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        key, item = stack.pop()
+        if isinstance(item, dict):
+            for name in item:
+                yield key, name
+            children = [(f"{key}.{name}" if key else str(name), v) for name, v in item.items()]
+        elif isinstance(item, list):
+            children = [(f"{key}[{i}]", v) for i, v in enumerate(item)]
+        else:
+            yield key, item
+            continue
+        stack.extend(reversed(children))
+
+
+def _refuse_lone_surrogates(value: Any, where: str) -> None:
     """A ``\\ud800`` escape parses into a string that no UTF-8 writer can write back."""
-    if isinstance(value, str):
+    for key, leaf in json_leaves(value):
+        if not isinstance(leaf, str):
+            continue
         try:
-            value.encode("utf-8")
+            leaf.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise InputError(
                 f"{where}: key '{key or 'record'}' holds a lone UTF-16 surrogate "
-                f"(\\u{ord(value[exc.start]):04x}), which is not text; fix the escape"
+                f"(\\u{ord(leaf[exc.start]):04x}), which is not text; fix the escape"
             ) from exc
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            _refuse_lone_surrogates(k, where, key)
-            _refuse_lone_surrogates(v, where, f"{key}.{k}" if key else str(k))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            _refuse_lone_surrogates(item, where, f"{key}[{i}]")
+
+
+def _refuse_non_finite(value: Any, where: str) -> None:
+    """NaN, Infinity and out-of-range numbers (``1e999``) are no JSON numbers: written back,
+    they would make invalid JSON."""
+    for key, leaf in json_leaves(value):
+        if isinstance(leaf, float) and not math.isfinite(leaf):
+            raise InputError(
+                f"{where}: key '{key or 'record'}' is not a finite number (NaN, Infinity or "
+                "out of a float's range); write a number or null"
+            )
+
+
+class _LongInteger:
+    """Where an integer too long for Python stood, and its length (see _long_number_message)."""
+
+    def __init__(self, text: str) -> None:
+        self.digits = len(text.lstrip("-"))
+
+
+def _long_number_message(line: str, where: str) -> str:
+    """The error for a line holding an integer past Python's int-string conversion limit,
+    naming its key: the line is parsed again with such integers kept aside."""
+    limit = sys.get_int_max_str_digits()
+
+    def integer(text: str) -> int | _LongInteger:
+        return int(text) if len(text.lstrip("-")) <= limit else _LongInteger(text)
+
+    try:
+        leaves = list(json_leaves(json.loads(line, parse_int=integer)))
+    except (ValueError, RecursionError):
+        leaves = []  # not for a long integer after all: the message names the line only
+    for key, number in leaves:
+        if isinstance(number, _LongInteger):
+            return (
+                f"{where}: key '{key or 'record'}' is a number of {number.digits} digits "
+                f"(at most {limit}); write it as a string"
+            )
+    return f"{where}: a number too long to read (at most {limit} digits); write it as a string"
 
 
 def check_output_file(
@@ -234,9 +296,11 @@ def same_file(a: Path, b: Path) -> bool:
 
 
 @contextlib.contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
+def atomic_path(path: Path, mode: int | None = None) -> Iterator[Path]:
     """Yield a temporary sibling of the file ``path``; move it onto ``path`` only if the
-    block succeeds. Cleanup removes only the temporary folder this call created.
+    block succeeds. Cleanup removes only the temporary folder this call created. ``mode``
+    sets the file's permissions before it is moved into place (until then it lies in a
+    folder of this call's, readable by its owner only).
 
     Raises:
         InputError: ``path`` is empty, ``.``, ``..``, the working folder or one above it,
@@ -245,6 +309,8 @@ def atomic_path(path: Path) -> Iterator[Path]:
     _refuse_unsafe_target(path, directory=False)
     with _staged(path) as tmp:
         yield tmp
+        if mode is not None:
+            tmp.chmod(mode)
 
 
 @contextlib.contextmanager
@@ -408,9 +474,10 @@ def write_text_atomic(path: Path, text: str, mode: int | None = None) -> None:
             tmp.chmod(mode)
 
 
-def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write ``obj`` as pretty, key-sorted JSON atomically."""
-    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+def write_json_atomic(path: Path, obj: Any, mode: int | None = None) -> None:
+    """Write ``obj`` as pretty, key-sorted JSON atomically; ``mode`` sets its permissions."""
+    text = json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    write_text_atomic(path, text, mode)
 
 
 def write_jsonl_atomic(

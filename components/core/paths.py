@@ -22,6 +22,9 @@ CANARIES = RAW_DIR / "canaries.jsonl"  # planted secrets: raw data, read only by
 KEYS_DIR = Path(".veiltune/keys")
 SIGNING_KEY = KEYS_DIR / "signing_key.pem"
 LEGACY_SIGNING_KEY = RAW_DIR / "signing_key.pem"
+# A user corpus's original record ids → their pseudonyms (components/ingest/pseudonyms.py):
+# raw data, never copied downstream.
+ID_PSEUDONYMS = RAW_DIR / "id_pseudonyms.jsonl"
 INVENTORY = Path("data/pi_inventory/gold.jsonl")
 SPLITS = Path("data/splits.json")
 BASE_MODEL = Path("models/base")

@@ -3,13 +3,15 @@ erasure request, or before handing a machine on.
 
 What goes:
 - the folders that hold conversation text or what unlocks it: ``data/raw`` (corpus,
-  canaries, the salt that keys every hash), ``data/pi_inventory``, ``data/anonymized`` and
-  ``data/review`` (anonymized text still holds what anonymization missed);
+  canaries, the salt that keys every hash, the mapping of your record ids to their
+  pseudonyms), ``data/pi_inventory``, ``data/anonymized`` and ``data/review`` (anonymized
+  text still holds what anonymization missed);
 - DVC's run cache (``.dvc/cache/runs``), whose entries carry copies of stage outputs,
   uncached ones included, and DVC's experiment workspaces (``.dvc/tmp/exps``);
-- every object of DVC's cache that is conversation text, a salt, a PI inventory or a list of
-  canaries, recognised by its content: copies from earlier runs, experiments or versions of
-  veiltune that cached raw outputs are found wherever they came from.
+- every object of DVC's cache that is conversation text, a salt, a PI inventory, a list of
+  canaries or an id mapping, recognised by its content: copies from earlier runs,
+  experiments or versions of veiltune that cached raw outputs are found wherever they came
+  from.
 
 What stays: metrics, risk tables and items (ids, scores and keyed hashes, which nothing can
 test a guess against once the salt is gone), models and the MLflow store, the compliance
@@ -43,6 +45,7 @@ _FIRST_LINE_LIMIT = 1 << 20  # a corpus record's first line is read whole up to 
 _TEXT_KEYS = frozenset({"turns", "text"})  # a conversation record (raw, anonymized, review)
 _INVENTORY_KEYS = frozenset({"digest", "entity_type", "conversation_id"})
 _CANARY_KEYS = frozenset({"secret", "entity_type", "conversation_ids"})
+_ID_MAPPING_KEYS = frozenset({"id", "pseudonym"})  # a user's record id and its pseudonym
 _PRIVATE_KEY = b"-----BEGIN PRIVATE KEY-----"
 
 
@@ -160,8 +163,8 @@ def _cached_conversation_objects(cache: Path) -> Iterator[Path]:
 
 def is_conversation_data(path: Path) -> bool:
     """Whether a file's content is veiltune's conversation data: a JSONL record of
-    conversation text (raw, anonymized or a review sample), a PI inventory, canaries, a
-    page showing conversation text, or a salt."""
+    conversation text (raw, anonymized or a review sample), a PI inventory, canaries, an id
+    mapping, a page showing conversation text, or a salt."""
     with path.open("rb") as handle:
         head = handle.readline(_FIRST_LINE_LIMIT)
     if _SALT.fullmatch(head) and path.stat().st_size == len(head):
@@ -177,7 +180,7 @@ def is_conversation_data(path: Path) -> bool:
         return False
     keys = set(record)
     return bool(keys & _TEXT_KEYS and "id" in keys) or any(
-        required <= keys for required in (_INVENTORY_KEYS, _CANARY_KEYS)
+        required <= keys for required in (_INVENTORY_KEYS, _CANARY_KEYS, _ID_MAPPING_KEYS)
     )
 
 

@@ -6,7 +6,11 @@ without ``pi`` has none, and values in fields nobody labelled (a CRM record amon
 labels) are unknown to it. This scan needs no labels: the detector proposes what looks like
 PI in the text of each file (HTML as the text a reader sees, JSON as its strings, PNG text
 chunks), and a proposal is a leak when it is identifying (several words, digits or a rare
-word, as in the inventory scan) and occurs in the raw corpus. The confirmation keeps out
+word, as in the inventory scan) and occurs in the raw corpus: in any of its texts, or among
+the original record ids of a user corpus (ingest replaced them by pseudonyms; an e-mail
+address used as an id is a data subject's value wherever it occurs). The raw corpus's own
+ids are veiltune's (pseudonyms, ``conv-00001``, ``dialogsum-dev_1``) and confirm nothing:
+"DialogSum" in the model card is no leak. The confirmation keeps out
 what the detector flags in veiltune's own prose (metric names, hashes, licence and source
 notes), which no data subject wrote, and the policy's exclusions are never findings, as
 they are never redacted.
@@ -75,13 +79,15 @@ class DetectorScan:
 @dataclass(frozen=True)
 class DetectorScanPolicy:
     """The anonymize stage's detector and policy (whose exclusions are never findings), the
-    raw corpus that confirms, and the shortest value that counts."""
+    raw corpus that confirms (with ``original_ids``, a user corpus's ids before ingest
+    replaced them), and the shortest value that counts."""
 
     detector: Detector
     anonymization: AnonymizationPolicy
     raw_corpus: Path
     min_chars: int
     batch_size: int = 64
+    original_ids: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def terms(self) -> TermLists:
@@ -98,7 +104,7 @@ class DetectorScanPolicy:
             n_files += 1
             for entity_type, value in self._proposals(text):
                 candidates[value].add((name, entity_type))
-        confirmed = corpus_values(self.raw_corpus, candidates)
+        confirmed = corpus_values(self.raw_corpus, candidates, self.original_ids)
         leaks: dict[str, Counter[str]] = defaultdict(Counter)
         for value in confirmed:
             for name, entity_type in candidates[value]:
@@ -135,24 +141,34 @@ def identifying(surface: str) -> bool:
     return len(words) >= 2 or is_specific(words[0].lower())
 
 
-def corpus_values(raw_corpus: Path, values: Iterable[str]) -> set[str]:
-    """Which normalized ``values`` occur, as whole word sequences, in any text of the corpus."""
+def corpus_values(
+    raw_corpus: Path, values: Iterable[str], more_texts: Iterable[str] = ()
+) -> set[str]:
+    """Which normalized ``values`` occur, as whole word sequences, in any text of the corpus
+    or in ``more_texts``."""
     wanted = set(values)
     if not wanted:
         return set()
     longest = max(len(v.split()) for v in wanted)
     found: set[str] = set()
-    for conversation in read_corpus(raw_corpus):
-        for _, text in text_fields(conversation):
-            tokens = normalized(text).split()
-            for n in range(1, longest + 1):
-                for i in range(len(tokens) - n + 1):
-                    window = " ".join(tokens[i : i + n])
-                    if window in wanted:
-                        found.add(window)
+    for text in _corpus_texts(raw_corpus, more_texts):
+        tokens = normalized(text).split()
+        for n in range(1, longest + 1):
+            for i in range(len(tokens) - n + 1):
+                window = " ".join(tokens[i : i + n])
+                if window in wanted:
+                    found.add(window)
         if found == wanted:
             break
     return found
+
+
+def _corpus_texts(raw_corpus: Path, more_texts: Iterable[str]) -> Iterator[str]:
+    """Each conversation's texts, then ``more_texts``."""
+    for conversation in read_corpus(raw_corpus):
+        for _, text in text_fields(conversation):
+            yield text
+    yield from more_texts
 
 
 def _prose(files: Iterable[tuple[str, bytes]]) -> Iterator[tuple[str, str]]:
@@ -183,7 +199,9 @@ def mask_records(
     found = detect_batch(blanked, policy.detector, policy.anonymization)
     masked = []
     for record, original, (_, spans) in zip(records, originals, found, strict=True):
-        fields = text_fields(original, policy.anonymization.class_labels)
+        fields = text_fields(
+            original, policy.anonymization.class_labels, policy.anonymization.pi_label_keys
+        )
         cleaned, replaced = anonymize_conversation(original, fields, spans, residual)
         counts.update(r.span.entity_type for r in replaced)
         masked.append({**record, **cleaned.to_record()})

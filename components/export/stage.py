@@ -23,7 +23,7 @@ from components.export.detector_scan import DetectorScanPolicy
 from components.export.registry_record import record_bundle
 from components.export.signing import SIGNATURE, fingerprint, signing_key, signing_record
 from components.export.sources import registry_status
-from components.ingest import read_inventory
+from components.ingest import id_inventory_entries, read_id_pseudonyms, read_inventory
 
 
 def run(config: ExportConfig, context: StageContext) -> Metrics:
@@ -74,8 +74,10 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
 
 
 def _pi_scan_policy(config: ExportConfig, context: StageContext) -> PiScanPolicy:
-    """What the bundle is scanned for: the inventory's values, and the detector's hits."""
+    """What the bundle is scanned for: the inventory's values and a user corpus's original
+    record ids, and the detector's hits (confirmed in the raw corpus or those ids)."""
     anonymize = context.config(AnonymizeConfig)
+    original_ids = read_id_pseudonyms(paths.ID_PSEUDONYMS)
     detector = DetectorScanPolicy(
         # the entity engine: a word-level detector (allow_list) flags most prose
         entity_detector(anonymize, context.base_dir),
@@ -83,9 +85,11 @@ def _pi_scan_policy(config: ExportConfig, context: StageContext) -> PiScanPolicy
         paths.RAW_CORPUS,
         config.pi_scan_min_chars,
         anonymize.batch_size,
+        tuple(original_ids),
     )
-    inventory = read_inventory(paths.INVENTORY)
-    return PiScanPolicy(inventory, read_salt(), config.pi_scan_min_chars, detector)
+    salt = read_salt()
+    inventory = [*read_inventory(paths.INVENTORY), *id_inventory_entries(original_ids, salt)]
+    return PiScanPolicy(inventory, salt, config.pi_scan_min_chars, detector)
 
 
 def _lineage(

@@ -20,6 +20,7 @@ from components.ingest.pi_inventory import (
     read_inventory,
     salted_digest,
 )
+from components.ingest.pseudonyms import id_inventory_entries, read_id_pseudonyms
 from components.ingest.sensitivity import (
     LEVEL_RANK,
     LEVELS,
@@ -51,9 +52,11 @@ __all__ = [
     "find_leaks",
     "generate_corpus",
     "generate_sensitive_corpus",
+    "id_inventory_entries",
     "is_specific",
     "load_taxonomy",
     "normalized",
+    "read_id_pseudonyms",
     "read_inventory",
     "salted_digest",
     "split_by_dataset",

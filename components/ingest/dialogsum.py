@@ -120,14 +120,12 @@ def load_dialogsum(config: DialogSumConfig, base_dir: Path) -> list[Conversation
     return read_dialogsum(path, config.max_dialogues)
 
 
-def append_dialogsum(
-    corpus: Sequence[Conversation], dialogsum: Sequence[Conversation], corpus_name: str
-) -> list[Conversation]:
-    """The main corpus followed by DialogSum's conversations.
+def check_main_ids(corpus: Sequence[Conversation], corpus_name: str) -> None:
+    """Refuse a main-corpus id that uses the ``dialogsum-`` prefix marking DialogSum's
+    conversations (evaluation tells the datasets apart by it).
 
     Raises:
-        InputError: a main-corpus id uses the ``dialogsum-`` prefix that marks DialogSum's
-            conversations (evaluation tells the datasets apart by it).
+        InputError: naming the id and the corpus.
     """
     for conversation in corpus:
         if conversation.id.startswith(ID_PREFIX):
@@ -135,7 +133,6 @@ def append_dialogsum(
                 f"{corpus_name}: id {conversation.id!r} starts with {ID_PREFIX!r}, which "
                 "veiltune reserves for DialogSum conversations; rename it"
             )
-    return [*corpus, *dialogsum]
 
 
 def dataset_of(conversation: Conversation) -> str:

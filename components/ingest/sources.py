@@ -13,15 +13,25 @@ from components.core import paths
 from components.core.corpus import Conversation, load_corpus
 from components.core.errors import InputError
 from components.ingest.config import IngestConfig
-from components.ingest.dialogsum import append_dialogsum, dataset_of, load_dialogsum
+from components.ingest.dialogsum import check_main_ids, dataset_of, load_dialogsum
 from components.ingest.sensitivity import load_taxonomy
 
 
 def ingest_corpus(config: IngestConfig, base_dir: Path) -> list[Conversation]:
     """The main corpus, then DialogSum's dialogues unless ``dialogsum.path`` is null."""
-    name = config.corpus_path or "the embedded corpus"
+    main, dialogsum = ingest_sources(config, base_dir)
+    return [*main, *dialogsum]
+
+
+def ingest_sources(
+    config: IngestConfig, base_dir: Path
+) -> tuple[list[Conversation], list[Conversation]]:
+    """The main corpus (the user's, or the embedded one) and DialogSum's dialogues (none
+    when ``dialogsum.path`` is null), validated: no main id uses DialogSum's prefix."""
     main = _main_corpus(config, base_dir)
-    return append_dialogsum(main, load_dialogsum(config.dialogsum, base_dir), name)
+    dialogsum = load_dialogsum(config.dialogsum, base_dir)
+    check_main_ids(main, config.corpus_path or "the embedded corpus")
+    return main, dialogsum
 
 
 def _main_corpus(config: IngestConfig, base_dir: Path) -> list[Conversation]:

@@ -17,11 +17,15 @@ from components.core.stage import Metrics, StageContext, log_stage
 from components.ingest.canaries import plant_canaries
 from components.ingest.config import IngestConfig
 from components.ingest.pi_inventory import inventory_entries
-from components.ingest.sources import corpus_metrics, ingest_corpus, split_ids
+from components.ingest.pseudonyms import IdPseudonyms
+from components.ingest.sources import corpus_metrics, ingest_sources, split_ids
 
 
 def run(config: IngestConfig, context: StageContext) -> Metrics:
-    conversations = ingest_corpus(config, context.base_dir)  # validated before any write
+    main, dialogsum = ingest_sources(config, context.base_dir)  # validated before any write
+    conversations = [*main, *dialogsum]
+    # The split and the canaries' hosts are drawn on the original ids: the same whatever
+    # the salt, so a new ingest renames the user's conversations and changes nothing else.
     splits = split_ids([c.id for c in conversations], config.heldout_fraction, config.seed)
     _require_heldout(splits, config.heldout_fraction)
     try:
@@ -34,8 +38,13 @@ def run(config: IngestConfig, context: StageContext) -> Metrics:
         )
     except ValueError as exc:
         raise ParamsError(f"params: ingest.canary_repetitions: {exc}") from exc
+    salt = new_salt()
+    # A user's ids may be PI (an e-mail address as a CRM key): nothing after ingest sees them.
+    user_ids = [c.id for c in main] if config.corpus_path else []
+    pseudonyms = IdPseudonyms.of(user_ids, salt, str(config.corpus_path))
+    conversations = pseudonyms.conversations(conversations)
+    splits, canaries = pseudonyms.splits(splits), pseudonyms.canaries(canaries)
     with tracking.stage_run("ingest", context.experiment):
-        salt = new_salt()
         # Raw text, the key and the inventory are readable by their owner only, whatever
         # the umask: 0700 folders, 0600 files.
         for folder in (paths.RAW_DIR, paths.INVENTORY.parent):
@@ -43,9 +52,11 @@ def run(config: IngestConfig, context: StageContext) -> Metrics:
         write_jsonl_atomic(paths.RAW_CORPUS, (c.to_record() for c in conversations), PRIVATE)
         write_jsonl_atomic(paths.CANARIES, (c.to_record() for c in canaries), PRIVATE)
         write_text_atomic(paths.SALT, salt + "\n", PRIVATE)
+        # The one way back from a pseudonym (empty for veiltune's own corpora).
+        write_jsonl_atomic(paths.ID_PSEUDONYMS, pseudonyms.records(), PRIVATE)
         entries = inventory_entries(conversations, salt)
         write_jsonl_atomic(paths.INVENTORY, (e.to_record() for e in entries), PRIVATE)
-        write_json_atomic(paths.SPLITS, splits)
+        write_json_atomic(paths.SPLITS, splits, PRIVATE)
         metrics = {**corpus_metrics(conversations, splits), "n_canaries": len(canaries)}
         write_json_atomic(paths.metrics_file("ingest"), metrics)
         log_stage("ingest", config, metrics, [paths.metrics_file("ingest")])

@@ -265,13 +265,17 @@ def test_the_policy_files_are_those_params_name_each_once_and_can_be_renamed() -
         calibration=None,
         exclusions={"PERSON_NAME": "a.txt"},
         dictionaries={"PERSON_NAME": "a.txt", "LOCATION": "b.txt"},
+        pi_label_keys="k.yaml",
     )
-    assert config.policy_files() == ["a.txt", "b.txt", config.allow_list]
+    assert config.policy_files() == ["a.txt", "b.txt", "k.yaml", config.allow_list]
     assert "veiltune/policy/allow_list.txt" not in AnonymizeConfig().policy_files()
-    moved = config.with_policy_files({"a.txt": "/w/0-a.txt", config.allow_list: "/w/2-allow"})
+    moved = config.with_policy_files(
+        {"a.txt": "/w/0-a.txt", "k.yaml": "/w/2-k.yaml", config.allow_list: "/w/3-allow"}
+    )
     assert moved.exclusions == {"PERSON_NAME": "/w/0-a.txt"}
     assert moved.dictionaries == {"PERSON_NAME": "/w/0-a.txt", "LOCATION": "b.txt"}
-    assert moved.allow_list == "/w/2-allow" and moved.calibration is None
+    assert moved.pi_label_keys == "/w/2-k.yaml"
+    assert moved.allow_list == "/w/3-allow" and moved.calibration is None
 
 
 def test_an_engine_shows_neither_the_secret_nor_the_policy_contents_in_a_task_log(
@@ -284,7 +288,10 @@ def test_an_engine_shows_neither_the_secret_nor_the_policy_contents_in_a_task_lo
     names = tmp_path / "names.txt"
     names.write_text("Quelbrin Ostrava\n")
     config = AnonymizeConfig(
-        calibration=None, exclusions={}, dictionaries={"PERSON_NAME": "names.txt"}
+        calibration=None,
+        exclusions={},
+        dictionaries={"PERSON_NAME": "names.txt"},
+        pi_label_keys=None,
     )
     engine = distributed.engine_for(config, tmp_path, SurrogateKey("s3cr3t-salt"))
     assert engine.files == (("names.txt", b"Quelbrin Ostrava\n"),)

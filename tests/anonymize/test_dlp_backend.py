@@ -78,6 +78,7 @@ def config_for(server: FakeDlpServer, **dlp: Any) -> AnonymizeConfig:
             "PERSON_NAME": "dictionaries/person.txt",
             "ORGANIZATION_NAME": "dictionaries/organization.txt",
         },
+        pi_label_keys=None,
         dlp=replace(settings, **dlp),
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ def run(conversations: list[Conversation], detector, policy=POLICY):  # type: ig
     return list(anonymize_corpus(conversations, detector, policy, batch_size=2))
 
 
-def test_placeholders_are_consistent_within_and_restart_across_conversations(detector) -> None:  # type: ignore[no-untyped-def]
+def test_placeholders_are_consistent_within_and_restart_across_conversations(detector: Any) -> None:
     results = run(
         [call("c1", "Mark Kowalski", "mark.k@example.com"), call("c2", "Jane Doe", "jd@mail.org")],
         detector,
@@ -48,7 +49,7 @@ def test_placeholders_are_consistent_within_and_restart_across_conversations(det
     assert first.pi == () and second.pi == ()
 
 
-def test_no_raw_value_survives_and_replacements_hold_no_values(detector) -> None:  # type: ignore[no-untyped-def]
+def test_no_raw_value_survives_and_replacements_hold_no_values(detector: Any) -> None:
     ((anonymized, replacements),) = run(
         [call("c1", "Mark Kowalski", "mark.k@example.com")], detector
     )
@@ -60,7 +61,7 @@ def test_no_raw_value_survives_and_replacements_hold_no_values(detector) -> None
     assert {r.span.entity_type for r in replacements} >= {"PERSON_NAME", "EMAIL_ADDRESS"}
 
 
-def test_mask_and_type_policies(detector) -> None:  # type: ignore[no-untyped-def]
+def test_mask_and_type_policies(detector: Any) -> None:
     conversation = [call("c1", "Mark Kowalski", "mark.k@example.com")]
     masked = run(conversation, detector, AnonymizationPolicy("mask", "#", DEFAULT_SPEAKER_ROLES))
     assert (
@@ -70,7 +71,7 @@ def test_mask_and_type_policies(detector) -> None:  # type: ignore[no-untyped-de
     assert typed[0][0].turns[1].text == "Hi, this is [PERSON_NAME]. My email is [EMAIL_ADDRESS]."
 
 
-def test_robust_to_odd_text(detector) -> None:  # type: ignore[no-untyped-def]
+def test_robust_to_odd_text(detector: Any) -> None:
     odd = ["", "1234567890" * 5, "ÇA VA? 你好 🙂 \x00\x07", "ALL CAPS TEXT FROM JOHN SMITH"]
     conversations = [Conversation(f"o{i}", (Turn(None, t),), plain=True) for i, t in enumerate(odd)]
     results = run(conversations, detector)
@@ -78,7 +79,7 @@ def test_robust_to_odd_text(detector) -> None:  # type: ignore[no-untyped-def]
     assert results[0][0].turns[0].text == ""
 
 
-def test_dictionaries_always_find_and_exclusions_never_redact(detector) -> None:  # type: ignore[no-untyped-def]
+def test_dictionaries_always_find_and_exclusions_never_redact(detector: Any) -> None:
     from components.anonymize.term_lists import term_lists
 
     terms = term_lists(
@@ -113,7 +114,7 @@ def test_term_list_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
         read_term_lists({"PERSON_NAME": "missing.txt"}, {}, tmp_path)
 
 
-def test_an_item_found_once_is_found_everywhere_in_the_call(detector) -> None:  # type: ignore[no-untyped-def]
+def test_an_item_found_once_is_found_everywhere_in_the_call(detector: Any) -> None:
     conversation = Conversation(
         "c1",
         (
@@ -126,7 +127,9 @@ def test_an_item_found_once_is_found_everywhere_in_the_call(detector) -> None:  
     assert anonymized.turns[2].text == "Okay, I see [USER_NAME_1]. [USER_NAME_1] is locked."
 
 
-def test_a_dialogsum_summary_names_people_with_the_conversations_placeholders(detector) -> None:  # type: ignore[no-untyped-def]
+def test_a_dialogsum_summary_names_people_with_the_conversations_placeholders(
+    detector: Any,
+) -> None:
     from components.ingest.dialogsum import dialogsum_conversation
 
     record = {
@@ -178,7 +181,7 @@ def test_windows_cover_long_texts_without_splitting_words() -> None:
 
 
 @pytest.mark.slow
-def test_a_one_megabyte_record(detector) -> None:  # type: ignore[no-untyped-def]
+def test_a_one_megabyte_record(detector: Any) -> None:
     from components.ingest.generate import generate_corpus
 
     text = " ".join(t.text for c in generate_corpus(600, 9) for t in c.turns)
@@ -242,7 +245,7 @@ CRM = {
 }
 
 
-def test_every_string_and_identifier_number_of_a_record_is_anonymized(detector) -> None:  # type: ignore[no-untyped-def]
+def test_every_string_and_identifier_number_of_a_record_is_anonymized(detector: Any) -> None:
     from components.anonymize.factory import known_class_labels
 
     conversation = Conversation(
@@ -290,3 +293,105 @@ def test_every_string_and_identifier_number_of_a_record_is_anonymized(detector) 
     records = repr([r.to_record() for r in replacements]).lower()
     assert "maria" not in records and "example" not in records and "crm" not in records
     assert any(r.to_record().get("label_path") for r in replacements)
+
+
+def test_detect_reports_every_span_anonymize_replaces_in_the_turns_speakers_included(
+    detector: Any,
+) -> None:
+    from components.anonymize.factory import detection_records
+
+    conversations = [call("c1", "Mark Kowalski", "mark.k@example.com")]
+    (record,) = detection_records(conversations, detector, POLICY, batch_size=2)
+    ((_, replacements),) = run(conversations, detector)
+    replaced = sorted(
+        (r.field.turn, r.field.kind, r.span.start, r.span.end, r.span.entity_type)
+        for r in replacements
+        if r.field.kind in ("text", "speaker")
+    )
+    reported = sorted(
+        (s["turn"], s.get("field", "text"), s["start"], s["end"], s["entity_type"])
+        for s in record["spans"]
+    )
+    assert reported == replaced
+    assert (1, "speaker", 0, 13, "PERSON_NAME") in reported  # "Mark Kowalski" speaks
+    assert all(s.get("field", "text") in ("text", "speaker") for s in record["spans"])
+
+
+def shipped_policy() -> AnonymizationPolicy:
+    """The policy params.yaml describes: the shipped PI label keys among it."""
+    from pathlib import Path
+
+    from components.anonymize.config import AnonymizeConfig
+    from components.anonymize.factory import anonymization_policy
+
+    return anonymization_policy(AnonymizeConfig(), Path(__file__).resolve().parents[2])
+
+
+def labelled(
+    labels: dict[str, object], text: str = "Hi, I need help with my card."
+) -> Conversation:
+    return Conversation(
+        "c1",
+        (Turn("Agent", "Thanks for calling."), Turn("Caller", text)),
+        context="customer_support",
+        labels=labels,
+    )
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        ({"pin": 4821}, {"pin": "[GENERIC_ID_1]"}),
+        ({"zip": 94103}, {"zip": "[LOCATION_1]"}),
+        ({"billingZipCode": "94103"}, {"billingZipCode": "[LOCATION_1]"}),
+        (
+            {"geo": {"lat": 37.7749, "lon": -122.4194}},
+            {"geo": {"lat": "[LOCATION_1]", "lon": "[LOCATION_2]"}},
+        ),
+        ({"coordinates": [37.77, -122.41]}, {"coordinates": ["[LOCATION_1]", "[LOCATION_2]"]}),
+        ({"caller_dob": "1984-03-02"}, {"caller_dob": "[DATE_OF_BIRTH_1]"}),
+        (
+            {"DOB": {"year": 1984, "month": 3}},
+            {"DOB": {"year": "[DATE_OF_BIRTH_1]", "month": "[DATE_OF_BIRTH_2]"}},
+        ),
+        ({"crm": {"account": 12345}}, {"crm": {"account": "[FINANCIAL_ACCOUNT_NUMBER_1]"}}),
+        ({"age": 42}, {"age": "[AGE_1]"}),
+        # keys that name no PI keep their values, and no key is taken for a name
+        (
+            {"account_type": "business", "duration_s": 312, "region": "west", "resolved": True},
+            {"account_type": "business", "duration_s": 312, "region": "west", "resolved": True},
+        ),
+        (
+            {"geo": {"region": "west"}, "dobby": 3, "pin_set": False},
+            {"geo": {"region": "west"}, "dobby": 3, "pin_set": False},
+        ),
+        ({"lon_offset": None, "zip": ""}, {"lon_offset": None, "zip": ""}),
+    ],
+)
+def test_a_label_key_that_names_pi_marks_its_value_and_a_plain_key_is_no_name(
+    detector: Any,
+    labels: dict[str, object],
+    expected: dict[str, object],
+) -> None:
+    ((anonymized, _),) = run([labelled(labels)], detector, shipped_policy())
+    assert anonymized.labels == expected
+
+
+def test_a_value_a_pi_key_marks_is_replaced_where_the_call_says_it_too(detector: Any) -> None:
+    conversation = labelled({"pin": 4821}, "My PIN is 4821, and that is all.")
+    ((anonymized, replacements),) = run([conversation], detector, shipped_policy())
+    assert anonymized.turns[1].text == "My PIN is [GENERIC_ID_1], and that is all."
+    assert anonymized.labels == {"pin": "[GENERIC_ID_1]"}
+    assert "4821" not in repr([r.to_record() for r in replacements])
+
+
+def test_a_key_the_call_reveals_as_a_name_is_replaced_and_a_key_holding_an_email_too(
+    detector: Any,
+) -> None:
+    conversation = labelled(
+        {"attendees": {"maria": "present"}, "contacts": {"maria.g@example.com": "primary"}},
+        "Hi, this is Maria Gonzalez calling.",
+    )
+    ((anonymized, _),) = run([conversation], detector, shipped_policy())
+    assert anonymized.labels["attendees"] == {"[PERSON_NAME_1]": "present"}
+    assert anonymized.labels["contacts"] == {"[EMAIL_ADDRESS_1]": "primary"}

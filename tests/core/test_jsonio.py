@@ -292,6 +292,41 @@ def test_a_lone_surrogate_is_named_by_line_and_key(tmp_path: Path) -> None:
     assert [obj["text"] for _, obj in iter_jsonl(path)] == ["emoji \U0001f600"]
 
 
+@pytest.mark.parametrize(
+    ("record", "key"),
+    [
+        ('{"id": "1", "text": "x", "labels": {"score": NaN}}', "labels.score"),
+        ('{"id": "1", "text": "x", "labels": {"geo": [1.5, Infinity]}}', r"labels.geo\[1\]"),
+        ('{"id": "1", "text": "x", "labels": {"t": -Infinity}}', "labels.t"),
+        ('{"id": "1", "text": "x", "labels": {"big": 1e999}}', "labels.big"),
+        ('{"id": NaN, "text": "x"}', "id"),
+    ],
+)
+def test_a_number_json_cannot_write_is_named_by_line_and_key(
+    tmp_path: Path, record: str, key: str
+) -> None:
+    path = tmp_path / "n.jsonl"
+    path.write_text('{"id": "0", "text": "ok", "labels": {"e": 2.5e3}}\n' + record + "\n")
+    with pytest.raises(InputError, match=rf"n.jsonl:2: key '{key}' is not a finite number"):
+        list(iter_jsonl(path))
+
+
+def test_a_number_too_long_for_python_is_named_by_line_and_key(tmp_path: Path) -> None:
+    limit = sys.get_int_max_str_digits()
+    path = tmp_path / "n.jsonl"
+    fits = "9" * limit
+    path.write_text(
+        f'{{"id": "1", "text": "ok", "labels": {{"n": {fits}}}}}\n'
+        f'{{"id": "2", "text": "x", "labels": {{"crm": [1, {{"pin": -{"4" * 5000}}}]}}}}\n'
+    )
+    with pytest.raises(
+        InputError, match=r"n.jsonl:2: key 'labels.crm\[1\].pin' is a number of 5000 digits"
+    ):
+        list(iter_jsonl(path))
+    path.write_text(f'{{"id": "1", "text": "ok", "labels": {{"n": {fits}}}}}\n')
+    assert [obj["labels"]["n"] for _, obj in iter_jsonl(path)] == [int(fits)]
+
+
 @pytest.mark.parametrize("target", [1, 7, 64, 10_000])
 @pytest.mark.parametrize("ending", ["\n", ""])
 def test_byte_ranges_cover_the_file_in_whole_lines_numbered_as_in_it(

@@ -1,7 +1,8 @@
 """Raw data at rest, through `dvc repro` in a temporary repo with a user corpus: every string
-of a record is anonymized (labels of any shape), raw files are private whatever the umask,
-raw outputs never enter DVC's cache, and `veiltune purge-raw` erases every raw copy,
-copies left in the cache by older versions included."""
+of a record is anonymized (labels of any shape), the records' ids (an e-mail address, a phone
+number) are replaced by keyed pseudonyms from ingest on, raw and conversation files are
+private whatever the umask, raw outputs never enter DVC's cache, and `veiltune purge-raw`
+erases every raw copy, copies left in the cache by older versions included."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ CALLERS = [
     ("Thaddeus Okonkwo-Reyes", "555-390-1188", "tokreyes_02", "t.okonkwo@example.com"),
 ]
 CARD, SSN = "4111111111111111", "078-05-1120"
+# The records' ids: personal information too, as a CRM export may use them.
+RAW_IDS = [f"jane.doe{i}@examplemail.com" if i % 2 else f"41555501{i:02d}" for i in range(12)]
 
 
 def user_corpus() -> list[dict[str, object]]:
@@ -33,7 +36,7 @@ def user_corpus() -> list[dict[str, object]]:
         name, phone, login, email = CALLERS[i % len(CALLERS)]
         records.append(
             {
-                "id": f"call-{i}",
+                "id": RAW_IDS[i],
                 "context": "customer_support",
                 "turns": [
                     {"speaker": "Agent", "text": "Thanks for calling, how can I help?"},
@@ -113,14 +116,37 @@ def test_no_string_of_a_record_escapes_anonymization(repo: Path) -> None:
     assert anonymized[0]["labels"]["purpose"] == "address_change"  # a known class label
 
 
+def test_record_ids_are_pseudonyms_from_ingest_on(repo: Path) -> None:
+    # The original ids are in the user's file and the owner-only mapping, nowhere else:
+    # not in the splits, the spans, the risk tables, the review sample, MLflow or DVC.
+    assert set(files_holding(repo, RAW_IDS)) == {"user.jsonl", "data/raw/id_pseudonyms.jsonl"}
+    mapping = [json.loads(line) for line in (repo / "data/raw/id_pseudonyms.jsonl").open()]
+    assert [m["id"] for m in mapping] == RAW_IDS
+    pseudonyms = [m["pseudonym"] for m in mapping]
+    raw = [json.loads(line)["id"] for line in (repo / "data/raw/corpus.jsonl").open()]
+    anonymized = [json.loads(line)["id"] for line in (repo / "data/anonymized/corpus.jsonl").open()]
+    assert raw == anonymized == pseudonyms
+    assert all(p.startswith("c-") for p in pseudonyms) and len(set(pseudonyms)) == 12
+    splits = json.loads((repo / "data/splits.json").read_text())
+    assert sorted(splits["train"] + splits["heldout"]) == sorted(pseudonyms)
+
+
 def test_raw_files_are_private_whatever_the_umask(repo: Path) -> None:
-    for folder in ("data/raw", "data/pi_inventory"):
+    # and so are the anonymized corpus and the review sample (anonymized text may still
+    # hold what anonymization missed), and the splits
+    for folder in ("data/raw", "data/pi_inventory", "data/anonymized", "data/review"):
         assert stat.S_IMODE((repo / folder).stat().st_mode) == 0o700, folder
     for name in (
         "data/raw/corpus.jsonl",
         "data/raw/salt",
         "data/raw/canaries.jsonl",
+        "data/raw/id_pseudonyms.jsonl",
         "data/pi_inventory/gold.jsonl",
+        "data/anonymized/corpus.jsonl",
+        "data/anonymized/spans.jsonl",
+        "data/review/review_sample.jsonl",
+        "data/review/review.html",
+        "data/splits.json",
     ):
         assert stat.S_IMODE((repo / name).stat().st_mode) == 0o600, name
 
@@ -128,7 +154,7 @@ def test_raw_files_are_private_whatever_the_umask(repo: Path) -> None:
 def test_raw_outputs_never_enter_the_dvc_cache(repo: Path) -> None:
     cache = repo / ".dvc" / "cache"
     assert cache.is_dir()
-    assert not files_holding(cache, RAW_VALUES)
+    assert not files_holding(cache, RAW_VALUES + RAW_IDS)
     salt = (repo / "data/raw/salt").read_text().strip()
     assert not files_holding(cache, [salt])
 
@@ -147,6 +173,7 @@ def test_purge_raw_erases_every_raw_copy_old_cached_ones_included(repo: Path) ->
     repro(repo, "-f", "ingest")
     dvc_yaml.write_text(current)
     assert files_holding(repo / ".dvc" / "cache", RAW_VALUES)  # old copies are there
+    assert files_holding(repo / ".dvc" / "cache", RAW_IDS)  # the id mapping's too
     veiltune = [str(BIN / "veiltune"), "purge-raw"]
     listed = subprocess.run(
         veiltune, cwd=repo, env=pipeline_env(), capture_output=True, text=True, check=True
@@ -154,5 +181,6 @@ def test_purge_raw_erases_every_raw_copy_old_cached_ones_included(repo: Path) ->
     assert "data/raw" in json.loads(listed.stdout)["would_remove"]
     assert (repo / "data/raw/corpus.jsonl").is_file()  # listing erases nothing
     subprocess.run([*veiltune, "--yes"], cwd=repo, env=pipeline_env(), check=True)
-    assert set(files_holding(repo, RAW_VALUES)) == {"user.jsonl"}  # the user's own file only
+    # the user's own file only
+    assert set(files_holding(repo, RAW_VALUES + RAW_IDS)) == {"user.jsonl"}
     assert not (repo / "data/raw").exists() and not (repo / "data/anonymized").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,3 +146,55 @@ def test_review_records_mask_what_anonymize_would_still_replace(
     assert masked["context"] == "customer_support"
     assert "[RESIDUAL_PERSON_NAME]" in masked["turns"][0]["text"]
     assert counts["PERSON_NAME"] >= 2 and sum(counts.values()) >= 4
+
+
+ID_CORPUS = [
+    {"id": "jane.doe@examplemail.com", "text": "Hello, I need a refund for my order."},
+    {"id": "4155550123", "text": "Thanks, that is all."},
+]
+ID_ITEMS = (
+    b'{"conversation_id": "jane.doe@examplemail.com", "score": 0}\n'
+    b'{"conversation_id": "4155550123", "score": 4}\n'
+)
+
+
+def id_policy(detector: Any, raw: Path, original_ids: tuple[str, ...] = ()) -> DetectorScanPolicy:
+    anonymization = AnonymizationPolicy(
+        speaker_roles=DEFAULT_SPEAKER_ROLES, class_labels=known_class_labels({})
+    )
+    return DetectorScanPolicy(detector, anonymization, raw, 4, original_ids=original_ids)
+
+
+def test_an_original_record_id_is_scanned_like_any_other_value(
+    detector: Any,
+    tmp_path: Path,
+) -> None:
+    from components.export.scan import scan_files
+    from components.ingest.pseudonyms import IdPseudonyms, id_inventory_entries
+
+    salt = "0" * 32
+    ids = IdPseudonyms.of([r["id"] for r in ID_CORPUS], salt, "user.jsonl")
+    dialogsum = {"id": "dialogsum-dev_1", "turns": [{"speaker": "Person1", "text": "Hi."}]}
+    renamed = [*({**r, "id": ids.renamed(r["id"])} for r in ID_CORPUS), dialogsum]
+    raw = tmp_path / "corpus.jsonl"
+    raw.write_text("".join(json.dumps(r) + "\n" for r in renamed))
+    card = b"Trained on your corpus and the DialogSum sample (CC BY-NC-SA 4.0)."
+    # the detector's findings are confirmed against the original ids the id mapping holds;
+    # the raw corpus's own ids (pseudonyms, DialogSum's) confirm nothing
+    scan = id_policy(detector, raw, tuple(ids.mapping)).scan(
+        [("risk/items.jsonl", ID_ITEMS), ("model_card.md", card)]
+    )
+    assert set(scan.leaks) == {"risk/items.jsonl"}
+    assert sum(scan.leaks["risk/items.jsonl"].values()) == 2
+    assert id_policy(detector, raw).scan([("risk/items.jsonl", ID_ITEMS)]).passed
+    # and the inventory scan finds an original id no detector flags, by keyed hash only
+    entries = id_inventory_entries({"CUST-88412": "c-0", **ids.mapping}, salt)
+    files = [("a.csv", b"id\nCUST-88412\n"), ("b.jsonl", ID_ITEMS)]
+    inventory = scan_files(files, entries, salt, 4)
+    assert inventory.leaks == {"a.csv": {"CONVERSATION_ID": 1}, "b.jsonl": {"CONVERSATION_ID": 2}}
+    pseudonyms = "\n".join(ids.mapping.values()).encode()
+    assert scan_files([("c.csv", pseudonyms)], entries, salt, 4).passed
+    # a short record number as an id is no finding: a metric's decimals write it by chance
+    numbered = id_inventory_entries({"3456": "c-1", "4155550123": "c-2"}, salt)
+    assert [e.specific for e in numbered] == [False, True]
+    assert scan_files([("m.json", b'{"rouge1": 0.3456}')], numbered, salt, 4).passed

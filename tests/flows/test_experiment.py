@@ -76,20 +76,25 @@ def test_the_experiment_runs_the_selected_stages_alone_in_a_temporary_copy() -> 
 
 def test_what_dvc_keeps_out_of_its_cache_is_copied_into_the_experiment(tmp_path: Path) -> None:
     uncached = uncached_outputs(REPO_ROOT / "dvc.yaml")
-    assert {"data/raw", "data/pi_inventory/gold.jsonl", "metrics/ingest.json"} <= set(uncached)
+    assert {"data/raw", "data/pi_inventory/gold.jsonl", "data/splits.json",
+            "metrics/ingest.json"} <= set(uncached)  # fmt: skip
     assert "models/base" not in uncached and "data/anonymized" not in uncached
-    for path in ("data/raw/corpus.jsonl", "data/pi_inventory/gold.jsonl", "metrics/ingest.json",
-                 "metrics/gate.json", "notes/kept.json", "dvc.lock"):  # fmt: skip
+    for path in ("data/raw/corpus.jsonl", "data/pi_inventory/gold.jsonl", "data/splits.json",
+                 "data/anonymized/corpus.jsonl", "metrics/ingest.json", "metrics/gate.json",
+                 "notes/kept.json", "dvc.lock"):  # fmt: skip
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text("{}")
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     subprocess.run(["git", "add", "notes/kept.json"], cwd=tmp_path, check=True)
     outputs = [*uncached, "notes/kept.json", "notes/missing.json"]
     # data/raw whole; gold.jsonl and the metrics with their folders (nothing there is tracked,
-    # so DVC's copy would find no folder); the tracked file comes with the commit
-    assert copy_paths(tmp_path, outputs) == ["data/raw", "data/pi_inventory", "metrics", "dvc.lock"]
+    # so DVC's copy would find no folder); splits.json alone, into the data/ that copying
+    # data/raw made (not data/ whole, with every cached output in it); the tracked file comes
+    # with the commit
+    first = ["data/raw", "data/pi_inventory", "data/splits.json"]
+    assert copy_paths(tmp_path, outputs) == [*first, "metrics", "dvc.lock"]
     subprocess.run(["git", "add", "metrics/gate.json", "dvc.lock"], cwd=tmp_path, check=True)
-    assert copy_paths(tmp_path, outputs) == ["data/raw", "data/pi_inventory", "metrics/ingest.json"]
+    assert copy_paths(tmp_path, outputs) == [*first, "metrics/ingest.json"]
 
 
 def test_a_corpus_path_is_made_absolute_for_the_experiments_copy(

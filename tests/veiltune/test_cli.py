@@ -96,6 +96,9 @@ def test_detect_and_anonymize_contract(tmp_path: Path) -> None:
     assert found["Jane Doe"] == "PERSON_NAME"
     assert all("turn" not in s for s in detected[0]["spans"])
     assert {s["turn"] for s in detected[1]["spans"]} == {1}
+    # the speaker label anonymize replaces is reported too, as a corpus's pi spans name it
+    speaker = [s for s in detected[1]["spans"] if s.get("field") == "speaker"]
+    assert [(s["start"], s["end"], s["entity_type"]) for s in speaker] == [(0, 3, "PERSON_NAME")]
     assert (
         main(
             [
