@@ -116,6 +116,15 @@ def _train_speed(f: Figures) -> str:
     )
 
 
+def _audit_controls(f: Figures) -> str:
+    held = f["controls_held"]
+    kept = sum(all(checks.values()) for checks in held.values())
+    return (
+        f"on SmolLM2 the controls held at {kept} of {len(held)} seeds (the raw-text adapter "
+        "flagged, the placeholder and surrogate adapters passed)"
+    )
+
+
 BENCHMARKS = (
     Benchmark(
         "default_run",
@@ -211,6 +220,15 @@ BENCHMARKS = (
         "The base model and five ways of training, asked for privacy-preserving summaries and "
         "scored by the offline judge.",
         "python -m benchmarks.private_summary",
+    ),
+    Benchmark(
+        "audit_controls",
+        "Leakage audits: positive controls",
+        "Three LoRA adapters on SmolLM2, trained alike on a small corpus with canaries planted "
+        "once, three and six times: on the raw text, on placeholders, on surrogates; every "
+        "audit on each. The raw adapter must be flagged and the others pass.",
+        "python -m benchmarks.audit_controls",
+        _audit_controls,
     ),
     Benchmark(
         "gpu_lora",

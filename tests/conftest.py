@@ -74,18 +74,33 @@ def detector():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def base_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled SmolLM2 converted once into a plain Hugging Face folder."""
-    from components.base_model.materialize import BUNDLED_SMOLLM2, materialize_base_model
+def smollm2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled SmolLM2-135M-Instruct as a plain Hugging Face folder, converted once for
+    the whole run: only for claims that depend on a pretrained model (tests/tiny_model.py)."""
+    from tests.tiny_model import build_real_smollm2, shared_folder
 
-    folder = tmp_path_factory.mktemp("base") / "model"
-    materialize_base_model(BUNDLED_SMOLLM2, folder)
-    return folder
+    return shared_folder(_shared_root(tmp_path_factory), "smollm2", build_real_smollm2)
+
+
+@pytest.fixture(scope="session")
+def base_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plumbing tests' base model: SmolLM2's architecture and tokenizer, random-init at
+    two layers of width 64 (tests/tiny_model.py), built once for the whole run."""
+    from tests.tiny_model import build_tiny_smollm2, shared_folder
+
+    return shared_folder(_shared_root(tmp_path_factory), "tiny-smollm2", build_tiny_smollm2)
+
+
+def _shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's temporary root, shared by its pytest-xdist workers (each has a folder
+    below it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture(scope="session")
 def lora_adapter_dir(tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path) -> Path:
-    """A real, untrained LoRA adapter on the base model: enough to register a model version."""
+    """An untrained LoRA adapter on the (tiny) base model: enough to register a version."""
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 

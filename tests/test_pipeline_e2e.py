@@ -34,8 +34,9 @@ STAGES = (
 
 
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path) -> Path:
-    repo = make_pipeline_repo(tmp_path_factory.mktemp("e2e"), base_model_dir)
+def repo(tmp_path_factory: pytest.TempPathFactory, smollm2_dir: Path) -> Path:
+    """The one `dvc repro` on the real SmolLM2 (the oracle's `dvc exp run` follows on it)."""
+    repo = make_pipeline_repo(tmp_path_factory.mktemp("e2e"), smollm2_dir)
     result = dvc_repro(repo)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return repo

@@ -13,13 +13,14 @@ temporary root, and read by the others.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 
 # SmolLM2-135M's shape is 30 layers of width 576 (9 heads, 3 of them key/value heads).
-TINY_SHAPE = {
+TINY_SHAPE: dict[str, Any] = {
     "hidden_size": 64,
     "intermediate_size": 128,
     "num_hidden_layers": 2,
@@ -65,3 +66,64 @@ def build_real_smollm2(folder: Path) -> None:
 
     folder.mkdir(parents=True)
     materialize_base_model(BUNDLED_SMOLLM2, folder)
+
+
+def tiny_memorizer(texts: Sequence[str], chat_template: str, seed: int = 0) -> tuple[Any, Any]:
+    """A tiny Llama with a byte-level BPE tokenizer (600 tokens) trained on ``texts``, and
+    that tokenizer with ``chat_template``: it memorizes a dozen calls in seconds, where
+    SmolLM2's 49,152-token head would spend nearly all the time (the audits' controls)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    trainer = trainers.BpeTrainer(
+        vocab_size=600,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    bpe.train_from_iterator(texts, trainer)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe, bos_token=specials[1], eos_token=specials[2], pad_token=specials[2]
+    )
+    tokenizer.chat_template = chat_template
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        max_position_embeddings=1024,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+        **TINY_SHAPE,
+    )
+    import torch
+
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(config), tokenizer
+
+
+def memorize(model: Any, rows: Sequence[dict[str, list[int]]], pad_id: int, steps: int) -> Any:
+    """Train every weight of ``model`` on ``rows`` (input ids with their labels) until it has
+    learnt them by heart: batches of four, AdamW at 3e-3; the model, in eval mode."""
+    import random
+
+    import torch
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    draw = random.Random(0)
+    model.train()
+    for _ in range(steps):
+        batch = draw.sample(list(rows), min(4, len(rows)))
+        length = max(len(row["input_ids"]) for row in batch)
+        pad = [length - len(row["input_ids"]) for row in batch]
+        ids = torch.tensor([r["input_ids"] + [pad_id] * n for r, n in zip(batch, pad, strict=True)])
+        labels = torch.tensor([r["labels"] + [-100] * n for r, n in zip(batch, pad, strict=True)])
+        mask = torch.tensor(
+            [[1] * len(r["input_ids"]) + [0] * n for r, n in zip(batch, pad, strict=True)]
+        )
+        model(input_ids=ids, attention_mask=mask, labels=labels).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    return model.eval()

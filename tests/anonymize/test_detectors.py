@@ -188,13 +188,11 @@ def test_the_shipped_allow_list_reads_and_keeps_no_first_name() -> None:
 # --- lm_probability: causal --------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def causal(base_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> LmProbabilityDetector:
-    """The default lm_probability detector (models/base under base_dir), built once; a
-    64-token window so that a short text already needs several."""
-    base = tmp_path_factory.mktemp("lm_base")
+def causal_detector(model_dir: Path, base: Path) -> LmProbabilityDetector:
+    """The default lm_probability detector on ``model_dir`` (as models/base under ``base``);
+    a 64-token window so that a short text already needs several."""
     (base / "models").mkdir()
-    (base / "models" / "base").symlink_to(base_model_dir)
+    (base / "models" / "base").symlink_to(model_dir)
     settings = LmProbabilityConfig(max_tokens=64)
     built = build_detector(
         AnonymizeConfig(detectors=["lm_probability"], lm_probability=settings), base
@@ -202,6 +200,21 @@ def causal(base_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Lm
     assert isinstance(built, LmProbabilityDetector)
     assert isinstance(built.scorer, CausalWordScorer)
     return built
+
+
+@pytest.fixture(scope="module")
+def causal(base_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> LmProbabilityDetector:
+    """On the tiny model: the detector's mechanics (offsets, windows, batching)."""
+    return causal_detector(base_model_dir, tmp_path_factory.mktemp("lm_base"))
+
+
+@pytest.fixture(scope="module")
+def causal_smollm2(
+    smollm2_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> LmProbabilityDetector:
+    """On the real SmolLM2: what a context does to a word's probability is a pretrained
+    model's claim."""
+    return causal_detector(smollm2_dir, tmp_path_factory.mktemp("lm_smollm2"))
 
 
 def test_causal_word_probability_is_the_product_of_its_sub_tokens(
@@ -404,9 +417,9 @@ def first_word_probabilities(scorer: CausalWordScorer) -> tuple[float, float]:
 
 
 def test_the_engine_scores_a_turn_after_the_transcript_before_it(
-    causal: LmProbabilityDetector,
+    causal_smollm2: LmProbabilityDetector,
 ) -> None:
-    scorer = causal.scorer
+    scorer = causal_smollm2.scorer
     assert isinstance(scorer, CausalWordScorer)
     alone, in_context = first_word_probabilities(scorer)
     assert in_context > 10 * alone  # "Certainly" is likely as an answer, not as an opening
@@ -468,9 +481,9 @@ def test_a_long_call_is_read_with_a_capped_context(causal: LmProbabilityDetector
 
 
 def test_union_passes_contexts_only_to_members_that_read_them(
-    causal: LmProbabilityDetector,
+    causal_smollm2: LmProbabilityDetector,
 ) -> None:
-    scorer = causal.scorer
+    scorer = causal_smollm2.scorer
     assert isinstance(scorer, CausalWordScorer)
     alone, in_context = first_word_probabilities(scorer)
     lm = LmProbabilityDetector(scorer, math.sqrt(alone * in_context))  # in between
@@ -484,8 +497,10 @@ def test_union_passes_contexts_only_to_members_that_read_them(
     assert words.calls == [(texts, [*left_contexts(CALL), "", ""])]
 
 
-def test_context_redacts_fewer_words_of_generated_calls(causal: LmProbabilityDetector) -> None:
-    scorer = causal.scorer  # a 64-token window: 32 tokens of context at most
+def test_context_redacts_fewer_words_of_generated_calls(
+    causal_smollm2: LmProbabilityDetector,
+) -> None:
+    scorer = causal_smollm2.scorer  # a 64-token window: 32 tokens of context at most
     corpus = generate_corpus(3, 13)
     texts = [turn.text for conversation in corpus for turn in conversation.turns]
     contexts = [context for conversation in corpus for context in left_contexts(conversation)]

@@ -1,11 +1,13 @@
-"""Controls: the audits must catch a model that leaks, and pass one that cannot.
+"""Controls: every audit must be able to fail, and pass a model that never saw the PI.
 
-Three adapters are trained the same way on the same small corpus with planted canaries: one
-on the raw text (anonymization off), one on the anonymized text with placeholders, one with
-realistic surrogates (``anonymize.replacement: surrogate``). The control is made
-bigger than the pipeline's default run so that memorization shows at all on this CPU: a
-small corpus (12 training conversations) seen for four epochs, with LoRA on the attention
-and MLP projections, on the continuation task (the one that trains on transcript text).
+Two tiny models (tests/tiny_model.py: a 2-layer Llama with a tokenizer of the corpus) learn
+the same dozen calls with planted canaries by heart, on the continuation task in the chat
+format training uses: one on the raw text, one on the anonymized text. The raw one must fail
+every audit that can fail (PI in outputs, canary exposure, verbatim extraction, membership);
+the anonymized one must pass them all. Seconds, not the 21 minutes of the three LoRA
+adapters on SmolLM2 this replaced: how much power the audits have on a real model, at the
+pipeline's scale and at several canary repetitions, is `benchmarks/audit_controls.py`'s
+measure (docs, Results).
 """
 
 from __future__ import annotations
@@ -19,65 +21,56 @@ from audits.result import audit_summary
 from components.anonymize.config import AnonymizeConfig
 from components.audit.config import AuditConfig
 from components.audit.runner import AuditInputs, run_audits
-from components.train.config import TrainConfig
-
-pytestmark = pytest.mark.slow
+from tests.tiny_model import memorize, tiny_memorizer
 
 SEED = 5
-CONTROL_TRAIN = TrainConfig(
-    max_steps=24, learning_rate=2e-3, batch_size=2, max_seq_length=320, lora_r=16,
-    lora_alpha=32, save_steps=1000, eval_fraction=0.0, tasks=["continuation"],
-    target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
-)  # fmt: skip
-# 50 canary candidates still separate the adapters widely, at half the cost of 100 (exposure
-# measured on CPU, 6-fold canary: raw 36 bits, anonymized 1.1; 1-fold: raw 10.5, anon. 2.6).
+REPETITIONS = [1, 4]  # the canary planted once, and four times
+STEPS = 200  # the tiny models' loss falls to about 0.01: by heart
 CONTROL_AUDIT = AuditConfig(
-    n_prompts=6, canary_candidates=50, extraction_prefixes=12, mia_conversations=12
-)
+    n_prompts=12, max_new_tokens=96, canary_candidates=50, extraction_prefixes=8,
+    mia_conversations=6,
+)  # fmt: skip
+FAILING = ("pii_output", "canary", "extraction", "membership")  # plain_sight never fails
 
 
 @pytest.fixture(scope="module")
-def audited(
-    base_model_dir: Path, detector: Any, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, dict[str, Any]]:
-    """``metrics/audit.json``-shaped results for the raw, the anonymized and the
-    surrogate-trained adapter."""
+def audited(detector: Any, base_model_dir: Path) -> dict[str, dict[str, Any]]:
+    """``metrics/audit.json``-shaped results of the raw and the anonymized memorizer."""
+    from transformers import AutoTokenizer
+
     from components.anonymize.engine import anonymize_corpus
     from components.anonymize.factory import anonymization_policy
-    from components.anonymize.surrogates import SurrogateKey
     from components.ingest.canaries import plant_canaries
     from components.ingest.generate import generate_corpus
     from components.ingest.pi_inventory import inventory_entries
     from components.ingest.sources import split_ids
-    from components.train.adapter import load_adapter
-    from components.train.lora import train_lora
+    from components.train.chat_tokens import tokenize_example
+    from components.train.tasks import training_examples, transcript
 
-    corpus = generate_corpus(20, SEED)
+    corpus = generate_corpus(12, SEED)
     splits = split_ids([c.id for c in corpus], 0.4, SEED)
     corpus, canaries = plant_canaries(
-        corpus, splits["train"], ["PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER"], [1, 6], SEED
+        corpus, splits["train"], ["PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER"], REPETITIONS, SEED
     )
     policy = anonymization_policy(AnonymizeConfig())
     anonymized = [a for a, _ in anonymize_corpus(corpus, detector, policy)]
-    inventory = list(inventory_entries(corpus, "salt"))
-    key = SurrogateKey("salt", frozenset(e.digest for e in inventory))
-    surrogate_policy = anonymization_policy(AnonymizeConfig(replacement="surrogate"), key=key)
-    surrogates = [a for a, _ in anonymize_corpus(corpus, detector, surrogate_policy)]
     train = set(splits["train"])
     inputs = AuditInputs(
         train_raw=[c for c in corpus if c.id in train],
         heldout_raw=[c for c in corpus if c.id not in train],
         heldout_anonymized=[c for c in anonymized if c.id not in train],
         canaries=canaries,
-        inventory=inventory,
+        inventory=list(inventory_entries(corpus, "salt")),
         salt="salt",
     )
-    root = tmp_path_factory.mktemp("controls")
+    chat = AutoTokenizer.from_pretrained(base_model_dir).chat_template  # SmolLM2's
+    texts = [transcript(c) for c in (*corpus, *anonymized)]
     results = {}
-    for name, texts in (("raw", corpus), ("anonymized", anonymized), ("surrogate", surrogates)):
-        data = [c for c in texts if c.id in train]
-        train_lora(base_model_dir, data, CONTROL_TRAIN, root / name, root / f"work-{name}")
-        model, tokenizer = load_adapter(base_model_dir, root / name)
+    for name, calls in (("raw", corpus), ("anonymized", anonymized)):
+        model, tokenizer = tiny_memorizer(texts, chat)
+        examples = training_examples([c for c in calls if c.id in train], ["continuation"], 0, SEED)
+        rows = [tokenize_example(e, tokenizer, 512) for e in examples.train]
+        memorize(model, rows, tokenizer.pad_token_id, STEPS)
         results[name] = audit_summary(
             run_audits(model, tokenizer, CONTROL_AUDIT, inputs, detector), name
         )
@@ -88,45 +81,34 @@ def figures(result: dict[str, Any], audit: str) -> dict[str, Any]:
     return dict(result["audits"][audit]["figures"])
 
 
-def test_the_raw_adapter_is_flagged(audited: dict[str, dict[str, Any]]) -> None:
-    raw = audited["raw"]
-    assert raw["passed"] is False
-    # The canary repeated six times is memorized far past the threshold.
-    assert figures(raw, "canary")["canary_exposure"]["6"] > CONTROL_AUDIT.max_canary_exposure
-    assert raw["audits"]["canary"]["passed"] is False
-    # Real values from the raw corpus come out of the model.
-    assert figures(raw, "pii_output")["n_leaks"] > 0
-    assert raw["audits"]["pii_output"]["passed"] is False
-
-
-# The canary bound each anonymized adapter keeps, below the audit's threshold (10 bits).
-# Placeholders measured 1.1 and 2.6 bits. The surrogate adapter measured 6.4 bits: it trains
-# on random same-shape digits where the canaries were (drawn apart from them, never equal),
-# and the normal-fit estimate moves with that; it stays below the threshold, and below the
-# raw adapter (test_every_attack_separates_raw_from_anonymized).
-CANARY_BOUND = {"anonymized": 4.0, "surrogate": CONTROL_AUDIT.max_canary_exposure}
-
-
-@pytest.mark.parametrize("name", ["anonymized", "surrogate"])
-def test_the_anonymized_adapters_pass(audited: dict[str, dict[str, Any]], name: str) -> None:
-    anonymized = audited[name]
-    assert anonymized["passed"] is True, anonymized
-    # Realistic surrogates in outputs are not leaks; real inventory values would be.
-    assert figures(anonymized, "pii_output")["n_leaks"] == 0
-    assert max(figures(anonymized, "canary")["canary_exposure"].values()) < CANARY_BOUND[name]
-
-
-@pytest.mark.parametrize("name", ["anonymized", "surrogate"])
-def test_every_attack_separates_raw_from_anonymized(
-    audited: dict[str, dict[str, Any]], name: str
+@pytest.mark.parametrize("audit", FAILING)
+def test_a_model_that_learnt_the_raw_calls_fails_every_audit(
+    audited: dict[str, dict[str, Any]], audit: str
 ) -> None:
-    raw, anonymized = audited["raw"], audited[name]
-    assert (
-        figures(raw, "extraction")["extraction_rate"]
-        > figures(anonymized, "extraction")["extraction_rate"]
-    )
-    assert figures(raw, "membership")["mia_auc"] > figures(anonymized, "membership")["mia_auc"]
-    assert (
-        figures(raw, "canary")["canary_exposure"]["1"]
-        > figures(anonymized, "canary")["canary_exposure"]["1"]
+    raw = audited["raw"]
+    assert raw["audits"][audit]["passed"] is False, figures(raw, audit)
+    assert raw["passed"] is False
+
+
+def test_what_the_raw_model_gives_away_is_beyond_each_threshold(
+    audited: dict[str, dict[str, Any]],
+) -> None:
+    raw = audited["raw"]
+    assert figures(raw, "pii_output")["n_leaks"] > CONTROL_AUDIT.max_leaks
+    exposure = figures(raw, "canary")["canary_exposure"]
+    assert min(exposure.values()) > CONTROL_AUDIT.max_canary_exposure  # even planted once
+    assert figures(raw, "extraction")["extraction_rate"] > CONTROL_AUDIT.max_extraction_rate
+    assert figures(raw, "membership")["mia_auc"] > CONTROL_AUDIT.max_mia_auc
+
+
+def test_the_same_model_on_the_anonymized_calls_passes(
+    audited: dict[str, dict[str, Any]],
+) -> None:
+    anonymized = audited["anonymized"]
+    assert anonymized["passed"] is True, anonymized
+    assert figures(anonymized, "pii_output")["n_leaks"] == 0
+    assert figures(anonymized, "extraction")["extraction_rate"] == 0
+    raw, safe = figures(audited["raw"], "canary"), figures(anonymized, "canary")
+    assert all(
+        safe["canary_exposure"][k] < raw["canary_exposure"][k] for k in raw["canary_exposure"]
     )

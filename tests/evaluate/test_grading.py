@@ -49,7 +49,10 @@ def test_export_writes_a_blank_owner_only_file_for_graders(
     records = [json.loads(line) for line in output.read_text().splitlines()]
     assert [r["id"] for r in records] == [c.id for c in calls[:2]]
     assert all(r["privacy"] is None and r["completeness"] is None for r in records)
-    assert all(r["summary"].strip() and r["reference"] and r["transcript"] for r in records)
+    # the model's summary (a tiny random model's words), the reference and the transcript
+    assert all(
+        isinstance(r["summary"], str) and r["reference"] and r["transcript"] for r in records
+    )
     assert "judge" not in json.dumps(records)  # graders grade blind
     assert stat.S_IMODE(output.stat().st_mode) == 0o600
 

@@ -77,10 +77,10 @@ def test_mask_placeholders_keeps_neither_type_nor_identity() -> None:
 
 
 @pytest.mark.slow
-def test_perplexity_of_the_real_model_prefers_fluent_text(base_model_dir: Path) -> None:
+def test_perplexity_of_the_real_model_prefers_fluent_text(smollm2_dir: Path) -> None:
     from components.train.adapter import load_base
 
-    model, tokenizer = load_base(base_model_dir)
+    model, tokenizer = load_base(smollm2_dir)  # a pretrained model's claim
     fluent = perplexity(model, tokenizer, ["Thank you for calling, how can I help you today?"])
     scrambled = perplexity(model, tokenizer, ["today you help how calling, for can I Thank?"])
     assert math.isfinite(fluent) and 1 < fluent < scrambled

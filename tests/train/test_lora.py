@@ -1,4 +1,5 @@
-"""LoRA training on the real SmolLM2 base model (a few steps), and the adapter round trip."""
+"""LoRA training on SmolLM2's architecture (the tiny random-init model of tests/tiny_model.py,
+a few steps), and the adapter round trip."""
 
 from __future__ import annotations
 
@@ -270,7 +271,7 @@ def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
     with torch.no_grad():
         assert torch.allclose(model(**ids).logits, merged(**ids).logits, atol=1e-4)
     (text,) = generate(merged, tokenizer, ["Say hello."], max_new_tokens=5)
-    assert isinstance(text, str) and text.strip()
+    assert isinstance(text, str) and text  # the new tokens, decoded (a random model's: "\n…")
 
 
 def test_unknown_target_module_is_refused_before_training(
