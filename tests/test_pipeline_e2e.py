@@ -576,18 +576,3 @@ def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
         and "| base |" not in (section.partition("Difference")[0])
     )
     assert (repo / "reports" / "utility" / "utility.png").read_bytes()[:4] == b"\x89PNG"
-
-
-def test_failing_gate_stops_the_pipeline_before_training(
-    tmp_path: Path, base_model_dir: Path
-) -> None:
-    # Detecting only IP addresses leaves every name in clear: the corpus must be refused.
-    repo = make_pipeline_repo(tmp_path, base_model_dir, anonymize={"info_types": ["IP_ADDRESS"]})
-    result = dvc_repro(repo, "train")
-    assert result.returncode != 0
-    output = result.stdout + result.stderr
-    assert "veiltune gate: error: gate refused the corpus" in output
-    assert "mu_plus_sigma" in output and "threshold 5" in output
-    assert metrics(repo, "gate")["passed"] is False
-    assert not (repo / "models" / "adapter").exists()
-    assert not (repo / "metrics" / "train.json").exists()

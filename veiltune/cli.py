@@ -35,8 +35,13 @@ from components.stages import (
 if TYPE_CHECKING:
     from components.core.stage import StageContext
 
-# Nothing downloads at run time; Prefect and Great Expectations send no analytics.
+# Nothing downloads at run time; Prefect, Great Expectations, MLflow and the Hugging Face
+# hub send no analytics (MLflow 3 otherwise opens an HTTPS connection to its telemetry host
+# from every process that logs a run).
 OFFLINE_ENVIRONMENT = {
+    "MLFLOW_DISABLE_TELEMETRY": "true",
+    "DO_NOT_TRACK": "true",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
     "HF_DATASETS_OFFLINE": "1",

@@ -34,6 +34,24 @@ ON_TWO_WORKERS = AnonymizeConfig(batch_size=8, cluster="local", workers=2)
 
 
 @pytest.fixture(scope="module")
+def shared() -> Iterator[AnonymizeConfig]:
+    """The config of a cluster of two worker processes kept for the module (by its
+    scheduler's address, as `anonymize.cluster: tcp://...` names an existing cluster): each
+    worker builds its detector once for every test that runs there. The byte-for-byte test
+    starts its own `local` cluster, and the worker-kill test its own scheduler."""
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        host="127.0.0.1",
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    ) as local:
+        yield AnonymizeConfig(batch_size=8, cluster=local.scheduler_address, workers=2)
+
+
+@pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("raw") / "corpus.jsonl"
     records = [c.to_record() for c in generate_corpus(N_CONVERSATIONS, seed=11)]
@@ -74,13 +92,12 @@ def test_a_local_cluster_writes_the_one_process_outputs_byte_for_byte(
 
 @pytest.mark.slow
 def test_detect_on_a_cluster_writes_what_detect_writes_in_one_process(
-    corpus: Path, tmp_path: Path, small_parts: None
+    corpus: Path, tmp_path: Path, small_parts: None, shared: AnonymizeConfig
 ) -> None:
     context = StageContext(REPO / "params.yaml", {}, {})
     config = AnonymizeConfig(batch_size=8)
     assert detect(config, context, corpus, tmp_path / "one.jsonl") == N_CONVERSATIONS
-    on_cluster = replace(config, cluster="local", workers=2)
-    assert detect(on_cluster, context, corpus, tmp_path / "many.jsonl") == N_CONVERSATIONS
+    assert detect(shared, context, corpus, tmp_path / "many.jsonl") == N_CONVERSATIONS
     assert (tmp_path / "many.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
 
 
@@ -99,7 +116,9 @@ def scheduler() -> Iterator[object]:
 
 
 @pytest.mark.slow
-def test_evaluate_detection_on_a_cluster_scores_what_one_process_scores() -> None:
+def test_evaluate_detection_on_a_cluster_scores_what_one_process_scores(
+    shared: AnonymizeConfig,
+) -> None:
     from components.anonymize.distributed import detect_groups_on_cluster
     from components.anonymize.evaluation.datasets import load_labelled
     from components.anonymize.evaluation.run import (
@@ -114,7 +133,7 @@ def test_evaluate_detection_on_a_cluster_scores_what_one_process_scores() -> Non
     detector, policy = build_detector(config, REPO), anonymization_policy(config, REPO)
     one, one_sample = evaluate_detection(items, detector, policy, 8, sample_size=5)
     groups = conversation_groups(items)
-    detected = detect_groups_on_cluster(ON_TWO_WORKERS, REPO, groups)
+    detected = detect_groups_on_cluster(shared, REPO, groups)
     many, many_sample = score_detection(items, groups, detected, sample_size=5)
     timing = ("seconds", "chars_per_second")
     assert {k: v for k, v in many.items() if k not in timing} == {
@@ -195,33 +214,33 @@ def test_a_task_that_kills_its_workers_is_one_error() -> None:
 
 @pytest.mark.slow
 def test_a_malformed_record_in_a_later_part_is_one_error_and_nothing_is_written(
-    corpus: Path, tmp_path: Path, small_parts: None
+    corpus: Path, tmp_path: Path, small_parts: None, shared: AnonymizeConfig
 ) -> None:
     lines = corpus.read_text().splitlines(keepends=True)
     bad = tmp_path / "bad.jsonl"
     bad.write_text("".join([*lines[:-3], '{"id": "x", "turns": [\n', *lines[-3:]]))
     out = tmp_path / "out"
     with pytest.raises(InputError, match=rf"^{bad}:{len(lines) - 2}: malformed JSON"):
-        _anonymize(ON_TWO_WORKERS, bad, out)
+        _anonymize(shared, bad, out)
     assert not out.exists() or not list(out.iterdir())  # no outputs, no parts left
 
 
 @pytest.mark.slow
 def test_a_duplicate_id_across_parts_is_named_by_its_line(
-    corpus: Path, tmp_path: Path, small_parts: None
+    corpus: Path, tmp_path: Path, small_parts: None, shared: AnonymizeConfig
 ) -> None:
     lines = corpus.read_text().splitlines(keepends=True)
     duplicate = tmp_path / "duplicate.jsonl"
     duplicate.write_text("".join([*lines, lines[0]]))
     first_id = json.loads(lines[0])["id"]
     with pytest.raises(InputError, match=rf"{len(lines) + 1}: duplicate id '{first_id}'"):
-        _anonymize(ON_TWO_WORKERS, duplicate, tmp_path / "out")
+        _anonymize(shared, duplicate, tmp_path / "out")
     assert not (tmp_path / "out" / "corpus.jsonl").exists()
 
 
 @pytest.mark.slow
 def test_the_policy_files_travel_with_the_task_not_on_the_workers_file_system(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: AnonymizeConfig
 ) -> None:
     """A project whose exclusions keep a made-up word that the shipped policy redacts; its
     policy folder is removed after the client reads it and before the cluster starts, and
@@ -247,7 +266,7 @@ def test_the_policy_files_travel_with_the_task_not_on_the_workers_file_system(
 
     monkeypatch.setattr(distributed, "dask_client", policy_gone_then_cluster)
     many = anonymize_file(
-        replace(config, cluster="local", workers=2),
+        replace(config, cluster=shared.cluster, workers=2),
         project,
         corpus,
         tmp_path / "many.jsonl",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -614,3 +615,21 @@ def test_a_file_that_is_not_utf8_is_one_error_naming_its_line(
         "the file as UTF-8"
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_no_library_phones_home_from_a_veiltune_process() -> None:
+    """MLflow 3 opens an HTTPS connection to its telemetry host from every process that
+    logs a run, unless told not to (found 2026-11-27 in a train stage's debug log); outside
+    CI nothing else tells it. A veiltune process sets the opt-outs before any library loads."""
+    script = (
+        "import os; from veiltune.cli import OFFLINE_ENVIRONMENT\n"
+        "[os.environ.setdefault(k, v) for k, v in OFFLINE_ENVIRONMENT.items()]\n"
+        "from mlflow.telemetry.utils import is_telemetry_disabled\n"
+        "print(is_telemetry_disabled())\n"
+    )
+    ci_markers = ("PYTEST_CURRENT_TEST", "CI", "GITHUB_ACTIONS", "MLFLOW_DISABLE_TELEMETRY")
+    env = {k: v for k, v in os.environ.items() if k not in ci_markers and k != "DO_NOT_TRACK"}
+    run = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert run.stdout.strip() == "True"
