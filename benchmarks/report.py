@@ -125,7 +125,23 @@ def _audit_controls(f: Figures) -> str:
     )
 
 
+def _test_suite(f: Figures) -> str:
+    counts = f["counts"]
+    return (
+        f"`make test` ran {counts.get('passed', 0)} tests in {f['wall_minutes']} minutes on "
+        f"{f['workers']} workers"
+    )
+
+
 BENCHMARKS = (
+    Benchmark(
+        "test_suite",
+        "The test suite",
+        "`make test` as the Makefile runs it: its wall time, its counts and its 25 slowest "
+        "tests, measured with nothing else running.",
+        "python -m benchmarks.suite",
+        _test_suite,
+    ),
     Benchmark(
         "default_run",
         "The default run",
