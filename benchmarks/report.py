@@ -44,13 +44,15 @@ def _default_run(f: Figures) -> str:
     verdict = "passed" if gate.get("passed") else "failed"
     audits = "passed" if f.get("audit_passed") else "failed"
     line = (
-        f"the gate {verdict} (μ+σ {gate.get('mu_plus_sigma')} against {gate.get('threshold')}), "
+        f"the gate {verdict} (μ+σ {gate.get('mu_plus_sigma', float('nan')):.3g} against "
+        f"{gate.get('threshold')}), "
         f"the audits {audits}"
     )
     if "summary.rouge1" in adapter:
         line += (
-            f"; summary ROUGE-1 {adapter['summary.rouge1']} for the adapter, "
-            f"{base.get('summary.rouge1')} for the base model zero-shot"
+            f"; summary ROUGE-1 {adapter['summary.rouge1']:.3g} for the adapter, "
+            f"{base.get('summary.rouge1', float('nan')):.3g} for the base model zero-shot "
+            f"(a corpus of {f.get('conversations')} conversations, {f.get('train_steps')} steps)"
         )
     champion = f.get("register", {}).get("champion")
     return line + ("; registered as champion" if champion else "; registered, not champion")
