@@ -118,6 +118,17 @@ def _train_speed(f: Figures) -> str:
     )
 
 
+def _overmasking(f: Figures) -> str:
+    before = f.get("without_evidence", {})
+    return (
+        f"{f['common_lowercase_word_spans_per_10k_words']} spans on an everyday lowercase "
+        f"word per 10,000 words of human-written dialogue ({f['data']}; "
+        f"{before.get('common_lowercase_word_spans_per_10k_words')} without the evidence "
+        f"rule), {f['title_case_name_spans']} title-case names found "
+        f"({before.get('title_case_name_spans')} without)"
+    )
+
+
 def _audit_controls(f: Figures) -> str:
     held = f["controls_held"]
     kept = sum(all(checks.values()) for checks in held.values())
@@ -161,6 +172,15 @@ BENCHMARKS = (
         "python -m benchmarks.detection_quality",
         _detection_quality,
         _detection_points,
+    ),
+    Benchmark(
+        "overmasking",
+        "Over-masking of everyday words",
+        "Name, place, organization and username spans on a single lowercase common English "
+        'word ("pay my bill"), per 10,000 words of DialogSum\'s human-written dev dialogues, '
+        "beside the title-case names found.",
+        "python -m benchmarks.overmasking",
+        _overmasking,
     ),
     Benchmark(
         "detection_speed",

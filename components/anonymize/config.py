@@ -246,6 +246,11 @@ class AnonymizeConfig:
     allow_list: str = "veiltune/policy/allow_list.txt"
     # vocab_threshold: every word not among this many most frequent English words is redacted
     vocab_threshold: int = 5000
+    # A name, place, organization or username found on one lowercase dictionary word this
+    # frequent (wordfreq's Zipf) or more ("pay my bill", "a traffic jam") stands only with
+    # evidence: a cue, direct address, the word capitalized in the call, a speaker's label
+    # (components/anonymize/evidence.py); null: every such span stands
+    common_word_min_zipf: float | None = 3.0
 
     def __post_init__(self) -> None:
         _require(self.backend in BACKENDS, "anonymize.backend", f"one of: {', '.join(BACKENDS)}")
@@ -338,4 +343,9 @@ class AnonymizeConfig:
             "each name once",
         )
         _require(self.vocab_threshold >= 1, "anonymize.vocab_threshold", "an integer >= 1")
+        _require(
+            self.common_word_min_zipf is None or 0 < self.common_word_min_zipf <= 8,
+            "anonymize.common_word_min_zipf",
+            "a Zipf frequency above 0 and at most 8 (3 is 'detour', 5 'bill'), or null",
+        )
         _require(bool(self.allow_list), "anonymize.allow_list", "a word-list file")

@@ -9,12 +9,20 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from components.anonymize.label_keys import PathPart, PiLabelKeys, is_field_name
-from components.anonymize.spans import Span, resolve_overlaps
+from components.anonymize.spans import (
+    PI_LABEL_KEY_SOURCE,
+    PROPAGATED_PREFIX,
+    SPEAKER_SOURCE,
+    Span,
+    resolve_overlaps,
+)
 from components.anonymize.term_lists import TermLists
 from components.core.corpus import TASK_LABEL_TYPES, Conversation, Turn
+from components.core.lexicon import stop_words
 from components.core.placeholders import PlaceholderBook, entity_tokens
 
 if TYPE_CHECKING:
+    from components.anonymize.evidence import NameEvidence
     from components.anonymize.surrogates import SurrogateBook, Surrogates
 
 # Names are propagated as whole words; shorter tokens are too ambiguous ("al", "ed").
@@ -25,10 +33,6 @@ _PROPAGATED_SCORE = 0.6
 # A numbered role ("Person1", "Speaker 2", "agent_3") is its role: the number is not a name.
 _ROLE_NUMBER = re.compile(r"[\s#_-]*\d+$")
 _POSSESSIVE = re.compile(r"['’]s$", re.I)
-# Span sources the engine adds to the backend's recognizers (see Span.source).
-SPEAKER_SOURCE = "speaker_label"
-PI_LABEL_KEY_SOURCE = "pi_label_key"  # a label value under a key that names PI
-PROPAGATED_PREFIX = "propagated/"
 
 
 class Detector(Protocol):
@@ -137,6 +141,8 @@ class AnonymizationPolicy:
     surrogates: Surrogates | None = None
     # Label keys whose value is PI whatever it holds (a PIN, a ZIP code), by info type.
     pi_label_keys: PiLabelKeys = field(default_factory=PiLabelKeys)
+    # What vouches for a span on an everyday word ("my bill"); None keeps every span.
+    evidence: NameEvidence | None = None
 
 
 def text_fields(
@@ -275,7 +281,11 @@ def detect_batch(
             _apply_terms(text, next(detected), policy.terms) if found is None else found
             for (_, text), found in zip(fields, known, strict=True)
         ]
+        if policy.evidence is not None:  # what does not hold up never spreads ...
+            spans = _weigh_evidence(fields, spans, policy.evidence)
         widened = _propagate_names(fields, spans)
+        if policy.evidence is not None:  # ... nor lands on an everyday word without reason
+            widened = _weigh_evidence(fields, widened, policy.evidence)
         roles = _role_labels(fields, policy)
         kept = [
             [
@@ -391,7 +401,7 @@ def _propagate_names(
         for surface, (_, info_type, source) in best.items()
         if info_type == "PERSON_NAME"
         for token in entity_tokens(surface)
-        if token.isalpha() and len(token) >= _MIN_PROPAGATED_TOKEN
+        if token.isalpha() and len(token) >= _MIN_PROPAGATED_TOKEN and token not in stop_words()
     }
     types = {surface: info_type for surface, (_, info_type, _) in best.items()}
     items = {
@@ -408,6 +418,15 @@ def _propagate_names(
         )
         for (_, text), found in zip(fields, spans, strict=True)
     ]
+
+
+def _weigh_evidence(
+    fields: list[tuple[TextField, str]], spans: list[list[Span]], evidence: NameEvidence
+) -> list[list[Span]]:
+    """The spans that hold up (``components.anonymize.evidence``); what the policy fixed
+    (a dictionary's terms, a PI label key's value, a speaker label) always does."""
+    speakers = " ".join(text for where, text in fields if where.kind == "speaker")
+    return evidence.keep([text for _, text in fields], spans, speakers)
 
 
 def _own_sources(kept: list[Span], detected: list[Span]) -> list[Span]:

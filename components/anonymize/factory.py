@@ -20,6 +20,7 @@ from components.core.corpus import TEXT_FIELDS, Conversation
 from components.core.errors import InputError
 
 if TYPE_CHECKING:
+    from components.anonymize.evidence import NameEvidence
     from components.anonymize.surrogates import SurrogateKey, Surrogates
 
 DEFAULT_SPEAKER_ROLES = frozenset(
@@ -199,6 +200,24 @@ def anonymization_policy(
         known_class_labels(config.class_labels),
         build_surrogates(config, base_dir, key) if config.replacement == "surrogate" else None,
         pi_label_keys(config, base_dir),
+        name_evidence(config),
+    )
+
+
+def name_evidence(config: AnonymizeConfig) -> NameEvidence | None:
+    """What vouches for a span on an everyday word (``anonymize.common_word_min_zipf``),
+    with the dictionary of the spaCy model params name; None when it is off."""
+    if config.common_word_min_zipf is None:
+        return None
+    from components.anonymize.evidence import NameEvidence
+    from components.anonymize.recognizers.name_gazetteer import common_surnames, english_first_names
+    from components.anonymize.recognizers.place_gazetteer import place_names
+    from components.anonymize.recognizers.unfamiliar_words import english_lexicon
+
+    return NameEvidence(
+        *english_lexicon(config.spacy_model),
+        config.common_word_min_zipf,
+        names=english_first_names() | common_surnames() | place_names(),
     )
 
 

@@ -5,6 +5,14 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+# Span sources the engine adds to the backend's recognizers (see Span.source): policy, not
+# detection.
+SPEAKER_SOURCE = "speaker_label"
+PI_LABEL_KEY_SOURCE = "pi_label_key"  # a label value under a key that names PI
+DICTIONARY_SOURCE = "dictionary"  # a custom-dictionary hit
+PROPAGATED_PREFIX = "propagated/"
+POLICY_SOURCES = frozenset({SPEAKER_SOURCE, PI_LABEL_KEY_SOURCE, DICTIONARY_SOURCE})
+
 
 @dataclass(frozen=True, order=True)
 class Span:

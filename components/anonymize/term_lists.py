@@ -8,12 +8,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from components.anonymize.spans import Span
+from components.anonymize.spans import DICTIONARY_SOURCE, Span
 from components.core.errors import InputError
 from components.core.placeholders import entity_tokens
 
 DICTIONARY_SCORE = 1.0
-DICTIONARY_SOURCE = "dictionary"  # Span.source of a custom-dictionary hit
 
 
 @dataclass(frozen=True)

@@ -291,3 +291,18 @@ def first_name_frequencies() -> dict[str, tuple[int, int]]:
             best, english = frequencies.get(name, (0, 0))
             frequencies[name] = (max(best, *values), max(english, *values[:3]))
     return frequencies
+
+
+# A name given in English at least this often (gender-guesser's 1-13) counts as a first name
+# after "I'm" or "this is" ("I'm Bill", not "I'm starving": components/anonymize/evidence.py).
+ENGLISH_FIRST_NAME_MIN_FREQ = 3
+
+
+@functools.lru_cache(maxsize=1)
+def english_first_names() -> frozenset[str]:
+    """First names (lowercase) given in Britain, Ireland or the USA."""
+    return frozenset(
+        name
+        for name, (_, english) in first_name_frequencies().items()
+        if english >= ENGLISH_FIRST_NAME_MIN_FREQ
+    )

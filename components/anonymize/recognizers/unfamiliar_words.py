@@ -26,12 +26,16 @@ calibrate``).
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Collection
 from typing import Any
 
 from presidio_analyzer import RecognizerResult
+from spacy.strings import get_string_id
 
 from components.anonymize.recognizers.base import ScannerRecognizer
+from components.core.errors import BackendError
 from components.core.lexicon import (
     SENTENCE_START,
     Dictionary,
@@ -117,12 +121,34 @@ def _shaped_like_name(word: str, inside_sentence: bool) -> bool:
     return bool(_INNER_CAPITAL.match(word)) or (inside_sentence and title_case(word))
 
 
-def lemma_vocabulary(nlp: Any) -> frozenset[str]:
-    """Every lemma in a spaCy pipeline's lookup lemmatizer index (empty when it has none)."""
+def lemma_vocabulary(nlp: Any, parts_of_speech: Collection[str] = ()) -> frozenset[str]:
+    """Every lemma in a spaCy pipeline's lookup lemmatizer index (empty when it has none),
+    or those of ``parts_of_speech`` only ("noun", "verb", "adj", "adv")."""
     if "lemmatizer" not in nlp.component_names:
         return frozenset()
     lookups = getattr(nlp.get_pipe("lemmatizer"), "lookups", None)
     if lookups is None or not lookups.has_table("lemma_index"):
         return frozenset()
     index = lookups.get_table("lemma_index")
-    return frozenset(word for pos in index for word in index[pos])
+    # the table is keyed by the hashes of "noun", "verb", "adj", "adv"
+    wanted = {get_string_id(pos) for pos in parts_of_speech}
+    return frozenset(
+        word for pos in index if not wanted or get_string_id(pos) in wanted for word in index[pos]
+    )
+
+
+@functools.lru_cache(maxsize=2)
+def english_lexicon(spacy_model: str) -> tuple[Dictionary, Dictionary]:
+    """The English dictionary of a spaCy model's lemma index, and its verbs, adjectives and
+    adverbs alone (where a proper name is never a lemma, as "michael" is among the nouns);
+    loaded once per process."""
+    import spacy
+
+    try:
+        nlp = spacy.load(spacy_model, exclude=["tok2vec", "tagger", "parser", "ner", "senter"])
+    except (OSError, ValueError) as exc:
+        raise BackendError(
+            f"cannot load spaCy model {spacy_model!r} (anonymize.spacy_model): {exc}"
+        ) from exc
+    ordinary = lemma_vocabulary(nlp, ("verb", "adj", "adv"))
+    return Dictionary(lemma_vocabulary(nlp)), Dictionary(ordinary)

@@ -1,0 +1,91 @@
+"""A lowercase everyday word is a name only with evidence (components/anonymize/evidence.py):
+the sentences users reported, and the cues, addresses and conversations that vouch for a
+word, through the engine with the real detector and the shipped policy."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.anonymize.config import AnonymizeConfig
+from components.anonymize.engine import detect_batch
+from components.anonymize.factory import anonymization_policy
+from components.core.corpus import Conversation, Turn
+
+REPO = Path(__file__).resolve().parents[2]
+NAME_TYPES = {"PERSON_NAME", "LOCATION", "ORGANIZATION_NAME", "USER_NAME"}
+
+
+def found_names(turns: list[tuple[str, str]], detector: Any, **config: Any) -> list[str]:
+    """The surfaces of the name, place, organization and username spans in the turns."""
+    policy = anonymization_policy(replace(AnonymizeConfig(), **config), REPO)
+    conversation = Conversation("c1", tuple(Turn(s, t) for s, t in turns), "customer_support")
+    ((fields, spans),) = detect_batch([conversation], detector, policy)
+    return [
+        text[s.start : s.end]
+        for (where, text), found in zip(fields, spans, strict=True)
+        if where.kind == "text"
+        for s in found
+        if s.entity_type in NAME_TYPES
+    ]
+
+
+# Reported on 2026-11-27 (issue 38), and what the same words must still be when they name.
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("I need to pay my bill before the due date.", []),
+        ("Sure, I will mark the account and grant you an extension.", []),
+        ("The bill for March shows a late fee.", []),
+        ("Well, when I finally got it the chicken was underdone.", []),
+        ("To be frank, the price is too high.", []),
+        ("We got stuck in a traffic jam on the way.", []),
+        ("Hey ref, open your eyes!", []),
+        ("The account was locked after several failed logins.", []),  # USER_NAME "logins"
+        ("What username are you using? It's mkowalski.", ["mkowalski"]),
+        ("My username is reset, all lowercase.", ["reset"]),
+        ("Please wait till your name is called.", []),
+        ("Hi, this is bill from accounts.", ["bill"]),
+        ("my name is mark and I have a question", ["mark"]),
+        ("Thanks, frank.", ["frank"]),
+        ("Is that you, bill?", ["bill"]),
+        ("she named him joshua", ["joshua"]),
+    ],
+)
+def test_an_everyday_word_is_a_name_only_with_evidence(
+    detector: Any, text: str, masked: list[str]
+) -> None:
+    assert found_names([("Caller", text)], detector) == masked
+
+
+def test_the_conversation_vouches_for_a_word_it_writes_as_a_name(detector: Any) -> None:
+    turns = [
+        ("Agent", "Did you speak to Bill about the refund?"),
+        ("Caller", "Yes, bill said it was fine, and I paid the bill."),
+    ]
+    # "Bill" written as a name inside a sentence vouches for "bill"... everywhere in the call
+    assert found_names(turns, detector) == ["Bill", "bill", "bill"]
+    # without it, neither lowercase "bill" holds
+    alone = [("Caller", "Yes, bill said it was fine, and I paid the bill.")]
+    assert found_names(alone, detector) == []
+
+
+def test_a_speakers_label_vouches_for_the_word(detector: Any) -> None:
+    turns = [("bill", "Hello there."), ("Agent", "Good morning, how can I help bill today?")]
+    assert "bill" in found_names(turns, detector)
+
+
+def test_a_stop_word_never_propagates_as_a_name(detector: Any) -> None:
+    turns = [
+        ("Caller", "I bought The Kick Scooter from Zorbleck Ltd."),
+        ("Caller", "Then the wheel came off and the handle broke."),
+    ]
+    assert not {"the", "The"} & set(found_names(turns, detector))
+
+
+def test_null_turns_the_evidence_off(detector: Any) -> None:
+    text = [("Caller", "I need to pay my bill before the due date.")]
+    assert found_names(text, detector, common_word_min_zipf=None) == ["bill"]
