@@ -19,9 +19,9 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from dataclasses import replace
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from benchmarks.detection_quality import REPO, SHARED
