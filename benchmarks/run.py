@@ -1,7 +1,7 @@
 """`make bench`: detection throughput of veiltune vs plain Presidio (same spaCy model, same
-texts, same process), anonymize with 1 and 2 worker processes, its peak memory as the corpus
-grows, LoRA training throughput packed vs padded, and anonymize on a Dask cluster against one
-process, on this machine.
+texts, same process), the transformer NER's cost, anonymize with 1 and 2 worker processes,
+its peak memory as the corpus grows, LoRA training throughput packed vs padded, and
+anonymize on a Dask cluster against one process, on this machine.
 
     python -m benchmarks.run [--only detection_speed,anonymize_workers,...]
 
@@ -193,6 +193,13 @@ def bench_detection_speed() -> dict[str, Any]:
     return bench_detection(bench_texts()) | {"texts": texts}
 
 
+def bench_ner_speed() -> dict[str, Any]:
+    """rampart on 1 and 2 threads; detection with and without the NER vs plain Presidio."""
+    from benchmarks import ner_speed
+
+    return ner_speed.run()
+
+
 def bench_cluster() -> dict[str, Any]:
     """anonymize on a Dask LocalCluster vs one process (each part its own results file)."""
     from benchmarks import cluster
@@ -202,6 +209,7 @@ def bench_cluster() -> dict[str, Any]:
 
 PARTS = {
     "detection_speed": bench_detection_speed,
+    "ner_speed": bench_ner_speed,
     "anonymize_workers": bench_workers,
     "anonymize_memory": bench_memory,
     "train_speed": bench_train_step,
