@@ -127,6 +127,18 @@ def test_batches_give_the_spans_of_one_text_at_a_time(tiny_dir: Path) -> None:
         assert [s.score for s in spans] == pytest.approx([s.score for s in single], abs=1e-5)
 
 
+def test_a_batch_holds_inputs_of_like_length_so_little_of_it_is_padding(tiny_dir: Path) -> None:
+    from components.anonymize.ner.classifier import PADDING_SLACK
+
+    tiny = load_torch(tiny_dir, batch_size=3)
+    texts = ["hello"] * 4 + ["pay my bill " * 5] * 2 + ["alice smith"] * 2
+    pieces = tiny._pieces(texts)
+    batches = tiny._batches(pieces)
+    lengths = [[len(pieces[k].encoding.ids) for k in batch] for batch in batches]
+    assert lengths == [[3, 3, 3], [3], [4, 4], [17, 17]]
+    assert all(max(b) <= PADDING_SLACK * min(b) and len(b) <= 3 for b in lengths)
+
+
 def test_empty_and_blank_texts_cost_no_forward_pass(
     tiny_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

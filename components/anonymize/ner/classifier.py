@@ -30,6 +30,7 @@ WINDOW_OVERLAP = 64
 TOKEN_OVERLAP = 64
 MAX_TOKENS = 512  # the longest input read, special tokens included (BERT's positions)
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+PADDING_SLACK = 1.25  # a batch's longest input, at most this times its shortest
 
 
 @dataclass(frozen=True)
@@ -115,16 +116,31 @@ class TokenClassifier(ABC):
         ]
 
     def _predict(self, pieces: Sequence[Piece]) -> list[list[TokenPrediction]]:
-        """Each piece's tokens as the model labels them; pieces of like length share a
-        batch, so little of a batch is padding."""
-        order = sorted(range(len(pieces)), key=lambda k: len(pieces[k].encoding.ids))
+        """Each piece's tokens as the model labels them, a batch at a time."""
         found: list[list[TokenPrediction]] = [[] for _ in pieces]
-        for first in range(0, len(order), self._batch_size):
-            batch = [pieces[k] for k in order[first : first + self._batch_size]]
-            labels, entity_probabilities = self._run(batch)
-            for row, k in enumerate(order[first : first + self._batch_size]):
+        for batch in self._batches(pieces):
+            labels, entity_probabilities = self._run([pieces[k] for k in batch])
+            for row, k in enumerate(batch):
                 found[k] = _tokens(pieces[k], labels[row], entity_probabilities[row])
         return found
+
+    def _batches(self, pieces: Sequence[Piece]) -> list[list[int]]:
+        """The pieces' indices in batches of like length: shortest first, a batch closed at
+        ``batch_size`` pieces or where a piece is ``PADDING_SLACK`` longer than its first.
+        On a CPU the model's cost is its tokens, padding included, whatever the batch: a
+        batch of short turns padded to its one long turn cost twice its text."""
+        order = sorted(range(len(pieces)), key=lambda k: len(pieces[k].encoding.ids))
+        batches: list[list[int]] = []
+        for k in order:
+            length = len(pieces[k].encoding.ids)
+            if (
+                not batches
+                or len(batches[-1]) >= self._batch_size
+                or length > PADDING_SLACK * len(pieces[batches[-1][0]].encoding.ids)
+            ):
+                batches.append([])
+            batches[-1].append(k)
+        return batches
 
     def _run(self, batch: Sequence[Piece]) -> tuple[np.ndarray, np.ndarray]:
         """The most probable label of each token of a batch, and its probability of each
