@@ -2,17 +2,24 @@
 detection (``veiltune detect``'s path) with the NER and without it, against plain Presidio on
 the same spaCy model, all on the embedded corpus's turns in one process.
 
-    python -m benchmarks.run --only ner_speed
+    python -m benchmarks.ner_speed [--conversations 200]   (or: benchmarks.run --only ner_speed)
+
+Writes benchmarks/results/ner_speed.json, with the machine's load average when it started:
+on a shared machine the figures move with it.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from benchmarks.detection_quality import REPO
+from benchmarks.results import write_result
 
 THREADS = (1, 2)
 
@@ -82,7 +89,8 @@ def plain_presidio_throughput(texts: list[str]) -> float:
 
 
 def run(n_conversations: int = 200) -> dict[str, Any]:
-    """Every figure, chars/s rounded, and the ratios the issue's speed target reads."""
+    """Every figure, chars/s rounded, and the ratios the issue's speed target reads, written
+    as ``ner_speed``."""
     import os
 
     texts = corpus_turns(n_conversations)
@@ -100,4 +108,17 @@ def run(n_conversations: int = 200) -> dict[str, Any]:
     on, off = figures["detect_ner_on_chars_per_s"], figures["detect_ner_off_chars_per_s"]
     figures["ner_on_vs_off"] = round(on / off, 3)
     figures["ner_on_vs_plain_presidio"] = round(on / figures["plain_presidio_chars_per_s"], 3)
+    write_result("ner_speed", figures)
     return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--conversations", type=int, default=200, help="of the embedded corpus")
+    args = parser.parse_args(argv)
+    print(json.dumps(run(args.conversations), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
