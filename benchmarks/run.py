@@ -1,7 +1,7 @@
 """`make bench`: detection throughput of veiltune vs plain Presidio (same spaCy model, same
-texts, same process), anonymize with 1 and 2 worker processes, its peak memory as the corpus
-grows, LoRA training throughput packed vs padded, and anonymize on a Dask cluster against one
-process, on this machine.
+texts, same process), the transformer NER's cost, anonymize with 1 and 2 worker processes,
+its peak memory as the corpus grows, LoRA training throughput packed vs padded, and
+anonymize on a Dask cluster against one process, on this machine.
 
     python -m benchmarks.run [--only detection_speed,anonymize_workers,...]
 
@@ -96,8 +96,12 @@ def bench_workers(n_conversations: int = 600) -> dict[str, float]:
     result: dict[str, float] = {"n_conversations": n_conversations, "n_chars": n_chars}
     for workers in (1, 2):
         config = AnonymizeConfig(workers=workers, batch_size=32)
-        stream = anonymize_stream(corpus, config, REPO, workers)  # lazy: runs inside time_it
-        seconds = time_it(lambda stream=stream: sum(1 for _ in stream))
+        # the stream builds its detector: inside time_it, as the workers build theirs
+        seconds = time_it(
+            lambda config=config, workers=workers: sum(
+                1 for _ in anonymize_stream(corpus, config, REPO, workers)
+            )
+        )
         result[f"workers_{workers}_chars_per_s"] = round(n_chars / seconds, 1)
     result["speedup"] = round(result["workers_2_chars_per_s"] / result["workers_1_chars_per_s"], 3)
     return result
@@ -189,6 +193,13 @@ def bench_detection_speed() -> dict[str, Any]:
     return bench_detection(bench_texts()) | {"texts": texts}
 
 
+def bench_ner_speed() -> dict[str, Any]:
+    """rampart on 1 and 2 threads; detection with and without the NER vs plain Presidio."""
+    from benchmarks import ner_speed
+
+    return ner_speed.run()
+
+
 def bench_cluster() -> dict[str, Any]:
     """anonymize on a Dask LocalCluster vs one process (each part its own results file)."""
     from benchmarks import cluster
@@ -198,11 +209,16 @@ def bench_cluster() -> dict[str, Any]:
 
 PARTS = {
     "detection_speed": bench_detection_speed,
+    "ner_speed": bench_ner_speed,
     "anonymize_workers": bench_workers,
     "anonymize_memory": bench_memory,
     "train_speed": bench_train_step,
     "cluster": bench_cluster,
 }
+
+
+# Parts whose module writes its results itself (cluster: one file per part).
+WRITE_THEIR_OWN = ("cluster", "ner_speed")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for name in chosen:
         results[name] = PARTS[name]()
-        if name != "cluster":  # cluster.run writes one file per part itself
+        if name not in WRITE_THEIR_OWN:
             write_result(name, results[name])
     print(json.dumps(results, indent=2))
     return 0

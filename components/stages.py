@@ -151,9 +151,18 @@ STAGES: tuple[Stage, ...] = (
         "Register the adapter in MLflow as candidate; champion if gate and audits passed, it "
         "learnt from the anonymized corpus and its utility is at least the champion's.",
         RegisterConfig,
-        # ingest: the datasets its model card names; export.signing_key: the key that signs
+        # ingest: the datasets its model card names; anonymize's backend, detectors and
+        # models: the detection models it names; export.signing_key: the key that signs
         # each version's evidence (the bundle's key)
-        reads=("train.corpus", "ingest", "export.signing_key"),
+        reads=(
+            "train.corpus",
+            "ingest",
+            "anonymize.backend",
+            "anonymize.detectors",
+            "anonymize.spacy_model",
+            "anonymize.ner.model",
+            "export.signing_key",
+        ),
     ),
     Stage(
         "export",

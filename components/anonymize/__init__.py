@@ -12,6 +12,7 @@ from components.anonymize.config import (
     AnonymizeConfig,
     LmProbabilityConfig,
 )
+from components.anonymize.detection_models import DetectionModel, detection_models
 from components.anonymize.engine import (
     IDENTIFIER_DIGITS,
     AnonymizationPolicy,
@@ -38,6 +39,7 @@ __all__ = [
     "SURROGATE_METHODS",
     "AnonymizationPolicy",
     "AnonymizeConfig",
+    "DetectionModel",
     "Detector",
     "LmProbabilityConfig",
     "LmProbabilityDetector",
@@ -50,6 +52,7 @@ __all__ = [
     "anonymize_conversation",
     "build_detector",
     "detect_batch",
+    "detection_models",
     "entity_detector",
     "minilm_dir",
     "placeholder_view",

@@ -12,7 +12,12 @@ from typing import Any
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.evaluation.scoring import FalsePositive
 from components.anonymize.evaluation.sweep import parse_sweep, sweep_detection
-from components.anonymize.factory import anonymization_policy, build_detector, detection_records
+from components.anonymize.factory import (
+    anonymization_policy,
+    build_detector,
+    detection_records,
+    ner_recognizer,
+)
 from components.anonymize.stage import anonymize_file
 from components.core import tracking
 from components.core.corpus import load_corpus
@@ -43,9 +48,10 @@ def detect(
         from components.anonymize.distributed import detect_on_cluster
 
         return detect_on_cluster(config, context.base_dir, input_path, output_path)
-    conversations = load_corpus(input_path)
+    # The detector first: a bad model or policy file is named before the corpus is read.
     detector = build_detector(config, context.base_dir)
     policy = anonymization_policy(config, context.base_dir)
+    conversations = load_corpus(input_path)
     records = detection_records(conversations, detector, policy, config.batch_size)
     return write_jsonl_atomic(output_path, records)
 
@@ -158,7 +164,10 @@ def calibrate(
         name = f"{kind}:{path.name}" if path is not None else kind
         sets[name] = load_labelled(kind, path, limit, split)
     backend = PresidioDetector(
-        config.spacy_model, config.info_types, Thresholds(config.score_threshold)
+        config.spacy_model,
+        config.info_types,
+        Thresholds(config.score_threshold),
+        ner_recognizer(config, context.base_dir),
     )
     policy = anonymization_policy(config, context.base_dir)
     points = run_calibration(Calibration(sets, backend, policy, config.score_threshold))

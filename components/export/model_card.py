@@ -96,6 +96,19 @@ def _datasets(facts: ExportFacts) -> str:
     )
 
 
+def _detection_models(facts: ExportFacts) -> list[str]:
+    """The models that found the PI anonymization removed, with their licences (none in a
+    DLP-only run)."""
+    models = facts.detection_models()
+    if not models:
+        return []
+    table = _table(
+        ["role", "model", "source", "licence"],
+        [(m.role, m.title, m.source, m.licence) for m in models],
+    )
+    return ["Models that found the personal information anonymization removed:", table]
+
+
 def _data(facts: ExportFacts) -> str:
     ingest, risk, gate = facts.stage("ingest"), facts.stage("risk"), facts.stage("gate")
     corpus_variant = (facts.params.get("train") or {}).get("corpus", "anonymized")
@@ -125,7 +138,7 @@ def _data(facts: ExportFacts) -> str:
         ]
     )
     intro = "Datasets of the corpus; its training and held-out splits draw on each:"
-    return "\n\n".join([intro, _datasets(facts), bullets])
+    return "\n\n".join([intro, _datasets(facts), bullets, *_detection_models(facts)])
 
 
 def _evaluation(facts: ExportFacts) -> str:

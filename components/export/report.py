@@ -86,6 +86,7 @@ def _removed_section(facts: ExportFacts) -> dict[str, Any]:
         "replacement": config.get("replacement"),
         "score_threshold": config.get("score_threshold"),
         "by_type": sorted(removed.items(), key=lambda kv: (-kv[1], kv[0])),
+        "models": [[m.role, m.title, m.source, m.licence] for m in facts.detection_models()],
         **_policy_lists(facts.policy),
     }
 

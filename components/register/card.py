@@ -4,8 +4,9 @@ empty template peft writes beside the adapter.
 The full card (the export stage's ``model_card.md``) states the registered version, its
 aliases and the compliance bundle, none of which exists until register has run: export runs
 after it. This one states what register knows when it logs the model: the base model, the
-training data with each dataset's source and licence, the gate's and the audits' verdicts,
-and the utility the promotion rule judged.
+training data with each dataset's source and licence, the models that detected the PI its
+anonymization removed with theirs, the gate's and the audits' verdicts, and the utility the
+promotion rule judged.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.anonymize import DetectionModel
 from components.gate import GateResult
 from components.ingest import DatasetSource
 from components.register.registry import ADAPTER_ARTIFACT, PRODUCT_CORPUS, AuditResult
@@ -44,6 +46,7 @@ class CardFacts:
     audit: AuditResult
     utility_metric: str
     utility: float
+    detection_models: Sequence[DetectionModel] = ()  # what found the PI anonymize removed
 
 
 def adapter_card(facts: CardFacts) -> str:
@@ -55,6 +58,7 @@ def adapter_card(facts: CardFacts) -> str:
         "pyfunc model loads it on its base model.",
         "## Base model\n\n" + _base_model(facts.base_model),
         "## Training data\n\n" + _training_data(facts),
+        *_detection(facts.detection_models),
         "## Privacy evidence at registration\n\n" + _evidence(facts.gate, facts.audit),
         f"## Utility\n\n- {facts.utility_metric}: {facts.utility:g} on held-out raw "
         "conversations (`metrics/evaluate.json`; every score is an `eval.*` tag of the version)",
@@ -102,6 +106,19 @@ def _training_data(facts: CardFacts) -> str:
             f"  - {dataset.title}{count}. Source: {dataset.source}. Licence: {dataset.licence}."
         )
     return "\n".join(lines)
+
+
+def _detection(models: Sequence[DetectionModel]) -> list[str]:
+    """The section naming the models that found the PI, with their licences (none without
+    models: a DLP-only run)."""
+    if not models:
+        return []
+    lines = ["Models that found the personal information anonymization removed:"]
+    for model in models:
+        lines.append(
+            f"- {model.role}: {model.title}. Source: {model.source}. Licence: {model.licence}."
+        )
+    return ["## PI detection models\n\n" + "\n".join(lines)]
 
 
 def _evidence(gate: GateResult, audit: AuditResult) -> str:

@@ -9,6 +9,7 @@ import json
 import logging
 from pathlib import Path
 
+from components.anonymize import detection_models
 from components.core import lineage, paths, tracking
 from components.core.jsonio import write_json_atomic
 from components.core.signing import KEY_PARAM, signing_key
@@ -80,6 +81,7 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
             audit,
             config.utility_metric,
             utility,
+            detection_models(context.params.get("anonymize") or {}),
         )
         with tracking.stage_run("register", config.experiment):
             version = register_version(

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from components.anonymize.calibration import Thresholds, read_thresholds, write_calibration
-from components.anonymize.config import DEFAULT_INFO_TYPES, AnonymizeConfig
+from components.anonymize.config import DEFAULT_INFO_TYPES, AnonymizeConfig, NerConfig
 from components.anonymize.engine import AnonymizationPolicy
 from components.anonymize.evaluation.calibrate import Calibration, ascend, calibrate
 from components.anonymize.evaluation.datasets import GoldSpan, LabelledText
@@ -89,7 +89,7 @@ def test_unknown_recognizer_is_refused_by_the_backend_that_lacks_it(
     tmp_path: Path, detector: object
 ) -> None:
     write(tmp_path / "c.yaml", {"balanced": {"recognizers": {"UnfamilarWordRecognizer": 0.4}}})
-    config = AnonymizeConfig(calibration="c.yaml")
+    config = AnonymizeConfig(calibration="c.yaml", ner=NerConfig(model=None))
     with pytest.raises(InputError, match=r"c.yaml: .*recognizers.UnfamilarWordRecognizer: no such"):
         build_detector(config, tmp_path)
     names = detector.recognizer_names  # type: ignore[attr-defined]

@@ -21,7 +21,7 @@ import pytest
 
 from components.anonymize import distributed
 from components.anonymize.commands import detect
-from components.anonymize.config import AnonymizeConfig
+from components.anonymize.config import AnonymizeConfig, NerConfig
 from components.anonymize.stage import anonymize_file
 from components.core import cluster
 from components.core.errors import BackendError, InputError, ParamsError
@@ -286,15 +286,21 @@ def test_the_policy_files_are_those_params_name_each_once_and_can_be_renamed() -
         dictionaries={"PERSON_NAME": "a.txt", "LOCATION": "b.txt"},
         pi_label_keys="k.yaml",
     )
-    assert config.policy_files() == ["a.txt", "b.txt", "k.yaml", config.allow_list]
+    labels = config.ner.labels  # the transformer NER's label mapping, on by default
+    assert config.policy_files() == ["a.txt", "b.txt", "k.yaml", labels, config.allow_list]
     assert "veiltune/policy/allow_list.txt" not in AnonymizeConfig().policy_files()
     moved = config.with_policy_files(
-        {"a.txt": "/w/0-a.txt", "k.yaml": "/w/2-k.yaml", config.allow_list: "/w/3-allow"}
+        {
+            "a.txt": "/w/0-a.txt",
+            "k.yaml": "/w/2-k.yaml",
+            labels: "/w/3-labels",
+            config.allow_list: "/w/4-allow",
+        }
     )
     assert moved.exclusions == {"PERSON_NAME": "/w/0-a.txt"}
     assert moved.dictionaries == {"PERSON_NAME": "/w/0-a.txt", "LOCATION": "b.txt"}
-    assert moved.pi_label_keys == "/w/2-k.yaml"
-    assert moved.allow_list == "/w/3-allow" and moved.calibration is None
+    assert moved.pi_label_keys == "/w/2-k.yaml" and moved.ner.labels == "/w/3-labels"
+    assert moved.allow_list == "/w/4-allow" and moved.calibration is None
 
 
 def test_an_engine_shows_neither_the_secret_nor_the_policy_contents_in_a_task_log(
@@ -311,6 +317,7 @@ def test_an_engine_shows_neither_the_secret_nor_the_policy_contents_in_a_task_lo
         exclusions={},
         dictionaries={"PERSON_NAME": "names.txt"},
         pi_label_keys=None,
+        ner=NerConfig(model=None),
     )
     engine = distributed.engine_for(config, tmp_path, SurrogateKey("s3cr3t-salt"))
     assert engine.files == (("names.txt", b"Quelbrin Ostrava\n"),)

@@ -310,3 +310,21 @@ def test_the_judged_summaries_have_a_section_per_setting() -> None:
     # without judged summaries the section says how to get them
     plain = section_text(parse(compliance_report_html(facts(), HISTOGRAM, None)), "sensitive")
     assert "No privacy-preserving summary was judged" in plain
+
+
+@pytest.mark.parametrize(
+    ("ner", "attributed"),
+    [({}, True), ({"model": None}, False)],
+    ids=["rampart", "ner-off"],
+)
+def test_the_models_that_detected_pi_are_named_with_their_licences(
+    ner: dict[str, Any], attributed: bool
+) -> None:
+    params = {**PARAMS, "anonymize": {**PARAMS.get("anonymize", {}), "ner": ner}}
+    facts = ExportFacts(stage_metrics(), params, REGISTRY, LINEAGE)
+    removed = section_text(parse(compliance_report_html(facts, None, None)), "removed")
+    card = model_card_markdown(facts)
+    for text in (removed, card):
+        assert "en_core_web_sm" in text and "MIT" in text
+        assert ("Rampart" in text) is attributed
+        assert ("National Design Studio" in text and "CC BY 4.0" in text) is attributed

@@ -340,6 +340,45 @@ def test_the_card_names_the_base_model_datasets_and_verdicts() -> None:
     assert "the raw text of the training split" in baseline and "never promoted" in baseline
 
 
+@pytest.mark.parametrize(
+    ("anonymize", "named", "absent"),
+    [
+        ({}, ["Rampart", "National Design Studio", "CC BY 4.0", "en_core_web_sm"], []),
+        ({"ner": {"model": None}}, ["en_core_web_sm", "MIT"], ["Rampart", "CC BY 4.0"]),
+        (
+            {"spacy_model": "en_core_web_md", "ner": {"model": "models/my-ner"}},
+            ["en_core_web_md", "models/my-ner", "as its owner grants"],
+            ["Rampart"],
+        ),
+        ({"backend": "google_dlp"}, [], ["## PI detection models"]),
+    ],
+    ids=["default", "ner-off", "own-ner", "dlp-only"],
+)
+def test_the_card_attributes_the_models_that_detected_pi(
+    anonymize: dict[str, Any], named: list[str], absent: list[str]
+) -> None:
+    from components.anonymize import detection_models
+
+    gate = GateResult.from_metrics({"passed": True, "mu_plus_sigma": 0.7, "threshold": 5.0}, "g")
+    facts = CardFacts(
+        "m",
+        BASE_MODEL,
+        INGEST_METRICS,
+        corpus_datasets({}, INGEST_METRICS["by_dataset"]),
+        "anonymized",
+        gate,
+        AuditResult(True, {}),
+        "summary.rouge1",
+        0.3,
+        detection_models(anonymize),
+    )
+    text = adapter_card(facts)
+    for fragment in named:
+        assert fragment in text, fragment
+    for fragment in absent:
+        assert fragment not in text, fragment
+
+
 def test_the_registered_adapter_carries_the_card_not_peft_template(
     client: Any, lora_adapter_dir: Path, base: BaseModel, tmp_path: Path
 ) -> None:

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -217,6 +218,98 @@ def test_unknown_params_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert code == 1
     assert "unknown key 'anonymize.colour'" in capsys.readouterr().err
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def ner_params(folder: Path, ner: dict[str, object]) -> Path:
+    """A params file in ``folder`` naming the checkout's policy files and ``ner``."""
+    import yaml
+
+    from components.anonymize.config import AnonymizeConfig
+
+    root, defaults = REPO_PARAMS.parent, AnonymizeConfig()
+    anonymize = {
+        "calibration": str(root / str(defaults.calibration)),
+        "exclusions": {t: str(root / p) for t, p in defaults.exclusions.items()},
+        "dictionaries": {t: str(root / p) for t, p in defaults.dictionaries.items()},
+        "pi_label_keys": str(root / str(defaults.pi_label_keys)),
+        "ner": {"labels": str(root / defaults.ner.labels), **ner},
+    }
+    path = folder / "params.yaml"
+    path.write_text(yaml.safe_dump({"anonymize": anonymize}), encoding="utf-8")
+    return path
+
+
+def _onnx_folder(folder: Path, model: bytes) -> str:
+    """An exported model's folder: ``model`` as model.onnx, rampart's tokenizer and config."""
+    from components.anonymize.ner import rampart_model_file
+
+    folder.mkdir()
+    (folder / "model.onnx").write_bytes(model)
+    for name in ("tokenizer.json", "config.json"):
+        (folder / name).write_bytes((rampart_model_file().parents[1] / name).read_bytes())
+    return f"{folder.name}/model.onnx"
+
+
+def _masked_lm_folder(folder: Path) -> str:
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"architectures": ["BertForMaskedLM"]}))
+    return folder.name
+
+
+def _partial_labels(folder: Path) -> dict[str, object]:
+    (folder / "labels.yaml").write_text("labels: {GIVEN_NAME: PERSON_NAME, SURNAME: null}\n")
+    return {"model": "rampart", "labels": str(folder / "labels.yaml")}
+
+
+@pytest.mark.parametrize(
+    ("ner", "message"),
+    [
+        (
+            lambda d: {"model": "no/model.onnx"},
+            "anonymize.ner.model: {d}/no/model.onnx: no such ONNX file",
+        ),
+        (
+            lambda d: {"model": _onnx_folder(d / "export", b"\x08\x07garbage")},
+            "anonymize.ner.model: {d}/export/model.onnx: not a model ONNX Runtime loads",
+        ),
+        (
+            lambda d: {"model": _masked_lm_folder(d / "mlm")},
+            "anonymize.ner.model: {d}/mlm: not a token-classification model (its "
+            "architectures: BertForMaskedLM)",
+        ),
+        (
+            _partial_labels,
+            "anonymize.ner.labels: {d}/labels.yaml maps no info type for the model's labels "
+            "EMAIL, PHONE, URL, TAX_ID, BANK_ACCOUNT, ROUTING_NUMBER, GOVERNMENT_ID, PASSPORT, "
+            "DRIVERS_LICENSE, BUILDING_NUMBER, STREET_NAME, SECONDARY_ADDRESS, CITY, STATE, "
+            "ZIP_CODE: add them",
+        ),
+    ],
+    ids=["missing", "corrupt", "not-a-token-classifier", "unmapped-labels"],
+)
+@pytest.mark.parametrize(
+    "command",
+    [["detect"], ["anonymize"], ["anonymize", "--workers", "2"]],
+    ids=["detect", "anonymize", "anonymize-2-workers"],
+)
+def test_a_bad_ner_model_or_label_mapping_is_one_error_before_the_corpus_is_read(
+    tmp_path: Path,
+    ner: Any,
+    message: str,
+    command: list[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    params = ner_params(tmp_path, ner(tmp_path))
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b'{"id": "a", "text": "not closed"\n')  # read first, it would be named
+    before = tree(tmp_path)
+    output = tmp_path / "out.jsonl"
+    argv = [*command, "--params", str(params), "--input", str(source), "--output", str(output)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert message.format(d=tmp_path) in err
+    assert "in.jsonl" not in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert tree(tmp_path) == before
 
 
 def test_components_never_import_prefect() -> None:

