@@ -8,7 +8,8 @@ span whose surface is one lowercase word of everyday English (in the dictionary,
 least ``common_min_zipf`` frequent) is kept only with evidence, from the text around it or
 from the conversation:
 
-- a model that reads the sentence says so: the transformer NER found it (``evidence_sources``);
+- a model that reads the sentence says so: the transformer NER found it here
+  (``evidence_sources``), and it is a known name ("this is bill"; not "hey ref");
 - for a known first name or surname: a naming cue before it ("my name is", "call me",
   "this is", "i'm", "speak to") or after it ("bill speaking", "bill here"); direct
   address, a greeting or thanks before it with a comma or the sentence's end after it
@@ -137,7 +138,7 @@ class NameEvidence:
             return True
         word = surface.lower()
         return (
-            span.source in self.evidence_sources  # found here, not copied from elsewhere
+            (span.source in self.evidence_sources and word in self.names)  # found here
             or word in vouched
             or self._cued(text, span, word)
         )

@@ -242,12 +242,16 @@ def name_evidence(config: AnonymizeConfig) -> NameEvidence | None:
     from components.anonymize.evidence import NameEvidence
     from components.anonymize.recognizers.name_gazetteer import common_surnames, english_first_names
     from components.anonymize.recognizers.place_gazetteer import place_names
+    from components.anonymize.recognizers.transformer_ner import TransformerNerRecognizer
     from components.anonymize.recognizers.unfamiliar_words import english_lexicon
 
+    # the NER reads the whole sentence: where it finds the name, the sentence vouches for it
+    ner = {TransformerNerRecognizer.__name__} if config.ner.model else set()
     return NameEvidence(
         *english_lexicon(config.spacy_model),
         config.common_word_min_zipf,
-        names=english_first_names() | common_surnames() | place_names(),
+        frozenset(ner),
+        english_first_names() | common_surnames() | place_names(),
     )
 
 
