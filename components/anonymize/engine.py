@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from components.anonymize.label_keys import PathPart, PiLabelKeys, is_field_name
-from components.anonymize.spans import Span, resolve_overlaps
+from components.anonymize.spans import Span, edge_trimmed, resolve_overlaps
 from components.anonymize.term_lists import TermLists
 from components.core.corpus import TASK_LABEL_TYPES, Conversation, Turn
 from components.core.placeholders import PlaceholderBook, entity_tokens
@@ -249,8 +249,9 @@ def detect_batch(
     batch: Sequence[Conversation], detector: Detector, policy: AnonymizationPolicy
 ) -> list[tuple[list[tuple[TextField, str]], list[list[Span]]]]:
     """For each conversation its text fields and the final spans found in each field:
-    backend detection in one batch of the fields a detector reads, the others' spans by
-    policy (``_fixed_spans``), then names propagated in the conversation."""
+    backend detection in one batch of the fields a detector reads, its spans' edges trimmed
+    (``edge_trimmed``: whatever the backend, no span takes the punctuation around it), the
+    others' spans by policy (``_fixed_spans``), then names propagated in the conversation."""
     all_fields = [text_fields(c, policy.class_labels, policy.pi_label_keys) for c in batch]
     fixed = [[_fixed_spans(f, text, policy) for f, text in fields] for fields in all_fields]
     texts = [
@@ -272,7 +273,9 @@ def detect_batch(
     results = []
     for fields, known in zip(all_fields, fixed, strict=True):
         spans = [
-            _apply_terms(text, next(detected), policy.terms) if found is None else found
+            _apply_terms(text, edge_trimmed(text, next(detected)), policy.terms)
+            if found is None
+            else found
             for (_, text), found in zip(fields, known, strict=True)
         ]
         widened = _propagate_names(fields, spans)

@@ -9,6 +9,48 @@ from collections.abc import Set
 # What comes before a sentence's first word: capitals there say nothing about names.
 SENTENCE_START = re.compile(r"(?:^|[.!?:\n]\s*|[\"“(]\s*)$")
 
+# Words whose period is part of them: titles, company forms, street and unit words, and
+# the like ("Ltd.", "Co.", "St.", "Apt."). Lowercase, without the period; not the everyday
+# words that end sentences too ("no", "al").
+ABBREVIATIONS = frozenset(
+    {
+        *("mr", "mrs", "ms", "mx", "dr", "prof", "rev", "hon", "jr", "sr", "sen", "rep", "gov"),
+        *("gen", "col", "capt", "lt", "sgt", "messrs", "mme", "mlle"),
+        *("inc", "ltd", "co", "corp", "llc", "plc", "bros", "assn", "dept", "intl", "mfg"),
+        *("st", "ave", "av", "rd", "blvd", "dr", "ln", "ct", "pl", "sq", "hwy", "pkwy", "cir"),
+        *("ter", "trl", "mt", "ft", "pt", "ul", "bd", "apt", "ste", "fl", "rm", "bldg"),
+        *("vs", "etc", "approx", "ext", "tel", "jan", "feb", "mar", "apr", "jun"),
+        *("jul", "aug", "sep", "sept", "oct", "nov", "dec", "mon", "tue", "wed", "thu", "fri"),
+    }
+)
+# The word before a period: a run of letters, or letters joined by periods ("U.S", "a.m").
+_WORD_BEFORE_PERIOD = re.compile(r"(?:(?<![^\W\d_])[^\W\d_](?:\.[^\W\d_])+|[^\W\d_]+)$")
+SENTENCE_PUNCTUATION = ".!?"
+
+
+def ends_abbreviation(text: str, period: int) -> bool:
+    """Whether the period at ``text[period]`` belongs to the word before it: a listed
+    abbreviation ("Co.", "St."), an initial ("John F.") or letters joined by periods
+    ("U.S.", "a.m.")."""
+    # a window before the period: the longest abbreviation is much shorter
+    word = _WORD_BEFORE_PERIOD.search(text[max(0, period - 32) : period])
+    if not word:
+        return False
+    letters = word.group()
+    return len(letters) == 1 or "." in letters or letters.lower() in ABBREVIATIONS
+
+
+def ends_sentence(text: str, index: int) -> bool:
+    """Whether the ``.``, ``?`` or ``!`` at ``text[index]`` ends a sentence that another
+    follows: whitespace comes after it, and a period is neither an abbreviation's nor part
+    of an ellipsis (a pause, "Mark... Kowalski"). A period inside a token ("acme.com",
+    "3.5") ends nothing."""
+    if text[index] not in SENTENCE_PUNCTUATION or not text[index + 1 : index + 2].isspace():
+        return False
+    if text[index] != ".":
+        return True
+    return text[index - 1 : index] not in (".", "…") and not ends_abbreviation(text, index)
+
 
 def title_case(word: str) -> bool:
     """ "Holmes", not "holmes", "HOLMES" or "McDonald"."""

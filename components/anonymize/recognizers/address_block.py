@@ -20,7 +20,7 @@ from presidio_analyzer import RecognizerResult
 
 from components.anonymize.recognizers.base import ScannerRecognizer
 from components.anonymize.recognizers.place_gazetteer import place_names
-from components.core.lexicon import zipf
+from components.core.lexicon import ends_sentence, zipf
 
 _WORD = r"[^\W\d_][\w'’.-]*"
 _SUFFIX = (
@@ -73,6 +73,9 @@ _SEPARATOR = re.compile(
     r"[ \t]*(?:,[ \t]*\n?|\n)[ \t>*?]*|,?[ \t]+(?=(?:apt|suite|unit|ste)\b)", re.I
 )
 _MAX_PARTS = 4
+# A one-word part this common and no known place is the next line's word ("Thanks", "Okay",
+# "Hello": 4.7-5.7); cities this common are in the gazetteer ("Boston", "Denver").
+EVERYDAY_WORD_ZIPF = 4.5
 
 
 class AddressBlockRecognizer(ScannerRecognizer):
@@ -133,17 +136,26 @@ def _extend(text: str, end: int) -> int:
 
 def _place_end(text: str, start: int) -> int:
     """End of the longest run of words at ``start`` that looks like a place ("Boise" in
-    "Boise. Is that right?"); ``start`` when none does."""
+    "Boise. Is that right?"), within its sentence; ``start`` when none does."""
     match = _PLACE.match(text, start)
     if not match:
         return start
-    part = match.group()
+    part = text[start : _sentence_end(text, start, match.end())]
     while part:
         if _looks_like_place(part):
             return start + len(part.rstrip(". "))
         cut = max(part.rfind(" "), part.rfind("\t"))
         part = part[:cut] if cut > 0 else ""
     return start
+
+
+def _sentence_end(text: str, start: int, end: int) -> int:
+    """``end``, or the end of the first sentence that ends in ``text[start:end]`` ("St."
+    of "St. Louis" ends none)."""
+    for mark in re.finditer(r"[.!?]", text[start:end]):
+        if ends_sentence(text, start + mark.start()):
+            return start + mark.start()
+    return end
 
 
 def _named_like_a_street(line: str) -> bool:
@@ -174,6 +186,8 @@ def _looks_like_place(part: str) -> bool:
         return True
     if part.strip(" .").lower() in place_names():
         return True
+    if len(words) == 1 and zipf(words[0].strip(".").lower()) >= EVERYDAY_WORD_ZIPF:
+        return False  # a line of its own that says "Thanks" or "Yes"
     return all(
         w[0].isupper() or w.lower() in _PLACE_JOINERS or zipf(w.lower()) < 3.0
         for w in words
