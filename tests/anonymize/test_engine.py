@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from components.anonymize.engine import AnonymizationPolicy, anonymize_corpus
 from components.anonymize.factory import DEFAULT_SPEAKER_ROLES
+from components.anonymize.spans import Span
 from components.core.corpus import Conversation, Turn
 
 POLICY = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
@@ -444,3 +446,37 @@ def test_spans_keep_the_punctuation_and_spaces_around_them(
         surface = text[replacement.span.start : replacement.span.end]
         # a word character at each edge, or the period of "Co." that the sentence goes on after
         assert re.fullmatch(r"\w(?:.*\w)?(?:(?<=\bCo)\.)?", surface, re.S), surface
+
+
+class _FixedSpans:
+    """A backend that reports given surfaces, with what a careless detector takes around
+    them: any backend's spans pass the engine's edge rule, not only Presidio's."""
+
+    def __init__(self, found: list[tuple[str, str]]) -> None:
+        self.found = found
+
+    def detect(self, texts: Sequence[str], batch_size: int = 64) -> list[list[Span]]:
+        return [
+            [
+                Span(text.index(surface), text.index(surface) + len(surface), info_type, 0.9, "x")
+                for surface, info_type in self.found
+                if surface in text
+            ]
+            for text in texts
+        ]
+
+
+def test_every_backend_s_spans_are_trimmed_where_they_meet() -> None:
+    text = "Call (Acme Insurance) or Dana, at www.acme.com/pay. Thanks"
+    backend = _FixedSpans(
+        [
+            ("(Acme Insurance) ", "ORGANIZATION_NAME"),
+            (" Dana,", "PERSON_NAME"),
+            ("www.acme.com/pay. ", "URL"),
+        ]
+    )
+    conversation = Conversation("c1", (Turn(None, text),), plain=True)
+    ((anonymized, _),) = run([conversation], backend)
+    assert anonymized.turns[0].text == (
+        "Call ([ORGANIZATION_NAME_1]) or [PERSON_NAME_1], at [URL_1]. Thanks"
+    )
