@@ -9,7 +9,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from components.anonymize.label_keys import PathPart, PiLabelKeys, is_field_name
-from components.anonymize.spans import Span, edge_trimmed, resolve_overlaps
+from components.anonymize.spans import (
+    Span,
+    edge_trimmed,
+    ends_with_sentence_period,
+    resolve_overlaps,
+)
 from components.anonymize.term_lists import TermLists
 from components.core.corpus import TASK_LABEL_TYPES, Conversation, Turn
 from components.core.placeholders import PlaceholderBook, entity_tokens
@@ -481,6 +486,8 @@ def anonymize_conversation(
             out += span.start - cursor
             pieces += [text[cursor : span.start], rendered]
             cursor = span.end
+            # "billed to Gonzalez LLC." keeps the sentence's period after its placeholder
+            period = _sentence_period(text, span, rendered, policy)
             replacements.append(
                 Replacement(
                     conversation.id,
@@ -494,9 +501,19 @@ def anonymize_conversation(
                     chosen_by,
                 )
             )
-            out += len(rendered)
+            pieces.append(period)
+            out += len(rendered) + len(period)
         new_texts[where] = "".join(pieces) + text[cursor:]
     return _rebuild(conversation, new_texts), replacements
+
+
+def _sentence_period(text: str, span: Span, rendered: str, policy: AnonymizationPolicy) -> str:
+    """The period to write after what replaced a span that ended with an abbreviation's
+    period that ended the sentence too ("Ltd.", "St."): "." unless the replacement ends with
+    one ("47 Wilson St.") or masks it character for character."""
+    if policy.mode == "mask" or rendered.endswith("."):
+        return ""
+    return "." if ends_with_sentence_period(text, span.start, span.end) else ""
 
 
 def _surrogate_book(

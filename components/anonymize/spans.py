@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass, field, replace
 
@@ -60,45 +61,53 @@ _SENTENCE_MARK = re.compile(r"[.!?](?=\s)")
 
 def edge_trimmed(text: str, spans: list[Span]) -> list[Span]:
     """``spans`` with their edges trimmed (``trim_edges``); a span left empty is dropped.
+    A span that ran past a sentence's end keeps its first sentence, and any later one that
+    holds a digit ("B113. Dash 7423935": an identifier the transcriber punctuated), each a
+    span of its own.
 
     Every detector's spans pass here before they are used, so no recognizer needs a rule
     of its own for the punctuation around what it finds.
     """
     trimmed = []
     for span in spans:
-        start, end = trim_edges(text, span.start, span.end)
-        if end > start:
-            trimmed.append(
-                span
-                if (start, end) == (span.start, span.end)
-                else replace(span, start=start, end=end)
-            )
+        for i, (start, end) in enumerate(sentence_pieces(text, span.start, span.end)):
+            if i == 0 or any(c.isdigit() for c in text[start:end]):
+                trimmed.append(replace(span, start=start, end=end))
     return trimmed
 
 
 def trim_edges(text: str, start: int, end: int) -> tuple[int, int]:
-    """The range of ``text[start:end]`` that is the item itself: cut at the first sentence
-    end inside it ("Boston. Can" is "Boston"), without the whitespace, punctuation, quotes
-    and unmatched brackets at its edges, nor a pair of brackets around all of it. A period
-    stays after an abbreviation ("Co.", "St.") while the sentence goes on after it ("Acme
-    Co. and they"); before the next sentence or at the text's end, it is the sentence's.
-    An empty range when nothing is left."""
+    """The range of ``text[start:end]`` that is the item itself: its first sentence
+    ("Boston. Can" is "Boston"), without the whitespace, punctuation, quotes and unmatched
+    brackets at its edges, nor a pair of brackets around all of it. A period stays after an
+    abbreviation ("Co.", "St."); where it ends the sentence too, what replaces the span
+    gives it back (``ends_with_sentence_period``). An empty range when nothing is left."""
+    pieces = sentence_pieces(text, start, end)
+    return pieces[0] if pieces else (start, start)
+
+
+def sentence_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The sentences ``text[start:end]`` runs over (one, mostly), each trimmed, the empty
+    ones left out."""
+    start = _trim_start(text, start, end)
+    cuts = [
+        m.end() for m in _SENTENCE_MARK.finditer(text, start, end) if ends_sentence(text, m.start())
+    ]
+    bounds = [start, *cuts, end]
+    pieces = [_trimmed(text, a, b) for a, b in itertools.pairwise(bounds)]
+    return [(a, b) for a, b in pieces if b > a]
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """``text[start:end]`` without what lies at its edges (see ``trim_edges``)."""
     while True:
         new_start = _trim_start(text, start, end)
-        new_end = _trim_end(text, new_start, _first_sentence_end(text, new_start, end))
+        new_end = _trim_end(text, new_start, end)
         if _enclosed(text, new_start, new_end):
             new_start, new_end = new_start + 1, new_end - 1
         if (new_start, new_end) == (start, end) or new_end <= new_start:
             return (new_start, new_end) if new_end > new_start else (start, start)
         start, end = new_start, new_end
-
-
-def _first_sentence_end(text: str, start: int, end: int) -> int:
-    """``end``, or the end of the first sentence that ends inside ``text[start:end]``."""
-    for mark in _SENTENCE_MARK.finditer(text, start, end):
-        if ends_sentence(text, mark.start()):
-            return mark.end()
-    return end
 
 
 def _trim_start(text: str, start: int, end: int) -> int:
@@ -116,7 +125,7 @@ def _trim_end(text: str, start: int, end: int) -> int:
         char = text[end - 1]
         if char in _APOSTROPHES and _possessive(text, start, end):
             return end
-        if char == "." and _abbreviation_goes_on(text, end):
+        if char == "." and text[end - 2 : end - 1] != "." and ends_abbreviation(text, end - 1):
             return end
         closer_alone = char in _OPENER_OF and _OPENER_OF[char] not in text[start : end - 1]
         if not (char.isspace() or char in EDGE_PUNCTUATION or char in _CLOSER_OF or closer_alone):
@@ -143,13 +152,14 @@ def _possessive(text: str, start: int, end: int) -> bool:
     return end - start > 2 and text[end - 2] in "sS" and not quoted
 
 
-def _abbreviation_goes_on(text: str, end: int) -> bool:
-    """The period at ``text[end - 1]`` is an abbreviation's and its sentence goes on after
-    it: a lowercase word, a number or a comma follows on the same line."""
-    if text[end - 2 : end - 1] == "." or not ends_abbreviation(text, end - 1):
+def ends_with_sentence_period(text: str, start: int, end: int) -> bool:
+    """Whether the span ``text[start:end]`` ends with an abbreviation's period that also
+    ends its sentence ("billed to Gonzalez LLC." "at 45 Elm St. Is that right?"): what
+    replaces the span must give the sentence its period back."""
+    if end - start < 2 or text[end - 1] != "." or not ends_abbreviation(text, end - 1):
         return False
     after = text[end : end + 64].lstrip(" \t")
-    return bool(after) and (after[0].islower() or after[0].isdigit() or after[0] in ",;:)")
+    return not after or after[0] == "\n" or after[0].isupper()
 
 
 def text_windows(text: str, max_chars: int, overlap: int) -> list[tuple[int, int]]:

@@ -26,6 +26,7 @@ ABBREVIATIONS = frozenset(
 # The word before a period: a run of letters, or letters joined by periods ("U.S", "a.m").
 _WORD_BEFORE_PERIOD = re.compile(r"(?:(?<![^\W\d_])[^\W\d_](?:\.[^\W\d_])+|[^\W\d_]+)$")
 SENTENCE_PUNCTUATION = ".!?"
+_SPELLED_BEFORE = re.compile(r"(?:(?:^|\s)[^\W_]\s+|[^\W_]-)$")
 
 
 def ends_abbreviation(text: str, period: int) -> bool:
@@ -33,23 +34,58 @@ def ends_abbreviation(text: str, period: int) -> bool:
     abbreviation ("Co.", "St."), an initial ("John F.") or letters joined by periods
     ("U.S.", "a.m.")."""
     # a window before the period: the longest abbreviation is much shorter
-    word = _WORD_BEFORE_PERIOD.search(text[max(0, period - 32) : period])
+    window = text[max(0, period - 32) : period]
+    word = _WORD_BEFORE_PERIOD.search(window)
     if not word:
         return False
     letters = word.group()
-    return len(letters) == 1 or "." in letters or letters.lower() in ABBREVIATIONS
+    if len(letters) == 1:  # an initial, unless the last letter of a spelled run ("Z E.")
+        return not _SPELLED_BEFORE.search(window, 0, word.start())
+    return "." in letters or letters.lower() in ABBREVIATIONS
 
 
 def ends_sentence(text: str, index: int) -> bool:
-    """Whether the ``.``, ``?`` or ``!`` at ``text[index]`` ends a sentence that another
-    follows: whitespace comes after it, and a period is neither an abbreviation's nor part
-    of an ellipsis (a pause, "Mark... Kowalski"). A period inside a token ("acme.com",
-    "3.5") ends nothing."""
-    if text[index] not in SENTENCE_PUNCTUATION or not text[index + 1 : index + 2].isspace():
+    """Whether the ``.``, ``?`` or ``!`` at ``text[index]`` ends a sentence and a new one
+    starts after it on the same line: a capital follows after spaces, the marks follow a
+    word ("Boston. Is", "really?! No"), and a period is neither an abbreviation's (listed,
+    or a short rare capitalised word: "Avda.", "Proc.") nor part of an ellipsis (a pause,
+    "Mark... Kowalski"). A period inside a token ("acme.com", "3.5") ends nothing, nor do
+    marks that open a line ("\n??? Apt. 018") or end one (an address's "Str." line)."""
+    if text[index] not in SENTENCE_PUNCTUATION:
+        return False
+    after = _NEXT_ON_LINE.match(text, index + 1)
+    if not after or not after.group(1).isupper():
+        return False
+    run = index  # the first of the marks that end here
+    while run > 0 and text[run - 1] in ".!?…":
+        run -= 1
+    if run == 0 or not (text[run - 1].isalnum() or text[run - 1] in _CLOSING_MARKS):
         return False
     if text[index] != ".":
         return True
-    return text[index - 1 : index] not in (".", "…") and not ends_abbreviation(text, index)
+    return (
+        run == index and not ends_abbreviation(text, index) and not _abbreviation_like(text, index)
+    )
+
+
+def _abbreviation_like(text: str, period: int) -> bool:
+    """A short, rare, capitalised word before a period: an abbreviation this list lacks
+    ("Avda.", "Ctra.", "Λεωφ."), not a sentence's last word ("Boston.", "Ohio.")."""
+    word = _WORD_BEFORE_PERIOD.search(text[max(0, period - 32) : period])
+    if not word or "." in word.group():
+        return False
+    letters = word.group()
+    return (
+        len(letters) <= ABBREVIATION_LIKE_LETTERS
+        and letters[0].isupper()
+        and zipf(letters.lower()) < ABBREVIATION_LIKE_ZIPF
+    )
+
+
+ABBREVIATION_LIKE_LETTERS = 4
+ABBREVIATION_LIKE_ZIPF = 3.3  # "Str" 3.3, "Proc" 3.2, "Avda" 0; "Reno" 3.5, "Ohio" 4.6
+_NEXT_ON_LINE = re.compile(r"[ \t]+(\S)")
+_CLOSING_MARKS = frozenset(")]\"'”’")
 
 
 def title_case(word: str) -> bool:

@@ -444,8 +444,8 @@ def test_spans_keep_the_punctuation_and_spaces_around_them(
     assert anonymized.turns[0].text == expected
     for replacement in replacements:
         surface = text[replacement.span.start : replacement.span.end]
-        # a word character at each edge, or the period of "Co." that the sentence goes on after
-        assert re.fullmatch(r"\w(?:.*\w)?(?:(?<=\bCo)\.)?", surface, re.S), surface
+        # a word character at each edge, or an abbreviation's period
+        assert re.fullmatch(r"\w(?:.*\w)?(?:(?:(?<=\bCo)|(?<=\bSt)|(?<=LLC))\.)?", surface, re.S)
 
 
 class _FixedSpans:

@@ -409,6 +409,7 @@ _ADDRESS_NUMBER = r"[1-9]\d"
             "It's at 45 Elm St. Is that right?",
             rf"It's at {_ADDRESS_NUMBER} {_NAME} St\. Is that right\?",
         ),
+        ("Thanks, that's billed to Gonzalez LLC.", rf"Thanks, that's billed to {_COMPANY}\."),
         (
             "Send it to 12 Oak Street, St. Louis, MO 63101. Thanks",
             rf"Send it to {_ADDRESS_NUMBER} {_NAME} Street, {_PLACE}, [A-Z]{{2}} \d{{5}}\. Thanks",
