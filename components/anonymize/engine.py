@@ -487,7 +487,7 @@ def anonymize_conversation(
             pieces += [text[cursor : span.start], rendered]
             cursor = span.end
             # "billed to Gonzalez LLC." keeps the sentence's period after its placeholder
-            period = _sentence_period(text, span, rendered, policy)
+            period, shared = _sentence_period(text, span, rendered, policy)
             replacements.append(
                 Replacement(
                     conversation.id,
@@ -496,7 +496,7 @@ def anonymize_conversation(
                     token,
                     label_positions(conversation, where),
                     out,
-                    out + len(rendered),
+                    out + len(rendered) - shared,
                     method,
                     chosen_by,
                 )
@@ -507,13 +507,16 @@ def anonymize_conversation(
     return _rebuild(conversation, new_texts), replacements
 
 
-def _sentence_period(text: str, span: Span, rendered: str, policy: AnonymizationPolicy) -> str:
-    """The period to write after what replaced a span that ended with an abbreviation's
-    period that ended the sentence too ("Ltd.", "St."): "." unless the replacement ends with
-    one ("47 Wilson St.") or masks it character for character."""
-    if policy.mode == "mask" or rendered.endswith("."):
-        return ""
-    return "." if ends_with_sentence_period(text, span.start, span.end) else ""
+def _sentence_period(
+    text: str, span: Span, rendered: str, policy: AnonymizationPolicy
+) -> tuple[str, int]:
+    """For a span whose abbreviation's period ended the sentence too ("Ltd.", "St."): the
+    period to write after what replaced it, none where the replacement ends with one ("47
+    Wilson St.": 1, that period is the sentence's, outside the recorded surrogate, so
+    ``placeholder_view`` reads "[STREET_ADDRESS_1].") or masks it character for character."""
+    if policy.mode == "mask" or not ends_with_sentence_period(text, span.start, span.end):
+        return "", 0
+    return ("", 1) if rendered.endswith(".") else (".", 0)
 
 
 def _surrogate_book(

@@ -420,5 +420,10 @@ def test_surrogates_keep_the_text_around_them(  # type: ignore[no-untyped-def]
     detector, surrogate_policy, text: str, shape: str
 ) -> None:
     conversations = [Conversation(f"c{i}", (Turn(None, text),), plain=True) for i in range(5)]
-    for anonymized, _ in anonymize_corpus(conversations, detector, surrogate_policy):
+    placeholders = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
+    ((masked, _),) = anonymize_corpus(conversations[:1], detector, placeholders)
+    for anonymized, replacements in anonymize_corpus(conversations, detector, surrogate_policy):
         assert re.fullmatch(shape, anonymized.turns[0].text), anonymized.turns[0].text
+        # read back with placeholders, it is the placeholder text, punctuation included
+        view = placeholder_view(anonymized, [r.to_record() for r in replacements])
+        assert view.turns[0].text == masked.turns[0].text
