@@ -14,6 +14,8 @@ from components.anonymize.spans import (
     PROPAGATED_PREFIX,
     SPEAKER_SOURCE,
     Span,
+    edge_trimmed,
+    ends_with_sentence_period,
     resolve_overlaps,
 )
 from components.anonymize.term_lists import TermLists
@@ -255,8 +257,9 @@ def detect_batch(
     batch: Sequence[Conversation], detector: Detector, policy: AnonymizationPolicy
 ) -> list[tuple[list[tuple[TextField, str]], list[list[Span]]]]:
     """For each conversation its text fields and the final spans found in each field:
-    backend detection in one batch of the fields a detector reads, the others' spans by
-    policy (``_fixed_spans``), then names propagated in the conversation."""
+    backend detection in one batch of the fields a detector reads, its spans' edges trimmed
+    (``edge_trimmed``: whatever the backend, no span takes the punctuation around it), the
+    others' spans by policy (``_fixed_spans``), then names propagated in the conversation."""
     all_fields = [text_fields(c, policy.class_labels, policy.pi_label_keys) for c in batch]
     fixed = [[_fixed_spans(f, text, policy) for f, text in fields] for fields in all_fields]
     texts = [
@@ -278,7 +281,9 @@ def detect_batch(
     results = []
     for fields, known in zip(all_fields, fixed, strict=True):
         spans = [
-            _apply_terms(text, next(detected), policy.terms) if found is None else found
+            _apply_terms(text, edge_trimmed(text, next(detected)), policy.terms)
+            if found is None
+            else found
             for (_, text), found in zip(fields, known, strict=True)
         ]
         if policy.evidence is not None:  # what does not hold up never spreads ...
@@ -497,6 +502,8 @@ def anonymize_conversation(
             out += span.start - cursor
             pieces += [text[cursor : span.start], rendered]
             cursor = span.end
+            # "billed to Gonzalez LLC." keeps the sentence's period after its placeholder
+            period, shared = _sentence_period(text, span, rendered, policy)
             replacements.append(
                 Replacement(
                     conversation.id,
@@ -505,14 +512,27 @@ def anonymize_conversation(
                     token,
                     label_positions(conversation, where),
                     out,
-                    out + len(rendered),
+                    out + len(rendered) - shared,
                     method,
                     chosen_by,
                 )
             )
-            out += len(rendered)
+            pieces.append(period)
+            out += len(rendered) + len(period)
         new_texts[where] = "".join(pieces) + text[cursor:]
     return _rebuild(conversation, new_texts), replacements
+
+
+def _sentence_period(
+    text: str, span: Span, rendered: str, policy: AnonymizationPolicy
+) -> tuple[str, int]:
+    """For a span whose abbreviation's period ended the sentence too ("Ltd.", "St."): the
+    period to write after what replaced it, none where the replacement ends with one ("47
+    Wilson St.": 1, that period is the sentence's, outside the recorded surrogate, so
+    ``placeholder_view`` reads "[STREET_ADDRESS_1].") or masks it character for character."""
+    if policy.mode == "mask" or not ends_with_sentence_period(text, span.start, span.end):
+        return "", 0
+    return ("", 1) if rendered.endswith(".") else (".", 0)
 
 
 def _surrogate_book(

@@ -24,7 +24,7 @@ from components.anonymize.recognizers.transformer_ner import (
     NerArtifacts,
     TransformerNerRecognizer,
 )
-from components.anonymize.spans import Span, resolve_overlaps, text_windows
+from components.anonymize.spans import Span, resolve_overlaps, text_windows, trim_edges
 from components.anonymize.taxonomy import presidio_entities_for, to_dlp
 from components.core.errors import BackendError
 
@@ -199,16 +199,15 @@ def _by_place(span: ClassifiedSpan) -> tuple[int, int, str]:
 NER_SOURCE = "SpacyRecognizer"
 # What spaCy's small model takes into an entity on chat text that names nobody: a retweet
 # mark, @handles and #hashtags (handles are USER_NAME by their own pattern), links, and the
-# punctuation around them ("RT @_iiViolet :", "Robert ...."), and a leading article.
+# punctuation around them ("RT @_iiViolet :", "Robert ...."), and a leading article; then
+# the edges every span has (``trim_edges``: an abbreviation keeps its period).
 _NER_EDGE_BEFORE = re.compile(r"^(?:\s|RT\b|(?i:the|an?)\s|[@#][\w.]+|https?://\S+|[^\w\s])+")
-_NER_EDGE_AFTER = re.compile(
-    r"(?:\s|\s[@#][\w.]+|https?://\S+|[^\w\s.]|(?<!\b[A-Z][a-z])(?<!\b[A-Z][a-z]{2})(?<!\b[A-Z][a-z]{3})\.)+$"
-)
+_NER_EDGE_AFTER = re.compile(r"(?:\s|\s[@#][\w.]+|https?://\S+|[^\w\s.])+$")
 
 
 def trim_ner_span(text: str, start: int, end: int) -> tuple[int, int]:
     """The NER entity without the chat debris at its edges (an empty range when nothing
-    else is left); a period stays after a short capitalized abbreviation ("Ltd.", "Co.")."""
+    else is left)."""
     surface = text[start:end]
     head = _NER_EDGE_BEFORE.match(surface)
     cut_start = head.end() if head else 0
@@ -216,7 +215,7 @@ def trim_ner_span(text: str, start: int, end: int) -> tuple[int, int]:
     cut_end = tail.start() if tail else len(surface)
     if cut_end <= cut_start:
         return start, start
-    return start + cut_start, start + cut_end
+    return trim_edges(text, start + cut_start, start + cut_end)
 
 
 # Only NER is needed from spaCy: its tagger, parser and lemmatizer would cost half the time.

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from components.anonymize.engine import AnonymizationPolicy, anonymize_corpus
 from components.anonymize.factory import DEFAULT_SPEAKER_ROLES
+from components.anonymize.spans import Span
 from components.core.corpus import Conversation, Turn
 
 POLICY = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
@@ -399,3 +402,85 @@ def test_a_key_the_call_reveals_as_a_name_is_replaced_and_a_key_holding_an_email
     ((anonymized, _),) = run([conversation], detector, shipped_policy())
     assert anonymized.labels["attendees"] == {"[PERSON_NAME_1]": "present"}
     assert anonymized.labels["contacts"] == {"[EMAIL_ADDRESS_1]": "primary"}
+
+
+# A span never takes the punctuation or the space around it, nor runs on past a sentence's
+# end: the text around each placeholder stays exactly as it was.
+SPAN_EDGES = [
+    (
+        "Hi, I'm calling from Acme Insurance. My policy number changed.",
+        "Hi, I'm calling from [ORGANIZATION_NAME_1]. My policy number changed.",
+    ),
+    ("Thanks, that's billed to Gonzalez LLC.", "Thanks, that's billed to [ORGANIZATION_NAME_1]."),
+    # the period of an abbreviation stays inside while the sentence goes on
+    (
+        "we bank with Acme Co. and they are fine",
+        "we bank with [ORGANIZATION_NAME_1] and they are fine",
+    ),
+    (
+        "I moved from 12 Oak Street, Boston. Can you update it?",
+        "I moved from [STREET_ADDRESS_1]. Can you update it?",
+    ),
+    ("It's at 45 Elm St. Is that right?", "It's at [STREET_ADDRESS_1]. Is that right?"),
+    ("Send it to:\n12 Oak Street\nBoston\nThanks", "Send it to:\n[STREET_ADDRESS_1]\nThanks"),
+    (
+        "it'll be mailed to nine three eight nine chestnut street. Thanks",
+        "it'll be mailed to [STREET_ADDRESS_1]. Thanks",
+    ),
+    (
+        "the alert fired on https://wiki.clarktelecom.com/billing, but it went down",
+        "the alert fired on [URL_1], but it went down",
+    ),
+    ("you can upload it at www.schroederinsurance.com/login.", "you can upload it at [URL_1]."),
+    (
+        "The case number is INC994551. A new card is on its way.",
+        "The case number is [GENERIC_ID_1]. A new card is on its way.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), SPAN_EDGES)
+def test_spans_keep_the_punctuation_and_spaces_around_them(
+    detector: Any, text: str, expected: str
+) -> None:
+    conversation = Conversation("c1", (Turn(None, text),), plain=True)
+    ((anonymized, replacements),) = run([conversation], detector)
+    assert anonymized.turns[0].text == expected
+    for replacement in replacements:
+        surface = text[replacement.span.start : replacement.span.end]
+        # a word character at each edge, or an abbreviation's period
+        assert re.fullmatch(r"\w(?:.*\w)?(?:(?:(?<=\bCo)|(?<=\bSt)|(?<=LLC))\.)?", surface, re.S)
+
+
+class _FixedSpans:
+    """A backend that reports given surfaces, with what a careless detector takes around
+    them: any backend's spans pass the engine's edge rule, not only Presidio's."""
+
+    def __init__(self, found: list[tuple[str, str]]) -> None:
+        self.found = found
+
+    def detect(self, texts: Sequence[str], batch_size: int = 64) -> list[list[Span]]:
+        return [
+            [
+                Span(text.index(surface), text.index(surface) + len(surface), info_type, 0.9, "x")
+                for surface, info_type in self.found
+                if surface in text
+            ]
+            for text in texts
+        ]
+
+
+def test_every_backend_s_spans_are_trimmed_where_they_meet() -> None:
+    text = "Call (Acme Insurance) or Dana, at www.acme.com/pay. Thanks"
+    backend = _FixedSpans(
+        [
+            ("(Acme Insurance) ", "ORGANIZATION_NAME"),
+            (" Dana,", "PERSON_NAME"),
+            ("www.acme.com/pay. ", "URL"),
+        ]
+    )
+    conversation = Conversation("c1", (Turn(None, text),), plain=True)
+    ((anonymized, _),) = run([conversation], backend)
+    assert anonymized.turns[0].text == (
+        "Call ([ORGANIZATION_NAME_1]) or [PERSON_NAME_1], at [URL_1]. Thanks"
+    )

@@ -145,6 +145,13 @@ def test_spelled_letters_with_a_and_i_inside() -> None:
             "moved to 20 Rua das Flores 9\nsisimiut\nDemocratic Republic of the Congo 13242",
             "20 Rua das Flores 9\nsisimiut\nDemocratic Republic of the Congo 13242",
         ),
+        # a place part ends at its sentence's end, and an everyday word is no place
+        (
+            "read that back: 1257 Lincoln Street, Anchorage. Is that right?",
+            "1257 Lincoln Street, Anchorage",
+        ),
+        ("Send it to:\n12 Oak Street\nBoston\nThanks", "12 Oak Street\nBoston"),
+        ("to 12 Oak Street, St. Louis, MO 63101. Thanks", "12 Oak Street, St. Louis, MO 63101"),
     ],
 )
 def test_address_blocks(text: str, address: str) -> None:

@@ -93,6 +93,128 @@ def test_values_keep_their_shape(info_type: str, original: str, shape: str) -> N
         assert re.fullmatch(shape, value), value
 
 
+_NAME = r"[A-Z][a-z]+"
+_PLACE = r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*"
+_SPOKEN_DIGIT = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
+
+
+# An address keeps its parts in place, each a realistic value of its kind: a house number of
+# the same width that is never 0 nor starts with 0, a street name, its street and unit words,
+# the city, state and postal code, the separators and the casing.
+@pytest.mark.parametrize(
+    ("original", "shape"),
+    [
+        ("12 Oak Street", rf"[1-9]\d {_NAME} Street"),
+        ("7 Elm St.", rf"[1-9] {_NAME} St\."),
+        ("9842 Jefferson Drive", rf"[1-9]\d{{3}} {_NAME} Drive"),
+        ("12 Court Street", rf"[1-9]\d {_NAME} Street"),  # "Court" is the street's name
+        (
+            "350 5th Avenue, New York, NY 10118",
+            rf"[1-9]\d\d [1-9](?:st|nd|rd|th) Avenue, {_PLACE}, [A-Z]{{2}} \d{{5}}",
+        ),
+        ("12 Oak Street, Boston", rf"[1-9]\d {_NAME} Street, {_PLACE}"),
+        (
+            "2197 Meadow Street Apt 34, Nashville",
+            rf"[1-9]\d{{3}} {_NAME} Street Apt [1-9]\d, {_PLACE}",
+        ),
+        (
+            "3 Pine Road, Apt. 4B, Denver, CO 80202",
+            rf"[1-9] {_NAME} Road, Apt\. [1-9][A-Z], {_PLACE}, [A-Z]{{2}} \d{{5}}",
+        ),
+        (
+            "82 Maidstone Road\n Apt. 224\n WELLINGTON MARSH\n Armenia 03622",
+            r"[1-9]\d [A-Z][a-z]+ Road\n Apt\. [1-9]\d\d\n [A-Z][A-Z -]+\n Armenia \d{5}",
+        ),
+        ("4144 elm lane apartment 26", r"[1-9]\d{3} [a-z]+ lane apartment [1-9]\d"),
+        (
+            "nine three eight nine chestnut street",
+            rf"(?!zero|oh){_SPOKEN_DIGIT}(?: {_SPOKEN_DIGIT}){{3}} [a-z]+ street",
+        ),
+        ("Via Capo le Case 143, Calino", rf"Via {_NAME} [1-9]\d\d, {_PLACE}"),
+        ("Willem Barentszweg 177", r"[A-Z][a-z]+weg [1-9]\d\d"),
+        (
+            "the corner of Ilichova 50 and Salcido Street",
+            rf"the corner of {_NAME} [1-9]\d and {_NAME} Street",
+        ),
+    ],
+)
+def test_an_address_keeps_its_parts_and_a_plausible_number(original: str, shape: str) -> None:
+    kept = {"street", "st", "drive", "road", "avenue", "apt", "apartment", "lane", "via", "weg"}
+    kept |= {"armenia"}  # a country names nobody
+    kept |= {"the", "corner", "of", "and"}
+    original_words = set(re.findall(r"\b[^\W\d_]{2,}\b", original.lower()))
+    for seed in range(20):
+        b = book(f"c{seed}", originals=frozenset(original_words))
+        value = render(b, "STREET_ADDRESS", original)
+        assert re.fullmatch(shape, value), value
+        assert set(re.findall(r"\b[^\W\d_]{2,}\b", value.lower())) & original_words <= kept, value
+
+
+@pytest.mark.parametrize(
+    ("number", "shape"),
+    [
+        ("0", r"[1-9]"),
+        ("00", r"[1-9]\d"),
+        ("07", r"[1-9]\d"),
+        ("9842", r"[1-9]\d{3}"),
+        ("12B", r"[1-9]\d[A-Z]"),
+        ("12-14", r"[1-9]\d-[1-9]\d"),
+        ("one oh five", rf"(?!oh|zero){_SPOKEN_DIGIT} {_SPOKEN_DIGIT} {_SPOKEN_DIGIT}"),
+    ],
+)
+def test_a_house_number_is_never_zero_nor_led_by_zero(number: str, shape: str) -> None:
+    rng = random.Random(0)
+    for _ in range(200):
+        value = shapes.house_number_like(number, rng)
+        assert re.fullmatch(shape, value), value
+
+
+def test_an_address_surrogate_is_the_same_for_the_same_salt() -> None:
+    original = "3 Pine Road, Apt. 4B, Denver, CO 80202"
+    first = [render(book(f"c{i}"), "STREET_ADDRESS", original) for i in range(10)]
+    assert first == [render(book(f"c{i}"), "STREET_ADDRESS", original) for i in range(10)]
+    assert len(set(first)) == 10
+    b = book()
+    assert render(b, "STREET_ADDRESS", original, "[STREET_ADDRESS_1]") == render(
+        b, "STREET_ADDRESS", original, "[STREET_ADDRESS_1]"
+    )
+
+
+def test_a_street_and_a_city_are_the_same_wherever_the_conversation_says_them() -> None:
+    for seed in range(10):
+        b = book(f"c{seed}", originals=frozenset({"lincoln", "street", "anchorage"}))
+        street = render(b, "STREET_ADDRESS", "1257 Lincoln Street", "[STREET_ADDRESS_1]")
+        city = render(b, "LOCATION", "Anchorage", "[LOCATION_1]")
+        full = "1257 Lincoln Street, Anchorage"
+        assert render(b, "STREET_ADDRESS", full, "[STREET_ADDRESS_2]") == f"{street}, {city}"
+        lower = render(b, "STREET_ADDRESS", "1257 lincoln street", "[STREET_ADDRESS_3]")
+        assert lower == street.lower()
+    for seed in range(10):
+        b = book(f"c{seed}", originals=frozenset({"oak", "boston", "elm", "street"}))
+        city = render(b, "LOCATION", "boston", "[LOCATION_1]")
+        address = render(b, "STREET_ADDRESS", "12 Oak Street, Boston", "[STREET_ADDRESS_1]")
+        assert address.endswith(", " + city.title()), (city, address)
+        other = render(b, "STREET_ADDRESS", "4 Elm Street\nBOSTON", "[STREET_ADDRESS_2]")
+        assert other.endswith("\n" + city.upper()), (city, other)
+        b = book(f"c{seed}")
+        address = render(b, "STREET_ADDRESS", "12 Oak Street, Boston", "[STREET_ADDRESS_1]")
+        assert render(b, "LOCATION", "Boston", "[LOCATION_1]") == address.split(", ")[1]
+
+
+def test_an_address_never_holds_a_city_of_the_inventory() -> None:
+    original = "12 Oak Street, Boston"
+    # a conversation whose first draw has a two-word city (a run of words, not one word)
+    seed, first = next(
+        (seed, value)
+        for seed in range(100)
+        if " " in (value := render(book(f"c{seed}"), "STREET_ADDRESS", original)).split(", ")[1]
+    )
+    city = first.split(", ")[1]
+    digests = {salted_digest(normalized(city), SALT)}
+    again = render(book(f"c{seed}", digests=digests), "STREET_ADDRESS", original)
+    assert again.split(", ")[1] != city, again
+
+
 def test_card_numbers_and_ibans_are_well_formed() -> None:
     rng = random.Random(3)
     for _ in range(50):
@@ -264,3 +386,44 @@ def test_lm_proposes_names_the_detector_accepts_and_falls_back_when_none_pass(  
     refusing._proposer = source.proposer  # the loaded model, shared
     name, how = refusing.first_name(random.Random(0), None, "Mark", context)
     assert how == "realistic" and name in values.names.first_set
+
+
+_COMPANY = r"[A-Z][\w ,&'-]*\w"
+_ADDRESS_NUMBER = r"[1-9]\d"
+
+
+# Surrogates, like placeholders, keep the text around them exactly: the period after a
+# company, the city after a street, the question after an address.
+@pytest.mark.parametrize(
+    ("text", "shape"),
+    [
+        (
+            "Hi, I'm calling from Acme Insurance. My policy number changed.",
+            rf"Hi, I'm calling from {_COMPANY}\. My policy number changed\.",
+        ),
+        (
+            "I moved from 12 Oak Street, Boston. Can you update it?",
+            rf"I moved from {_ADDRESS_NUMBER} {_NAME} Street, {_PLACE}\. Can you update it\?",
+        ),
+        (
+            "It's at 45 Elm St. Is that right?",
+            rf"It's at {_ADDRESS_NUMBER} {_NAME} St\. Is that right\?",
+        ),
+        ("Thanks, that's billed to Gonzalez LLC.", rf"Thanks, that's billed to {_COMPANY}\."),
+        (
+            "Send it to 12 Oak Street, St. Louis, MO 63101. Thanks",
+            rf"Send it to {_ADDRESS_NUMBER} {_NAME} Street, {_PLACE}, [A-Z]{{2}} \d{{5}}\. Thanks",
+        ),
+    ],
+)
+def test_surrogates_keep_the_text_around_them(  # type: ignore[no-untyped-def]
+    detector, surrogate_policy, text: str, shape: str
+) -> None:
+    conversations = [Conversation(f"c{i}", (Turn(None, text),), plain=True) for i in range(5)]
+    placeholders = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
+    ((masked, _),) = anonymize_corpus(conversations[:1], detector, placeholders)
+    for anonymized, replacements in anonymize_corpus(conversations, detector, surrogate_policy):
+        assert re.fullmatch(shape, anonymized.turns[0].text), anonymized.turns[0].text
+        # read back with placeholders, it is the placeholder text, punctuation included
+        view = placeholder_view(anonymized, [r.to_record() for r in replacements])
+        assert view.turns[0].text == masked.turns[0].text

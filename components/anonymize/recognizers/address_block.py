@@ -18,46 +18,35 @@ from typing import Any
 
 from presidio_analyzer import RecognizerResult
 
+from components.anonymize.address_words import (
+    CONNECTOR,
+    CONNECTORS,
+    FUSED_STREET_SUFFIX,
+    STREET_PREFIX,
+    STREET_SUFFIX,
+)
 from components.anonymize.recognizers.base import ScannerRecognizer
 from components.anonymize.recognizers.place_gazetteer import place_names
-from components.core.lexicon import zipf
+from components.core.lexicon import ends_sentence, zipf
 
 _WORD = r"[^\W\d_][\w'’.-]*"
-_SUFFIX = (
-    r"(?:street|st|avenue|ave|road|rd|drive|dr|lane|ln|boulevard|blvd|way|court|ct|place|pl|"
-    r"circle|cir|terrace|parkway|pkwy|highway|hwy|square|sq|trail|loop|row|alley|str|strasse|"
-    r"straße|gasse|weg|vej|veien|vegen|vegur|laan|straat|plein|allee|gata|gatan|gade|rue|calle|"
-    r"via|rua|avenida|ulica|ul)\.?"
-)
 _NUMBER = r"\d{1,5}[A-Za-z]?"
 STREET_LINE = re.compile(
     rf"(?<![\w-]){_NUMBER}(?:\s+{_NUMBER})?[ \t]+(?:{_WORD}[ \t]+){{0,4}}?"
-    rf"(?:{_WORD}[ \t]+(?P<suffix>{_SUFFIX})(?!\w)"
+    rf"(?:{_WORD}[ \t]+(?P<suffix>{STREET_SUFFIX})(?!\w)"
     rf"|{_WORD}(?:[ \t]+{_WORD}){{0,3}}[ \t]+{_NUMBER}(?!\w))",
     re.IGNORECASE,
 )
-# Street words that open the name in Romance and Slavic formats.
-_PREFIX = (
-    r"(?:via|viale|vicolo|corso|piazza|strada|rua|r\.?|rue|av\.?|avenida|calle|c/|carrer|"
-    r"camino|paseo|plaza|praça|largo|travessa|estrada|ul\.?|ulica|al\.?|aleja|bd\.?|"
-    r"chemin|quai|impasse|allée)"
-)
-# Street words written as the end of the name ("Grolmanstraße", "Barentszweg").
-_FUSED_SUFFIX = (
-    r"(?:straße|strasse|straat|weg|vej|gasse|laan|gade|gatan|vägen|veien|vegen|vegur|katu|"
-    r"tie|utca)"
-)
-_CONNECTOR = r"(?:de|da|das|do|dos|del|della|di|du|des|la|le|les|van|von|der|den|y|e)"
 _NAME_FIRST = re.compile(
-    rf"(?<![\w-])(?:{_NUMBER}[ \t]+){{0,2}}{_PREFIX}[ \t]+"
-    rf"(?:(?:{_CONNECTOR}|{_WORD})[ \t]+){{0,4}}{_WORD}(?:,?[ \t]+{_NUMBER}\.?(?!\w))?"
+    rf"(?<![\w-])(?:{_NUMBER}[ \t]+){{0,2}}{STREET_PREFIX}[ \t]+"
+    rf"(?:(?:{CONNECTOR}|{_WORD})[ \t]+){{0,4}}{_WORD}(?:,?[ \t]+{_NUMBER}\.?(?!\w))?"
     rf"|(?<![\w-])(?:(?-i:[^\W\d_a-z])[\w'’.-]*[ \t]+){{0,2}}"
-    rf"[^\W\d_]+{_FUSED_SUFFIX}[ \t]+{_NUMBER}(?!\w)",
+    rf"[^\W\d_]+{FUSED_STREET_SUFFIX}[ \t]+{_NUMBER}(?!\w)",
     re.IGNORECASE,
 )
 _CORNER = re.compile(
     rf"(?:the[ \t]+)?corner[ \t]+of[ \t]+[^\n,.?!]{{2,60}}?[ \t]+and[ \t]+"
-    rf"(?:{_WORD}[ \t]+){{0,3}}{_SUFFIX}(?!\w)",
+    rf"(?:{_WORD}[ \t]+){{0,3}}{STREET_SUFFIX}(?!\w)",
     re.IGNORECASE,
 )
 _UNIT = re.compile(
@@ -73,6 +62,9 @@ _SEPARATOR = re.compile(
     r"[ \t]*(?:,[ \t]*\n?|\n)[ \t>*?]*|,?[ \t]+(?=(?:apt|suite|unit|ste)\b)", re.I
 )
 _MAX_PARTS = 4
+# A one-word part this common and no known place is the next line's word ("Thanks", "Okay",
+# "Hello": 4.7-5.7); cities this common are in the gazetteer ("Boston", "Denver").
+EVERYDAY_WORD_ZIPF = 4.5
 
 
 class AddressBlockRecognizer(ScannerRecognizer):
@@ -133,17 +125,26 @@ def _extend(text: str, end: int) -> int:
 
 def _place_end(text: str, start: int) -> int:
     """End of the longest run of words at ``start`` that looks like a place ("Boise" in
-    "Boise. Is that right?"); ``start`` when none does."""
+    "Boise. Is that right?"), within its sentence; ``start`` when none does."""
     match = _PLACE.match(text, start)
     if not match:
         return start
-    part = match.group()
+    part = text[start : _sentence_end(text, start, match.end())]
     while part:
         if _looks_like_place(part):
             return start + len(part.rstrip(". "))
         cut = max(part.rfind(" "), part.rfind("\t"))
         part = part[:cut] if cut > 0 else ""
     return start
+
+
+def _sentence_end(text: str, start: int, end: int) -> int:
+    """``end``, or the end of the first sentence that ends in ``text[start:end]`` ("St."
+    of "St. Louis" ends none)."""
+    for mark in re.finditer(r"[.!?]", text[start:end]):
+        if ends_sentence(text, start + mark.start()):
+            return start + mark.start()
+    return end
 
 
 def _named_like_a_street(line: str) -> bool:
@@ -157,11 +158,8 @@ def _numbered_or_named(street: str) -> bool:
     """A street written name first has a capitalised or rare name: "via Roma 5" and "rue du
     Président Roosevelt" are streets, "via email 2 times" is not."""
     words = [w for w in street.split() if w[0].isalpha()][1:]  # the words after the prefix
-    words = [w for w in words if w.lower() not in _CONNECTORS]
+    words = [w for w in words if w.lower() not in CONNECTORS]
     return bool(words) and all(w[0].isupper() or zipf(w.lower()) < 3.0 for w in words)
-
-
-_CONNECTORS = frozenset(_CONNECTOR[3:-1].split("|"))
 
 
 def _looks_like_place(part: str) -> bool:
@@ -174,6 +172,8 @@ def _looks_like_place(part: str) -> bool:
         return True
     if part.strip(" .").lower() in place_names():
         return True
+    if len(words) == 1 and zipf(words[0].strip(".").lower()) >= EVERYDAY_WORD_ZIPF:
+        return False  # a line of its own that says "Thanks" or "Yes"
     return all(
         w[0].isupper() or w.lower() in _PLACE_JOINERS or zipf(w.lower()) < 3.0
         for w in words

@@ -10,7 +10,9 @@ Three methods choose a surrogate (``anonymize.surrogate.method``):
   original in its context, one chosen at random among those within cosine radius
   ``radius`` of the best.
 
-Numbers and identifiers always take the ``realistic`` shape-kept value. Every conversation
+Numbers and identifiers always take the ``realistic`` shape-kept value, and a street address
+is built part by part in its original's shape (``address``), its city the one the
+conversation gives that place elsewhere. Every conversation
 draws from its own generator, seeded by an HMAC of its id under the run's secret salt
 (``data/raw/salt``): the same person gets unrelated surrogates in two conversations, the
 run is reproducible where the raw data is, and the original→surrogate table is never

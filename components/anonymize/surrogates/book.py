@@ -6,8 +6,9 @@ whole conversation, so ``John``, ``John Smith``, ``Mr. Smith``, ``J-O-H-N`` and
 ``john.smith@acme.com`` become ``Mary``, ``Mary Jones``, ``Mr. Jones``, ``M-A-R-Y`` and
 ``mary.jones@…``. Other types keep one whole surrogate per entity (the entity is the
 placeholder the mention would have had). A candidate that equals, contains or shares a
-word with any value the conversation holds, or whose salted hash the PI inventory holds,
-is drawn again.
+word with any value the conversation holds (an address's street and unit words apart), or
+whose salted hash the PI inventory holds, whole, word by word or any run of its words, is
+drawn again.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from components.anonymize.surrogates import shapes
+from components.anonymize.surrogates.address import address_like, kept_words
 from components.anonymize.surrogates.realistic import RealisticValues
+from components.core.placeholders import entity_tokens
 
 _TITLE = re.compile(r"^((?:mr|mrs|ms|miss|mx|dr|prof|sir|madam)\.?\s+)", re.I)
 _POSSESSIVE = re.compile(r"(['’]s?)$")
@@ -62,6 +65,8 @@ KEPT_ADDRESS_WORDS = frozenset(
 )
 ADDRESS_TYPES = frozenset({"EMAIL_ADDRESS", "USER_NAME", "URL", "DOMAIN_NAME"})
 MAX_DRAWS = 25
+PLACE_KEY = "place:"  # a place's key in ``SurrogateBook.methods``
+MAX_RUN_WORDS = 6  # the longest run of a candidate's words looked up in the PI inventory
 # A mention's context: the text of its field before it and after it.
 Context = tuple[str, str]
 # A drawn value and the method that chose it ("lm" may fall back to "realistic").
@@ -101,6 +106,9 @@ class SurrogateBook:
     names: dict[str, str] = field(default_factory=dict)  # original word -> surrogate word
     words: dict[str, str] = field(default_factory=dict)  # address word -> surrogate word
     entities: dict[str, str] = field(default_factory=dict)  # placeholder -> whole surrogate
+    # lowercase place -> its surrogate, whether met alone (LOCATION) or in an address
+    places: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, str] = field(default_factory=dict)  # an address's street line -> its own
     # The method that chose each name word and entity; of the last mention rendered.
     methods: dict[str, str] = field(default_factory=dict)
     last_method: str = ""
@@ -114,15 +122,56 @@ class SurrogateBook:
             return self._person(surface, context)
         if info_type in ADDRESS_TYPES:
             return self._address(surface, context)
+        place = surface.strip().lower() if info_type == "LOCATION" else ""
+        if entity not in self.entities and place in self.places:
+            self.entities[entity] = shapes.cased(surface, self.places[place])
+            self.methods[entity] = self.methods[PLACE_KEY + place]
         if entity not in self.entities:
+            # an address's surrogate keeps the original's street and unit words ("Street")
+            kept = kept_words(surface, self.values) if info_type == "STREET_ADDRESS" else None
             drawn = self._draw(
-                lambda: self.source.whole_value(info_type, surface, self.rng, context), surface
+                self._whole_value(info_type, surface, context), surface, kept=kept or frozenset()
             )
             if drawn is None:
                 return None
             self.entities[entity], self.methods[entity] = drawn
+            if place:
+                self._remember_place(place, drawn)
         self.last_method = self.methods[entity]
         return self.entities[entity]
+
+    def _whole_value(
+        self, info_type: str, surface: str, context: Context
+    ) -> Callable[[], Drawn | None]:
+        """How a new surrogate of ``surface`` is drawn: an address part by part, its places
+        the conversation's (``address_place``); another type by the source."""
+        if info_type == "STREET_ADDRESS":
+            places = _ConversationPlaces(self)
+            return lambda: (address_like(surface, self.rng, places), "realistic")
+        return lambda: self.source.whole_value(info_type, surface, self.rng, context)
+
+    def address_place(self, surface: str, draw: Callable[[str, random.Random], str]) -> str:
+        """A place inside an address: the surrogate the conversation already gave it (as a
+        place of its own or in another address), else a new one."""
+        key = surface.strip().lower()
+        if key not in self.places:
+            drawn = self._draw(lambda: (draw(surface, self.rng), "realistic"), surface)
+            self._remember_place(key, drawn or (shapes.random_like(surface, self.rng), "realistic"))
+        return shapes.cased(surface, self.places[key])
+
+    def address_line(self, original: str, make: Callable[[], str]) -> str:
+        """A street or unit line of an address: the surrogate the conversation already gave
+        the same line ("1257 Lincoln Street" in "... in Anchorage" and read back with its
+        city), else a new one, checked alone."""
+        key = " ".join(entity_tokens(original))
+        if key not in self.lines:
+            kept = kept_words(original, self.values)
+            drawn = self._draw(lambda: (make(), "realistic"), original, kept=kept)
+            self.lines[key] = drawn[0] if drawn else make()
+        return shapes.cased(original, self.lines[key])
+
+    def _remember_place(self, key: str, drawn: Drawn) -> None:
+        self.places[key], self.methods[PLACE_KEY + key] = drawn
 
     def _person(self, surface: str, context: Context) -> str:
         separator = shapes.spelled(surface)
@@ -203,30 +252,75 @@ class SurrogateBook:
         return "".join(out)
 
     def _draw(
-        self, draw: Callable[[], Drawn | None], original: str, pool: Sequence[str] = ()
+        self,
+        draw: Callable[[], Drawn | None],
+        original: str,
+        pool: Sequence[str] = (),
+        kept: frozenset[str] = frozenset(),
     ) -> Drawn | None:
-        """A candidate that is none of the corpus's PI values nor the original's words;
-        after ``MAX_DRAWS`` refusals, the first acceptable one of ``pool`` shuffled, else
-        the original's shape at random."""
+        """A candidate that is none of the corpus's PI values nor shares a word with the
+        conversation's values (but the ``kept`` words of the original's form); after
+        ``MAX_DRAWS`` refusals, the first acceptable one of ``pool`` shuffled, else the
+        original's shape at random."""
         for _ in range(MAX_DRAWS):
             drawn = draw()
             if drawn is None:
                 return None
-            if self._acceptable(drawn[0], original):
+            if self._acceptable(drawn[0], original, kept):
                 return drawn
         for candidate in self.rng.sample(list(pool), len(pool)):
-            if self._acceptable(candidate, original):
+            if self._acceptable(candidate, original, kept):
                 return candidate, "realistic"
         fallback = shapes.random_like(original, self.rng)
         return (fallback, "realistic") if fallback.lower() != original.lower() else None
 
-    def _acceptable(self, candidate: str, original: str) -> bool:
+    def _acceptable(self, candidate: str, original: str, kept: frozenset[str]) -> bool:
         value = " ".join(_NAME_WORD.findall(candidate.lower())) or candidate.lower()
         words = set(re.findall(r"[^\W_]+", candidate.lower()))
         original_words = set(re.findall(r"[^\W_]+", original.lower()))
         if candidate.lower() == original.lower() or original.lower() in candidate.lower():
             return False
-        name_words = {w for w in words if w.isalpha() and len(w) > 1}
+        name_words = {w for w in words if w.isalpha() and len(w) > 1} - kept
         if name_words & (original_words | self.originals) or name_words & self._used:
             return False
-        return not (self.forbidden(value) or any(self.forbidden(w) for w in name_words))
+        if self.forbidden(value) or any(self.forbidden(w) for w in name_words):
+            return False
+        return not any(self.forbidden(run) for run in _word_runs(candidate))
+
+
+@dataclass(frozen=True)
+class _ConversationPlaces:
+    """The values an address surrogate is made of, its places the conversation's: the
+    city of "12 Oak Street, Boston" is the surrogate of "Boston" said alone."""
+
+    book: SurrogateBook
+
+    def street_line(self, original: str, make: Callable[[], str]) -> str:
+        return self.book.address_line(original, make)
+
+    def street_word(self, rng: random.Random) -> str:
+        return self.book.values.street_word(rng)
+
+    def city(self, surface: str, rng: random.Random) -> str:
+        return self.book.address_place(surface, self.book.values.city)
+
+    def place(self, surface: str, rng: random.Random) -> str:
+        return self.book.address_place(surface, self.book.values.place)
+
+    def state_code(self, surface: str, rng: random.Random) -> str:
+        return self.book.values.state_code(surface, rng)
+
+    def is_country(self, surface: str) -> bool:
+        return self.book.values.is_country(surface)
+
+
+def _word_runs(candidate: str) -> list[str]:
+    """Each run of two or more consecutive words of ``candidate`` (up to ``MAX_RUN_WORDS``),
+    normalized as the PI inventory is: the city inside an address ("85 Mueller Street, Lake
+    Jennifer") may be a value of the corpus."""
+    tokens = entity_tokens(candidate)
+    return [
+        " ".join(tokens[i : i + n])
+        for n in range(2, min(len(tokens), MAX_RUN_WORDS) + 1)
+        for i in range(len(tokens) - n + 1)
+    ]

@@ -18,8 +18,9 @@ from typing import Any
 from components.anonymize.surrogates.book import Context, Drawn
 from components.anonymize.surrogates.realistic import RealisticValues
 
-# Types whose candidates are ranked; the rest keep their shape-kept realistic value.
-RANKED_TYPES = frozenset({"ORGANIZATION_NAME", "LOCATION", "STREET_ADDRESS"})
+# Types whose candidates are ranked; the rest keep their shape-kept realistic value (a
+# street address is built part by part by the book, its places the conversation's).
+RANKED_TYPES = frozenset({"ORGANIZATION_NAME", "LOCATION"})
 WINDOW = 24  # characters of context on each side: more, and the context drowns the value
 POOL = 2  # candidates drawn per unit of k
 

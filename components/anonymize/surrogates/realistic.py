@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from components.anonymize.surrogates import shapes
+from components.anonymize.surrogates.address import address_like
 
 MONTHS = (
     "january",
@@ -31,6 +32,9 @@ _MONTH_WORD = re.compile(
     re.I,
 )
 _DIGITS = re.compile(r"\d+")
+# A country is kept in an address (a whole country names nobody); these besides the
+# locale's list of names.
+COUNTRY_SHORT_NAMES = ("USA", "US", "U.S", "U.S.A", "United States", "America", "UK", "U.K")
 _HEX = re.compile(r"[0-9A-Fa-f]")
 
 
@@ -84,9 +88,11 @@ class RealisticValues:
         self.locale = locale
         self.names = name_lists(locale)
         self._faker = Faker(locale)
-        self._states = frozenset(
-            s.lower()
-            for s in getattr(self._faker.provider("faker.providers.address"), "states", ())
+        addresses = self._faker.provider("faker.providers.address")
+        self._states = frozenset(s.lower() for s in getattr(addresses, "states", ()))
+        self._state_codes = tuple(getattr(addresses, "states_abbr", ()))
+        self._countries = frozenset(
+            c.lower() for c in (*getattr(addresses, "countries", ()), *COUNTRY_SHORT_NAMES)
         )
 
     def first_name(self, rng: random.Random, gender: str | None) -> str:
@@ -143,30 +149,38 @@ class RealisticValues:
             "MAC_ADDRESS": _hex_like,
             "AGE": lambda s, rng: shapes.small_number_like(s, rng, 18, 89),
             "DATE_OF_BIRTH": _date_like,
-            "ORGANIZATION_NAME": lambda s, rng: _cased(s, self._faker_value(rng, "company")),
-            "STREET_ADDRESS": self._street,
-            "LOCATION": self._place,
+            "ORGANIZATION_NAME": lambda s, rng: shapes.cased(s, self._faker_value(rng, "company")),
+            "STREET_ADDRESS": lambda s, rng: address_like(s, rng, self),
+            "LOCATION": self.place,
         }
 
-    def _street(self, surface: str, rng: random.Random) -> str:
-        street = self._faker_value(rng, "street_address")
-        number = _DIGITS.match(surface.strip())
-        if number:  # keep the house number's width
-            street = _DIGITS.sub(shapes.random_like(number.group(), rng), street, count=1)
-        return _cased(surface, street)
-
-    def _place(self, surface: str, rng: random.Random) -> str:
+    def place(self, surface: str, rng: random.Random) -> str:
+        """A state for a state's name, else a city, cased like ``surface``."""
         kind = "state" if surface.strip().lower() in self._states else "city"
-        return _cased(surface, self._faker_value(rng, kind))
+        return shapes.cased(surface, self._faker_value(rng, kind))
 
+    def city(self, surface: str, rng: random.Random) -> str:
+        """A city, cased like ``surface`` (a city named like a state: "New York")."""
+        return shapes.cased(surface, self._faker_value(rng, "city"))
 
-def _cased(template: str, value: str) -> str:
-    """A generated value in the casing of the text it replaces (lowercase ASR stays so)."""
-    if template.islower():
-        return value.lower()
-    if template.isupper() and len(template) > 3:
-        return value.upper()
-    return value
+    def street_line(self, original: str, make: Callable[[], str]) -> str:
+        """A new street line each time (a conversation's book keeps them)."""
+        return make()
+
+    def street_word(self, rng: random.Random) -> str:
+        """The name of a street, without its "Street" (a surname, as Faker's are)."""
+        return self.last_name(rng)
+
+    def state_code(self, surface: str, rng: random.Random) -> str:
+        """Another state's code ("MA" → "TX"), or letters of its shape where the locale
+        has none."""
+        others = [code for code in self._state_codes if code != surface.upper()]
+        code = rng.choice(others) if others else shapes.random_like(surface, rng)
+        return code.lower() if surface.islower() else code
+
+    def is_country(self, surface: str) -> bool:
+        """Whether ``surface`` names a country ("Armenia", "USA")."""
+        return surface.strip(" .").lower() in self._countries
 
 
 def _hex_like(surface: str, rng: random.Random) -> str:

@@ -62,6 +62,22 @@ def apply_case(template: str, word: str) -> str:
     return word
 
 
+def cased(template: str, value: str) -> str:
+    """A value of several words in the casing of the text it replaces: lowercase ASR stays
+    lowercase, ALL CAPS (longer than an abbreviation) stay, and a lowercase value takes the
+    capitals of the words it replaces ("3868 casey street" for "1257 Lincoln Street")."""
+    if template.islower():
+        return value.lower()
+    if template.isupper() and len(template) > 3:
+        return value.upper()
+    if not value.islower():
+        return value
+    words, shape = value.split(" "), template.split()
+    if len(words) != len(shape):
+        return value.title()
+    return " ".join(apply_case(t, w) for t, w in zip(shape, words, strict=True))
+
+
 def spelled(surface: str) -> str | None:
     """The separator of a spelled run (``M-A-R-K`` → ``-``), or None."""
     match = SPELLED.match(surface.strip())
@@ -98,6 +114,29 @@ def _random_word_like(word: str, rng: random.Random) -> str:
     if word[0].isupper() and not word.isupper():
         chars[0] = chars[0].upper()
     return "".join(chars)
+
+
+def house_number_like(surface: str, rng: random.Random) -> str:
+    """A house number in the shape of ``surface``: as many digits, the first never 0 ("12"
+    → "47", "7B" → "3K", never "00"); spoken digits likewise ("nine three" → "four oh");
+    a range part by part ("12-14")."""
+    out, in_run = [], False  # in_run: after a spoken digit of the same number
+    for piece in _WORDS.findall(surface):
+        low = piece.lower()
+        if piece.isdigit():
+            out.append(_number_of_width(len(piece), rng, 1, 10 ** len(piece) - 1))
+        elif low in _SPOKEN_HOUSE_DIGITS:
+            out.append(apply_case(piece, rng.choice(_SPOKEN_HOUSE_DIGITS[not in_run :])))
+        elif piece.isalpha():
+            out.append(_random_word_like(piece, rng))
+        else:
+            out.append(piece)
+        in_run = low in _SPOKEN_HOUSE_DIGITS or (in_run and piece.strip(" -") == "")
+    return "".join(out)
+
+
+# "oh" first: a spoken number's first digit is drawn from the rest.
+_SPOKEN_HOUSE_DIGITS = ("oh", *SPOKEN_DIGITS[1:])
 
 
 def redraw_number_words(text: str, rng: random.Random) -> str:
