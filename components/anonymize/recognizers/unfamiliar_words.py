@@ -121,19 +121,28 @@ def _shaped_like_name(word: str, inside_sentence: bool) -> bool:
     return bool(_INNER_CAPITAL.match(word)) or (inside_sentence and title_case(word))
 
 
-def lemma_vocabulary(nlp: Any, parts_of_speech: Collection[str] = ()) -> frozenset[str]:
+def lemma_vocabulary(
+    nlp: Any, parts_of_speech: Collection[str] = (), irregular: bool = False
+) -> frozenset[str]:
     """Every lemma in a spaCy pipeline's lookup lemmatizer index (empty when it has none),
-    or those of ``parts_of_speech`` only ("noun", "verb", "adj", "adv")."""
+    or those of ``parts_of_speech`` only ("noun", "verb", "adj", "adv"); with ``irregular``,
+    the irregular forms of its exception table too ("caught", "hung", "better")."""
     if "lemmatizer" not in nlp.component_names:
         return frozenset()
     lookups = getattr(nlp.get_pipe("lemmatizer"), "lookups", None)
     if lookups is None or not lookups.has_table("lemma_index"):
         return frozenset()
-    index = lookups.get_table("lemma_index")
-    # the table is keyed by the hashes of "noun", "verb", "adj", "adv"
+    tables = [lookups.get_table("lemma_index")]
+    if irregular and lookups.has_table("lemma_exc"):
+        tables.append(lookups.get_table("lemma_exc"))
+    # the tables are keyed by the hashes of "noun", "verb", "adj", "adv"
     wanted = {get_string_id(pos) for pos in parts_of_speech}
     return frozenset(
-        word for pos in index if not wanted or get_string_id(pos) in wanted for word in index[pos]
+        word
+        for table in tables
+        for pos in table
+        if not wanted or get_string_id(pos) in wanted
+        for word in table[pos]
     )
 
 
@@ -150,5 +159,5 @@ def english_lexicon(spacy_model: str) -> tuple[Dictionary, Dictionary]:
         raise BackendError(
             f"cannot load spaCy model {spacy_model!r} (anonymize.spacy_model): {exc}"
         ) from exc
-    ordinary = lemma_vocabulary(nlp, ("verb", "adj", "adv"))
-    return Dictionary(lemma_vocabulary(nlp)), Dictionary(ordinary)
+    ordinary = lemma_vocabulary(nlp, ("verb", "adj", "adv"), irregular=True)
+    return Dictionary(lemma_vocabulary(nlp, irregular=True)), Dictionary(ordinary)
