@@ -434,16 +434,20 @@ def _anchor(title: str) -> str:
     return slugify(title, "-")
 
 
+def refresh_readme() -> None:
+    """Rewrite README.md's results block from the results files as they are now."""
+    text = README.read_text(encoding="utf-8")
+    write_text_atomic(README, with_readme_block(text, readme_block(read_results(RESULTS))))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--readme", action="store_true", help="rewrite README.md's block")
     args = parser.parse_args(argv)
-    results = read_results(RESULTS)
     if args.readme:
-        text = README.read_text(encoding="utf-8")
-        write_text_atomic(README, with_readme_block(text, readme_block(results)))
+        refresh_readme()
         return 0
-    sys.stdout.write(results_page(results))
+    sys.stdout.write(results_page(read_results(RESULTS)))
     return 0
 
 

@@ -59,6 +59,10 @@ def write_result(
     target = folder / f"{name}.json"
     # not write_json_atomic: its sorted keys would reorder the figures (rows keep their order)
     write_text_atomic(target, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    if folder == RESULTS:  # the README's headline lines follow the committed files at once
+        from benchmarks.report import refresh_readme
+
+        refresh_readme()
     return target
 
 

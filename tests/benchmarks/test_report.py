@@ -67,4 +67,5 @@ def test_the_readme_block_is_drawn_from_the_files(tmp_path: Path) -> None:
 def test_the_committed_readme_holds_the_committed_results() -> None:
     """`python -m benchmarks.report --readme` was run after the last results changed."""
     readme = README.read_text(encoding="utf-8")
-    assert readme == with_readme_block(readme, readme_block(read_results()))
+    fresh = with_readme_block(readme, readme_block(read_results()))
+    assert readme == fresh, "README's results block is stale: python -m benchmarks.report --readme"
