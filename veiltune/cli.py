@@ -230,8 +230,9 @@ def _add_calibrate(commands: Any) -> None:
         action="append",
         required=True,
         metavar="KIND[=PATH]",
-        help="labelled data: wnut17=FILE, presidio_research=FILE, jsonl=FILE or embedded "
-        "(repeat for several)",
+        help="labelled data: wnut17=FILE, presidio_research=FILE, jsonl=FILE or embedded; "
+        "speech: before a kind reads its texts as speech recognition writes them "
+        "(speech:presidio_research=FILE); repeat for several",
     )
     sub.add_argument("--limit", type=int, help="use only the first N texts of each")
     sub.add_argument(

@@ -154,15 +154,18 @@ def calibrate(
     from components.anonymize.calibration import Thresholds, write_calibration
     from components.anonymize.evaluation.calibrate import BETAS, Calibration
     from components.anonymize.evaluation.calibrate import calibrate as run_calibration
-    from components.anonymize.evaluation.datasets import load_labelled
+    from components.anonymize.evaluation.datasets import SPEECH_PREFIX, load_labelled
+    from components.anonymize.evaluation.speechlike import speech_like
     from components.anonymize.presidio_backend import PresidioDetector
 
     check_paths([path for _, path in data if path is not None], [output])
     sets = {}
     for kind, path in data:
-        split = "tuning" if kind == "presidio_research" else "all"
+        base = kind.removeprefix(SPEECH_PREFIX)
+        split = "tuning" if base == "presidio_research" else "all"
         name = f"{kind}:{path.name}" if path is not None else kind
-        sets[name] = load_labelled(kind, path, limit, split)
+        items = load_labelled(base, path, limit, split)
+        sets[name] = [speech_like(item) for item in items] if kind != base else items
     backend = PresidioDetector(
         config.spacy_model,
         config.info_types,

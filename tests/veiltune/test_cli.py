@@ -562,6 +562,8 @@ def test_calibrate_writes_a_policy_file_anonymize_reads(
     data = [
         f"wnut17={TEST_DATA / 'wnut17' / 'emerging.dev.sample.conll'}",
         f"presidio_research={TEST_DATA / 'presidio_research' / 'generated_small.sample.json'}",
+        # the same templates as speech recognition writes them: a set of their own
+        f"speech:presidio_research={TEST_DATA / 'presidio_research' / 'generated_small.sample.json'}",
     ]
     arguments = ["calibrate", "--params", str(REPO_PARAMS), "--output", str(output)]
     assert main([*arguments, *(a for d in data for a in ("--data", d))]) == 0
@@ -569,12 +571,17 @@ def test_calibrate_writes_a_policy_file_anonymize_reads(
     assert printed["calibrated_on"] == {
         "wnut17:emerging.dev.sample.conll": 30,
         "presidio_research:generated_small.sample.json": 15,  # its tuning templates only
+        "speech:presidio_research:generated_small.sample.json": 15,
     }
+    measured = printed["operating_points"]["recall"]["measured"]
+    speech = measured["speech:presidio_research:generated_small.sample.json"]
+    written = measured["presidio_research:generated_small.sample.json"]
+    assert speech != written  # measured on other texts
     for point in ("recall", "balanced", "precision"):
         thresholds = read_thresholds(output, point, 0.35, DEFAULT_INFO_TYPES)
         assert all(0.0 <= t <= 1.0 for t in thresholds.recognizers.values())
     assert main([*arguments, "--data", "wnut17"]) == 1  # a file kind needs its path
-    assert "--data wnut17: KIND=PATH" in capsys.readouterr().err
+    assert "--data wnut17: [speech:]KIND=PATH" in capsys.readouterr().err
 
 
 def test_false_positive_sample_goes_to_stderr_only(

@@ -81,12 +81,19 @@ KINDS = ("embedded", "presidio_research", "wnut17", "jsonl")  # "embedded" needs
 HELDOUT_SHARE = 4
 
 
+# A data spec's prefix for the same texts as a speech recognizer writes them (speechlike.py)
+SPEECH_PREFIX = "speech:"
+
+
 def parse_data_spec(spec: str) -> tuple[str, Path | None]:
-    """``wnut17=dev.conll`` -> (kind, path); ``embedded`` has no path."""
+    """``wnut17=dev.conll`` -> (kind, path); ``embedded`` has no path; a kind may carry
+    ``speech:`` before it (``speech:presidio_research=FILE``: its speech-like view)."""
     kind, _, path = spec.partition("=")
-    if kind not in KINDS or (kind != "embedded") != bool(path):
+    base = kind.removeprefix(SPEECH_PREFIX)
+    if base not in KINDS or (base != "embedded") != bool(path):
         raise InputError(
-            f"--data {spec}: KIND=PATH with KIND among {', '.join(KINDS[1:])}, or embedded"
+            f"--data {spec}: [speech:]KIND=PATH with KIND among {', '.join(KINDS[1:])}, "
+            "or [speech:]embedded"
         )
     return kind, Path(path) if path else None
 
