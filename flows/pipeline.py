@@ -14,7 +14,6 @@ Completed named Skipped when DVC found nothing changed, and publishes its artifa
 import json
 import logging
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -29,7 +28,7 @@ from pydantic import BeforeValidator
 
 from components import stages as registry
 from components.core import paths, tracking
-from components.core.dvc_cli import dvc_command
+from components.core.dvc_cli import dvc_command, dvc_environment
 from components.core.errors import ParamsError
 from components.core.stage import StageContext
 from flows.artifacts import StageReport, mlflow_run_url, publish_link, publish_run, publish_stage
@@ -109,11 +108,10 @@ def stage_timeouts(timeouts: Mapping[str, float] | None) -> dict[str, float]:
 def stage_environment(base: Mapping[str, str], parent_run_id: str) -> dict[str, str]:
     """The environment of ``dvc repro`` and the stage commands it runs.
 
-    This interpreter's ``bin`` comes first on ``PATH``: dvc.yaml's commands call ``veiltune``
-    by name, and ``veiltune serve`` may run in a shell that never activated the venv.
+    This interpreter's ``bin`` comes first on ``PATH`` (``dvc_environment``): ``veiltune
+    serve`` may run in a shell that never activated the venv.
     """
-    path = os.pathsep.join(p for p in (str(Path(sys.executable).parent), base.get("PATH")) if p)
-    return {**base, "PATH": path, tracking.PARENT_RUN_ENV: parent_run_id}
+    return {**dvc_environment(base), tracking.PARENT_RUN_ENV: parent_run_id}
 
 
 def stage_command(stage: str) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -13,7 +14,7 @@ from pathlib import Path
 from components.core import paths, tracking
 from components.core.config import apply_overrides, build_configs
 from components.core.corpus import load_corpus
-from components.core.dvc_cli import dvc_command
+from components.core.dvc_cli import dvc_command, dvc_environment
 from components.core.errors import InputError
 from components.core.jsonio import (
     atomic_folder,
@@ -151,7 +152,9 @@ def utility_profile(
 
 def _exp_run(run: PlannedRun) -> None:
     try:
-        subprocess.run(dvc_command(*run.exp_run_args()), check=True)
+        subprocess.run(
+            dvc_command(*run.exp_run_args()), check=True, env=dvc_environment(os.environ)
+        )
     except subprocess.CalledProcessError as exc:
         raise InputError(
             f"dvc exp run failed for {run.variant} seed {run.seed} (exit {exc.returncode}); "
