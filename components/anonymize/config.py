@@ -241,7 +241,8 @@ class AnonymizeConfig:
     # writes them; null: score_threshold alone), and the point to use.
     calibration: str | None = "veiltune/policy/calibration.yaml"
     operating_point: str = "balanced"  # recall | balanced | precision
-    replacement: str = "placeholder"  # placeholder | mask | type | surrogate
+    # placeholder | mask | type | surrogate (params.yaml ships surrogate: docs/surrogates.md)
+    replacement: str = "placeholder"
     surrogate: SurrogateConfig = field(default_factory=SurrogateConfig)
     mask_char: str = "*"
     batch_size: int = 64
