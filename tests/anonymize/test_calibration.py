@@ -192,6 +192,16 @@ def test_ascent_raises_a_noisy_recognizer_and_leaves_one_without_evidence() -> N
     assert measured["char_precision"] > 0.9 and 0.0 < measured["char_recall"] < 1.0
 
 
+def test_a_models_continuous_scores_are_tried_on_a_grid_that_keeps_them() -> None:
+    from components.anonymize.evaluation.calibrate import LEVEL_STEP, score_level
+
+    assert [score_level(s) for s in (0.3, 0.4, 0.85, 0.35)] == [0.3, 0.4, 0.85, 0.35]
+    scores = [0.5 + i / 1000 for i in range(500)]  # a model's: 500 distinct scores
+    levels = sorted({score_level(s) for s in scores})
+    assert len(levels) <= 1 / LEVEL_STEP
+    assert all(score_level(s) <= s for s in scores)  # a level keeps the spans it stands for
+
+
 def test_written_calibration_reads_back(tmp_path: Path) -> None:
     document = {
         "calibrated_on": {"a": 3},

@@ -35,6 +35,11 @@ from components.core.corpus import Conversation, Turn
 BETAS = {"recall": math.inf, "balanced": 2.0, "precision": 1.0}
 ROUNDS = 2
 MIN_EVIDENCE_CHARS = 100
+# Thresholds are tried on a grid of this step, each score floored onto it (so a level keeps
+# every span it stands for). The rule recognizers score on it already (0.3, 0.4, 0.85); a
+# model's scores are continuous (the NER's mean token probability), and one level per
+# distinct score made an ascent of thousands of levels, each rescoring every text.
+LEVEL_STEP = 0.05
 
 
 class CandidateDetector(Protocol):
@@ -96,7 +101,7 @@ class Calibration:
             for i, text in enumerate(texts):
                 for span in text.candidates:
                     self.where[span.source].add((name, i))
-                    self.levels[span.source].append(round(span.score, 4))
+                    self.levels[span.source].append(score_level(span.score))
         self.levels = {k: sorted(set(v)) for k, v in self.levels.items()}
 
     def score_one(self, name: str, i: int, thresholds: Thresholds) -> DetectionScore:
@@ -152,6 +157,11 @@ def objective(
     """The mean over data sets of the character F-beta."""
     pairs = precision_recall(scores, names).values()
     return sum(f_beta(p, r, beta) for p, r in pairs) / len(names)
+
+
+def score_level(score: float) -> float:
+    """The threshold on the ``LEVEL_STEP`` grid at or just under ``score``."""
+    return round(math.floor(score / LEVEL_STEP + 1e-9) * LEVEL_STEP, 4)
 
 
 def allowed_levels(calibration: Calibration, recognizer: str) -> list[float]:
