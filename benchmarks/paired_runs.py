@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from benchmarks.results import write_result
+from benchmarks.results import NOT_CODE, write_result
 from components.evaluate.intervals import Sample, bootstrap_interval, paired_difference
 
 METRICS = ("summary.rouge1", "action_items.rouge1", "purpose.accuracy", "outcome.accuracy")
@@ -40,12 +41,15 @@ def adapter_samples(run: Path, dataset: str = "main") -> dict[str, Sample]:
 
 
 def verdicts(run: Path) -> dict[str, Any]:
-    """What the run's params chose for replacement, and its gate's and audits' verdicts."""
+    """What the run's params chose for replacement and training seed, and its gate's and
+    audits' verdicts."""
     params = yaml.safe_load((run / "params.yaml").read_text(encoding="utf-8"))
     gate = json.loads((run / "metrics" / "gate.json").read_text(encoding="utf-8"))
     audit = json.loads((run / "metrics" / "audit.json").read_text(encoding="utf-8"))
     return {
+        "commit": _commit(run),
         "replacement": params["anonymize"]["replacement"],
+        "train_seed": params["train"]["seed"],
         "gate_mu_plus_sigma": round(gate["mu_plus_sigma"], 4),
         "gate_passed": gate["passed"],
         "audit_passed": audit["passed"],
@@ -71,6 +75,21 @@ def compare(runs: dict[str, Path], metrics: tuple[str, ...]) -> dict[str, Any]:
                 row["n_conversations"] = diff.n_conversations
         figures["runs"][name] = row
     return figures
+
+
+def _commit(run: Path) -> str | None:
+    """The commit the run's checkout was at (with "+ changes" when its code differs)."""
+    head = subprocess.run(
+        ["git", "-C", str(run), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    if head.returncode != 0:
+        return None
+    changed = subprocess.run(
+        ["git", "-C", str(run), "status", "--porcelain", "--untracked-files=no", "--", *NOT_CODE],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return head.stdout.strip() + (" + changes" if changed else "")
 
 
 def _interval(estimate: float, low: float, high: float) -> str:

@@ -21,7 +21,9 @@ def fake_run(folder: Path, replacement: str, scores: list[float]) -> Path:
     ] + [{"model": "base", "dataset": "main", "id": "c0", "scores": {"summary.rouge1": 9.0}}]
     lines = "".join(json.dumps(row) + "\n" for row in rows)
     (folder / "data" / "evaluate" / "per_conversation.jsonl").write_text(lines)
-    (folder / "params.yaml").write_text(yaml.safe_dump({"anonymize": {"replacement": replacement}}))
+    (folder / "params.yaml").write_text(
+        yaml.safe_dump({"anonymize": {"replacement": replacement}, "train": {"seed": 13}})
+    )
     (folder / "metrics" / "gate.json").write_text('{"mu_plus_sigma": 0.5, "passed": true}')
     (folder / "metrics" / "audit.json").write_text('{"passed": true}')
     return folder
