@@ -439,7 +439,7 @@ def test_second_repro_skips_every_stage_and_registers_nothing_new(repo: Path) ->
 
 def test_evaluate_scores_adapter_and_base_on_heldout_raw_text(repo: Path) -> None:
     evaluated = metrics(repo, "evaluate")
-    assert evaluated["variant"] == "placeholder" and evaluated["n_conversations"] >= 1
+    assert evaluated["variant"] == "surrogate-realistic" and evaluated["n_conversations"] >= 1
     assert {"train_seed", "train_steps"} <= set(evaluated)
     # 3 of the 6 DialogSum dialogues are held out; max_conversations 2 applies per dataset
     assert evaluated["dialogsum.n_conversations"] == 2
@@ -552,19 +552,19 @@ def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
     )
     assert report.returncode == 0, report.stderr[-2000:]
     table = (repo / "reports" / "utility" / "utility.md").read_text()
-    for variant in ("base", "placeholder", "oracle"):
+    for variant in ("base", "surrogate-realistic", "oracle"):
         assert f"| {variant} | " in table and f"| {variant} | (not run)" not in table
     assert "| masked | (not run)" in table
     dialogsum_table = table.partition("DialogSum")[2]
-    for variant in ("base", "placeholder", "oracle"):
+    for variant in ("base", "surrogate-realistic", "oracle"):
         assert f"| {variant} | " in dialogsum_table
         assert f"| {variant} | (not run)" not in dialogsum_table
     report_json = json.loads((repo / "reports" / "utility" / "utility.json").read_text())
-    assert "placeholder perplexity_raw vs oracle" in report_json["comparison"]
+    assert "surrogate-realistic perplexity_raw vs oracle" in report_json["comparison"]
     # the privacy beside the utility: each experiment's own gate, risk and audit figures
     privacy = report_json["privacy"]
     assert "DVC experiments" in privacy["source"]
-    assert set(privacy["variants"]) == {"placeholder", "oracle"}
+    assert set(privacy["variants"]) == {"surrogate-realistic", "oracle"}
     gate = metrics(repo, "gate")
     for figures in privacy["variants"].values():
         assert figures["gate.passed"] is True and figures["gate.threshold"] == gate["threshold"]
@@ -573,7 +573,7 @@ def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
     assert privacy["variants"]["oracle"]["audit.passed"] == metrics(repo, "audit")["passed"]
     section = table.partition("Privacy (from")[2]
     assert (
-        "| placeholder | " in section
+        "| surrogate-realistic | " in section
         and "| oracle | " in section
         and "| base |" not in (section.partition("Difference")[0])
     )

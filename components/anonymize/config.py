@@ -241,8 +241,7 @@ class AnonymizeConfig:
     # writes them; null: score_threshold alone), and the point to use.
     calibration: str | None = "veiltune/policy/calibration.yaml"
     operating_point: str = "balanced"  # recall | balanced | precision
-    # placeholder | mask | type | surrogate (params.yaml ships surrogate: docs/surrogates.md)
-    replacement: str = "placeholder"
+    replacement: str = "surrogate"  # surrogate | placeholder | mask | type (docs/surrogates.md)
     surrogate: SurrogateConfig = field(default_factory=SurrogateConfig)
     mask_char: str = "*"
     batch_size: int = 64

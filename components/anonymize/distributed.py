@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import pickle
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,7 +59,12 @@ class Engine:
 
     @property
     def token(self) -> str:
-        return hashlib.sha256(pickle.dumps(self)).hexdigest()
+        """The same for equal engines, here and after a trip through pickle: from their
+        values' reprs, not pickle's bytes (which changed with a round trip once surrogates
+        were configured, so each task would have rebuilt its worker's detector)."""
+        key = None if self.key is None else (self.key.salt, sorted(self.key.digests))
+        described = repr((self.config, str(self.base_dir), key, self.files))
+        return hashlib.sha256(described.encode()).hexdigest()
 
 
 def engine_for(config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None) -> Engine:

@@ -30,7 +30,9 @@ from components.ingest.generate import generate_corpus
 
 REPO = Path(__file__).resolve().parents[2]
 N_CONVERSATIONS = 60
-ON_TWO_WORKERS = AnonymizeConfig(batch_size=8, cluster="local", workers=2)
+ON_TWO_WORKERS = AnonymizeConfig(
+    batch_size=8, replacement="placeholder", cluster="local", workers=2
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +50,9 @@ def shared() -> Iterator[AnonymizeConfig]:
         dashboard_address=None,
         silence_logs=logging.ERROR,
     ) as local:
-        yield AnonymizeConfig(batch_size=8, cluster=local.scheduler_address, workers=2)
+        yield AnonymizeConfig(
+            batch_size=8, replacement="placeholder", cluster=local.scheduler_address, workers=2
+        )
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +80,7 @@ def _anonymize(config: AnonymizeConfig, corpus: Path, out: Path) -> dict[str, ob
 @pytest.fixture(scope="module")
 def in_process(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, bytes]:
     out = tmp_path_factory.mktemp("single")
-    _anonymize(AnonymizeConfig(batch_size=8), corpus, out)
+    _anonymize(AnonymizeConfig(batch_size=8, replacement="placeholder"), corpus, out)
     return _outputs(out)
 
 
@@ -95,7 +99,7 @@ def test_detect_on_a_cluster_writes_what_detect_writes_in_one_process(
     corpus: Path, tmp_path: Path, small_parts: None, shared: AnonymizeConfig
 ) -> None:
     context = StageContext(REPO / "params.yaml", {}, {})
-    config = AnonymizeConfig(batch_size=8)
+    config = AnonymizeConfig(batch_size=8, replacement="placeholder")
     assert detect(config, context, corpus, tmp_path / "one.jsonl") == N_CONVERSATIONS
     assert detect(shared, context, corpus, tmp_path / "many.jsonl") == N_CONVERSATIONS
     assert (tmp_path / "many.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
@@ -129,7 +133,7 @@ def test_evaluate_detection_on_a_cluster_scores_what_one_process_scores(
     from components.anonymize.factory import anonymization_policy, build_detector
 
     items = load_labelled("embedded", None, limit=120)
-    config = AnonymizeConfig(batch_size=8)
+    config = AnonymizeConfig(batch_size=8, replacement="placeholder")
     detector, policy = build_detector(config, REPO), anonymization_policy(config, REPO)
     one, one_sample = evaluate_detection(items, detector, policy, 8, sample_size=5)
     groups = conversation_groups(items)
@@ -169,7 +173,9 @@ def test_a_worker_killed_mid_run_has_its_parts_recomputed(
 
     killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
     killer.start()
-    config = AnonymizeConfig(batch_size=8, cluster=scheduler.scheduler.address, workers=2)
+    config = AnonymizeConfig(
+        batch_size=8, replacement="placeholder", cluster=scheduler.scheduler.address, workers=2
+    )
     _anonymize(config, corpus, tmp_path)
     killer.join(timeout=5)
     assert killed, "no worker was busy to kill"
@@ -253,7 +259,7 @@ def test_the_policy_files_travel_with_the_task_not_on_the_workers_file_system(
     records[0]["turns"][0]["text"] += " The reference word is quelbrin."
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
-    config = AnonymizeConfig(batch_size=4)
+    config = AnonymizeConfig(batch_size=4, replacement="placeholder")
     one = anonymize_file(config, project, corpus, tmp_path / "one.jsonl", tmp_path / "one.spans")
     assert "reference word is quelbrin." in (tmp_path / "one.jsonl").read_text()
     cluster_client = distributed.dask_client

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 def test_workers_give_the_same_output_in_the_same_order() -> None:
     corpus = generate_corpus(24, seed=5)
-    config = AnonymizeConfig(batch_size=4)
+    config = AnonymizeConfig(batch_size=4, replacement="placeholder")
     single = [
         (o.id, a.to_record(), [r.to_record() for r in rs])
         for o, (a, rs) in anonymize_stream(corpus, config, REPO, workers=1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,6 @@ from veiltune.cli import main
 
 # "bro" is in the shipped PERSON_NAME exclusion list; the detector alone takes it for a name.
 CALL = "Hey bro, Maria Gonzalez here, my number is (212) 736-5000."
-ANONYMIZED = "Hey bro, [PERSON_NAME_1] here, my number is [PHONE_NUMBER_1]."
 
 
 @pytest.fixture
@@ -51,7 +51,11 @@ def test_anonymize_in_an_empty_folder_uses_the_defaults_and_the_shipped_policy(
     with caplog.at_level(logging.INFO, logger="components.stages"):
         assert main(["anonymize", "--input", "x.jsonl", "--output", "y.jsonl"]) == 0
     (record,) = load_corpus(Path("y.jsonl"))
-    assert record.to_record()["text"] == ANONYMIZED
+    # the default replacement: surrogates, the excluded "bro" kept
+    said = re.fullmatch(
+        r"Hey bro, (\w+) (\w+) here, my number is (.+)\.", record.to_record()["text"]
+    )
+    assert said and said[1] != "Maria" and said[3] != "(212) 736-5000"
     assert packaged_detector == [paths.INSTALL_ROOT]
     assert f"the policy files in {paths.PACKAGED_POLICY}" in caplog.text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl", "y.jsonl"]
