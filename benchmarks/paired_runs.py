@@ -22,12 +22,12 @@ from typing import Any
 import yaml
 
 from benchmarks.results import NOT_CODE, write_result
-from components.evaluate.intervals import Sample, bootstrap_interval, paired_difference
+from components.evaluate.intervals import bootstrap_interval, paired_difference
 
 METRICS = ("summary.rouge1", "action_items.rouge1", "purpose.accuracy", "outcome.accuracy")
 
 
-def adapter_samples(run: Path, dataset: str = "main") -> dict[str, Sample]:
+def adapter_samples(run: Path, dataset: str = "main") -> dict[str, dict[str, tuple[float, float]]]:
     """Each metric's (score, 1) per held-out conversation the run's adapter was scored on."""
     samples: dict[str, dict[str, tuple[float, float]]] = {}
     path = run / "data" / "evaluate" / "per_conversation.jsonl"
