@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from components.anonymize.spans import Span
+from components.core.config import read_policy_yaml
 from components.core.errors import InputError
 from components.core.jsonio import write_text_atomic
 
@@ -72,12 +73,11 @@ def read_thresholds(
     path: Path, operating_point: str, default: float, known_info_types: Collection[str]
 ) -> Thresholds:
     """The thresholds of ``operating_point`` in the calibration file at ``path``."""
-    if not path.is_file():
-        raise InputError(f"{path}: no such calibration file (anonymize.calibration)")
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"{path}: not a YAML calibration file: {exc}") from exc
+    document = read_policy_yaml(
+        path,
+        f"{path}: no such calibration file (anonymize.calibration)",
+        f"{path}: not a YAML calibration file",
+    )
     points = document.get("operating_points") if isinstance(document, dict) else None
     if not isinstance(points, dict):
         raise InputError(f"{path}: operating_points: a mapping of operating points is needed")

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from components.core.config import read_policy_yaml
 from components.core.errors import InputError
 
 # A key's words: camelCase humps, runs of capitals, runs of digits (separators dropped).
@@ -74,12 +73,11 @@ def read_pi_label_keys(path: Path, known_info_types: Collection[str]) -> PiLabel
         InputError: the file is missing, not YAML, or not that mapping; an info type veiltune
             does not know; a key listed twice.
     """
-    if not path.is_file():
-        raise InputError(f"{path}: no such file of PI label keys (anonymize.pi_label_keys)")
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"{path}: not a YAML file of PI label keys: {exc}") from exc
+    document = read_policy_yaml(
+        path,
+        f"{path}: no such file of PI label keys (anonymize.pi_label_keys)",
+        f"{path}: not a YAML file of PI label keys",
+    )
     if not isinstance(document, dict):
         raise InputError(f"{path}: a mapping of info type to a list of label keys is needed")
     entries: dict[tuple[str, ...], str] = {}

@@ -51,6 +51,17 @@ def read_params(path: Path, sections: Mapping[str, type]) -> dict[str, Any]:
     return params
 
 
+def read_policy_yaml(path: Path, missing: str, malformed: str) -> Any:
+    """The YAML document of a policy file params name: ``InputError(missing)`` when there is
+    no such file, ``InputError(f"{malformed}: {why}")`` when it is not UTF-8 YAML."""
+    if not path.is_file():
+        raise InputError(missing)
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InputError(f"{malformed}: {exc}") from exc
+
+
 def stage_config(params: Mapping[str, Any], stage: str, cls: type[C]) -> C:
     """Build ``cls`` from ``params[stage]``, rejecting unknown keys and wrong types."""
     return _build(params.get(stage) or {}, stage, cls)

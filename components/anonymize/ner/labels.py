@@ -8,8 +8,8 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
-import yaml
 
+from components.core.config import read_policy_yaml
 from components.core.errors import InputError
 
 OUTSIDE = "O"
@@ -76,12 +76,11 @@ def read_label_policy(path: Path, known_info_types: Collection[str]) -> dict[str
     Raises:
         InputError: the file is missing or malformed, or maps to an unknown info type.
     """
-    if not path.is_file():
-        raise InputError(f"{LABELS_KEY}: {path}: no such label-mapping file")
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"{LABELS_KEY}: {path}: not a YAML label mapping: {exc}") from exc
+    document = read_policy_yaml(
+        path,
+        f"{LABELS_KEY}: {path}: no such label-mapping file",
+        f"{LABELS_KEY}: {path}: not a YAML label mapping",
+    )
     labels = document.get("labels") if isinstance(document, dict) else None
     if not isinstance(labels, dict):
         raise InputError(f"{LABELS_KEY}: {path}: labels: a mapping of label -> info type")
