@@ -15,7 +15,7 @@ from typing import Any
 
 from audits.lm import chat_prefix_ids, greedy_tokens
 from audits.result import AuditResult
-from components.core.corpus import Conversation
+from components.core.corpus import Conversation, PiSpan
 from components.core.progress import counted
 from components.ingest import normalized
 from components.train import split_for_continuation
@@ -31,9 +31,9 @@ class Prefix:
     answer_rest: str  # what training showed next, from the value on
 
 
-def answer_offsets(conversation: Conversation, cut: int) -> list[tuple[int, int, str]]:
-    """Where each labelled PI value sits in the continuation answer (turns from ``cut``,
-    as ``speaker: text`` lines), with its normalized value."""
+def answer_pi(conversation: Conversation, cut: int) -> list[tuple[int, int, PiSpan]]:
+    """Where each labelled PI span sits in the continuation answer (turns from ``cut``, as
+    ``speaker: text`` lines), in order."""
     spans = []
     position = 0
     starts: dict[tuple[int, str], int] = {}
@@ -45,13 +45,24 @@ def answer_offsets(conversation: Conversation, cut: int) -> list[tuple[int, int,
         position += len(turn.text) + 1
     for span in conversation.pi:
         if (span.turn, span.field) in starts:
-            turn = conversation.turns[span.turn]
-            value = (turn.text if span.field == "text" else turn.speaker or "")[
-                span.start : span.end
-            ]
             offset = starts[(span.turn, span.field)]
-            spans.append((offset + span.start, offset + span.end, normalized(value)))
-    return sorted(spans)
+            spans.append((offset + span.start, offset + span.end, span))
+    return sorted(spans, key=lambda placed: placed[:2])
+
+
+def answer_value(conversation: Conversation, span: PiSpan) -> str:
+    """The raw text of one labelled span."""
+    turn = conversation.turns[span.turn]
+    return (turn.text if span.field == "text" else turn.speaker or "")[span.start : span.end]
+
+
+def answer_offsets(conversation: Conversation, cut: int) -> list[tuple[int, int, str]]:
+    """Where each labelled PI value sits in the continuation answer, with its normalized
+    value."""
+    return [
+        (start, end, normalized(answer_value(conversation, span)))
+        for start, end, span in answer_pi(conversation, cut)
+    ]
 
 
 def extraction_prefix(conversation: Conversation) -> Prefix | None:

@@ -1,19 +1,33 @@
 """Membership inference: can an attacker with a conversation tell whether it was trained on?
 
-The loss attack (Yeom et al., 2018): a model's loss is lower on what it trained on. The
-attacker holds the raw conversation and scores the continuation task's answer; what matters
-for privacy is whether the *people* in it are recognisable, so the score is the mean loss on
-the tokens of PI values the prompt has not shown (all of the answer's tokens when a
-conversation has no such values). Members are training conversations, non-members the
-held-out ones; the figures are the ROC AUC and the true-positive rate at 1% false positives.
+The loss attack (Yeom et al., 2018), calibrated for difficulty (Watson et al., 2022): what
+matters for privacy is whether the *people* in a conversation are recognisable, so the
+attacker holding the raw conversation compares, in the continuation task's answer, the
+model's mean loss on the PI values the prompt has not shown with its loss on stand-ins of
+the same kinds and shapes put in their place (drawn by the realistic surrogate generator
+under a seed of the audit's own). A model that learnt the people finds their real values
+likelier than strangers'; a model that learnt only the conversation (its words, where a
+name or a number comes) finds both about as likely, so remembering the anonymized text
+does not count as knowing who was in it. Without enough conversations holding such values
+on both sides, the attack falls back to the plain loss on the whole answer.
+
+Members are training conversations, non-members the held-out ones; the figures are the ROC
+AUC, its one-sided p-value under "no membership signal" (the Mann–Whitney U's exact
+distribution: how often chance alone ranks members this high, which at a few
+conversations a side is often), and the true-positive rate at 1% false positives.
 """
 
 from __future__ import annotations
 
+import functools
+import hmac
+import math
+import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from audits.extraction import answer_offsets
+from audits.extraction import answer_pi, answer_value
 from audits.lm import assistant_token_losses
 from audits.result import AuditResult
 from components.core.corpus import Conversation
@@ -22,6 +36,7 @@ from components.ingest import normalized
 from components.train import continuation_cut, split_for_continuation
 
 NAME = "membership"
+MIN_PER_SIDE = 2  # conversations with unseen PI each side for the calibrated attack
 
 
 def roc_auc(member_scores: Sequence[float], nonmember_scores: Sequence[float]) -> float:
@@ -47,22 +62,132 @@ def tpr_at_fpr(
     return best
 
 
-def membership_score(
-    model: Any, tokenizer: Any, conversation: Conversation, max_tokens: int
-) -> tuple[float, bool]:
-    """Minus the mean loss on the answer's unseen PI tokens (higher = more likely a member),
-    and whether PI tokens were used (else all the answer's tokens)."""
-    user, answer = split_for_continuation(conversation)
+def auc_p_value(auc: float, n_members: int, n_nonmembers: int) -> float:
+    """P(AUC >= ``auc``) when members and non-members score alike: the exact distribution
+    of the Mann–Whitney U (no ties) up to ``EXACT_PAIRS`` pairs, its normal approximation
+    with continuity correction beyond."""
+    pairs = n_members * n_nonmembers
+    wins = math.ceil(round(auc * pairs, 6))
+    if pairs <= EXACT_PAIRS:
+        counts = _u_counts(n_members, n_nonmembers)
+        return sum(counts[wins:]) / math.comb(n_members + n_nonmembers, n_members)
+    mean = pairs / 2
+    sd = math.sqrt(pairs * (n_members + n_nonmembers + 1) / 12)
+    return 0.5 * math.erfc((wins - 0.5 - mean) / (sd * math.sqrt(2)))
+
+
+EXACT_PAIRS = 1024
+
+
+@functools.cache
+def _u_counts(n_members: int, n_nonmembers: int) -> tuple[int, ...]:
+    """How many orderings of the two samples give each U (index: member wins)."""
+    if n_members == 0 or n_nonmembers == 0:
+        return (1,)
+    # the top-ranked item is a member (it beats every non-member) or a non-member
+    top_member = (0,) * n_nonmembers + _u_counts(n_members - 1, n_nonmembers)
+    top_nonmember = _u_counts(n_members, n_nonmembers - 1)
+    size = max(len(top_member), len(top_nonmember))
+    return tuple(
+        (top_member[u] if u < len(top_member) else 0)
+        + (top_nonmember[u] if u < len(top_nonmember) else 0)
+        for u in range(size)
+    )
+
+
+class StandIns:
+    """Values of the same kinds and shapes as a conversation's PI, drawn by the realistic
+    surrogate generator from a seed of the audit's own (an HMAC of the conversation's id
+    under the corpus salt, never the anonymize stage's): the attack's reference values."""
+
+    def __init__(self, salt: str, locale: str) -> None:
+        self.salt = salt
+        self.locale = locale
+
+    @functools.cached_property
+    def values(self) -> Any:
+        from components.anonymize.surrogates.realistic import RealisticValues
+
+        return RealisticValues(self.locale)
+
+    def answer(
+        self, conversation: Conversation, answer: str, spans: Sequence[AnswerSpan]
+    ) -> tuple[str, list[tuple[int, int]]]:
+        """``answer`` with each of ``spans`` (sorted, not overlapping) replaced by a stand-in,
+        the same one for every mention of an entity, and where the stand-ins sit."""
+        from components.anonymize.surrogates import RealisticSource, SurrogateBook
+        from components.anonymize.surrogates.shapes import random_like
+
+        seed = hmac.digest(
+            self.salt.encode(), f"veiltune/audit/membership/{conversation.id}".encode(), "sha256"
+        )
+        rng = random.Random(seed)
+        originals = frozenset(w for s in spans for w in answer[s.start : s.end].lower().split())
+        book = SurrogateBook(
+            self.values, RealisticSource(self.values), rng, lambda _: False, originals
+        )
+        pieces: list[str] = []
+        placed: list[tuple[int, int]] = []
+        cursor = length = 0
+        for span in spans:
+            surface = answer[span.start : span.end]
+            context = (answer[: span.start], answer[span.end :])
+            value = book.render(span.entity_type, surface, span.entity, context)
+            if not value or value == surface:
+                value = random_like(surface, rng)
+            pieces.append(answer[cursor : span.start])
+            length += span.start - cursor
+            placed.append((length, length + len(value)))
+            pieces.append(value)
+            length += len(value)
+            cursor = span.end
+        pieces.append(answer[cursor:])
+        return "".join(pieces), placed
+
+
+@dataclass(frozen=True)
+class AnswerSpan:
+    start: int
+    end: int
+    entity_type: str
+    entity: str
+
+
+def unseen_pi(conversation: Conversation) -> list[AnswerSpan]:
+    """The PI values of the continuation answer that its prompt has not shown, in order,
+    none overlapping."""
+    user, _ = split_for_continuation(conversation)
     seen = f" {normalized(user)} "
-    spans = [
-        (start, end)
-        for start, end, value in answer_offsets(conversation, continuation_cut(conversation))
-        if value and f" {value} " not in seen
-    ]
+    spans: list[AnswerSpan] = []
+    for start, end, pi in answer_pi(conversation, continuation_cut(conversation)):
+        value = normalized(answer_value(conversation, pi))
+        if value and f" {value} " not in seen and (not spans or start >= spans[-1].end):
+            spans.append(AnswerSpan(start, end, pi.entity_type, pi.entity))
+    return spans
+
+
+def membership_score(
+    model: Any,
+    tokenizer: Any,
+    conversation: Conversation,
+    max_tokens: int,
+    stand_ins: StandIns | None,
+) -> float | None:
+    """Higher = more likely a member. With ``stand_ins``: the model's mean loss on the
+    stand-ins' tokens minus on the real values' (None when the answer shows no unseen PI,
+    or its values lie beyond ``max_tokens``); without: minus the mean loss of the answer."""
+    user, answer = split_for_continuation(conversation)
     losses = assistant_token_losses(model, tokenizer, user, answer, max_tokens)
-    on_pi = losses.mean(spans) if spans else None
-    loss = on_pi if on_pi is not None else losses.mean()
-    return -(loss if loss is not None else 0.0), on_pi is not None
+    if stand_ins is None:
+        loss = losses.mean()
+        return -(loss if loss is not None else 0.0)
+    spans = unseen_pi(conversation)
+    if not spans:
+        return None
+    other, placed = stand_ins.answer(conversation, answer, spans)
+    real = losses.mean([(s.start, s.end) for s in spans])
+    reference = assistant_token_losses(model, tokenizer, user, other, max_tokens).mean(placed)
+    return None if real is None or reference is None else reference - real
 
 
 def audit_membership(
@@ -72,29 +197,40 @@ def audit_membership(
     nonmembers: Sequence[Conversation],
     max_auc: float,
     max_tokens: int,
+    stand_ins: StandIns,
 ) -> AuditResult:
-    """ROC AUC and TPR at 1% FPR of the loss attack; fails when the AUC exceeds ``max_auc``."""
+    """ROC AUC, its p-value and TPR at 1% FPR of the calibrated attack (the plain loss
+    attack when fewer than ``MIN_PER_SIDE`` conversations a side hold unseen PI); fails
+    when the AUC exceeds ``max_auc``."""
     members = [c for c in members if len(c.turns) > 1]
     nonmembers = [c for c in nonmembers if len(c.turns) > 1][: max(len(members), 1)]
     members = members[: len(nonmembers)]
+    thresholds = {"max_auc": max_auc}
     if not members or not nonmembers:
         figures: dict[str, Any] = {"mia_auc": None, "n_members": 0, "n_nonmembers": 0}
-        return AuditResult(NAME, True, figures, {"max_auc": max_auc})
-    scored_m = [
-        membership_score(model, tokenizer, c, max_tokens)
-        for c in counted(members, "audit membership (members)", "conversations")
-    ]
-    scored_n = [
-        membership_score(model, tokenizer, c, max_tokens)
-        for c in counted(nonmembers, "audit membership (non-members)", "conversations")
-    ]
-    m_scores, n_scores = [s for s, _ in scored_m], [s for s, _ in scored_n]
+        return AuditResult(NAME, True, figures, thresholds)
+
+    def scores(side: Sequence[Conversation], what: str, refs: StandIns | None) -> list[float]:
+        scored = (
+            membership_score(model, tokenizer, c, max_tokens, refs)
+            for c in counted(side, f"audit membership ({what})", "conversations")
+        )
+        return [s for s in scored if s is not None]
+
+    attack = "pi_calibrated"
+    m_scores = scores(members, "members", stand_ins)
+    n_scores = scores(nonmembers, "non-members", stand_ins)
+    if min(len(m_scores), len(n_scores)) < MIN_PER_SIDE:
+        attack = "loss"
+        m_scores = scores(members, "members", None)
+        n_scores = scores(nonmembers, "non-members", None)
     auc = roc_auc(m_scores, n_scores)
     figures = {
+        "mia_attack": attack,
         "mia_auc": round(auc, 4),
+        "mia_p_value": round(auc_p_value(auc, len(m_scores), len(n_scores)), 4),
         "mia_tpr_at_1pct_fpr": round(tpr_at_fpr(m_scores, n_scores, 0.01), 4),
-        "n_members": len(members),
-        "n_nonmembers": len(nonmembers),
-        "n_scored_on_pi_tokens": sum(on for _, on in scored_m + scored_n),
+        "n_members": len(m_scores),
+        "n_nonmembers": len(n_scores),
     }
-    return AuditResult(NAME, auc <= max_auc, figures, {"max_auc": max_auc})
+    return AuditResult(NAME, auc <= max_auc, figures, thresholds)

@@ -9,7 +9,7 @@ from typing import Any
 
 from audits.canary import audit_canaries
 from audits.extraction import audit_extraction
-from audits.membership import audit_membership
+from audits.membership import StandIns, audit_membership
 from audits.pii_output import adversarial_prompts, audit_outputs, task_prompts
 from audits.plain_sight import audit_plain_sight
 from audits.result import AuditResult
@@ -36,6 +36,7 @@ class AuditInputs:
     train_anonymized: Sequence[Conversation] = ()
     train_placeholder_view: Sequence[Conversation] = ()
     base_model: Path = paths.BASE_MODEL
+    locale: str = "en_US"  # of the membership attack's stand-in values (the surrogates')
 
 
 def run_audits(
@@ -91,6 +92,7 @@ def run_audits(
             inputs.heldout_raw[:n],
             config.max_mia_auc,
             config.max_prompt_tokens,
+            StandIns(inputs.salt, inputs.locale),
         )
         results.append(membership)
     if "plain_sight" in config.audits and inputs.train_anonymized:

@@ -44,6 +44,7 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
             train_placeholder_view=[
                 placeholder_view(c, records.get(c.id, [])) for c in train_anonymized
             ],
+            locale=context.config(AnonymizeConfig).surrogate.locale,
         )
         attacked = adapter_sha256(paths.ADAPTER)  # the adapter audited: register checks
         model, tokenizer = load_adapter(paths.BASE_MODEL, paths.ADAPTER)

@@ -8,10 +8,11 @@ import pytest
 
 from audits.canary import candidate_secrets, estimated_exposure, exposure, rank_of
 from audits.extraction import answer_offsets, extraction_prefix, reproduces
-from audits.membership import roc_auc, tpr_at_fpr
+from audits.membership import StandIns, auc_p_value, roc_auc, tpr_at_fpr, unseen_pi
 from audits.result import AuditResult, audit_summary
 from components.core.corpus import Conversation, PiSpan, Turn
 from components.ingest.canaries import Canary
+from components.train import split_for_continuation
 
 
 def test_exposure_from_rank() -> None:
@@ -56,6 +57,53 @@ def test_auc_and_tpr_at_low_fpr() -> None:
     assert tpr_at_fpr([1, 2], [5, 6], 0.01) == 0.0
     with pytest.raises(ValueError):
         roc_auc([], [1])
+
+
+def test_auc_p_value_is_the_chance_of_ranking_members_that_high() -> None:
+    assert auc_p_value(1.0, 5, 5) == pytest.approx(1 / 252)  # one ordering of C(10, 5)
+    assert auc_p_value(0.0, 5, 5) == 1.0
+    assert auc_p_value(0.5, 5, 5) == pytest.approx(0.5)  # U's distribution is symmetric
+    # 0.76 at five a side is no evidence: chance alone does it one time in nine
+    assert auc_p_value(0.76, 5, 5) == pytest.approx(1 / 9)
+    # the normal approximation takes over where the exact count stops, and agrees with it
+    exact, approximate = auc_p_value(0.7, 32, 32), auc_p_value(0.7, 33, 32)
+    assert exact == pytest.approx(approximate, rel=0.05)
+    assert auc_p_value(0.6, 24, 24) > auc_p_value(0.75, 24, 24)
+
+
+def test_stand_ins_take_each_unseen_value_s_place_in_its_shape() -> None:
+    turns = (
+        Turn("Agent", "Thanks for calling."),
+        Turn("Caller", "Hi."),
+        Turn("Agent", "Is this Dana Reyes?"),
+        Turn("Caller", "Yes, Dana Reyes, call me on 555-0134."),
+    )
+    pi = (
+        PiSpan(2, 8, 18, "PERSON_NAME", "p1"),
+        PiSpan(3, 5, 15, "PERSON_NAME", "p1"),
+        PiSpan(3, 28, 36, "PHONE_NUMBER", "t1"),
+    )
+    conv = Conversation("d", turns, pi=pi)
+    _, answer = split_for_continuation(conv)
+    spans = unseen_pi(conv)
+    assert [answer[s.start : s.end] for s in spans] == ["Dana Reyes", "Dana Reyes", "555-0134"]
+    other, placed = StandIns("salt", "en_US").answer(conv, answer, spans)
+    first, second, phone = (other[s:e] for s, e in placed)
+    assert first == second != "Dana Reyes"  # one stand-in per person
+    assert first.istitle() and len(first.split()) == 2
+    assert phone != "555-0134" and phone[3] == "-" and phone.replace("-", "").isdigit()
+    assert other.replace(first, "N").replace(phone, "T") == answer.replace(
+        "Dana Reyes", "N"
+    ).replace("555-0134", "T")
+    # the audit's own seed: the same under one salt, not under another
+    assert StandIns("salt", "en_US").answer(conv, answer, spans)[0] == other
+    assert StandIns("pepper", "en_US").answer(conv, answer, spans)[0] != other
+
+
+def test_values_the_prompt_has_shown_get_no_stand_in() -> None:
+    conv = conversation()
+    _, answer = split_for_continuation(conv)
+    assert [answer[s.start : s.end] for s in unseen_pi(conv)] == ["ann.lee@example.com"]
 
 
 def conversation() -> Conversation:

@@ -4,7 +4,10 @@ Two tiny models (tests/tiny_model.py: a 2-layer Llama with a tokenizer of the co
 the same dozen calls with planted canaries by heart, on the continuation task in the chat
 format training uses: one on the raw text, one on the anonymized text. The raw one must fail
 every audit that can fail (PI in outputs, canary exposure, verbatim extraction, membership);
-the anonymized one must pass them all. Seconds, not the 21 minutes of the three LoRA
+the anonymized one must pass them all. The anonymized model knows the calls by heart too, so
+the membership attack must tell knowing a person from knowing where a name comes: before it
+was calibrated against stand-in values it flagged this model in four seeds of seven (AUC
+up to 0.89 at five a side). Seconds, not the 21 minutes of the three LoRA
 adapters on SmolLM2 this replaced: how much power the audits have on a real model, at the
 pipeline's scale and at several canary repetitions, is `benchmarks/audit_controls.py`'s
 measure (docs, Results).
@@ -98,7 +101,10 @@ def test_what_the_raw_model_gives_away_is_beyond_each_threshold(
     exposure = figures(raw, "canary")["canary_exposure"]
     assert min(exposure.values()) > CONTROL_AUDIT.max_canary_exposure  # even planted once
     assert figures(raw, "extraction")["extraction_rate"] > CONTROL_AUDIT.max_extraction_rate
-    assert figures(raw, "membership")["mia_auc"] > CONTROL_AUDIT.max_mia_auc
+    membership = figures(raw, "membership")
+    assert membership["mia_attack"] == "pi_calibrated"
+    assert membership["mia_auc"] > CONTROL_AUDIT.max_mia_auc
+    assert membership["mia_p_value"] < 0.01  # not chance: every member above every other
 
 
 def test_the_same_model_on_the_anonymized_calls_passes(
