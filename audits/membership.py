@@ -20,12 +20,9 @@ conversations a side is often), and the true-positive rate at 1% false positives
 from __future__ import annotations
 
 import functools
-import hmac
 import math
-import random
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from audits.extraction import answer_pi, answer_value
 from audits.lm import assistant_token_losses
@@ -95,58 +92,19 @@ def _u_counts(n_members: int, n_nonmembers: int) -> tuple[int, ...]:
     )
 
 
-class StandIns:
-    """Values of the same kinds and shapes as a conversation's PI, drawn by the realistic
-    surrogate generator from a seed of the audit's own (an HMAC of the conversation's id
-    under the corpus salt, never the anonymize stage's): the attack's reference values."""
+class StandInSource(Protocol):
+    """Where the attack's reference values come from (the audit stage passes the anonymize
+    stage's realistic surrogate generator, ``components.anonymize.StandIns``)."""
 
-    def __init__(self, salt: str, locale: str) -> None:
-        self.salt = salt
-        self.locale = locale
-
-    @functools.cached_property
-    def values(self) -> Any:
-        from components.anonymize.surrogates.realistic import RealisticValues
-
-        return RealisticValues(self.locale)
-
-    def answer(
-        self, conversation: Conversation, answer: str, spans: Sequence[AnswerSpan]
+    def replace(
+        self, key: str, text: str, spans: Sequence[tuple[int, int, str, str]]
     ) -> tuple[str, list[tuple[int, int]]]:
-        """``answer`` with each of ``spans`` (sorted, not overlapping) replaced by a stand-in,
-        the same one for every mention of an entity, and where the stand-ins sit."""
-        from components.anonymize.surrogates import RealisticSource, SurrogateBook
-        from components.anonymize.surrogates.shapes import random_like
-
-        seed = hmac.digest(
-            self.salt.encode(), f"veiltune/audit/membership/{conversation.id}".encode(), "sha256"
-        )
-        rng = random.Random(seed)
-        originals = frozenset(w for s in spans for w in answer[s.start : s.end].lower().split())
-        book = SurrogateBook(
-            self.values, RealisticSource(self.values), rng, lambda _: False, originals
-        )
-        pieces: list[str] = []
-        placed: list[tuple[int, int]] = []
-        cursor = length = 0
-        for span in spans:
-            surface = answer[span.start : span.end]
-            context = (answer[: span.start], answer[span.end :])
-            value = book.render(span.entity_type, surface, span.entity, context)
-            if not value or value == surface:
-                value = random_like(surface, rng)
-            pieces.append(answer[cursor : span.start])
-            length += span.start - cursor
-            placed.append((length, length + len(value)))
-            pieces.append(value)
-            length += len(value)
-            cursor = span.end
-        pieces.append(answer[cursor:])
-        return "".join(pieces), placed
+        """``text`` with each span (start, end, info type, entity) replaced by a value of
+        its kind and shape, the same one per entity, and where the values sit."""
+        ...
 
 
-@dataclass(frozen=True)
-class AnswerSpan:
+class AnswerSpan(NamedTuple):
     start: int
     end: int
     entity_type: str
@@ -171,7 +129,7 @@ def membership_score(
     tokenizer: Any,
     conversation: Conversation,
     max_tokens: int,
-    stand_ins: StandIns | None,
+    stand_ins: StandInSource | None,
 ) -> float | None:
     """Higher = more likely a member. With ``stand_ins``: the model's mean loss on the
     stand-ins' tokens minus on the real values' (None when the answer shows no unseen PI,
@@ -184,7 +142,7 @@ def membership_score(
     spans = unseen_pi(conversation)
     if not spans:
         return None
-    other, placed = stand_ins.answer(conversation, answer, spans)
+    other, placed = stand_ins.replace(conversation.id, answer, spans)
     real = losses.mean([(s.start, s.end) for s in spans])
     reference = assistant_token_losses(model, tokenizer, user, other, max_tokens).mean(placed)
     return None if real is None or reference is None else reference - real
@@ -197,7 +155,7 @@ def audit_membership(
     nonmembers: Sequence[Conversation],
     max_auc: float,
     max_tokens: int,
-    stand_ins: StandIns,
+    stand_ins: StandInSource,
 ) -> AuditResult:
     """ROC AUC, its p-value and TPR at 1% FPR of the calibrated attack (the plain loss
     attack when fewer than ``MIN_PER_SIDE`` conversations a side hold unseen PI); fails
@@ -210,7 +168,7 @@ def audit_membership(
         figures: dict[str, Any] = {"mia_auc": None, "n_members": 0, "n_nonmembers": 0}
         return AuditResult(NAME, True, figures, thresholds)
 
-    def scores(side: Sequence[Conversation], what: str, refs: StandIns | None) -> list[float]:
+    def scores(side: Sequence[Conversation], what: str, refs: StandInSource | None) -> list[float]:
         scored = (
             membership_score(model, tokenizer, c, max_tokens, refs)
             for c in counted(side, f"audit membership ({what})", "conversations")

@@ -30,6 +30,7 @@ from components.anonymize.lm_probability import (
     spans_below,
 )
 from components.anonymize.surrogates.embedding import SentenceEncoder, minilm_dir
+from components.anonymize.surrogates.stand_ins import StandIns
 from components.anonymize.term_lists import TermLists
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "LmProbabilityConfig",
     "LmProbabilityDetector",
     "SentenceEncoder",
+    "StandIns",
     "TermLists",
     "UnionDetector",
     "WordProbability",

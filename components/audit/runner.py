@@ -9,10 +9,11 @@ from typing import Any
 
 from audits.canary import audit_canaries
 from audits.extraction import audit_extraction
-from audits.membership import StandIns, audit_membership
+from audits.membership import audit_membership
 from audits.pii_output import adversarial_prompts, audit_outputs, task_prompts
 from audits.plain_sight import audit_plain_sight
 from audits.result import AuditResult
+from components.anonymize import StandIns
 from components.audit.config import AuditConfig
 from components.core import paths
 from components.core.corpus import Conversation

@@ -8,8 +8,9 @@ import pytest
 
 from audits.canary import candidate_secrets, estimated_exposure, exposure, rank_of
 from audits.extraction import answer_offsets, extraction_prefix, reproduces
-from audits.membership import StandIns, auc_p_value, roc_auc, tpr_at_fpr, unseen_pi
+from audits.membership import auc_p_value, roc_auc, tpr_at_fpr, unseen_pi
 from audits.result import AuditResult, audit_summary
+from components.anonymize import StandIns
 from components.core.corpus import Conversation, PiSpan, Turn
 from components.ingest.canaries import Canary
 from components.train import split_for_continuation
@@ -87,7 +88,7 @@ def test_stand_ins_take_each_unseen_value_s_place_in_its_shape() -> None:
     _, answer = split_for_continuation(conv)
     spans = unseen_pi(conv)
     assert [answer[s.start : s.end] for s in spans] == ["Dana Reyes", "Dana Reyes", "555-0134"]
-    other, placed = StandIns("salt", "en_US").answer(conv, answer, spans)
+    other, placed = StandIns("salt", "en_US").replace(conv.id, answer, spans)
     first, second, phone = (other[s:e] for s, e in placed)
     assert first == second != "Dana Reyes"  # one stand-in per person
     assert first.istitle() and len(first.split()) == 2
@@ -96,8 +97,8 @@ def test_stand_ins_take_each_unseen_value_s_place_in_its_shape() -> None:
         "Dana Reyes", "N"
     ).replace("555-0134", "T")
     # the audit's own seed: the same under one salt, not under another
-    assert StandIns("salt", "en_US").answer(conv, answer, spans)[0] == other
-    assert StandIns("pepper", "en_US").answer(conv, answer, spans)[0] != other
+    assert StandIns("salt", "en_US").replace(conv.id, answer, spans)[0] == other
+    assert StandIns("pepper", "en_US").replace(conv.id, answer, spans)[0] != other
 
 
 def test_values_the_prompt_has_shown_get_no_stand_in() -> None:
