@@ -15,7 +15,7 @@ from components.export.facts import (
     plain_sight_rows,
     utility_rows,
 )
-from components.ingest import DATASET, MAIN
+from components.ingest import DATASET, MAIN, mixed_in_statement
 
 _ADAPTER_KEYS = ("peft_type", "task_type", "r", "lora_alpha", "lora_dropout", "target_modules")
 _TRAIN_RESULT_KEYS = (
@@ -138,7 +138,8 @@ def _data(facts: ExportFacts) -> str:
         ]
     )
     intro = "Datasets of the corpus; its training and held-out splits draw on each:"
-    return "\n\n".join([intro, _datasets(facts), bullets, *_detection_models(facts)])
+    mixed_in = mixed_in_statement(facts.datasets())
+    return "\n\n".join([intro, _datasets(facts), mixed_in, bullets, *_detection_models(facts)])
 
 
 def _evaluation(facts: ExportFacts) -> str:
@@ -204,7 +205,7 @@ def _dataset_limitations(facts: ExportFacts) -> list[str]:
         lines.append(
             "- Trained on DialogSum (CC BY-NC-SA 4.0): this adapter derives from it, so it is "
             "for non-commercial use and shared under the same licence; set "
-            "`ingest.dialogsum.path: null` to train without it."
+            "`ingest.dialogsum.append: never` to train without it."
         )
     return lines
 

@@ -30,6 +30,7 @@ from components.export.facts import (
     threshold_pairs,
     utility_rows,
 )
+from components.ingest import mixed_in_statement
 
 GATE_PAGE = "gate/validation.html"  # the gate's validation page, beside the report
 
@@ -70,6 +71,7 @@ def _data_section(facts: ExportFacts) -> dict[str, Any]:
     ingest = facts.stage("ingest")
     return {
         "datasets": [[d.title, d.n_conversations, d.source, d.licence] for d in facts.datasets()],
+        "mixed_in": mixed_in_statement(facts.datasets()),
         "ingest": [(label, ingest.get(key)) for label, key in _INGEST_FACTS],
         "by_context": sorted((ingest.get("by_context") or {}).items()),
     }

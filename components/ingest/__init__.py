@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from components.ingest.canaries import CANARY_FORMATS, Canary
 from components.ingest.config import IngestConfig
-from components.ingest.datasets import DatasetSource, corpus_datasets
+from components.ingest.datasets import DatasetSource, corpus_datasets, mixed_in_statement
 from components.ingest.dialogsum import CONTEXT, DATASET, MAIN, split_by_dataset
 from components.ingest.generate import generate_corpus, generate_sensitive_corpus
 from components.ingest.generate.sensitive import SENSITIVE
@@ -55,6 +55,7 @@ __all__ = [
     "id_inventory_entries",
     "is_specific",
     "load_taxonomy",
+    "mixed_in_statement",
     "normalized",
     "read_id_pseudonyms",
     "read_inventory",

@@ -10,17 +10,42 @@ from components.core.config import require as _require
 CANARY_TYPES = ("PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER")
 
 
+# When DialogSum joins the corpus: auto only with the embedded corpus (ingest.corpus_path
+# null), always with a user's corpus too, never. Its licence is non-commercial: a user's
+# corpus gets it only when asked for.
+DIALOGSUM_APPEND = ("auto", "always", "never")
+
+
 @dataclass
 class DialogSumConfig:
-    """DialogSum dialogues appended to the main corpus; ``path`` null turns them off."""
+    """DialogSum dialogues appended to the corpus (CC BY-NC-SA 4.0, non-commercial): to the
+    embedded corpus by default, to your own only with ``append: always``."""
 
     # from params.yaml's folder: the CC BY-NC-SA sample that ships with veiltune
     path: str | None = "components/ingest/samples/dialogsum/dialogsum.dev.sample.jsonl"
     max_dialogues: int = 200  # the first N records of the file
+    # auto: only with the embedded corpus (corpus_path null); always: your corpus too; never
+    append: str = "auto"
 
     def __post_init__(self) -> None:
         _require(self.path != "", "ingest.dialogsum.path", "a JSONL file path, or null for off")
         _require(self.max_dialogues >= 1, "ingest.dialogsum.max_dialogues", "an integer >= 1")
+        _require(
+            self.append in DIALOGSUM_APPEND,
+            "ingest.dialogsum.append",
+            f"one of: {', '.join(DIALOGSUM_APPEND)}",
+        )
+        _require(
+            self.path is not None or self.append != "always",
+            "ingest.dialogsum.path",
+            "a JSONL file path when ingest.dialogsum.append is always",
+        )
+
+    def appended_to(self, corpus_path: str | None) -> bool:
+        """Whether DialogSum joins the corpus ``corpus_path`` names (None: the embedded one)."""
+        if self.path is None or self.append == "never":
+            return False
+        return self.append == "always" or not corpus_path
 
 
 @dataclass

@@ -1,15 +1,16 @@
 """The datasets a corpus is made of, each with its source and licence.
 
 Ingest builds the corpus from the main corpus (the user's JSONL, or the embedded generated
-one) followed by DialogSum's dialogues; a conversation's dataset is told by its id
-(``dataset_of``). The model card and the compliance report name every dataset in the
-training data with these descriptions: an adapter trained on DialogSum derives from a
+one) followed, when ``ingest.dialogsum.append`` lets it in, by DialogSum's dialogues; a
+conversation's dataset is told by its id (``dataset_of``). The model card and the compliance
+report name every dataset in the training data with these descriptions, and say which public
+datasets were mixed in or that none was: an adapter trained on DialogSum derives from a
 CC BY-NC-SA 4.0 dataset, and whoever uses it must be told.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,11 @@ DIALOGSUM_LICENCE = (
     "CC BY-NC-SA 4.0: non-commercial use only, attribution, share-alike (an adapter trained "
     "on it derives from it); the dialogues' copyright stays with their authors"
 )
+# The public datasets ingest can mix into a corpus: their name in words and their licence in
+# short, as metrics/ingest.json records them (``public_datasets``) and the cards state them.
+PUBLIC_DATASETS: dict[str, tuple[str, str]] = {
+    DATASET: ("DialogSum", "CC BY-NC-SA 4.0, non-commercial use only"),
+}
 GENERATED_LICENCE = "Apache-2.0, as veiltune's code (synthetic: no real person's data)"
 USER_LICENCE = "as its owner grants (veiltune records none)"
 
@@ -59,6 +65,7 @@ def corpus_datasets(
     dialogsum = ingest.get("dialogsum") or {}
     dialogsum_path = dialogsum.get("path", DialogSumConfig.path)
     candidates = [_main(ingest)]
+    # Uncounted metrics predate ``append``: DialogSum was then in whenever its path was set.
     if dialogsum_path is not None or (counts or {}).get(DATASET):
         candidates.append(_dialogsum(dialogsum_path, dialogsum))
     if ingest.get("sensitive_conversations") or (counts or {}).get(SENSITIVE):
@@ -66,6 +73,26 @@ def corpus_datasets(
     if counts is None:
         return [_counted(d, None) for d in candidates]
     return [_counted(d, counts.get(d.name)) for d in candidates if counts.get(d.name)]
+
+
+def public_datasets(counts: Mapping[str, Any]) -> dict[str, str]:
+    """The public datasets with conversations in ``counts`` (``by_dataset``), each with its
+    licence; empty when none was mixed into the corpus."""
+    return {name: licence for name, (_, licence) in PUBLIC_DATASETS.items() if counts.get(name)}
+
+
+def mixed_in_statement(datasets: Sequence[DatasetSource]) -> str:
+    """One sentence naming the public datasets among ``datasets`` with their licences, or
+    saying that none was mixed into the corpus."""
+    named = []
+    for dataset in datasets:
+        if dataset.name in PUBLIC_DATASETS:
+            title, licence = PUBLIC_DATASETS[dataset.name]
+            n = dataset.n_conversations
+            named.append(
+                f"{title} ({licence})" if n is None else f"{title} ({n} conversations; {licence})"
+            )
+    return f"Public datasets mixed into the corpus: {'; '.join(named) or 'none'}."
 
 
 def _counted(dataset: DatasetSource, count: Any) -> DatasetSource:

@@ -13,12 +13,13 @@ from components.core import paths
 from components.core.corpus import Conversation, load_corpus
 from components.core.errors import InputError
 from components.ingest.config import IngestConfig
+from components.ingest.datasets import public_datasets
 from components.ingest.dialogsum import check_main_ids, dataset_of, load_dialogsum
 from components.ingest.sensitivity import load_taxonomy
 
 
 def ingest_corpus(config: IngestConfig, base_dir: Path) -> list[Conversation]:
-    """The main corpus, then DialogSum's dialogues unless ``dialogsum.path`` is null."""
+    """The main corpus, then DialogSum's dialogues when they are appended to it."""
     main, dialogsum = ingest_sources(config, base_dir)
     return [*main, *dialogsum]
 
@@ -27,9 +28,14 @@ def ingest_sources(
     config: IngestConfig, base_dir: Path
 ) -> tuple[list[Conversation], list[Conversation]]:
     """The main corpus (the user's, or the embedded one) and DialogSum's dialogues (none
-    when ``dialogsum.path`` is null), validated: no main id uses DialogSum's prefix."""
+    unless ``dialogsum.appended_to`` the corpus), validated: no main id uses DialogSum's
+    prefix (reserved whether or not DialogSum is in)."""
     main = _main_corpus(config, base_dir)
-    dialogsum = load_dialogsum(config.dialogsum, base_dir)
+    dialogsum = (
+        load_dialogsum(config.dialogsum, base_dir)
+        if config.dialogsum.appended_to(config.corpus_path)
+        else []
+    )
     check_main_ids(main, config.corpus_path or "the embedded corpus")
     return main, dialogsum
 
@@ -83,13 +89,17 @@ def split_ids(ids: Sequence[str], heldout_fraction: float, seed: int) -> dict[st
 def corpus_metrics(
     conversations: Sequence[Conversation], splits: dict[str, list[str]]
 ) -> dict[str, Any]:
+    """The corpus's counts for ``metrics/ingest.json``, with the public datasets mixed into
+    it and their licences (``public_datasets``, empty when none was)."""
+    by_dataset = dict(sorted(Counter(dataset_of(c) for c in conversations).items()))
     return {
         "n_conversations": len(conversations),
         "n_turns": sum(len(c.turns) for c in conversations),
         "n_characters": sum(len(t.text) for c in conversations for t in c.turns),
         "n_pi_mentions": sum(len(c.pi) for c in conversations),
         "by_context": dict(sorted(Counter(c.context for c in conversations).items())),
-        "by_dataset": dict(sorted(Counter(dataset_of(c) for c in conversations).items())),
+        "by_dataset": by_dataset,
+        "public_datasets": public_datasets(by_dataset),
         "n_train": len(splits["train"]),
         "n_heldout": len(splits["heldout"]),
     }

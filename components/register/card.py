@@ -19,7 +19,7 @@ from typing import Any
 
 from components.anonymize import DetectionModel
 from components.gate import GateResult
-from components.ingest import DatasetSource
+from components.ingest import DatasetSource, mixed_in_statement
 from components.register.registry import ADAPTER_ARTIFACT, PRODUCT_CORPUS, AuditResult
 
 README = "README.md"
@@ -105,6 +105,7 @@ def _training_data(facts: CardFacts) -> str:
         lines.append(
             f"  - {dataset.title}{count}. Source: {dataset.source}. Licence: {dataset.licence}."
         )
+    lines.append(f"- {mixed_in_statement(facts.datasets)}")
     return "\n".join(lines)
 
 

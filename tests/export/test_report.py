@@ -288,6 +288,28 @@ def test_a_user_corpus_is_named_by_its_path_and_no_licence_is_invented() -> None
         assert "generated" not in text and "CC BY-NC-SA 4.0" in text
 
 
+@pytest.mark.parametrize(
+    ("by_dataset", "statement"),
+    [
+        ({"main": 40}, "Public datasets mixed into the corpus: none."),
+        (
+            {"main": 40, "dialogsum": 10},
+            "Public datasets mixed into the corpus: DialogSum (10 conversations; "
+            "CC BY-NC-SA 4.0, non-commercial use only).",
+        ),
+    ],
+)
+def test_the_model_card_says_which_public_datasets_were_mixed_in(
+    by_dataset: dict[str, int], statement: str
+) -> None:
+    """What ingest mixed in (``by_dataset``), not what params.yaml's path points at."""
+    facts = with_datasets(by_dataset, {"corpus_path": "calls.jsonl", "dialogsum": {"path": SAMPLE}})
+    card = model_card_markdown(facts)
+    data = card[card.index("## Training data") : card.index("## Intended use")]
+    assert statement in data
+    assert ("Trained on DialogSum" in card) == ("dialogsum" in by_dataset)
+
+
 def test_the_judged_summaries_have_a_section_per_setting() -> None:
     metrics = stage_metrics()
     judged = {

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from components.ingest import DATASET, MAIN, corpus_datasets
 from components.ingest.config import DialogSumConfig, IngestConfig
-from components.ingest.datasets import DIALOGSUM_LICENCE, GENERATED_LICENCE, USER_LICENCE
+from components.ingest.datasets import (
+    DIALOGSUM_LICENCE,
+    GENERATED_LICENCE,
+    USER_LICENCE,
+    mixed_in_statement,
+)
 from components.ingest.sources import corpus_metrics, ingest_corpus, split_ids
-from tests.conftest import REPO_ROOT
+from tests.conftest import DIALOGSUM_SAMPLE, REPO_ROOT
 
 
 def test_ingest_counts_the_conversations_of_each_dataset() -> None:
@@ -19,6 +26,37 @@ def test_ingest_counts_the_conversations_of_each_dataset() -> None:
     assert metrics["by_dataset"] == {DATASET: 4, MAIN: 6}
     off = ingest_corpus(IngestConfig(n_conversations=6, dialogsum=DialogSumConfig(None)), REPO_ROOT)
     assert corpus_metrics(off, split_ids([c.id for c in off], 0.2, 1))["by_dataset"] == {MAIN: 6}
+
+
+def test_ingest_records_the_public_datasets_it_mixed_in_with_their_licence(
+    tmp_path: Path,
+) -> None:
+    """``public_datasets`` of ``metrics/ingest.json``: DialogSum with its licence when it was
+    mixed in, nothing when a user's corpus was ingested without asking for it."""
+    (tmp_path / "mine.jsonl").write_text('{"id": "u1", "text": "hello"}\n')
+    recorded = {}
+    for append in ("auto", "always"):
+        dialogsum = DialogSumConfig(str(DIALOGSUM_SAMPLE), 2, append)
+        config = IngestConfig(corpus_path="mine.jsonl", dialogsum=dialogsum)
+        conversations = ingest_corpus(config, tmp_path)
+        splits = split_ids([c.id for c in conversations], 0.2, 1)
+        recorded[append] = corpus_metrics(conversations, splits)["public_datasets"]
+
+    assert recorded == {
+        "auto": {},
+        "always": {DATASET: "CC BY-NC-SA 4.0, non-commercial use only"},
+    }
+
+
+def test_the_statement_names_each_public_dataset_mixed_in_or_says_none() -> None:
+    ingest = {"corpus_path": "calls.jsonl"}
+    assert mixed_in_statement(corpus_datasets(ingest, {MAIN: 6})) == (
+        "Public datasets mixed into the corpus: none."
+    )
+    assert mixed_in_statement(corpus_datasets(ingest, {MAIN: 6, DATASET: 4})) == (
+        "Public datasets mixed into the corpus: DialogSum (4 conversations; CC BY-NC-SA 4.0, "
+        "non-commercial use only)."
+    )
 
 
 def test_the_counted_datasets_are_named_with_source_and_licence() -> None:

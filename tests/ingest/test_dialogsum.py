@@ -149,11 +149,40 @@ def test_ingest_appends_dialogsum_to_the_embedded_corpus_or_leaves_it_off() -> N
     assert [c.id for c in ingest_corpus(off, Path())] == [c.id for c in conversations[:5]]
 
 
+def test_the_embedded_corpus_gets_dialogsum_by_default_unless_it_is_never_appended() -> None:
+    """``append: auto`` (the default) keeps the default run as it was: DialogSum appended."""
+    auto = IngestConfig(n_conversations=2, dialogsum=DialogSumConfig(max_dialogues=3))
+    assert auto.dialogsum.append == "auto"
+    ids = [c.id for c in ingest_corpus(auto, REPO_ROOT)]
+    assert ids[2:] == [f"dialogsum-dev_{i}" for i in range(3)]
+    never = IngestConfig(n_conversations=2, dialogsum=DialogSumConfig(append="never"))
+    assert [c.id for c in ingest_corpus(never, REPO_ROOT)] == ids[:2]
+
+
+def test_a_user_corpus_gets_no_dialogsum_unless_it_is_asked_for(tmp_path: Path) -> None:
+    """No licence surprise: DialogSum (non-commercial) joins a user's corpus only when
+    ``ingest.dialogsum.append`` is ``always``, whatever its ``path``."""
+    (tmp_path / "data").mkdir()
+    _write(tmp_path / "data" / "ds.jsonl", [_record("x")])
+    (tmp_path / "mine.jsonl").write_text(json.dumps({"id": "u1", "text": "hello"}) + "\n")
+    unasked = IngestConfig(corpus_path="mine.jsonl", dialogsum=DialogSumConfig("data/ds.jsonl"))
+    assert [c.id for c in ingest_corpus(unasked, tmp_path)] == ["u1"]
+    never = IngestConfig(corpus_path="mine.jsonl", dialogsum=DialogSumConfig(append="never"))
+    assert [c.id for c in ingest_corpus(never, tmp_path)] == ["u1"]
+    asked = DialogSumConfig("data/ds.jsonl", append="always")
+    config = IngestConfig(corpus_path="mine.jsonl", dialogsum=asked)
+    assert [c.id for c in ingest_corpus(config, tmp_path)] == ["u1", "dialogsum-x"]
+    # off, its file is not read: a missing one is no error
+    off = IngestConfig(corpus_path="mine.jsonl", dialogsum=DialogSumConfig("nowhere.jsonl"))
+    assert [c.id for c in ingest_corpus(off, tmp_path)] == ["u1"]
+
+
 def test_ingest_resolves_the_path_from_the_params_folder(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
     _write(tmp_path / "data" / "ds.jsonl", [_record("x")])
     (tmp_path / "mine.jsonl").write_text(json.dumps({"id": "u1", "text": "hello"}) + "\n")
-    config = IngestConfig(corpus_path="mine.jsonl", dialogsum=DialogSumConfig("data/ds.jsonl"))
+    dialogsum = DialogSumConfig("data/ds.jsonl", append="always")
+    config = IngestConfig(corpus_path="mine.jsonl", dialogsum=dialogsum)
     assert [c.id for c in ingest_corpus(config, tmp_path)] == ["u1", "dialogsum-x"]
 
 
@@ -210,6 +239,38 @@ def test_params_mirror_the_nested_dialogsum_section() -> None:
     ]:
         with pytest.raises(ParamsError, match=message):
             stage_config({"ingest": section}, "ingest", IngestConfig)
+
+
+@pytest.mark.parametrize(
+    ("dialogsum", "message"),
+    [
+        (
+            {"append": "sometimes"},
+            "params: bad value for 'ingest.dialogsum.append': one of: auto, always, never",
+        ),
+        (
+            {"append": "always", "path": None},
+            "params: bad value for 'ingest.dialogsum.path': a JSONL file path when "
+            "ingest.dialogsum.append is always",
+        ),
+        ({"append": True}, "params: 'ingest.dialogsum.append' must be"),
+    ],
+)
+def test_a_bad_append_is_one_error_line_and_ingest_writes_nothing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    dialogsum: dict[str, object],
+    message: str,
+) -> None:
+    from veiltune.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text(json.dumps({"ingest": {"dialogsum": dialogsum}}))
+    assert main(["ingest", "--params", "params.yaml"]) == 1
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert [p.name for p in tmp_path.iterdir()] == ["params.yaml"]
 
 
 def test_split_by_dataset_needs_both_the_prefix_and_the_context() -> None:

@@ -52,7 +52,7 @@ def ingested(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "heldout_fraction": 0.3,
             "canary_types": ["PHONE_NUMBER"],
             "canary_repetitions": [2],
-            "dialogsum": {"path": str(DIALOGSUM_SAMPLE), "max_dialogues": 5},
+            "dialogsum": {"path": str(DIALOGSUM_SAMPLE), "max_dialogues": 5, "append": "always"},
         }
     }
     (folder / "params.yaml").write_text(json.dumps(params))
@@ -90,6 +90,14 @@ def test_each_id_has_its_keyed_pseudonym_everywhere_and_veiltunes_own_ids_stay(
     assert set(canary["conversation_ids"]) <= set(splits["train"])
     inventory = (ingested / "data/pi_inventory/gold.jsonl").read_text().splitlines()
     assert {json.loads(line)["conversation_id"] for line in inventory} <= set(ids)
+
+
+def test_the_ingest_metrics_record_dialogsum_asked_for_with_its_licence(ingested: Path) -> None:
+    """A user corpus with ``ingest.dialogsum.append: always``: what was mixed in, and under
+    which licence, is in ``metrics/ingest.json`` for the model card."""
+    metrics = json.loads((ingested / "metrics/ingest.json").read_text())
+    assert metrics["by_dataset"] == {"dialogsum": 5, "main": 4}
+    assert metrics["public_datasets"] == {"dialogsum": "CC BY-NC-SA 4.0, non-commercial use only"}
 
 
 def test_two_ids_that_share_a_pseudonym_are_refused_by_position(

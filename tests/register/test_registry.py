@@ -340,6 +340,25 @@ def test_the_card_names_the_base_model_datasets_and_verdicts() -> None:
     assert "the raw text of the training split" in baseline and "never promoted" in baseline
 
 
+def test_the_card_says_which_public_datasets_were_mixed_in_or_none() -> None:
+    gate = GateResult.from_metrics({"passed": True, "mu_plus_sigma": 0.7, "threshold": 5.0}, "g")
+    ingest = {"corpus_path": "calls.jsonl"}
+
+    def card_of(by_dataset: dict[str, int]) -> str:
+        metrics = {**INGEST_METRICS, "by_dataset": by_dataset}
+        datasets = corpus_datasets(ingest, by_dataset)
+        facts = CardFacts(
+            "m", BASE_MODEL, metrics, datasets, "anonymized", gate, AuditResult(True, {}), "u", 0.3
+        )
+        return adapter_card(facts)
+
+    assert "- Public datasets mixed into the corpus: none." in card_of({"main": 40})
+    assert (
+        "- Public datasets mixed into the corpus: DialogSum (10 conversations; "
+        "CC BY-NC-SA 4.0, non-commercial use only)."
+    ) in card_of({"main": 40, "dialogsum": 10})
+
+
 @pytest.mark.parametrize(
     ("anonymize", "named", "absent"),
     [
