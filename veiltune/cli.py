@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.evaluation.datasets import KINDS, SPLITS
 from components.core import paths
+from components.core.library_noise import silence_library_noise
 from components.evaluate.profile import DEFAULT_SEEDS, DEFAULT_VARIANTS, PROFILES, RUN_STORE
 from components.export.config import ExportConfig
 from components.ingest.config import IngestConfig
@@ -687,6 +688,7 @@ def configure_logging(verbose: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     for key, value in OFFLINE_ENVIRONMENT.items():
         os.environ.setdefault(key, value)
+    silence_library_noise()  # before any library that warns is imported
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose)
     from components.core.errors import VeiltuneError
