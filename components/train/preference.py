@@ -222,8 +222,9 @@ def _trl_args(
         **schedule_arguments(config, work_dir, deepspeed, evaluating, torch),
         beta=config.beta,
         max_length=config.max_seq_length,
-        # TRL turns it on by default; SFT runs without it (LoRA on a small model fits)
-        gradient_checkpointing=False,
+        # TRL turns it on by default; SFT runs without it (LoRA on a small model fits). Its
+        # current name: the deprecated gradient_checkpointing warned on every run.
+        activation_checkpointing=False,
     )
 
 
