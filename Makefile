@@ -44,9 +44,11 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -c "from deepspeed.ops.op_builder.cpu import ShareMemCommBuilder as B; B().load()"
 	touch $(STAMP)
 
+# Last, the one file to open: the compliance report the export stage wrote (paths.BUNDLE).
 run: setup
 	$(BIN)/dvc repro
 	@echo "Done. Metrics: dvc metrics show | Model registry: make mlflow-ui | Bundle: exports/bundle.zip"
+	@echo "Open exports/bundle/report.html"
 
 # One worker per core (at most 4: each loads its own spaCy pipeline and base model); whole
 # modules per worker, so a module's fixtures are built once. TEST_WORKERS=0 runs serially.

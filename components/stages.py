@@ -76,6 +76,13 @@ class Stage:
         entry: StageEntry = module.run
         return entry
 
+    def summary(self, metrics: Metrics) -> str:
+        """The one line a run of the stage prints, from the metrics it returned:
+        ``<name>: `` and ``components.<name>.stage.summary``'s line."""
+        module = importlib.import_module(f"components.{self.name}.stage")
+        line: str = module.summary(metrics)
+        return f"{self.name}: {line}"
+
 
 STAGES: tuple[Stage, ...] = (
     Stage(

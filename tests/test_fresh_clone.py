@@ -172,3 +172,12 @@ def test_no_param_or_config_default_names_a_path_outside_the_checkout() -> None:
     outside = sorted({f"{key} = {value!r}" for key, value in found if leaves_checkout(value)})
     assert not outside, "paths outside the checkout: " + "; ".join(outside)
     assert len(found) > 50  # the walk reached the values, not just the top level
+
+
+def test_make_run_ends_by_naming_the_report_to_open() -> None:
+    from components.core import paths
+
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nrun: setup\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert recipe[0].strip() == "$(BIN)/dvc repro"
+    assert recipe[-1].strip() == f'@echo "Open {paths.BUNDLE / "report.html"}"'

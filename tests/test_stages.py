@@ -210,3 +210,143 @@ def test_placeholders_are_parsed_by_one_grammar() -> None:
         if pattern.search(p.read_text(encoding="utf-8"))
     ]
     assert writers == ["components/core/placeholders.py"]
+
+
+# Each stage's metrics as its run returns them (the keys its line reads, shaped as the
+# producers write them), and the line `veiltune <stage>` prints.
+SUMMARIES: dict[str, tuple[dict[str, Any], str]] = {
+    "ingest": (
+        {
+            "n_conversations": 305,
+            "n_train": 244,
+            "n_heldout": 61,
+            "n_pi_mentions": 1470,
+            "n_canaries": 4,
+            "by_context": {"sales": 100},
+        },
+        "ingest: 305 conversations (244 train, 61 held out), 1470 PI mentions, 4 canaries",
+    ),
+    "base_model": (
+        {
+            "source": "bundled:smollm2-135m",
+            "model_type": "llama",
+            "n_parameters": 134515008,
+            "vocab_size": 49152,
+        },
+        "base_model: llama, 135M parameters, in models/base",
+    ),
+    "anonymize": (
+        {
+            "n_conversations": 305,
+            "n_replacements": 1622,
+            "replacements_by_type": {},
+            "seconds": 12.5,
+            "chars_per_second": 18034.2,
+            "workers": 1,
+        },
+        "anonymize: 1622 spans replaced in 305 conversations (18034 characters/s)",
+    ),
+    "risk": (
+        {
+            "count": 305,
+            "mean": 0.2459,
+            "std": 0.246,
+            "p95": 1.0,
+            "max": 3.0,
+            "mu_plus_sigma": 0.4919,
+            "source": "ground_truth",
+            "by_context": {},
+        },
+        "risk: mu+sigma 0.4919 (mean 0.2459, std 0.246, max 3) over 305 conversations, "
+        "scored by ground_truth",
+    ),
+    "review": (
+        {"sampled": 20, "by_band": {"high": 2, "low": 8, "none": 10}, "by_context": {}},
+        "review: 20 conversations sampled for human review (high 2, low 8, none 10)",
+    ),
+    "gate": (
+        {
+            "passed": True,
+            "mu_plus_sigma": 0.4919,
+            "threshold": 5.0,
+            "mean": 0.2459,
+            "std": 0.246,
+            "n_conversations": 305,
+            "n_expectations": 6,
+            "n_failed_expectations": 0,
+        },
+        "gate: passed (mu+sigma 0.4919 < 5, 305 conversations)",
+    ),
+    "train": (
+        {
+            "n_examples": 400,
+            "steps": 24,
+            "train_loss": 1.7312,
+            "best_eval_loss": 1.2304,
+            "runtime_s": 301.2,
+            "engine": "Trainer",
+        },
+        "train: 24 steps, train loss 1.7312, best eval loss 1.2304; adapter in models/adapter",
+    ),
+    "evaluate": (
+        {
+            "n_conversations": 61,
+            "variant": "surrogate-realistic",
+            "adapter": {"perplexity_raw": 9.8765, "summary.rouge1": 0.2301, "n_examples": 61},
+            "base": {"perplexity_raw": 12.5, "summary.rouge1": 0.1512, "n_examples": 61},
+        },
+        "evaluate: adapter perplexity 9.8765, summary ROUGE-1 0.2301 (base: perplexity 12.5, "
+        "summary ROUGE-1 0.1512) on 61 held-out conversations",
+    ),
+    "audit": (
+        {
+            "passed": False,
+            "train_corpus": "anonymized",
+            "audits": {
+                "canary_exposure": {"passed": True, "figures": {}, "thresholds": {}},
+                "membership": {"passed": False, "figures": {}, "thresholds": {}},
+            },
+        },
+        "audit: failed (canary_exposure ok, membership FAILED)",
+    ),
+    "register": (
+        {
+            "model_name": "veiltune-adapter",
+            "model_version": 3,
+            "aliases": ["candidate"],
+            "champion": False,
+            "decision_reason": "audit failed: membership",
+            "previous_champion": 2,
+            "run_id": "abc",
+        },
+        "register: veiltune-adapter v3 registered as candidate (audit failed: membership)",
+    ),
+    "export": (
+        {
+            "n_files": 31,
+            "manifest_sha256": "0123456789abcdef" * 4,
+            "public_key_sha256": "f" * 64,
+            "pi_scan": {"n_scanned": 30, "n_skipped": 1},
+        },
+        "export: 31 files signed in exports/bundle (manifest sha256 0123456789ab); "
+        "report: exports/bundle/report.html",
+    ),
+}
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=ORDER)
+def test_each_stage_sums_up_its_run_in_one_line(stage: Any) -> None:
+    metrics, line = SUMMARIES[stage.name]
+    assert stage.summary(metrics) == line
+
+
+def test_a_rank_other_than_the_first_sums_up_its_steps() -> None:
+    line = BY_NAME["train"].summary({"rank": 1, "world_size": 2, "steps": 24})
+    assert line == "train: rank 1 of 2: 24 steps"
+
+
+def test_a_gate_without_a_statistic_says_so() -> None:
+    metrics = {**SUMMARIES["gate"][0], "passed": False, "mu_plus_sigma": None}
+    assert BY_NAME["gate"].summary(metrics) == (
+        "gate: refused (mu+sigma undefined >= 5, 305 conversations)"
+    )

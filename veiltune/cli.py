@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.evaluation.datasets import KINDS, SPLITS
 from components.core import paths
+from components.core.library_noise import silence_library_noise
 from components.evaluate.profile import DEFAULT_SEEDS, DEFAULT_VARIANTS, PROFILES, RUN_STORE
 from components.export.config import ExportConfig
 from components.ingest.config import IngestConfig
@@ -26,6 +27,7 @@ from components.risk.config import RiskConfig
 from components.stages import (
     BY_NAME,
     STAGES,
+    Stage,
     apply_overrides,
     detection_context,
     run_stage,
@@ -71,16 +73,20 @@ def build_parser() -> argparse.ArgumentParser:
     # also arrives in LOCAL_RANK, which is what training reads.
     parser.add_argument("--local_rank", "--local-rank", type=int, help=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # The stages first, in pipeline order (as `dvc repro` runs them), then the tools.
     for stage in STAGES:
-        if len(stage.cli) == 1 and stage.name != "anonymize":
+        if stage.name == "anonymize":
+            _add_anonymize(commands)
+        elif stage.name == "review":
+            _add_review(commands)
+        else:
             sub = commands.add_parser(stage.cli[0], help=stage.help, description=stage.help)
             _add_params(sub)
+            _add_json(sub)
     _add_export_verify(commands.choices["export"])
-    _add_anonymize(commands)
     _add_detect(commands)
     _add_evaluate_detection(commands)
     _add_calibrate(commands)
-    _add_review(commands)
     _add_grades(commands)
     _add_utility_report(commands)
     _add_utility_profile(commands)
@@ -121,6 +127,16 @@ def _add_params(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_json(parser: argparse.ArgumentParser) -> None:
+    """``--json`` of the commands that run a stage: its metrics on stdout, not its line."""
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the stage's metrics as JSON (what metrics/<stage>.json holds) instead of "
+        "its one summary line",
+    )
+
+
 def _add_optional_params(parser: argparse.ArgumentParser) -> None:
     """``--params`` of the detection commands, which also run outside a checkout."""
     parser.add_argument(
@@ -144,6 +160,7 @@ def _add_anonymize(commands: Any) -> None:
     sub.add_argument("--output", type=Path, help=f"JSONL to write (default: {paths.ANON_CORPUS})")
     sub.add_argument("--spans", type=Path, help="also write one record per replaced span")
     _add_cluster(sub)
+    _add_json(sub)
 
 
 def _add_detect(commands: Any) -> None:
@@ -151,7 +168,8 @@ def _add_detect(commands: Any) -> None:
         'Detect personal information: for each {"id", "text"} record write {"id", "spans"} '
         "with character offsets (per-turn spans, tagged with turn, for records with turns)."
     )
-    sub = commands.add_parser("detect", help="Detect personal information spans.", description=text)
+    short = "Write the personal information spans found in each record of a JSONL file."
+    sub = commands.add_parser("detect", help=short, description=text)
     _add_optional_params(sub)
     sub.add_argument("--input", type=Path, required=True, help="JSONL records")
     sub.add_argument("--output", type=Path, required=True, help="JSONL spans to write")
@@ -174,7 +192,8 @@ def _add_evaluate_detection(commands: Any) -> None:
         "Score detection on labelled data: character precision/recall (label-agnostic, "
         "neutral types excluded) and entity recall per type; logged to MLflow."
     )
-    sub = commands.add_parser("evaluate-detection", help=text.split(":")[0] + ".", description=text)
+    short = "Score detection against labelled data: precision and recall, recall per type."
+    sub = commands.add_parser("evaluate-detection", help=short, description=text)
     _add_optional_params(sub)
     sub.add_argument(
         "--dataset",
@@ -223,7 +242,8 @@ def _add_calibrate(commands: Any) -> None:
         "balanced and precision operating points on labelled data (presidio_research: its "
         "tuning templates only) and write them to the calibration policy file."
     )
-    sub = commands.add_parser("calibrate", help=text.split(":")[0] + ".", description=text)
+    short = "Choose each recognizer's score threshold on labelled data; write the policy file."
+    sub = commands.add_parser("calibrate", help=short, description=text)
     _add_params(sub)
     sub.add_argument(
         "--data",
@@ -248,12 +268,16 @@ def _add_review(commands: Any) -> None:
         "The human review loop: export a stratified sample of anonymized conversations for "
         "reviewers, then import their (missed text)[MISSED_TYPE] annotations and score them."
     )
-    short = f"The human review loop. export: {BY_NAME['review'].help} import: score annotations."
+    short = (
+        f"The human review loop. export: {BY_NAME['review'].help} import: score the "
+        "reviewers' annotations against the automatic risk estimate."
+    )
     sub = commands.add_parser("review", help=short, description=text)
     actions = sub.add_subparsers(dest="action", required=True, metavar="ACTION")
     export = actions.add_parser("export", help=BY_NAME["review"].help)
     _add_params(export)
     export.add_argument("--output", type=Path, default=paths.REVIEW_DIR, help="folder to write")
+    _add_json(export)
     imported = actions.add_parser("import", help="score annotations next to the automatic estimate")
     _add_params(imported)
     imported.add_argument("--input", type=Path, required=True, help="annotated review JSONL")
@@ -271,9 +295,8 @@ def _add_grades(commands: Any) -> None:
         "held-out calls for graders (owner-only, under data/raw), then import their Privacy "
         "and Completeness marks (1-5) and report their agreement with the judge (Cohen's kappa)."
     )
-    sub = commands.add_parser(
-        "grades", help="grade private summaries; kappa with the judge", description=text
-    )
+    short = "Export private summaries for human grading; import the grades, kappa with the judge."
+    sub = commands.add_parser("grades", help=short, description=text)
     actions = sub.add_subparsers(dest="action", required=True, metavar="ACTION")
     export = actions.add_parser("export", help="the graders' file of private summaries")
     _add_params(export)
@@ -297,7 +320,8 @@ def _add_utility_report(commands: Any) -> None:
         "utility-profile fills it) when it holds runs, else from DVC experiments (`dvc exp "
         "run -S train.corpus=raw|masked`)."
     )
-    sub = commands.add_parser("utility-report", help=text.split(":")[0] + ".", description=text)
+    short = "Compare utility across variants: 95%% intervals, gap to the oracle, the 5%% target."
+    sub = commands.add_parser("utility-report", help=short, description=text)
     _add_params(sub)
     _add_report_folders(sub)
 
@@ -367,7 +391,8 @@ def _add_utility_pack(commands: Any) -> None:
         "veiltune.utility_runner` (docs/utility.md). The oracle comes from "
         "data/raw, masked from the placeholder folder."
     )
-    sub = commands.add_parser("utility-pack", help=text.split(" (")[0] + ".", description=text)
+    short = "Pack the utility profile's inputs in one private folder, to run them on a GPU."
+    sub = commands.add_parser("utility-pack", help=short, description=text)
     _add_params(sub)
     sub.add_argument("output", type=Path, metavar="PACK", help="folder to write (replaced)")
     sub.add_argument(
@@ -397,7 +422,8 @@ def _add_promote_demote(commands: Any) -> None:
         "that does not hold, a failed gate or audit needs --force --reason. --check audits "
         "the version holding champion (exit 1 when its evidence does not hold, or none does)."
     )
-    sub = commands.add_parser("promote", help=text.split(";")[0] + ".", description=text)
+    short = "Give the champion alias to a registered version, judged by its signed evidence."
+    sub = commands.add_parser("promote", help=short, description=text)
     _add_params(sub)
     sub.add_argument("version", metavar="VERSION", nargs="?", help="model version number, e.g. 3")
     sub.add_argument("--force", action="store_true", help="promote despite a failed gate/audit")
@@ -687,6 +713,7 @@ def configure_logging(verbose: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     for key, value in OFFLINE_ENVIRONMENT.items():
         os.environ.setdefault(key, value)
+    silence_library_noise()  # before any library that warns is imported
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose)
     from components.core.errors import VeiltuneError
@@ -701,9 +728,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"veiltune {args.command}: interrupted", file=sys.stderr)
         return 130
-    if isinstance(result, dict):
+    stage = _stage_run(args)
+    if stage is not None and isinstance(result, dict) and not args.json:
+        print(stage.summary(result))  # its metrics are in metrics/<stage>.json and MLflow
+    elif isinstance(result, dict):
         print(json.dumps(result, indent=2, sort_keys=True, default=str))
     return 0
+
+
+def _stage_run(args: argparse.Namespace) -> Stage | None:
+    """The stage the command ran, if it ran one (``export --verify`` checks a bundle)."""
+    if args.command == "export" and args.verify is not None:
+        return None
+    return next((s for s in STAGES if s.cli == _words(args)), None)
 
 
 if __name__ == "__main__":

@@ -116,3 +116,11 @@ def count_records(path: Path) -> int | None:
         return None  # read_corpus reports the missing file
     with path.open("rb") as handle:
         return sum(1 for line in handle if line.strip())
+
+
+def summary(metrics: Metrics) -> str:
+    """The line ``veiltune anonymize`` prints: what it replaced, and how fast."""
+    return (
+        f"{metrics['n_replacements']} spans replaced in {metrics['n_conversations']} "
+        f"conversations ({metrics['chars_per_second']:.0f} characters/s)"
+    )

@@ -68,3 +68,10 @@ def audit_figures(metrics: Metrics) -> dict[str, Any]:
             elif key != "canaries":
                 flat[f"{name}.{key}"] = value
     return flat
+
+
+def summary(metrics: Metrics) -> str:
+    """The line ``veiltune audit`` prints: the verdict, and each audit's."""
+    audits = metrics["audits"].items()
+    each = ", ".join(f"{name} {'ok' if r['passed'] else 'FAILED'}" for name, r in audits)
+    return f"{'passed' if metrics['passed'] else 'failed'} ({each})"

@@ -20,3 +20,9 @@ def run(config: BaseModelConfig, context: StageContext) -> Metrics:
         write_json_atomic(paths.metrics_file("base_model"), metrics)
         log_stage("base_model", config, metrics, [paths.metrics_file("base_model")])
     return metrics
+
+
+def summary(metrics: Metrics) -> str:
+    """The line ``veiltune base-model`` prints: the model written to models/base."""
+    millions = metrics["n_parameters"] / 1e6
+    return f"{metrics['model_type']}, {millions:.0f}M parameters, in {paths.BASE_MODEL}"

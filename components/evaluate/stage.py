@@ -120,3 +120,22 @@ def run_variant(context: StageContext) -> str:
         mask_loss_weight=float(context.setting("train.mask_loss_weight")),
         fragments_source=str(context.setting("train.fragments.source")),
     )
+
+
+# The scores the summary line names, when the run measured them.
+HEADLINE_SCORES = {"perplexity_raw": "perplexity", "summary.rouge1": "summary ROUGE-1"}
+
+
+def summary(metrics: Metrics) -> str:
+    """The line ``veiltune evaluate`` prints: the adapter's headline scores on held-out raw
+    conversations, and the base model's beside them."""
+    line = f"adapter {_headline(metrics['adapter'])}"
+    if "base" in metrics:
+        line += f" (base: {_headline(metrics['base'])})"
+    return f"{line} on {metrics['n_conversations']} held-out conversations"
+
+
+def _headline(scores: Metrics) -> str:
+    return ", ".join(
+        f"{name} {scores[key]:g}" for key, name in HEADLINE_SCORES.items() if key in scores
+    )

@@ -108,3 +108,11 @@ def _lineage(
         "registered_model": registry_status(metrics["register"]),
         "tool_versions": lineage.tool_versions(),
     }
+
+
+def summary(metrics: Metrics) -> str:
+    """The line ``veiltune export`` prints: the signed bundle and where its report is."""
+    return (
+        f"{metrics['n_files']} files signed in {paths.BUNDLE} (manifest sha256 "
+        f"{metrics['manifest_sha256'][:12]}); report: {paths.BUNDLE / 'report.html'}"
+    )

@@ -18,6 +18,7 @@ from components.core.stage import Metrics, StageContext, log_stage, read_metrics
 from components.gate.binding import gate_digests
 from components.gate.config import GateConfig
 from components.gate.page import validation_page_html
+from components.gate.result import STATISTIC
 from components.gate.suite import validate_risk_table
 from components.risk import read_risk_table
 
@@ -57,3 +58,14 @@ def write_validation(validation: Mapping[str, Any], result_file: Path, page_file
     legacy = result_file.parent / "data_docs"
     if legacy.is_dir() and not legacy.is_symlink():
         shutil.rmtree(legacy)
+
+
+def summary(metrics: Metrics) -> str:
+    """The line ``veiltune gate`` prints: its verdict and the statistic behind it."""
+    statistic = metrics[STATISTIC]
+    shown = "undefined" if statistic is None else f"{statistic:g}"
+    verdict, sign = ("passed", "<") if metrics["passed"] else ("refused", ">=")
+    return (
+        f"{verdict} (mu+sigma {shown} {sign} {metrics['threshold']:g}, "
+        f"{metrics['n_conversations']} conversations)"
+    )

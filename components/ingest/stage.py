@@ -73,3 +73,12 @@ def _require_heldout(splits: dict[str, list[str]], fraction: float) -> None:
             f"conversation{'s' * (n != 1)} leaves no held-out conversation to evaluate on; "
             "raise it, or ingest more conversations"
         )
+
+
+def summary(metrics: Metrics) -> str:
+    """The line ``veiltune ingest`` prints: the corpus and its split."""
+    return (
+        f"{metrics['n_conversations']} conversations ({metrics['n_train']} train, "
+        f"{metrics['n_heldout']} held out), {metrics['n_pi_mentions']} PI mentions, "
+        f"{metrics['n_canaries']} canaries"
+    )

@@ -100,3 +100,12 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
     write_json_atomic(paths.metrics_file("register"), metrics)
     logger.info("%s v%s: %s", config.model_name, version.version, version.decision_reason)
     return metrics
+
+
+def summary(metrics: Metrics) -> str:
+    """The line ``veiltune register`` prints: the version, its alias and why."""
+    alias = "champion" if metrics["champion"] else "candidate"
+    return (
+        f"{metrics['model_name']} v{metrics['model_version']} registered as {alias} "
+        f"({metrics['decision_reason']})"
+    )

@@ -65,3 +65,9 @@ def write_review_sample(
     bands = Counter(str(record["risk_band"]) for record in records)
     contexts = Counter(str(record["context"]) for record in records)
     return {"sampled": len(records), "by_band": dict(bands), "by_context": dict(contexts)}
+
+
+def summary(metrics: Metrics) -> str:
+    """The line ``veiltune review export`` prints: the sample's size by risk band."""
+    bands = ", ".join(f"{band} {n}" for band, n in metrics["by_band"].items())
+    return f"{metrics['sampled']} conversations sampled for human review ({bands})"

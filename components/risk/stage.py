@@ -108,3 +108,12 @@ def _write_outputs(
         paths.RISK_REPORT_HTML,
         paths.RISK_HISTOGRAM,
     ]
+
+
+def summary(metrics: Metrics) -> str:
+    """The line ``veiltune risk`` prints: the statistic the gate judges, and its parts."""
+    return (
+        f"mu+sigma {metrics['mu_plus_sigma']:g} (mean {metrics['mean']:g}, std "
+        f"{metrics['std']:g}, max {metrics['max']:g}) over {metrics['count']} conversations, "
+        f"scored by {metrics['source']}"
+    )

@@ -130,6 +130,8 @@ def train_lora(
         set_seed,
     )
 
+    from components.train.live_metrics import use_step_bar
+
     # Everything that can be checked is checked before any compute is spent.
     deepspeed = deepspeed_config(config.deepspeed) if config.deepspeed else None
     if not (base_model_dir / "config.json").is_file():
@@ -203,6 +205,7 @@ def train_lora(
         data_collator=collator,
         callbacks=[*stopping, *callbacks],
     )
+    use_step_bar(trainer)
     if resume:
         logger.info("resuming training from %s", resume)
     output = trainer.train(resume_from_checkpoint=str(resume) if resume else None)

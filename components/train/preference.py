@@ -119,6 +119,8 @@ def train_preference(
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
 
+    from components.train.live_metrics import use_step_bar
+
     deepspeed = deepspeed_config(config.deepspeed) if config.deepspeed else None
     if not (base_model_dir / "config.json").is_file():
         raise InputError(f"{base_model_dir}: not a Hugging Face model folder (no config.json)")
@@ -150,6 +152,7 @@ def train_preference(
         peft_config=lora_config(config),
         callbacks=list(callbacks),
     )
+    use_step_bar(trainer)
     trainable, total = trainer.model.get_nb_trainable_parameters()
     output = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     save_adapter(trainer, tokenizer, label_options(conversations), output_dir)
@@ -222,8 +225,9 @@ def _trl_args(
         **schedule_arguments(config, work_dir, deepspeed, evaluating, torch),
         beta=config.beta,
         max_length=config.max_seq_length,
-        # TRL turns it on by default; SFT runs without it (LoRA on a small model fits)
-        gradient_checkpointing=False,
+        # TRL turns it on by default; SFT runs without it (LoRA on a small model fits). Its
+        # current name: the deprecated gradient_checkpointing warned on every run.
+        activation_checkpointing=False,
     )
 
 

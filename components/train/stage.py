@@ -139,3 +139,14 @@ def _require_gate_passed() -> str:
     gate_file = paths.metrics_file("gate")
     verdict = json.loads(gate_file.read_text(encoding="utf-8")) if gate_file.is_file() else None
     return require_gate_passed(verdict, gate_file, paths.ANON_CORPUS)
+
+
+def summary(metrics: Metrics) -> str:
+    """The line ``veiltune train`` prints: the steps and the losses (a rank's steps alone,
+    on every rank but the first)."""
+    if "train_loss" not in metrics:
+        return f"rank {metrics['rank']} of {metrics['world_size']}: {metrics['steps']} steps"
+    line = f"{metrics['steps']} steps, train loss {metrics['train_loss']:g}"
+    if "best_eval_loss" in metrics:
+        line += f", best eval loss {metrics['best_eval_loss']:g}"
+    return f"{line}; adapter in {paths.ADAPTER}"

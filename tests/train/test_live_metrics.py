@@ -50,3 +50,22 @@ def test_each_step_loss_is_logged_as_it_happens(
     assert [m.step for m in history] == [step for step, _ in result.loss_history]
     assert [m.value for m in history] == pytest.approx([loss for _, loss in result.loss_history])
     assert live.logged["loss"] == {1, 2}
+
+
+def test_the_step_bar_shows_the_loss_and_prints_no_log_dicts(
+    tmp_path: Path, base_model_dir: Path, monkeypatch: pytest.MonkeyPatch, capfd: Any
+) -> None:
+    # The Trainer's own bar printed a dict per logging step under it: 42 lines of a
+    # default run (issue 39).
+    import mlflow
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    config = TrainConfig(max_steps=2, batch_size=2, max_seq_length=96, lora_r=2, lora_alpha=4)
+    with mlflow.start_run(experiment_id=configure_tracking("bar")):
+        train_lora(base_model_dir, conversations(4), config, tmp_path / "a", tmp_path / "w", [])
+    printed = capfd.readouterr()
+    assert "2/2" in printed.err  # the bar is there
+    assert "loss=" in printed.err  # with the loss on it
+    assert "'loss'" not in printed.err + printed.out
+    assert "'train_runtime'" not in printed.err + printed.out

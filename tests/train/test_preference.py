@@ -4,6 +4,7 @@ LoRA adapter on the real base model."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from components.core.errors import InputError, ParamsError
 from components.ingest.generate import generate_sensitive_corpus
 from components.train.config import TrainConfig
 from components.train.lora import corpus_examples
-from components.train.preference import preference_pairs, train_preference
+from components.train.preference import _trl_args, preference_pairs, train_preference
 from components.train.tasks import task_examples
 
 
@@ -115,3 +116,18 @@ def test_preference_tuning_trains_a_lora_adapter(
     saved = json.loads((tmp_path / "a" / "adapter_config.json").read_text())
     assert saved["r"] == 4 and saved["target_modules"] == sorted(saved["target_modules"])
     assert not list((tmp_path / "w").glob("checkpoint-*"))  # a finished run leaves none
+
+
+@pytest.mark.parametrize("method", ["dpo", "orpo"])
+def test_trl_config_turns_checkpointing_off_without_a_deprecation_warning(
+    method: str, tmp_path: Path
+) -> None:
+    # gradient_checkpointing=False warned "`gradient_checkpointing` is deprecated" on every
+    # preference run (issue 39)
+    import torch
+
+    config = TrainConfig(method=method, tasks=["private_summary"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        args = _trl_args(config, tmp_path, None, False, torch)
+    assert args.activation_checkpointing is False and args.gradient_checkpointing is False

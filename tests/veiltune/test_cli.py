@@ -50,6 +50,33 @@ def test_top_level_help_gives_each_stage_its_registry_line(
         assert " ".join(stage.help.split())[:40] in out, stage.name
 
 
+def test_top_level_help_lists_the_stages_in_pipeline_order_then_the_tools(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    listed = re.findall(r"^ {4}(\S+)", capsys.readouterr().out, flags=re.MULTILINE)
+    stages = [stage.cli[0] for stage in STAGES]
+    assert listed[: len(stages)] == stages
+    assert sorted(listed) == sorted({*stages, *COMMANDS, "review", "grades", "utility-pack"})
+
+
+@pytest.mark.parametrize(
+    "command", ["calibrate", "detect", "evaluate-detection", "grades", "utility-pack"]
+)
+def test_each_tool_says_in_help_what_it_does(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "calibrate: Calibrate detection." told a new user nothing (issue 39)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    out = capsys.readouterr().out
+    found = re.search(rf"^ {{4}}{command}\s+(.*?)^(?! {{5}})", out, flags=re.MULTILINE | re.DOTALL)
+    assert found is not None
+    line = " ".join(found.group(1).split())
+    assert len(line.split()) >= 8 and line[0].isupper() and line.endswith("."), line
+
+
 def test_top_level_help_lists_every_command() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "veiltune.cli", "--help"], capture_output=True, text=True, check=True
