@@ -79,6 +79,27 @@ def test_the_conversation_vouches_for_a_word_it_writes_as_a_name(detector: Any) 
     assert found_names(alone, detector) == ["bill"]
 
 
+def test_title_case_vouches_only_as_a_name_and_not_as_part_of_a_longer_one(
+    detector: Any,
+) -> None:
+    """DialogSum's dev dialogues: "My Master Card." then "which credit card", and "we work
+    on Legs and forearm" then "my legs are sore": neither capital makes the word a name."""
+    card = [
+        ("Person1", "Which credit card are you speaking of?"),
+        ("Person2", "My Master Card."),
+    ]
+    assert "card" not in found_names(card, detector)
+    legs = [
+        ("Person1", "Today we work on Legs and forearm."),
+        ("Person2", "I played basketball, so my legs are a little sore."),
+    ]
+    assert "legs" not in found_names(legs, detector)
+    # "Bill" after a greeting or an honorific still vouches
+    for opening in ("Hi Bill, good to see you.", "I wrote to Mr Bill about it."):
+        turns = [("Person1", opening), ("Person2", "Yes, bill said it was fine.")]
+        assert "bill" in found_names(turns, detector), opening
+
+
 def test_a_speakers_label_vouches_for_the_word(detector: Any) -> None:
     turns = [("bill", "Hello there."), ("Agent", "Good morning, how can I help bill today?")]
     assert "bill" in found_names(turns, detector)
