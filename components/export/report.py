@@ -30,6 +30,7 @@ from components.export.facts import (
     threshold_pairs,
     utility_rows,
 )
+from components.export.verdict import verdict
 from components.ingest import mixed_in_statement
 
 GATE_PAGE = "gate/validation.html"  # the gate's validation page, beside the report
@@ -261,7 +262,7 @@ def _lineage_section(facts: ExportFacts) -> list[tuple[str, Any]]:
 def compliance_report_html(
     facts: ExportFacts, histogram_png: bytes | None, utility_png: bytes | None
 ) -> str:
-    """The report page: the sections of ``SECTIONS`` in order.
+    """The report page: the verdict banner, then the sections of ``SECTIONS`` in order.
 
     Args:
         histogram_png: the risk stage's histogram, embedded as it is.
@@ -284,4 +285,5 @@ def compliance_report_html(
         sections=SECTIONS,
         content=content,
         gate_page=GATE_PAGE,
+        verdict_facts=verdict(facts),
     )
