@@ -64,6 +64,7 @@ def _details(facts: ExportFacts) -> str:
     return _bullets(
         [
             ("registered model", f"{decided.model_name} version {decided.model_version}"),
+            ("created (UTC)", facts.lineage.get("created_at") or "not stated"),
             ("aliases", f"{format_value(list(decided.aliases))} (from {decided.aliases_source})"),
             ("champion", f"{'yes' if decided.champion else 'no'}: {decided.reason}"),
             ("base model", source),

@@ -250,6 +250,7 @@ def _lineage_section(facts: ExportFacts) -> list[tuple[str, Any]]:
     mlflow = lineage.get("mlflow") or {}
     signing = lineage.get("signing") or {}
     return [
+        ("created (UTC)", lineage.get("created_at")),
         ("git commit", lineage.get("git_commit")),
         ("dvc.lock sha256", lineage.get("dvc_lock_sha256")),
         ("params hash", lineage.get("params_hash")),
@@ -286,4 +287,5 @@ def compliance_report_html(
         content=content,
         gate_page=GATE_PAGE,
         verdict_facts=verdict(facts),
+        created_at=facts.lineage.get("created_at"),
     )

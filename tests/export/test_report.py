@@ -350,3 +350,12 @@ def test_the_models_that_detected_pi_are_named_with_their_licences(
         assert "en_core_web_sm" in text and "MIT" in text
         assert ("Rampart" in text) is attributed
         assert ("National Design Studio" in text and "CC BY 4.0" in text) is attributed
+
+
+def test_the_report_and_the_model_card_state_when_the_bundle_was_made() -> None:
+    lineage = {**LINEAGE, "created_at": "2026-11-27T17:08:17Z"}
+    made = ExportFacts(stage_metrics(), PARAMS, REGISTRY, lineage)
+    page = compliance_report_html(made, None, None)
+    assert page.index("Created 2026-11-27T17:08:17Z (UTC)") < page.index('<div id="verdict"')
+    assert "2026-11-27T17:08:17Z" in section_text(parse(page), "lineage")
+    assert "- created (UTC): 2026-11-27T17:08:17Z" in model_card_markdown(made)
