@@ -93,8 +93,8 @@ def test_audits_render_generically_with_thresholds_and_verdicts() -> None:
     audits = section_text(parsed, "audits")
     for name in ("pii_output", "canary", "extraction", "membership"):
         assert name in audits
-    assert "mia_auc: 0.81" in audits and "max_auc: 0.7" in audits
-    assert "16: 2.1" in audits  # canary exposure per repetition
+    assert "ROC AUC 0.81 (0.5 = chance)" in audits and "limit 0.7" in audits
+    assert "2.1 bits at 16 repetitions" in audits  # canary exposure per repetition
     renamed = stage_metrics()["audit"]
     renamed["audits"]["novel_attack"] = renamed["audits"].pop("canary")
     assert "novel_attack" in section_text(
@@ -105,7 +105,9 @@ def test_audits_render_generically_with_thresholds_and_verdicts() -> None:
 def test_the_old_audit_shape_still_renders() -> None:
     parsed = parse(compliance_report_html(facts(AUDIT_OLD), HISTOGRAM, None))
     audits = section_text(parsed, "audits")
-    assert "pii_output" in audits and "max_leaks: 0" in audits and "n_leaks: 1" in audits
+    assert "pii_output" in audits
+    assert "1 value(s) of the PI inventory repeated in 1 of 24 outputs" in audits
+    assert "(ORGANIZATION_NAME_SPEAKER 1), limit 0." in audits
     (row,) = audit_rows(AUDIT_OLD)
     assert row.passed is False and row.thresholds == {"max_leaks": 0}
 
@@ -197,7 +199,7 @@ def test_the_model_card_has_every_section() -> None:
     ):
         assert heading in card
     assert "adapter r: 32" in card and "adapter target_modules: q_proj" in card
-    assert "| membership | no | mia_auc: 0.81, mia_tpr_at_1pct_fpr: 0 | max_auc: 0.7 |" in card
+    assert "| membership | fail | Membership attack: ROC AUC 0.81 (0.5 = chance)" in card
     assert "| summary.rouge1 | 20 | 0.33 | 0.15 |" in card
     assert "embedded synthetic corpus" in card
 
