@@ -34,6 +34,7 @@ from components.export.facts import (
 )
 from components.export.verdict import verdict
 from components.ingest import DATASET, SENSITIVE, mixed_in_statement
+from components.risk import risk_sources_statement
 
 GATE_PAGE = "gate/validation.html"  # the gate's validation page, beside the report
 
@@ -112,6 +113,7 @@ def _risk_section(facts: ExportFacts, histogram_png: bytes | None) -> dict[str, 
     risk, gate = facts.stage("risk"), facts.stage("gate")
     return {
         "source": risk.get("source"),
+        "sources": risk_sources_statement(risk),
         "statistic": gate.get("mu_plus_sigma", risk.get("mu_plus_sigma")),
         "threshold": gate.get("threshold", (facts.params.get("gate") or {}).get("threshold")),
         "passed": gate.get("passed"),

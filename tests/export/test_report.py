@@ -361,3 +361,18 @@ def test_the_report_and_the_model_card_state_when_the_bundle_was_made() -> None:
     assert page.index("Created 2026-11-27T17:08:17Z (UTC)") < page.index('<div id="verdict"')
     assert "2026-11-27T17:08:17Z" in section_text(parse(page), "lineage")
     assert "- created (UTC): 2026-11-27T17:08:17Z" in model_card_markdown(made)
+
+
+def test_the_risk_section_says_which_source_scored_what_and_the_estimators_recall() -> None:
+    metrics = stage_metrics()
+    metrics["risk"] = {
+        **metrics["risk"],
+        "source": "mixed",
+        "n_ground_truth": 300,
+        "n_estimate": 200,
+        "estimator_agreement": {"recall": 0.47, "conversation_recall": 0.5},
+    }
+    page = compliance_report_html(ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE), None, None)
+    risk = section_text(parse(page), "residual-risk")
+    assert "300 of 500 conversations scored by ground truth" in risk
+    assert "200 by the automatic estimator" in risk and "(recall 0.47)" in risk
