@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import zipfile
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,15 @@ With veiltune installed, `veiltune export --verify BUNDLE --public-key PRODUCER_
 folder or the zip) does all of this and names each tampered, missing or unlisted file.
 """
 
+CREATED_AT = "created_at"
+
+
+def created_at(now: datetime | None = None) -> str:
+    """A creation time as UTC ISO 8601 to the second (``2026-11-27T17:08:17Z``)."""
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 # A source is a file to copy or the bytes to write.
 Source = Path | bytes
 
@@ -159,6 +169,9 @@ def _write_folder(
     (folder / CHECKSUMS).write_text(sums, encoding="utf-8")
     digests[CHECKSUMS] = sha256_file(folder / CHECKSUMS)
     manifest: dict[str, Any] = {
+        # When the bundle was made, inside what the hash and the signature cover; the
+        # export stage states the same time on the report and the model card.
+        CREATED_AT: lineage.get(CREATED_AT) or created_at(),
         **lineage,
         "format": FORMAT,
         "files": dict(sorted(digests.items())),

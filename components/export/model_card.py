@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from components.export.audit_evidence import audit_evidence
 from components.export.facts import (
     PLAIN_SIGHT_COLUMNS,
     PLAIN_SIGHT_INTRO,
@@ -64,6 +65,7 @@ def _details(facts: ExportFacts) -> str:
     return _bullets(
         [
             ("registered model", f"{decided.model_name} version {decided.model_version}"),
+            ("created (UTC)", facts.lineage.get("created_at") or "not stated"),
             ("aliases", f"{format_value(list(decided.aliases))} (from {decided.aliases_source})"),
             ("champion", f"{'yes' if decided.champion else 'no'}: {decided.reason}"),
             ("base model", source),
@@ -161,9 +163,9 @@ def _audits(facts: ExportFacts) -> str:
     rows = audit_rows(audit)
     if not rows:
         return "No audit results."
+    said = [audit_evidence(r) for r in rows]
     table = _table(
-        ["audit", "passed", "figures", "thresholds"],
-        [(r.name, r.passed, r.figures, r.thresholds) for r in rows],
+        ["audit", "result", "evidence"], [(e.name, e.result, " ".join(e.sentences)) for e in said]
     )
     return "\n\n".join([table, *_plain_sight(audit)])
 

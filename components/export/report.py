@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.core.html import Pages
-from components.export.charts import audit_chart_png, utility_chart_png
+from components.export.audit_evidence import audit_evidence
+from components.export.charts import audit_chart_png, utility_chart_png, zero_figures
 from components.export.facts import (
     PLAIN_SIGHT_COLUMNS,
     PLAIN_SIGHT_INTRO,
@@ -25,12 +26,15 @@ from components.export.facts import (
     audit_rows,
     flat_numbers,
     format_value,
+    lower_is_better,
     plain_sight_figures,
     plain_sight_rows,
     threshold_pairs,
     utility_rows,
 )
-from components.ingest import mixed_in_statement
+from components.export.verdict import verdict
+from components.ingest import DATASET, SENSITIVE, mixed_in_statement
+from components.risk import risk_sources_statement
 
 GATE_PAGE = "gate/validation.html"  # the gate's validation page, beside the report
 
@@ -109,6 +113,7 @@ def _risk_section(facts: ExportFacts, histogram_png: bytes | None) -> dict[str, 
     risk, gate = facts.stage("risk"), facts.stage("gate")
     return {
         "source": risk.get("source"),
+        "sources": risk_sources_statement(risk),
         "statistic": gate.get("mu_plus_sigma", risk.get("mu_plus_sigma")),
         "threshold": gate.get("threshold", (facts.params.get("gate") or {}).get("threshold")),
         "passed": gate.get("passed"),
@@ -139,12 +144,13 @@ def _review_sample(review: Mapping[str, Any]) -> dict[str, Any]:
 def _audits_section(facts: ExportFacts) -> dict[str, Any]:
     audit = facts.stage("audit")
     rows = audit_rows(audit)
-    chart = audit_chart_png([p for r in rows for p in threshold_pairs(r)]) if rows else None
+    pairs = [p for r in rows for p in threshold_pairs(r)]
     return {
-        "rows": rows,
+        "rows": [audit_evidence(r) for r in rows],
         "passed": audit.get("passed"),
         "corpus": audit.get("train_corpus"),
-        "chart_png": chart,
+        "chart_png": audit_chart_png(pairs) if pairs else None,
+        "zero_figures": zero_figures(pairs),
         # The plain-sight audit by view, or why it measured nothing; neither if it did not run.
         "plain_sight_intro": PLAIN_SIGHT_INTRO,
         "plain_sight_columns": PLAIN_SIGHT_COLUMNS,
@@ -153,21 +159,39 @@ def _audits_section(facts: ExportFacts) -> dict[str, Any]:
     }
 
 
+# The datasets evaluate scores apart, by the prefix of their metrics; the rest is the main
+# corpus (the embedded one or the user's).
+DATASET_TITLES = {DATASET: "DialogSum", SENSITIVE: "sensitive-information calls"}
+MAIN_TITLE = "main corpus"
+
+
 def _utility_section(facts: ExportFacts, utility_png: bytes | None) -> dict[str, Any]:
     evaluate = facts.stage("evaluate")
     rows = utility_rows(evaluate)
     return {
         "n_conversations": evaluate.get("n_conversations"),
         "variant": evaluate.get("variant"),
-        "rows": [_utility_row(r) for r in rows],
+        "groups": utility_groups(rows),
         "chart_png": utility_chart_png(rows),
         "report": _utility_report(facts.utility_report, utility_png),
     }
 
 
+def utility_groups(rows: list[UtilityRow]) -> list[tuple[str, list[list[Any]]]]:
+    """The utility table's rows by dataset, the main corpus first, each row with the
+    direction that is better (↑ or ↓)."""
+    groups: dict[str, list[list[Any]]] = {}
+    for row in rows:
+        head = row.metric.split(".")[0]
+        groups.setdefault(DATASET_TITLES.get(head, MAIN_TITLE), []).append(_utility_row(row))
+    order = [MAIN_TITLE, *DATASET_TITLES.values()]
+    return sorted(groups.items(), key=lambda kv: order.index(kv[0]))
+
+
 def _utility_row(row: UtilityRow) -> list[Any]:
     delta = None if row.adapter is None or row.base is None else row.adapter - row.base
-    return [row.metric, row.n, row.adapter, row.base, delta]
+    better = "↓ lower" if lower_is_better(row.metric) else "↑ higher"
+    return [row.metric, row.n, row.adapter, row.base, delta, better]
 
 
 def _utility_report(report: Mapping[str, Any] | None, png: bytes | None) -> dict[str, Any] | None:
@@ -249,6 +273,7 @@ def _lineage_section(facts: ExportFacts) -> list[tuple[str, Any]]:
     mlflow = lineage.get("mlflow") or {}
     signing = lineage.get("signing") or {}
     return [
+        ("created (UTC)", lineage.get("created_at")),
         ("git commit", lineage.get("git_commit")),
         ("dvc.lock sha256", lineage.get("dvc_lock_sha256")),
         ("params hash", lineage.get("params_hash")),
@@ -261,7 +286,7 @@ def _lineage_section(facts: ExportFacts) -> list[tuple[str, Any]]:
 def compliance_report_html(
     facts: ExportFacts, histogram_png: bytes | None, utility_png: bytes | None
 ) -> str:
-    """The report page: the sections of ``SECTIONS`` in order.
+    """The report page: the verdict banner, then the sections of ``SECTIONS`` in order.
 
     Args:
         histogram_png: the risk stage's histogram, embedded as it is.
@@ -284,4 +309,6 @@ def compliance_report_html(
         sections=SECTIONS,
         content=content,
         gate_page=GATE_PAGE,
+        verdict_facts=verdict(facts),
+        created_at=facts.lineage.get("created_at"),
     )

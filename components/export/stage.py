@@ -12,6 +12,7 @@ from components.core import lineage, paths, tracking
 from components.core.errors import InputError
 from components.core.salt import read_salt
 from components.core.stage import Metrics, StageContext, log_stage, read_metrics
+from components.export.bundle import CREATED_AT, created_at
 from components.export.compliance import (
     ExportInputs,
     PiScanPolicy,
@@ -96,6 +97,7 @@ def _lineage(
     params: dict[str, Any], metrics: dict[str, Metrics], parent_run: str, export_run: str
 ) -> dict[str, Any]:
     return {
+        CREATED_AT: created_at(),  # the manifest, the report and the model card state it
         "git_commit": lineage.git_commit(Path.cwd()),
         "params": params,
         "params_hash": lineage.params_hash(params),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from components.risk.config import RiskConfig
 from components.risk.estimate import estimate_items, scored_items
+from components.risk.report import risk_sources_statement
 from components.risk.scoring import (
     CONTEXT_COLUMN,
     FULL,
@@ -33,6 +34,7 @@ __all__ = [
     "RiskPolicy",
     "estimate_items",
     "read_risk_table",
+    "risk_sources_statement",
     "scored_items",
     "summarize_scores",
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from components.core.html import Pages
 
@@ -28,6 +28,9 @@ _COLUMNS = (
 _HEADERS = ("context", *(header for _, header, _ in _COLUMNS), "gate")
 _TOTAL = "total"
 _PAGES = Pages("components.risk")
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @dataclass(frozen=True)
@@ -94,11 +97,22 @@ def _integer_bins(scores: Sequence[int]) -> list[float]:
     return [edge - 0.5 for edge in range(int(low), int(high) + 2)]
 
 
-def risk_histogram_png(scores: Sequence[int], threshold: float, mean: float, std: float) -> bytes:
-    """Histogram of per-conversation risk scores with the mean, μ+σ and the threshold marked.
+# The names the risk table's source column holds (components.risk.corpus), in words.
+SOURCE_WORDS = {"ground_truth": "ground truth", "estimate": "estimator"}
+HISTOGRAM_X = "residual risk score per conversation (0–5)"
+HISTOGRAM_Y = "conversations (log scale)"
 
-    The PNG carries no software or time metadata, so identical input gives identical bytes.
-    """
+
+def risk_histogram_figure(
+    scores: Sequence[int],
+    threshold: float,
+    mean: float,
+    std: float,
+    sources: Sequence[str] | None = None,
+) -> Figure:
+    """Histogram of per-conversation risk scores, stacked by the source that scored each
+    (``sources``, one per score, when given), with the mean, μ+σ and the threshold marked.
+    The count axis is logarithmic: a few risky conversations among hundreds at 0 show."""
     # Imported here so that importing this module stays cheap and never picks a GUI backend.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -107,20 +121,90 @@ def risk_histogram_png(scores: Sequence[int], threshold: float, mean: float, std
     figure = Figure(figsize=(7, 4), dpi=100)
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    axes.hist(list(scores), bins=_integer_bins(scores), color="#8da0cb", edgecolor="#4a5a8a")
+    groups = _by_source(scores, sources)
+    axes.hist(
+        list(groups.values()),
+        bins=_integer_bins(scores),
+        stacked=True,
+        log=bool(scores),  # no scores: nothing to put on a log axis
+        color=_SOURCE_COLOURS[: len(groups)],
+        edgecolor="#4a5a8a",
+        label=[f"{SOURCE_WORDS.get(n, n)} ({len(v)})" for n, v in groups.items()],
+    )
     axes.axvline(mean, color="#333333", linestyle="-", label=f"mean = {mean:.3f}")
     axes.axvline(mean + std, color="#e78a00", linestyle="--", label=f"μ+σ = {mean + std:.3f}")
     axes.axvline(threshold, color="#c62828", linestyle=":", label=f"threshold = {threshold:g}")
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.set_xlabel("residual risk score per conversation")
-    axes.set_ylabel("conversations")
-    axes.set_title(f"Residual risk ({len(scores)} conversations)")
-    axes.legend()
+    axes.set_xlabel(HISTOGRAM_X)
+    axes.set_ylabel(HISTOGRAM_Y)
+    above = sum(1 for score in scores if score > 0)
+    axes.set_title(f"Residual risk ({len(scores)} conversations, {above} above 0)")
+    axes.legend(fontsize=8)
     figure.tight_layout()
+    return figure
+
+
+_SOURCE_COLOURS = ["#8da0cb", "#fc8d62", "#66c2a5"]
+
+
+def _by_source(scores: Sequence[int], sources: Sequence[str] | None) -> dict[str, list[int]]:
+    if sources is None:
+        return {"all": list(scores)}
+    groups: dict[str, list[int]] = {}
+    for score, source in zip(scores, sources, strict=True):
+        groups.setdefault(str(source), []).append(int(score))
+    return dict(sorted(groups.items())) or {"all": []}
+
+
+def risk_histogram_png(
+    scores: Sequence[int],
+    threshold: float,
+    mean: float,
+    std: float,
+    sources: Sequence[str] | None = None,
+) -> bytes:
+    """``risk_histogram_figure`` as PNG bytes. The PNG carries no software or time
+    metadata, so identical input gives identical bytes."""
+    figure = risk_histogram_figure(scores, threshold, mean, std, sources)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", metadata={"Software": None})
     return buffer.getvalue()
+
+
+def risk_sources_statement(summary: Mapping[str, Any]) -> str:
+    """Which source scored how many conversations, and, where the estimator scored some,
+    its recall measured on the conversations ground truth scored (``estimator_agreement``
+    of metrics/risk.json). Plain text."""
+    truth, estimate = int(summary.get("n_ground_truth") or 0), int(summary.get("n_estimate") or 0)
+    total = truth + estimate
+    if not estimate:
+        return f"All {total} conversations scored by ground truth (the corpus's labelled PI)."
+    said = (
+        f"{truth} of {total} conversations scored by ground truth (the corpus's labelled PI), "
+        f"{estimate} by the automatic estimator (no labels: it guesses what leaked)."
+    )
+    agreement = summary.get("estimator_agreement")
+    if not isinstance(agreement, Mapping) or agreement.get("recall") is None:
+        return said + " The estimator's recall was not measured: no conversation is labelled."
+    recall = float(agreement["recall"])
+    said += (
+        f" Measured on the {truth} labelled conversations, the estimator found "
+        f"{recall:.0%} of the leaked values ground truth knows (recall {recall:.2f})"
+    )
+    if agreement.get("conversation_recall") is not None:
+        said += (
+            f" and {float(agreement['conversation_recall']):.0%} of the conversations that leaked"
+        )
+    return said + ": its scores can understate the risk of the conversations it scored."
+
+
+def _source_rows(summary: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """One row per source (the full summary's ``by_source``), in words."""
+    by_source: Mapping[str, Mapping[str, Any]] = summary.get("by_source") or {}
+    return [
+        (SOURCE_WORDS.get(name, name), [_number(stats[k], as_int) for k, _, as_int in _COLUMNS])
+        for name, stats in sorted(by_source.items())
+    ]
 
 
 def risk_report_html(
@@ -129,7 +213,9 @@ def risk_report_html(
     histogram_png: bytes,
     title: str = "Residual risk",
 ) -> str:
-    """One self-contained HTML page: the risk table, the gate statement and the histogram."""
+    """One self-contained HTML page: the gate statement, which source scored how many
+    conversations (and the estimator's recall), the risk table per context and per source,
+    and the histogram."""
     passed, _ = _gate_mark(float(summary["mu_plus_sigma"]), threshold)
     return _PAGES.render(
         "report.html",
@@ -140,4 +226,7 @@ def risk_report_html(
         headers=_HEADERS,
         rows=_table_rows(summary, threshold),
         histogram_png=histogram_png,
+        sources=risk_sources_statement(summary),
+        source_headers=("source", *(header for _, header, _ in _COLUMNS)),
+        source_rows=_source_rows(summary),
     )

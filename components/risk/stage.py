@@ -23,7 +23,7 @@ from components.core.lineage import CORPUS_KEY, sha256_file
 from components.core.salt import read_salt
 from components.core.stage import Metrics, StageContext, log_stage
 from components.risk.config import RiskConfig
-from components.risk.corpus import Estimator, conversation_sources, score_corpus
+from components.risk.corpus import SOURCE_COLUMN, Estimator, conversation_sources, score_corpus
 from components.risk.report import risk_histogram_png, risk_report_html, risk_table_markdown
 from components.risk.scoring import ResidualItem, RiskPolicy
 
@@ -87,7 +87,11 @@ def _write_outputs(
     threshold: float,
 ) -> list[Path]:
     png = risk_histogram_png(
-        [int(v) for v in table["score"]], threshold, metrics["mean"], metrics["std"]
+        [int(v) for v in table["score"]],
+        threshold,
+        metrics["mean"],
+        metrics["std"],
+        [str(v) for v in table[SOURCE_COLUMN]],
     )
     markdown = risk_table_markdown(metrics, threshold)
     html = risk_report_html(metrics, threshold, png, title=f"Residual risk ({metrics['source']})")

@@ -93,8 +93,8 @@ def test_audits_render_generically_with_thresholds_and_verdicts() -> None:
     audits = section_text(parsed, "audits")
     for name in ("pii_output", "canary", "extraction", "membership"):
         assert name in audits
-    assert "mia_auc: 0.81" in audits and "max_auc: 0.7" in audits
-    assert "16: 2.1" in audits  # canary exposure per repetition
+    assert "ROC AUC 0.81 (0.5 = chance)" in audits and "limit 0.7" in audits
+    assert "2.1 bits at 16 repetitions" in audits  # canary exposure per repetition
     renamed = stage_metrics()["audit"]
     renamed["audits"]["novel_attack"] = renamed["audits"].pop("canary")
     assert "novel_attack" in section_text(
@@ -105,7 +105,9 @@ def test_audits_render_generically_with_thresholds_and_verdicts() -> None:
 def test_the_old_audit_shape_still_renders() -> None:
     parsed = parse(compliance_report_html(facts(AUDIT_OLD), HISTOGRAM, None))
     audits = section_text(parsed, "audits")
-    assert "pii_output" in audits and "max_leaks: 0" in audits and "n_leaks: 1" in audits
+    assert "pii_output" in audits
+    assert "1 value(s) of the PI inventory repeated in 1 of 24 outputs" in audits
+    assert "(ORGANIZATION_NAME_SPEAKER 1), limit 0." in audits
     (row,) = audit_rows(AUDIT_OLD)
     assert row.passed is False and row.thresholds == {"max_leaks": 0}
 
@@ -197,7 +199,7 @@ def test_the_model_card_has_every_section() -> None:
     ):
         assert heading in card
     assert "adapter r: 32" in card and "adapter target_modules: q_proj" in card
-    assert "| membership | no | mia_auc: 0.81, mia_tpr_at_1pct_fpr: 0 | max_auc: 0.7 |" in card
+    assert "| membership | fail | Membership attack: ROC AUC 0.81 (0.5 = chance)" in card
     assert "| summary.rouge1 | 20 | 0.33 | 0.15 |" in card
     assert "embedded synthetic corpus" in card
 
@@ -350,3 +352,27 @@ def test_the_models_that_detected_pi_are_named_with_their_licences(
         assert "en_core_web_sm" in text and "MIT" in text
         assert ("Rampart" in text) is attributed
         assert ("National Design Studio" in text and "CC BY 4.0" in text) is attributed
+
+
+def test_the_report_and_the_model_card_state_when_the_bundle_was_made() -> None:
+    lineage = {**LINEAGE, "created_at": "2026-11-27T17:08:17Z"}
+    made = ExportFacts(stage_metrics(), PARAMS, REGISTRY, lineage)
+    page = compliance_report_html(made, None, None)
+    assert page.index("Created 2026-11-27T17:08:17Z (UTC)") < page.index('<div id="verdict"')
+    assert "2026-11-27T17:08:17Z" in section_text(parse(page), "lineage")
+    assert "- created (UTC): 2026-11-27T17:08:17Z" in model_card_markdown(made)
+
+
+def test_the_risk_section_says_which_source_scored_what_and_the_estimators_recall() -> None:
+    metrics = stage_metrics()
+    metrics["risk"] = {
+        **metrics["risk"],
+        "source": "mixed",
+        "n_ground_truth": 300,
+        "n_estimate": 200,
+        "estimator_agreement": {"recall": 0.47, "conversation_recall": 0.5},
+    }
+    page = compliance_report_html(ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE), None, None)
+    risk = section_text(parse(page), "residual-risk")
+    assert "300 of 500 conversations scored by ground truth" in risk
+    assert "200 by the automatic estimator" in risk and "(recall 0.47)" in risk

@@ -11,6 +11,7 @@ import shutil
 import stat
 import subprocess
 import zipfile
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,13 @@ from components.core import paths
 from components.core.errors import InputError, ParamsError
 from components.core.lineage import sha256_text
 from components.core.signing import checkout_public_key
-from components.export.bundle import CHECKSUMS, build_bundle, read_manifest, verify_bundle
+from components.export.bundle import (
+    CHECKSUMS,
+    build_bundle,
+    created_at,
+    read_manifest,
+    verify_bundle,
+)
 from components.export.registry_record import (
     MANIFEST_TAG,
     SIGNATURE_TAG,
@@ -400,3 +407,22 @@ def test_the_verify_options_without_verify_are_refused(
     monkeypatch.chdir(auditor)
     assert main(["export", "--public-key", "producer.pem"]) == 1
     assert "add --verify BUNDLE" in capsys.readouterr().err
+
+
+def test_the_manifest_states_when_it_was_made_inside_what_is_signed(tmp_path: Path) -> None:
+    key = producer_key(tmp_path)
+    bundle = build_signed(tmp_path, key)
+    stamp = read_manifest(bundle)["created_at"]
+    made = datetime.fromisoformat(stamp)
+    assert stamp.endswith("Z") and made.tzinfo is not None
+    assert abs((datetime.now(UTC) - made).total_seconds()) < 60
+    for target in (bundle, bundle.with_suffix(".zip")):
+        assert verify_bundle(target, key.public_key()) == []
+    # the stage's time is the manifest's, so the report and the manifest agree
+    lineage = {"git_commit": "abc", "created_at": "2026-01-02T03:04:05Z"}
+    other = tmp_path / "other"
+    build_bundle({"a.txt": b"a"}, lineage, other, make_zip=False, signing_key=key)
+    assert read_manifest(other)["created_at"] == "2026-01-02T03:04:05Z"
+    assert created_at(datetime(2026, 1, 2, 4, 4, 5, tzinfo=timezone(timedelta(hours=1)))) == (
+        "2026-01-02T03:04:05Z"
+    )

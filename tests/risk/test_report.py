@@ -7,7 +7,15 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from components.risk.report import risk_histogram_png, risk_report_html, risk_table_markdown
+from components.risk.report import (
+    HISTOGRAM_X,
+    HISTOGRAM_Y,
+    risk_histogram_figure,
+    risk_histogram_png,
+    risk_report_html,
+    risk_sources_statement,
+    risk_table_markdown,
+)
 from components.risk.scoring import summarize_risk
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -100,3 +108,72 @@ def test_report_html_states_failure_and_escapes_context_names(png: bytes) -> Non
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<h1>Risk &lt;of&gt; run</h1>" in page
     assert "μ+σ = 3.177 ≥ threshold 3: the corpus fails" in page
+
+
+MIXED_SUMMARY: dict[str, Any] = {
+    **summarize_risk(risk_table()),
+    "source": "mixed",
+    "n_ground_truth": 300,
+    "n_estimate": 200,
+    "by_source": {
+        "estimate": {
+            "count": 200,
+            "mean": 0.1,
+            "std": 0.4,
+            "p95": 1.0,
+            "max": 3.0,
+            "mu_plus_sigma": 0.5,
+        },
+        "ground_truth": {
+            "count": 300,
+            "mean": 0.2,
+            "std": 0.6,
+            "p95": 2.0,
+            "max": 4.0,
+            "mu_plus_sigma": 0.8,
+        },
+    },
+    "estimator_agreement": {"recall": 0.4712, "precision": 0.9, "conversation_recall": 0.6},
+}
+
+
+def test_the_page_says_which_source_scored_what_and_the_estimators_recall(png: bytes) -> None:
+    page = risk_report_html(MIXED_SUMMARY, 5.0, png)
+    assert (
+        "300 of 500 conversations scored by ground truth (the corpus&#39;s labelled PI), "
+        "200 by the automatic estimator"
+    ) in page
+    assert "the estimator found 47% of the leaked values ground truth knows (recall 0.47)" in page
+    assert "and 60% of the conversations that leaked" in page
+    rows = re.findall(r"<tr><td>(estimator|ground truth)</td><td class=\"num\">(\d+)</td>", page)
+    assert rows == [("estimator", "200"), ("ground truth", "300")]
+
+
+@pytest.mark.parametrize(
+    ("counts", "said"),
+    [
+        ({"n_ground_truth": 6, "n_estimate": 0}, "All 6 conversations scored by ground truth"),
+        (
+            {"n_ground_truth": 0, "n_estimate": 6},
+            "The estimator's recall was not measured: no conversation is labelled.",
+        ),
+    ],
+)
+def test_one_source_is_said_plainly(counts: dict[str, int], said: str) -> None:
+    assert said in risk_sources_statement(counts)
+
+
+def test_the_histogram_stacks_sources_on_a_log_count_axis_with_titled_axes() -> None:
+    scores = [0] * 40 + [2, 3]
+    sources = ["ground_truth"] * 30 + ["estimate"] * 10 + ["ground_truth", "estimate"]
+    figure = risk_histogram_figure(scores, 5.0, 0.12, 0.5, sources)
+    (axes,) = figure.axes
+    assert axes.get_yscale() == "log"
+    assert axes.get_xlabel() == HISTOGRAM_X and axes.get_ylabel() == HISTOGRAM_Y
+    assert "2 above 0" in axes.get_title()
+    legend = axes.get_legend()
+    assert legend is not None
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels[:2] == ["estimator (11)", "ground truth (31)"]
+    png = risk_histogram_png(scores, 5.0, 0.12, 0.5, sources)
+    assert png.startswith(PNG_SIGNATURE)
