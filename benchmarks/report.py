@@ -260,6 +260,15 @@ BENCHMARKS = (
         "python -m benchmarks.private_summary",
     ),
     Benchmark(
+        "generation",
+        "Generation settings",
+        "A finished run's adapter and base model summarizing its held-out DialogSum dialogues "
+        "with plain greedy decoding and with `train.generation`'s: ROUGE-1 with its 95% "
+        "bootstrap interval, the share of answers repeating a sentence or four words, their "
+        "length.",
+        "make run && python -m benchmarks.generation",
+    ),
+    Benchmark(
         "audit_controls",
         "Leakage audits: positive controls",
         "Three LoRA adapters on SmolLM2, trained alike on a small corpus with canaries planted "

@@ -234,7 +234,13 @@ def run_from_pack(
     import torch
 
     from components.evaluate.utility import evaluate_models
-    from components.train import load_adapter, load_base, read_label_options, train_lora
+    from components.train import (
+        load_adapter,
+        load_base,
+        read_generation_settings,
+        read_label_options,
+        train_lora,
+    )
 
     config = pack.train_config(seed, variant)
     conversations = pack.training_conversations(variant)
@@ -246,7 +252,8 @@ def run_from_pack(
     label_sets = read_label_options(adapter_dir) or pack.label_sets
     models = {"adapter": lambda: load_adapter(base_model, adapter_dir)}
     if pack.evaluate["include_base"] and variant == ORACLE:  # the report reads it from there
-        models["base"] = lambda: load_base(base_model)
+        settings = read_generation_settings(adapter_dir)  # the base answers as the adapter
+        models["base"] = lambda: load_base(base_model, settings)
     evaluation: dict[str, Any] = {
         "variant": variant,
         "train_seed": seed,

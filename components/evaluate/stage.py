@@ -23,6 +23,7 @@ from components.train import (
     label_options,
     load_adapter,
     load_base,
+    read_generation_settings,
     read_label_options,
 )
 
@@ -45,7 +46,9 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
             "adapter": lambda: load_adapter(paths.BASE_MODEL, paths.ADAPTER)
         }
         if config.include_base:
-            models["base"] = lambda: load_base(paths.BASE_MODEL)
+            # The base model answers as the adapter does: a difference is the training's.
+            settings = read_generation_settings(paths.ADAPTER)
+            models["base"] = lambda: load_base(paths.BASE_MODEL, settings)
         metrics: Metrics = {
             ADAPTER_KEY: adapter_sha256(paths.ADAPTER),  # the adapter scored: register checks
             "variant": run_variant(context),

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from components.train.config import FragmentsConfig, TrainConfig
+from components.train.config import FragmentsConfig, GenerationSettings, TrainConfig
 from components.train.fragments import FragmentExample, build_fragments, examples_linking_values
+from components.train.generation import GENERATION_FILE, read_generation_settings
 from components.train.lora import corpus_examples, read_label_options, train_lora
 from components.train.tasks import (
     CALL_TASKS,
@@ -77,6 +78,7 @@ __all__ = [
     "CLASSIFICATION_TASKS",
     "CONTINUATION",
     "DUAL_SUMMARY",
+    "GENERATION_FILE",
     "PRIVATE_SUMMARY",
     "SUMMARY_PRIVACY_TASKS",
     "TASK_PROMPTS",
@@ -86,6 +88,7 @@ __all__ = [
     "Example",
     "FragmentExample",
     "FragmentsConfig",
+    "GenerationSettings",
     "TrainConfig",
     "build_fragments",
     "continuation_cut",
@@ -102,6 +105,7 @@ __all__ = [
     "pyfunc_config",
     "pyfunc_input_example",
     "pyfunc_signature",
+    "read_generation_settings",
     "read_label_options",
     "split_for_continuation",
     "task_examples",

@@ -59,6 +59,41 @@ class FragmentsConfig:
 
 
 @dataclass
+class GenerationSettings:
+    """``train.generation``: how the adapter answers, greedily. Saved beside the adapter
+    (``veiltune_generation.json``), so evaluate, the audits and the served model generate
+    alike. Both controls look at the answer alone: the prompt's words (a transcript's
+    names, ``#Person1#``) may be copied as often as the answer needs them.
+
+    A greedy decoder of a small model loops ("The employee is asked to provide the memo."
+    four times in 64 tokens); these stop it. The answer also always ends at the chat
+    template's end-of-turn token (``<|im_end|>``), whatever the model's own end token is.
+    """
+
+    # Each token already in the answer has its logit divided by this (multiplied when
+    # negative): 1.0 is none. Mild: a summary names the same people more than once.
+    repetition_penalty: float = 1.1
+    # No n tokens of the answer twice (0: no limit). Counted in tokens: "#Person1#" is four,
+    # a placeholder "[PERSON_NAME_1]" nine, so a small n forbids naming someone twice.
+    no_repeat_ngram_size: int = 6
+
+    def __post_init__(self) -> None:
+        _require(
+            isinstance(self.repetition_penalty, int | float)
+            and 1.0 <= self.repetition_penalty <= 2.0,
+            "train.generation.repetition_penalty",
+            "a number from 1.0 (no penalty) to 2.0",
+        )
+        _require(
+            isinstance(self.no_repeat_ngram_size, int)
+            and not isinstance(self.no_repeat_ngram_size, bool)
+            and (self.no_repeat_ngram_size == 0 or self.no_repeat_ngram_size >= 2),
+            "train.generation.no_repeat_ngram_size",
+            "0 (no limit) or an integer >= 2 (tokens)",
+        )
+
+
+@dataclass
 class TrainConfig:
     SECTION: ClassVar[str] = "train"
 
@@ -93,6 +128,7 @@ class TrainConfig:
     # are labels alone (-100 or the token).
     mask_loss_weight: float = 1.0
     fragments: FragmentsConfig = field(default_factory=FragmentsConfig)
+    generation: GenerationSettings = field(default_factory=GenerationSettings)
     eval_fraction: float = 0.05  # conversations whose examples measure eval loss
     early_stopping_patience: int = 3  # evaluations without improvement; 0 never stops
     # The tasks trained on. "continuation" (continue a call from its first half: agent
@@ -114,6 +150,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if isinstance(self.fragments, dict):  # a config read back from its asdict() form
             self.fragments = FragmentsConfig(**self.fragments)
+        if isinstance(self.generation, dict):
+            self.generation = GenerationSettings(**self.generation)
         unknown = sorted(set(self.tasks) - set(TRAIN_TASKS))
         _require(
             bool(self.tasks) and not unknown, "train.tasks", f"a non-empty list of {TRAIN_TASKS}"

@@ -14,7 +14,8 @@ from typing import Any
 from components.core.corpus import Conversation
 from components.core.errors import InputError, ParamsError
 from components.train.chat_tokens import tokenize_example
-from components.train.config import TrainConfig
+from components.train.config import GenerationSettings, TrainConfig
+from components.train.generation import write_generation_settings
 from components.train.packing import PackedCollator, pack_examples, padding_share
 from components.train.tasks import TrainingExamples, label_options, training_examples
 
@@ -209,7 +210,7 @@ def train_lora(
     if resume:
         logger.info("resuming training from %s", resume)
     output = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
-    save_adapter(trainer, tokenizer, options, output_dir)
+    save_adapter(trainer, tokenizer, options, output_dir, config.generation)
     if trainer.is_world_process_zero():
         remove_checkpoints(work_dir)
     logger.info(
@@ -359,9 +360,14 @@ def mean_train_loss(log_history: Sequence[dict[str, Any]]) -> float:
 
 
 def save_adapter(
-    trainer: Any, tokenizer: Any, options: dict[str, list[str]], output_dir: Path
+    trainer: Any,
+    tokenizer: Any,
+    options: dict[str, list[str]],
+    output_dir: Path,
+    generation: GenerationSettings,
 ) -> None:
-    """The trained adapter, its tokenizer and its label options, saved to ``output_dir``.
+    """The trained adapter, its tokenizer, its label options and its generation settings,
+    saved to ``output_dir``.
 
     ``target_modules`` is written sorted: peft keeps it as a set, whose order varies with
     PYTHONHASHSEED, and a config that differs between identical runs makes DVC re-run
@@ -375,6 +381,7 @@ def save_adapter(
         # The prompts' label options belong to the adapter: evaluation and serving ask
         # with them.
         (output_dir / LABEL_OPTIONS_FILE).write_text(json.dumps(options, indent=2), "utf-8")
+        write_generation_settings(output_dir, generation)
         sort_target_modules(output_dir / "adapter_config.json")
 
 

@@ -155,7 +155,7 @@ def train_preference(
     use_step_bar(trainer)
     trainable, total = trainer.model.get_nb_trainable_parameters()
     output = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
-    save_adapter(trainer, tokenizer, label_options(conversations), output_dir)
+    save_adapter(trainer, tokenizer, label_options(conversations), output_dir, config.generation)
     if trainer.is_world_process_zero():
         remove_checkpoints(work_dir)
     if own_world and torch.distributed.is_initialized():

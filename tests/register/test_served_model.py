@@ -27,6 +27,9 @@ from components.core.lineage import sha256_tree
 from components.register.promotion import register_version
 from components.register.registry import AuditResult, UtilityRule
 from components.register.shared_base import describe_base_model
+from components.train.adapter import generation_settings
+from components.train.config import GenerationSettings
+from components.train.generation import write_generation_settings
 from components.train.pyfunc import (
     DEFAULT_PARAMS,
     MAX_ROWS,
@@ -42,6 +45,7 @@ TRANSCRIPT = (
     "Agent: I see it; the second charge is refunded within three days."
 )
 SERVE_TIMEOUT_S = 90
+SAVED_GENERATION = GenerationSettings(repetition_penalty=1.4, no_repeat_ngram_size=3)
 
 
 @dataclass(frozen=True)
@@ -56,12 +60,14 @@ class Store:
 def adapter(
     tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path, lora_adapter_dir: Path
 ) -> Path:
-    """The untrained adapter with its tokenizer beside it, as the train stage saves one."""
+    """The untrained adapter with its tokenizer and generation settings beside it, as the
+    train stage saves one."""
     from transformers import AutoTokenizer
 
     folder = tmp_path_factory.mktemp("adapter") / "adapter"
     shutil.copytree(lora_adapter_dir, folder)
     AutoTokenizer.from_pretrained(base_model_dir).save_pretrained(folder)
+    write_generation_settings(folder, SAVED_GENERATION)
     return folder
 
 
@@ -142,6 +148,8 @@ def test_the_version_loads_from_another_folder_and_answers_a_task_by_name(
     assert len(short) == len(longer) == 1 and isinstance(longer[0], str)
     tokenizer = model.unwrap_python_model().tokenizer
     assert len(tokenizer(short[0], add_special_tokens=False)["input_ids"]) <= 3
+    # It answers as evaluate and the audits did: with the settings saved beside the adapter.
+    assert generation_settings(model.unwrap_python_model().model) == SAVED_GENERATION
     assert len(longer[0]) > len(short[0])  # the params are honoured, not ignored
 
     from mlflow.exceptions import MlflowException

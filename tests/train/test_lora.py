@@ -13,9 +13,10 @@ import pytest
 
 from components.core.corpus import Conversation, Turn
 from components.core.errors import InputError
-from components.train.adapter import generate, load_adapter
+from components.train.adapter import generate, generation_settings, load_adapter
 from components.train.chat_tokens import tokenize_example
-from components.train.config import TrainConfig
+from components.train.config import GenerationSettings, TrainConfig
+from components.train.generation import read_generation_settings
 from components.train.lora import (
     CountingRows,
     lora_config,
@@ -235,6 +236,7 @@ def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
         lora_r=4,
         lora_alpha=8,
         target_modules=["v_proj", "q_proj", "o_proj", "k_proj"],
+        generation=GenerationSettings(repetition_penalty=1.3, no_repeat_ngram_size=5),
     )
     unlabelled = Conversation("u", conversations(1)[0].turns)
     result = train_lora(
@@ -267,6 +269,9 @@ def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
     assert model.peft_config["default"].r == 4
     merged, _ = load_adapter(base_model_dir, tmp_path / "adapter")
     assert not hasattr(merged, "peft_config")  # a plain model: LoRA folded into its weights
+    # train.generation is saved beside the adapter, and the loaded model answers with it
+    assert read_generation_settings(tmp_path / "adapter") == config.generation
+    assert generation_settings(merged) == generation_settings(model) == config.generation
     ids = tokenizer("Thank you for calling.", return_tensors="pt")
     with torch.no_grad():
         assert torch.allclose(model(**ids).logits, merged(**ids).logits, atol=1e-4)

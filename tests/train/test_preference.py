@@ -13,6 +13,7 @@ from components.core.corpus import Conversation, Turn
 from components.core.errors import InputError, ParamsError
 from components.ingest.generate import generate_sensitive_corpus
 from components.train.config import TrainConfig
+from components.train.generation import read_generation_settings
 from components.train.lora import corpus_examples
 from components.train.preference import _trl_args, preference_pairs, train_preference
 from components.train.tasks import task_examples
@@ -115,6 +116,7 @@ def test_preference_tuning_trains_a_lora_adapter(
         assert result.loss_history[-1][1] < result.loss_history[0][1]
     saved = json.loads((tmp_path / "a" / "adapter_config.json").read_text())
     assert saved["r"] == 4 and saved["target_modules"] == sorted(saved["target_modules"])
+    assert read_generation_settings(tmp_path / "a") == config.generation  # saved beside it
     assert not list((tmp_path / "w").glob("checkpoint-*"))  # a finished run leaves none
 
 
