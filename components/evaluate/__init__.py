@@ -5,5 +5,6 @@ Other stages import from here only; the modules behind these names are this stag
 from __future__ import annotations
 
 from components.evaluate.config import EvaluateConfig
+from components.evaluate.intervals import HEADLINE_METRICS
 
-__all__ = ["EvaluateConfig"]
+__all__ = ["HEADLINE_METRICS", "EvaluateConfig"]

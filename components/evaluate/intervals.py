@@ -148,3 +148,36 @@ def _interval(estimate: float, draws: _Array) -> Interval:
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(draws, [tail, 100 - tail])
     return Interval(estimate, float(low), float(high))
+
+
+# The scores a reader looks at first (the report's banner, the registry's description):
+# the main corpus's summary, else DialogSum's.
+HEADLINE_METRICS = ("summary.rouge1", "dialogsum.summary.rouge1")
+
+
+def headline_intervals(
+    adapter: Mapping[str, Sample], base: Mapping[str, Sample], seed: int = 0
+) -> dict[str, dict[str, dict[str, float]]]:
+    """For each of ``HEADLINE_METRICS`` the adapter scored (metric key → its bootstrap
+    sample, as ``runs.samples`` builds them): the adapter's and the base model's 95%
+    intervals, and the paired difference adapter − base with its interval, as
+    ``metrics/evaluate.json`` records them (``intervals``)."""
+    found: dict[str, dict[str, dict[str, float]]] = {}
+    for metric in HEADLINE_METRICS:
+        if not adapter.get(metric):
+            continue
+        entry = {"adapter": _as_dict(bootstrap_interval(adapter[metric], seed=seed))}
+        if base.get(metric):
+            entry["base"] = _as_dict(bootstrap_interval(base[metric], seed=seed))
+            difference = paired_difference(adapter[metric], base[metric], seed=seed)
+            entry["adapter_minus_base"] = _as_dict(difference.absolute)
+        found[metric] = entry
+    return found
+
+
+def _as_dict(interval: Interval) -> dict[str, float]:
+    return {
+        "estimate": round(interval.estimate, 4),
+        "low": round(interval.low, 4),
+        "high": round(interval.high, 4),
+    }

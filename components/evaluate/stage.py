@@ -13,8 +13,10 @@ from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_
 from components.core.lineage import ADAPTER_KEY, adapter_sha256
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.evaluate.config import EvaluateConfig
+from components.evaluate.intervals import headline_intervals
 from components.evaluate.judge import SummaryJudge
 from components.evaluate.private_summary import build_judge
+from components.evaluate.runs import samples
 from components.evaluate.utility import evaluate_models
 from components.evaluate.variants import SURROGATE, variant_name
 from components.ingest import DATASET, MAIN, SENSITIVE, split_by_dataset
@@ -72,6 +74,10 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
             metrics["judge"] = config.judge.model or "offline"
             metrics["judge_unparsed"] = getattr(judge, "unparsed", 0)
         metrics.update(scores)
+        # 95% bootstrap intervals of the headline scores, over held-out conversations
+        metrics["intervals"] = headline_intervals(
+            samples(records, "adapter"), samples(records, "base")
+        )
         write_jsonl_atomic(paths.PER_CONVERSATION, records)
         write_json_atomic(paths.metrics_file("evaluate"), metrics)
         write_text_atomic(paths.UTILITY_SCORES, utility_csv(metrics))

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from components.evaluate import HEADLINE_METRICS
 from components.export.facts import (
     AuditRow,
     ExportFacts,
@@ -20,24 +21,38 @@ from components.export.facts import (
     utility_rows,
 )
 
-# The main task's score, first one present: the embedded or user corpus, then DialogSum.
-HEADLINE_METRICS = ("summary.rouge1", "dialogsum.summary.rouge1")
+Bounds = tuple[float, float]
 
 
 @dataclass(frozen=True)
 class UtilityHeadline:
-    """The adapter's main task score beside the base model's, over ``n`` held-out examples.
-    No interval: ``metrics/evaluate.json`` holds point scores only."""
+    """The adapter's main task score beside the base model's, over ``n`` held-out examples,
+    with the 95% bootstrap intervals evaluate recorded (None for a run from before it did):
+    each model's, and the paired difference adapter − base's."""
 
     metric: str
     adapter: float | None
     base: float | None
     n: int | None
     higher_is_better: bool
+    adapter_interval: Bounds | None = None
+    base_interval: Bounds | None = None
+    delta_interval: Bounds | None = None
 
     @property
     def delta(self) -> float | None:
         return None if self.adapter is None or self.base is None else self.adapter - self.base
+
+    @property
+    def better(self) -> str | None:
+        """``adapter`` or ``base`` when the difference's interval leaves out zero, ``neither``
+        when it holds zero; None without an interval."""
+        if self.delta_interval is None:
+            return None
+        low, high = self.delta_interval
+        if low <= 0 <= high:
+            return "neither"
+        return "adapter" if (low > 0) == self.higher_is_better else "base"
 
 
 @dataclass(frozen=True)
@@ -95,14 +110,31 @@ def utility_headline(evaluate: Mapping[str, Any]) -> UtilityHeadline | None:
     rows = {r.metric: r for r in utility_rows(evaluate)}
     for metric in HEADLINE_METRICS:
         if metric in rows:
-            return _headline(rows[metric])
+            return _headline(rows[metric], (evaluate.get("intervals") or {}).get(metric) or {})
     return None
 
 
-def _headline(row: UtilityRow) -> UtilityHeadline:
+def _headline(row: UtilityRow, intervals: Mapping[str, Any]) -> UtilityHeadline:
     return UtilityHeadline(
-        row.metric, row.adapter, row.base, row.n, higher_is_better=not lower_is_better(row.metric)
+        row.metric,
+        row.adapter,
+        row.base,
+        row.n,
+        higher_is_better=not lower_is_better(row.metric),
+        adapter_interval=_bounds(intervals.get("adapter")),
+        base_interval=_bounds(intervals.get("base")),
+        delta_interval=_bounds(intervals.get("adapter_minus_base")),
     )
+
+
+def _bounds(interval: Any) -> Bounds | None:
+    """``(low, high)`` of an interval as evaluate.json records it; None when it is absent
+    or not numbers."""
+    if not isinstance(interval, Mapping):
+        return None
+    low, high = interval.get("low"), interval.get("high")
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (low, high))
+    return (float(low), float(high)) if numbers else None
 
 
 def _bool(value: Any) -> bool | None:

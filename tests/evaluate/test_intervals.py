@@ -119,3 +119,37 @@ def test_seed_spread_is_min_max_and_std_of_the_seed_means() -> None:
     assert spread.per_seed == (0.25, 0.27, 0.23)
     assert (spread.low, spread.high) == (0.23, 0.27)
     assert spread.std == pytest.approx(np.std([0.25, 0.27, 0.23]))
+
+
+def test_headline_intervals_are_the_per_conversation_records_bootstrap() -> None:
+    """What evaluate writes as ``intervals`` in metrics/evaluate.json: the headline score's
+    interval for each model and the paired difference, from the records it writes beside."""
+    from components.evaluate.intervals import headline_intervals
+    from components.evaluate.runs import samples
+
+    rng = np.random.default_rng(3)
+    base_scores = rng.uniform(0.1, 0.3, size=30)
+    records = [
+        {
+            "model": model,
+            "dataset": dataset,
+            "id": f"{dataset}-{i}",
+            "scores": {"summary.rouge1": float(score + shift)},
+            "loss_sum": 1.0,
+            "n_tokens": 1,
+        }
+        for model, shift in (("adapter", 0.02), ("base", 0.0))
+        for dataset in ("main", "dialogsum")
+        for i, score in enumerate(base_scores)
+    ]
+    found = headline_intervals(samples(records, "adapter"), samples(records, "base"))
+    assert set(found) == {"summary.rouge1", "dialogsum.summary.rouge1"}
+    main = found["summary.rouge1"]
+    assert main["adapter"]["low"] < main["adapter"]["estimate"] < main["adapter"]["high"]
+    # every conversation gains exactly 0.02: the paired difference has no spread at all,
+    # where the two models' own intervals overlap
+    assert main["adapter_minus_base"] == {"estimate": 0.02, "low": 0.02, "high": 0.02}
+    assert main["base"]["high"] > main["adapter"]["low"]
+    # a run without the base model: the adapter's interval alone
+    alone = headline_intervals(samples(records, "adapter"), {})
+    assert set(alone["summary.rouge1"]) == {"adapter"}

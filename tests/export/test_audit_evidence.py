@@ -115,4 +115,4 @@ def test_utility_is_grouped_by_dataset_with_the_better_direction() -> None:
     assert "dialogsum." not in main and "summary.rouge1" in main
     assert re.search(r"<td>perplexity_raw</td>.*?<td>↓ lower</td>", main)
     assert re.search(r"<td>summary.rouge1</td>.*?<td>↑ higher</td>", main)
-    assert "No confidence intervals" in utility
+    assert "headline score's 95% bootstrap intervals are in the verdict" in utility

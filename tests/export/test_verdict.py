@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from components.export.facts import ExportFacts
 from components.export.report import compliance_report_html
 from components.export.verdict import UtilityHeadline, verdict
@@ -55,7 +57,38 @@ def test_the_banner_comes_before_any_section_and_states_the_verdict() -> None:
     assert "Audits: 3 of 4 passed ; failed: membership" in text
     assert "reported only, held to no threshold and not counted: plain_sight" in text
     assert "not champion : failed audit(s): membership" in text
-    assert (
-        "summary.rouge1 (↑ higher is better) adapter 0.33 against base model 0.15 (+0.18)" in text
-    )
-    assert "over 20 held-out examples; no confidence interval" in text
+    assert "summary.rouge1 (↑ higher is better) adapter 0.33 against base model 0.15" in text
+    assert "difference +0.18, over 20 held-out examples; no confidence interval" in text
+
+
+@pytest.mark.parametrize(
+    ("difference", "said"),
+    [
+        ((0.05, 0.31), "the adapter is better"),
+        ((-0.04, 0.31), "the difference is within chance"),
+        ((-0.3, -0.02), "the base model is better"),
+    ],
+)
+def test_the_banner_gives_the_headline_score_its_intervals_and_what_they_show(
+    difference: tuple[float, float], said: str
+) -> None:
+    metrics = stage_metrics()
+    metrics["evaluate"] = {
+        **metrics["evaluate"],
+        "intervals": {
+            "summary.rouge1": {
+                "adapter": {"estimate": 0.33, "low": 0.29, "high": 0.37},
+                "base": {"estimate": 0.15, "low": 0.12, "high": 0.19},
+                "adapter_minus_base": {
+                    "estimate": 0.18,
+                    "low": difference[0],
+                    "high": difference[1],
+                },
+            }
+        },
+    }
+    facts = ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE)
+    text = banner_text(compliance_report_html(facts, None, None))
+    assert "adapter 0.33 [0.29, 0.37] against base model 0.15 [0.12, 0.19]" in text
+    assert f"difference +0.18 [{difference[0]:.3g}, {difference[1]:.3g}]" in text
+    assert f"95% bootstrap intervals over held-out conversations: {said}" in text
