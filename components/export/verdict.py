@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from components.evaluate import HEADLINE_METRICS
 from components.export.facts import (
@@ -133,8 +133,13 @@ def _bounds(interval: Any) -> Bounds | None:
     if not isinstance(interval, Mapping):
         return None
     low, high = interval.get("low"), interval.get("high")
-    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (low, high))
-    return (float(low), float(high)) if numbers else None
+    if _is_number(low) and _is_number(high):
+        return float(low), float(high)
+    return None
+
+
+def _is_number(value: Any) -> TypeGuard[float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _bool(value: Any) -> bool | None:
