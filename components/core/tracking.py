@@ -31,6 +31,10 @@ PARENT_RUN_ENV = "VEILTUNE_PARENT_RUN_ID"
 PIPELINE_STATE = Path(".veiltune") / "pipeline_run.json"
 # DVC starts each stage as soon as the previous one ends: a longer gap is a new pipeline run.
 REOPEN_WINDOW_S = 600
+# MLflow 3's UI shows an experiment without this tag as a GenAI one (traces, latency, tokens:
+# "No data"); veiltune's runs are model training, which this kind shows (runs, metrics).
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
 
 
 # What the tracking store's errors mean, and what to do about them.
@@ -84,9 +88,15 @@ def configure_tracking(experiment: str) -> str:
     mlflow.set_tracking_uri(tracking_uri())
     found = mlflow.get_experiment_by_name(experiment)
     if found is not None:
+        # An experiment made before veiltune set its kind; a kind a user chose stays.
+        if EXPERIMENT_KIND_TAG not in found.tags:
+            mlflow.MlflowClient().set_experiment_tag(
+                found.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND
+            )
         return str(found.experiment_id)
     artifact_root = Path(DEFAULT_ARTIFACT_ROOT).resolve().as_uri()
-    return str(mlflow.create_experiment(experiment, artifact_location=artifact_root))
+    tags = {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND}
+    return str(mlflow.create_experiment(experiment, artifact_location=artifact_root, tags=tags))
 
 
 def start_pipeline_run(experiment_id: str, tags: dict[str, str] | None = None) -> str:
