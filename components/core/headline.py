@@ -13,9 +13,15 @@ from typing import Any
 
 import yaml
 
+from components.core.jsonio import write_json_atomic
+
 logger = logging.getLogger(__name__)
 
 HEADLINE_STAGES = ("gate", "audit", "evaluate", "register")
+# `dvc metrics show metrics/headline.json`: one row that fits 120 columns. DVC prints a
+# column per key of every declared metrics file (9,000 columns with audit.json's canaries),
+# so this file is declared nowhere and named on the command line.
+HEADLINE_FILE = "headline.json"
 DEFAULT_UTILITY_METRIC = "summary.rouge1"  # register.utility_metric's default
 # The params a reader of a run's results wants beside them, as `section.key` of params.yaml.
 HEADLINE_PARAMS = (
@@ -54,6 +60,37 @@ def headline_metrics(
         out["register.model_version"] = str(register.get("model_version", ""))
     out.update(_utility(metrics.get("evaluate") or {}, params))
     return out
+
+
+def dvc_headline(results: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """``headline_metrics``'s verdicts under short keys, numbers to 4 significant digits:
+    the utility under its metric's name, the base model's as ``base``."""
+    tags = headline_tags(results)
+    metric = str((params.get("register") or {}).get("utility_metric", DEFAULT_UTILITY_METRIC))
+    short: dict[str, Any] = {"gate": tags.get("gate"), "champion": tags.get("champion")}
+    if "gate.mu_plus_sigma" in results:
+        short["mu+sigma"] = _rounded(results["gate.mu_plus_sigma"])
+    if "audit.n_audits" in results:
+        short["audits"] = f"{results['audit.n_passed']}/{results['audit.n_audits']} passed"
+    elif "audits" in tags:
+        short["audits"] = tags["audits"]
+    for model, key in (("adapter", metric), ("base", "base")):
+        if f"utility.{model}.{metric}" in results:
+            short[key] = _rounded(results[f"utility.{model}.{metric}"])
+    return {k: v for k, v in short.items() if v is not None}
+
+
+def write_dvc_headline(
+    path: Path, metrics: Mapping[str, Mapping[str, Any]], params: Mapping[str, Any]
+) -> None:
+    """Write ``dvc_headline`` to ``path`` (nothing when no stage has a verdict yet)."""
+    short = dvc_headline(headline_metrics(metrics, params), params)
+    if short:
+        write_json_atomic(path, short)
+
+
+def _rounded(value: Any) -> Any:
+    return float(f"{value:.4g}") if isinstance(value, float) else value
 
 
 def read_headline_inputs(

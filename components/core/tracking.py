@@ -174,7 +174,9 @@ def stage_run(stage: str, experiment: str) -> Iterator[Any]:
         if own_parent:
             finish_pipeline_run(parent, status="FAILED")
         raise
-    summarize_pipeline_run(parent, *headline.read_headline_inputs(paths.METRICS_DIR, paths.PARAMS))
+    results = headline.read_headline_inputs(paths.METRICS_DIR, paths.PARAMS)
+    summarize_pipeline_run(parent, *results)
+    headline.write_dvc_headline(paths.METRICS_DIR / headline.HEADLINE_FILE, *results)
     if own_parent:
         MlflowClient().set_terminated(parent, status="FINISHED")
 

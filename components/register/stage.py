@@ -99,6 +99,8 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
                 key,
             )
             log_stage("register", config, {"champion": registry.CHAMPION in version.aliases}, [])
+            # Before the run ends: its end puts the pipeline's headline together from it.
+            write_json_atomic(paths.metrics_file("register"), version.to_metrics())
     metrics = version.to_metrics()
     write_json_atomic(paths.metrics_file("register"), metrics)
     logger.info("%s v%s: %s", config.model_name, version.version, version.decision_reason)

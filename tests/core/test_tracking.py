@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,42 @@ def test_a_pipeline_run_whose_stages_all_skipped_points_at_the_one_with_results(
     assert results_run(empty) == produced
     assert client.get_run(empty).info.lifecycle_stage == "deleted"
     assert client.get_run(produced).info.lifecycle_stage == "active"
+
+
+def test_dvc_metrics_show_of_the_headline_fits_120_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv(PARENT_RUN_ENV, raising=False)
+    write_results(tmp_path)
+    # The widest values: long floats, a failed audit, a long utility metric name.
+    evaluate = {"adapter": {"summary.rouge1": 0.123456789}, "base": {"summary.rouge1": 0.98765}}
+    (tmp_path / "metrics" / "evaluate.json").write_text(json.dumps(evaluate))
+    with stage_run("export", "headline"):
+        pass
+    headline = json.loads((tmp_path / "metrics" / "headline.json").read_text())
+    assert headline == {
+        "gate": "passed",
+        "mu+sigma": 0.74,
+        "audits": "1/2 passed",
+        "champion": "no (v4)",
+        "summary.rouge1": 0.1235,
+        "base": 0.9877,
+    }
+    dvc = [str(Path(sys.executable).parent / "dvc")]
+    subprocess.run(["git", "init", "-q"], check=True)
+    subprocess.run([*dvc, "init", "-q"], check=True)
+    shown = subprocess.run(
+        [*dvc, "metrics", "show", "metrics/headline.json"],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "120"},
+    ).stdout
+    lines = shown.splitlines()
+    assert "1/2 passed" in shown and len(lines) == 2
+    assert max(len(line) for line in lines) <= 120, shown
