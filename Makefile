@@ -55,6 +55,11 @@ results:
 	$(BIN)/dvc metrics show metrics/headline.json
 	$(BIN)/dvc exp show --no-pager --drop '.*' --keep '$(EXP_COLUMNS)'
 
+# The page loads Vega from .dvc/plots/vega (the html_template of .dvc/config), so it draws
+# offline; its script paths are relative to dvc_plots/, DVC's default output folder.
+plots:
+	$(BIN)/dvc plots show
+
 # One worker per core (at most 4: each loads its own spaCy pipeline and base model); whole
 # modules per worker, so a module's fixtures are built once. TEST_WORKERS=0 runs serially.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
