@@ -21,7 +21,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 PREFECT_PORT ?= 4200
 
-.PHONY: setup run test lint docs bench utility ui clean purge-raw
+.PHONY: setup run results plots test lint docs bench utility ui clean purge-raw
 
 setup: $(STAMP)
 
@@ -47,8 +47,20 @@ $(STAMP): pyproject.toml constraints.txt
 # Last, the one file to open: the compliance report the export stage wrote (paths.BUNDLE).
 run: setup
 	$(BIN)/dvc repro
-	@echo "Done. Metrics: dvc metrics show | Model registry: make mlflow-ui | Bundle: exports/bundle.zip"
+	@echo "Done. Results: make results | Model registry: make mlflow-ui | Bundle: exports/bundle.zip"
 	@echo "Open exports/bundle/report.html"
+
+# The run's verdicts in one row (`dvc metrics show` alone prints every stage's keys: thousands
+# of columns), then every experiment's on the columns that decide between them.
+EXP_COLUMNS := Experiment|train\.corpus|train\.method|adapter\.summary\.rouge1|metrics/gate.json:(passed|mu_plus_sigma)|metrics/audit.json:passed
+results:
+	$(BIN)/dvc metrics show metrics/headline.json
+	$(BIN)/dvc exp show --no-pager --drop '.*' --keep '$(EXP_COLUMNS)'
+
+# The page loads Vega from .dvc/plots/vega (the html_template of .dvc/config), so it draws
+# offline; its script paths are relative to dvc_plots/, DVC's default output folder.
+plots:
+	$(BIN)/dvc plots show
 
 # One worker per core (at most 4: each loads its own spaCy pipeline and base model); whole
 # modules per worker, so a module's fixtures are built once. TEST_WORKERS=0 runs serially.

@@ -356,6 +356,10 @@ def pipeline(
         publish_run([*reports, StageReport(failed, "Failed")], _header(name, changes, link))
         raise
     tracking.finish_pipeline_run(parent)
+    holder = tracking.results_run(parent)
+    if holder != parent:  # every stage skipped: its empty run is gone, link the one with results
+        link = mlflow_run_url(tracking.tracking_uri(), experiment_id, holder)
+        publish_link("mlflow-run", link, "MLflow: the pipeline run that produced these results")
     if name is None and "export" in selected and BUNDLE.is_file():
         publish_link(
             "bundle", BUNDLE.resolve().as_uri(), "The compliance bundle (exports/bundle.zip)"

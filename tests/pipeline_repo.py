@@ -66,6 +66,9 @@ def make_pipeline_repo(root: Path, base_model_dir: Path, **overrides: dict[str, 
         [str(BIN / "dvc"), "config", "core.analytics", "false"],
     ):  # fmt: skip
         subprocess.run(command, cwd=repo, check=True, env=pipeline_env())
+    # The plots' templates and the offline page `dvc plots show` writes (.dvc/config names it).
+    shutil.copytree(REPO_ROOT / ".dvc" / "plots", repo / ".dvc" / "plots")
+    shutil.copy2(REPO_ROOT / ".dvc" / "config", repo / ".dvc" / "config")
     return repo
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from components.core import headline, paths
 from components.core.errors import BackendError
 from components.core.lineage import sha256_file, sha256_text
 
@@ -29,8 +30,13 @@ DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 DEFAULT_ARTIFACT_ROOT = "mlartifacts"
 PARENT_RUN_ENV = "VEILTUNE_PARENT_RUN_ID"
 PIPELINE_STATE = Path(".veiltune") / "pipeline_run.json"
+PIPELINE_KIND = "pipeline"  # the `veiltune.kind` tag of a parent run
 # DVC starts each stage as soon as the previous one ends: a longer gap is a new pipeline run.
 REOPEN_WINDOW_S = 600
+# MLflow 3's UI shows an experiment without this tag as a GenAI one (traces, latency, tokens:
+# "No data"); veiltune's runs are model training, which this kind shows (runs, metrics).
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
 
 
 # What the tracking store's errors mean, and what to do about them.
@@ -84,9 +90,15 @@ def configure_tracking(experiment: str) -> str:
     mlflow.set_tracking_uri(tracking_uri())
     found = mlflow.get_experiment_by_name(experiment)
     if found is not None:
+        # An experiment made before veiltune set its kind; a kind a user chose stays.
+        if EXPERIMENT_KIND_TAG not in found.tags:
+            mlflow.MlflowClient().set_experiment_tag(
+                found.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND
+            )
         return str(found.experiment_id)
     artifact_root = Path(DEFAULT_ARTIFACT_ROOT).resolve().as_uri()
-    return str(mlflow.create_experiment(experiment, artifact_location=artifact_root))
+    tags = {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND}
+    return str(mlflow.create_experiment(experiment, artifact_location=artifact_root, tags=tags))
 
 
 def start_pipeline_run(experiment_id: str, tags: dict[str, str] | None = None) -> str:
@@ -96,7 +108,7 @@ def start_pipeline_run(experiment_id: str, tags: dict[str, str] | None = None) -
     run = MlflowClient().create_run(
         experiment_id,
         run_name=f"pipeline-{time.strftime('%Y%m%d-%H%M%S')}",
-        tags={"veiltune.kind": "pipeline", **(tags or {})},
+        tags={"veiltune.kind": PIPELINE_KIND, **(tags or {})},
     )
     return str(run.info.run_id)
 
@@ -162,8 +174,75 @@ def stage_run(stage: str, experiment: str) -> Iterator[Any]:
         if own_parent:
             finish_pipeline_run(parent, status="FAILED")
         raise
+    results = headline.read_headline_inputs(paths.METRICS_DIR, paths.PARAMS)
+    summarize_pipeline_run(parent, *results)
+    headline.write_dvc_headline(paths.METRICS_DIR / headline.HEADLINE_FILE, *results)
     if own_parent:
         MlflowClient().set_terminated(parent, status="FINISHED")
+
+
+def summarize_pipeline_run(
+    run_id: str, metrics: dict[str, dict[str, Any]], params: dict[str, Any]
+) -> None:
+    """Put the pipeline's headline results on its parent run: verdicts and utility as
+    metrics (a flag as 1 or 0), the params that shaped them, and the verdicts as short tags
+    the experiment's run list shows."""
+    from mlflow.entities import Metric, Param, RunTag
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient()
+    results = headline.headline_metrics(metrics, params)
+    now = int(time.time() * 1000)
+    numbers = [
+        Metric(key, float(value), now, 0)
+        for key, value in results.items()
+        if isinstance(value, int | float)
+    ]
+    # A param is written once: a run that already holds one keeps it.
+    logged = client.get_run(run_id).data.params
+    new = [Param(k, v) for k, v in headline.headline_params(params).items() if k not in logged]
+    tags = [RunTag(k, v) for k, v in headline.headline_tags(results).items()]
+    client.log_batch(run_id, metrics=numbers, params=new, tags=tags)
+
+
+def nested_runs(run_id: str) -> int:
+    """How many stage runs ran under the parent run ``run_id``."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient()
+    experiment = client.get_run(run_id).info.experiment_id
+    found = client.search_runs([experiment], f"tags.`mlflow.parentRunId` = '{run_id}'")
+    return len(found)
+
+
+def results_run(run_id: str) -> str:
+    """The run that holds a finished pipeline run's results: ``run_id`` when a stage ran
+    under it; else (every stage skipped: DVC had nothing to do) the latest earlier pipeline
+    run under which one did, and the empty ``run_id`` is deleted. ``run_id`` when no
+    earlier one exists."""
+    from mlflow.tracking import MlflowClient
+
+    if nested_runs(run_id):
+        return run_id
+    client = MlflowClient()
+    experiment = client.get_run(run_id).info.experiment_id
+    pipelines = client.search_runs(
+        [experiment],
+        f"tags.`veiltune.kind` = '{PIPELINE_KIND}'",
+        order_by=["attributes.start_time DESC"],
+    )
+    earlier = next(
+        (
+            r.info.run_id
+            for r in pipelines
+            if r.info.run_id != run_id and nested_runs(r.info.run_id)
+        ),
+        None,
+    )
+    if earlier is None:
+        return run_id
+    client.delete_run(run_id)
+    return earlier
 
 
 def log_flat_params(prefix: str, values: dict[str, Any]) -> None:

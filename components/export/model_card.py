@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from components.core.model_use import INTENDED_USE, applicable_train_params
 from components.export.audit_evidence import audit_evidence
 from components.export.facts import (
     PLAIN_SIGHT_COLUMNS,
@@ -30,16 +31,6 @@ _TRAIN_RESULT_KEYS = (
     "runtime_s",
     "engine",
 )
-
-INTENDED_USE = """\
-- For: the conversation tasks it was tuned on (summaries, action items, purpose and outcome
-  of a conversation), on conversations of the contexts listed under Training data, inside
-  the organization that holds the data. Only the version holding the `champion` alias is
-  approved for use; a `candidate` is for evaluation.
-- Not for: identifying, profiling or contacting the people in conversations; writing
-  about named individuals; decisions about people without human review; contexts or
-  languages the corpus does not cover.
-"""
 
 
 def _cell(value: Any) -> str:
@@ -81,7 +72,7 @@ def _training(facts: ExportFacts) -> str:
     return "\n\n".join(
         [
             "Parameters (`train` in params.yaml):",
-            _table(["param", "value"], sorted(params.items())),
+            _table(["param", "value"], applicable_train_params(params).items()),
             "Results (`metrics/train.json`):",
             _table(
                 ["figure", "value"], [(k, results[k]) for k in _TRAIN_RESULT_KEYS if k in results]

@@ -13,16 +13,28 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from components.anonymize import DetectionModel
+from components.core.model_use import INTENDED_USE, applicable_train_params
 from components.gate import GateResult
 from components.ingest import DatasetSource, mixed_in_statement
-from components.register.registry import ADAPTER_ARTIFACT, PRODUCT_CORPUS, AuditResult
+from components.register.registry import (
+    ADAPTER_ARTIFACT,
+    CANDIDATE,
+    CHAMPION,
+    PRODUCT_CORPUS,
+    AuditResult,
+)
 
 README = "README.md"
+INTRO = (
+    "A LoRA adapter (PEFT) fine-tuned by veiltune on conversations that were anonymized "
+    "before training, registered in MLflow with the privacy evidence below. The MLflow "
+    "pyfunc model loads it on its base model."
+)
 LIMITS = """\
 - Whoever uses this adapter takes on the terms of every dataset above.
 - Anonymization is statistical: what it missed is in the training data; the gate bounds its
@@ -47,24 +59,41 @@ class CardFacts:
     utility_metric: str
     utility: float
     detection_models: Sequence[DetectionModel] = ()  # what found the PI anonymize removed
+    train_params: Mapping[str, Any] = field(default_factory=dict)  # params.yaml's `train`
 
 
 def adapter_card(facts: CardFacts) -> str:
-    """The card as Markdown."""
+    """The card as Markdown: what the model is for and its limits first, then its evidence."""
     sections = [
         f"# {facts.model_name}: a LoRA adapter trained by veiltune",
-        "A LoRA adapter (PEFT) fine-tuned by veiltune on conversations that were anonymized "
-        "before training, registered in MLflow with the privacy evidence below. The MLflow "
-        "pyfunc model loads it on its base model.",
+        INTRO,
+        *_use_and_limits(),
         "## Base model\n\n" + _base_model(facts.base_model),
         "## Training data\n\n" + _training_data(facts),
         *_detection(facts.detection_models),
         "## Privacy evidence at registration\n\n" + _evidence(facts.gate, facts.audit),
         f"## Utility\n\n- {facts.utility_metric}: {facts.utility:g} on held-out raw "
         "conversations (`metrics/evaluate.json`; every score is an `eval.*` tag of the version)",
-        "## Use and limits\n\n" + LIMITS,
+        *_training_params(facts.train_params),
     ]
     return "\n\n".join(sections) + "\n"
+
+
+def version_description(card: str, champion: bool, reason: str) -> str:
+    """A registry version's description: its promotion verdict and why, then its card."""
+    return f"**{CHAMPION if champion else CANDIDATE}**: {reason}\n\n{card}"
+
+
+def model_description(model_name: str, champion: str | None, reason: str) -> str:
+    """The registered model's description: which version is approved and why, what the
+    model is for and its limits (each version's description holds its own card)."""
+    held = (
+        f"Champion: version {champion} ({reason})."
+        if champion is not None
+        else "No version holds `champion`: none is approved for use yet."
+    )
+    sections = [f"# {model_name}: LoRA adapters trained by veiltune", held, INTRO]
+    return "\n\n".join([*sections, *_use_and_limits()]) + "\n"
 
 
 def with_model_card(adapter_dir: Path, card: str, work: Path) -> Path:
@@ -73,6 +102,20 @@ def with_model_card(adapter_dir: Path, card: str, work: Path) -> Path:
     shutil.copytree(adapter_dir, copy)
     (copy / README).write_text(card, encoding="utf-8")
     return copy
+
+
+def _use_and_limits() -> list[str]:
+    return ["## Intended use\n\n" + INTENDED_USE.rstrip(), "## Limitations\n\n" + LIMITS]
+
+
+def _training_params(train: Mapping[str, Any]) -> list[str]:
+    """The ``train`` params that applied to this run, as a table (none when not given)."""
+    params = applicable_train_params(train)
+    if not params:
+        return []
+    rows = [f"| {key} | {value} |" for key, value in params.items()]
+    table = "\n".join(["| param | value |", "| --- | --- |", *rows])
+    return ["## Training parameters (`train` in params.yaml)\n\n" + table]
 
 
 def _base_model(metrics: Mapping[str, Any]) -> str:

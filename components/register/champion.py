@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from components.core.errors import BackendError, InputError, PromotionRefused
 from components.register.evidence import Check, read_version_evidence
-from components.register.registry import CHAMPION, champion_version, move_champion
+from components.register.registry import (
+    CHAMPION,
+    CHAMPION_TAG,
+    champion_version,
+    describe_model,
+    move_champion,
+)
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -87,6 +93,7 @@ def promote(
         client.set_model_version_tag(model_name, version, "forced_promotion_reason", reason)
         client.set_model_version_tag(model_name, version, "forced_promotion_at", now)
     move_champion(client, model_name, version, previous)
+    describe_model(client, model_name)
     lost = f"; v{previous} lost the champion alias" if previous else ""
     forced = f" (forced over: {'; '.join(blocked)})" if blocked else ""
     message = f"{model_name} v{version} is now champion{forced}{lost}"
@@ -120,6 +127,8 @@ def demote(client: MlflowClient, model_name: str, version: str) -> dict[str, Any
         raise InputError(f"{model_name} v{version} is not champion ({who} champion)")
     client.delete_registered_model_alias(model_name, CHAMPION)
     client.set_model_version_tag(model_name, version, "demoted_at", _now())
+    client.set_model_version_tag(model_name, version, CHAMPION_TAG, "no: demoted")
+    describe_model(client, model_name)
     message = (
         f"{model_name} v{version} is no longer champion; no version is champion now "
         "(`veiltune promote VERSION` names one)"

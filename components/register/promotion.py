@@ -13,16 +13,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from components.core.errors import BackendError
+from components.register.card import version_description
 from components.register.evidence import EvidenceFiles, log_evidence, read_evidence
 from components.register.registry import (
     CANDIDATE,
     CHAMPION,
+    CHAMPION_TAG,
     PREVIOUS_CHAMPION_TAG,
     ChampionUtility,
     PromotionDecision,
     RegisteredVersion,
     UtilityRule,
     champion_version,
+    describe_model,
     log_and_register,
     move_champion,
     promotion_decision,
@@ -83,6 +86,7 @@ def register_version(
         "promotion_decision": CHAMPION if decision.champion else CANDIDATE,
         "promotion_reason": decision.reason,
         PREVIOUS_CHAMPION_TAG: previous.version if previous else "",
+        CHAMPION_TAG: "yes" if decision.champion else "no",
     }
     version, logged_run = log_and_register(
         client,
@@ -97,6 +101,7 @@ def register_version(
     if decision.champion:
         move_champion(client, model_name, version, previous.version if previous else None)
         aliases = (CANDIDATE, CHAMPION)
+    _describe(client, model_name, version, model_card, decision)
     return RegisteredVersion(
         model_name,
         version,
@@ -106,6 +111,20 @@ def register_version(
         previous.version if previous else None,
         logged_run,
     )
+
+
+def _describe(
+    client: MlflowClient,
+    model_name: str,
+    version: str,
+    model_card: str,
+    decision: PromotionDecision,
+) -> None:
+    """The version's description (its verdict, then its card) and the model's: what the
+    registry's pages show first."""
+    description = version_description(model_card, decision.champion, decision.reason)
+    client.update_model_version(model_name, version, description=description)
+    describe_model(client, model_name)
 
 
 def _decide(

@@ -40,6 +40,9 @@ EVAL_TAG_PREFIX = "eval."
 # with nothing new finds its version instead of adding a copy.
 FINGERPRINT_TAG = "registration_fingerprint"
 PREVIOUS_CHAMPION_TAG = "previous_champion"
+# The few short tags the registry's version list shows at a glance (the full figures are
+# the other tags, the reasoning the version's description).
+CHAMPION_TAG = "champion"
 _MODEL_REQUIREMENTS = ("torch", "transformers", "peft", "accelerate", "mlflow")
 
 
@@ -215,6 +218,21 @@ def version_tags(
     return tags
 
 
+def headline_tags(
+    gate: GateResult, audit: AuditResult, metric: str, utility: float
+) -> dict[str, str]:
+    """The gate's, the audits' and the utility's verdicts in a few short words."""
+    compared = "≤" if gate.passed else ">"
+    verdict = "passed" if gate.passed else "failed"
+    passed = sum(audit.audits.values())
+    audits = f"{passed}/{len(audit.audits)} passed" if audit.audits else "passed"
+    return {
+        "gate": f"{verdict}, μ+σ {gate.mu_plus_sigma:g} {compared} {gate.threshold:g}",
+        "audits": audits if audit.passed else f"failed ({audits})",
+        "utility": f"{metric} {utility:g}",
+    }
+
+
 def champion_version(client: MlflowClient, model_name: str) -> ModelVersion | None:
     """The version holding ``champion``, or None (no such model, or no champion yet)."""
     from mlflow.exceptions import MlflowException
@@ -320,14 +338,34 @@ def log_and_register(
     return str(registered.version), str(registered.run_id or "")
 
 
+def describe_model(client: MlflowClient, model_name: str) -> None:
+    """Set the registered model's description from the version holding ``champion`` now."""
+    from components.register.card import model_description
+
+    holder = champion_version(client, model_name)
+    reason = ""
+    if holder is not None:
+        tags = holder.tags
+        reason = tags.get("forced_promotion_reason") or tags.get("promotion_reason", "")
+    version = str(holder.version) if holder is not None else None
+    client.update_registered_model(
+        model_name, description=model_description(model_name, version, reason)
+    )
+
+
 def move_champion(
     client: MlflowClient, model_name: str, version: str, previous: str | None
 ) -> None:
-    """Give ``champion`` to ``version``; the previous holder is tagged ``superseded_by``."""
+    """Give ``champion`` to ``version``; the previous holder is tagged ``superseded_by``
+    (and its ``champion`` tag says so)."""
     # An alias names one version: setting it takes it from the previous champion.
     client.set_registered_model_alias(model_name, CHAMPION, version)
+    client.set_model_version_tag(model_name, version, CHAMPION_TAG, "yes")
     if previous is not None and previous != version:
         client.set_model_version_tag(model_name, previous, "superseded_by", version)
+        client.set_model_version_tag(
+            model_name, previous, CHAMPION_TAG, f"no: superseded by v{version}"
+        )
 
 
 def _required(metrics: Mapping[str, Any], key: str, source: str) -> Any:

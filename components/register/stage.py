@@ -82,20 +82,25 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
             config.utility_metric,
             utility,
             detection_models(context.params.get("anonymize") or {}),
+            context.params.get("train") or {},
         )
+        # Not in the fingerprint: a short rewording of the evidence registers nothing new.
+        headline = registry.headline_tags(gate, audit, config.utility_metric, utility)
         with tracking.stage_run("register", config.experiment):
             version = register_version(
                 MlflowClient(),
                 paths.ADAPTER,
                 base,
                 config.model_name,
-                {**tags, registry.FINGERPRINT_TAG: fingerprint},
+                {**tags, **headline, registry.FINGERPRINT_TAG: fingerprint},
                 files,
                 rule,
                 adapter_card(card),
                 key,
             )
             log_stage("register", config, {"champion": registry.CHAMPION in version.aliases}, [])
+            # Before the run ends: its end puts the pipeline's headline together from it.
+            write_json_atomic(paths.metrics_file("register"), version.to_metrics())
     metrics = version.to_metrics()
     write_json_atomic(paths.metrics_file("register"), metrics)
     logger.info("%s v%s: %s", config.model_name, version.version, version.decision_reason)

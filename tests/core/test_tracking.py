@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from components.core.lineage import sha256_file
-from components.core.tracking import configure_tracking, log_corpus_input
+from components.core.tracking import (
+    EXPERIMENT_KIND_TAG,
+    PARENT_RUN_ENV,
+    configure_tracking,
+    log_corpus_input,
+    results_run,
+    stage_run,
+    start_pipeline_run,
+)
 
 
 def test_a_corpus_input_names_the_file_its_digest_and_no_text(
@@ -32,3 +43,145 @@ def test_a_corpus_input_names_the_file_its_digest_and_no_text(
     assert tags["corpus_sha256"] == sha256_file(corpus) and tags["n_conversations"] == "2"
     assert tags["mlflow.data.context"] == "evaluation"
     assert "555-0100" not in str(first)  # the rows themselves are never logged
+
+
+def test_the_experiment_opens_as_model_training_not_genai(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    created = configure_tracking("fresh")
+    assert MlflowClient().get_experiment(created).tags[EXPERIMENT_KIND_TAG] == (
+        "custom_model_development"
+    )
+    # An experiment made before the tag existed gets it; one a user set keeps theirs.
+    older = mlflow.create_experiment("older")
+    assert configure_tracking("older") == older
+    assert MlflowClient().get_experiment(older).tags[EXPERIMENT_KIND_TAG] == (
+        "custom_model_development"
+    )
+    chosen = mlflow.create_experiment("chosen", tags={EXPERIMENT_KIND_TAG: "genai_development"})
+    configure_tracking("chosen")
+    assert MlflowClient().get_experiment(chosen).tags[EXPERIMENT_KIND_TAG] == "genai_development"
+
+
+def write_results(folder: Path) -> None:
+    """The metrics files and params a finished pipeline run leaves in the workspace."""
+    metrics = folder / "metrics"
+    metrics.mkdir()
+    audits = {"canary": {"passed": True}, "membership": {"passed": False}}
+    files = {
+        "gate": {"passed": True, "mu_plus_sigma": 0.74, "threshold": 5.0, "corpus_sha256": "c"},
+        "audit": {"passed": False, "audits": audits},
+        "evaluate": {"adapter": {"summary.rouge1": 0.33}, "base": {"summary.rouge1": 0.2}},
+        "register": {"champion": False, "model_version": "4"},
+    }
+    for stage, body in files.items():
+        (metrics / f"{stage}.json").write_text(json.dumps(body), encoding="utf-8")
+    params = {
+        "train": {"method": "sft", "max_steps": 40},
+        "register": {"utility_metric": "summary.rouge1"},
+    }
+    (folder / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+
+
+def test_the_pipeline_run_carries_the_headline_results_and_params(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv(PARENT_RUN_ENV, raising=False)
+    write_results(tmp_path)
+    with stage_run("register", "headline") as run:
+        parent = run.data.tags["mlflow.parentRunId"]
+    data = MlflowClient().get_run(parent).data
+    assert data.metrics == {
+        "gate.passed": 1.0,
+        "gate.mu_plus_sigma": 0.74,
+        "gate.threshold": 5.0,
+        "audit.passed": 0.0,
+        "audit.n_passed": 1.0,
+        "audit.n_audits": 2.0,
+        "register.champion": 0.0,
+        "utility.adapter.summary.rouge1": 0.33,
+        "utility.base.summary.rouge1": 0.2,
+    }
+    assert data.params == {
+        "train.method": "sft",
+        "train.max_steps": "40",
+        "register.utility_metric": "summary.rouge1",
+    }
+    assert {k: data.tags[k] for k in ("gate", "audits", "champion")} == {
+        "gate": "passed",
+        "audits": "failed (1/2 passed)",
+        "champion": "no (v4)",
+    }
+    # A second stage of the same pipeline run updates the results; params stay as logged.
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"train": {"method": "dpo"}}))
+    with stage_run("export", "headline"):
+        pass
+    assert MlflowClient().get_run(parent).data.params["train.method"] == "sft"
+
+
+def test_a_pipeline_run_whose_stages_all_skipped_points_at_the_one_with_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    experiment = configure_tracking("skipped")
+    client = MlflowClient()
+    alone = start_pipeline_run(experiment)
+    assert results_run(alone) == alone  # nothing earlier: it stays
+    produced = start_pipeline_run(experiment)
+    client.create_run(experiment, tags={"mlflow.parentRunId": produced})
+    empty = start_pipeline_run(experiment)
+    assert results_run(produced) == produced
+    assert results_run(empty) == produced
+    assert client.get_run(empty).info.lifecycle_stage == "deleted"
+    assert client.get_run(produced).info.lifecycle_stage == "active"
+
+
+def test_dvc_metrics_show_of_the_headline_fits_120_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv(PARENT_RUN_ENV, raising=False)
+    write_results(tmp_path)
+    # The widest values: long floats, a failed audit, a long utility metric name.
+    evaluate = {"adapter": {"summary.rouge1": 0.123456789}, "base": {"summary.rouge1": 0.98765}}
+    (tmp_path / "metrics" / "evaluate.json").write_text(json.dumps(evaluate))
+    with stage_run("export", "headline"):
+        pass
+    headline = json.loads((tmp_path / "metrics" / "headline.json").read_text())
+    assert headline == {
+        "gate": "passed",
+        "mu+sigma": 0.74,
+        "audits": "1/2 passed",
+        "champion": "no (v4)",
+        "summary.rouge1": 0.1235,
+        "base": 0.9877,
+    }
+    dvc = [str(Path(sys.executable).parent / "dvc")]
+    subprocess.run(["git", "init", "-q"], check=True)
+    subprocess.run([*dvc, "init", "-q"], check=True)
+    shown = subprocess.run(
+        [*dvc, "metrics", "show", "metrics/headline.json"],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "120"},
+    ).stdout
+    lines = shown.splitlines()
+    assert "1/2 passed" in shown and len(lines) == 2
+    assert max(len(line) for line in lines) <= 120, shown

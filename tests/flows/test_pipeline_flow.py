@@ -334,6 +334,7 @@ def test_two_runs_started_together_run_one_after_the_other_and_skip_what_is_done
     ]
     states = [wait_for_end(env, str(run["id"])) for run in created]
     assert [s["state"] for s in states] == ["COMPLETED", "COMPLETED"], states
+    created_ids = {str(run["id"]) for run in created}
     runs = sorted(
         (get(env, f"/flow_runs/{s['id']}") for s in states), key=lambda r: r["start_time"]
     )
@@ -348,6 +349,19 @@ def test_two_runs_started_together_run_one_after_the_other_and_skip_what_is_done
     assert [(t["name"], t["state"]["type"], t["state"]["name"]) for t in task_runs] == [
         ("dvc-repro-ingest", "COMPLETED", "Skipped")
     ] * 2
+    # Nothing ran under their MLflow runs: their links lead to the run that ingested.
+    links = [mlflow_links(env, str(s["id"])) for s in states]
+    earlier = [r for r in query(env, "/flow_runs/filter", {}) if r["id"] not in created_ids]
+    ingested = max(earlier, key=lambda r: r["start_time"])  # the run above
+    produced = mlflow_links(env, str(ingested["id"]))
+    assert len(produced) == 1 and [ls[-1] for ls in links] == produced * 2, (links, produced)
+
+
+def mlflow_links(env: dict[str, str], flow_run: str) -> list[str]:
+    """The run pages the flow run's `mlflow-run` artifacts link, oldest first."""
+    body = {"artifacts": {"flow_run_id": {"any_": [flow_run]}, "key": {"any_": ["mlflow-run"]}}}
+    found = sorted(query(env, "/artifacts/filter", body), key=lambda a: a["created"])
+    return [str(a["data"]).rpartition("](")[2].rstrip(")") for a in found]
 
 
 @pytest.mark.slow

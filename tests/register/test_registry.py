@@ -22,6 +22,7 @@ from components.register.registry import (
     UtilityRule,
     adapter_metrics,
     audit_result,
+    headline_tags,
     promotion_decision,
     utility_of,
     version_tags,
@@ -243,6 +244,7 @@ def register(
         {"summary.rouge1": utility, "perplexity_raw": 21.0},
         {"git_commit": "abc", "params_hash": "p", "data_version": "{}"},
     )
+    tags.update(headline_tags(gate_result, audit, "summary.rouge1", utility))
     files = metrics_files(utility, gate, corpus=corpus)
     found = mlflow.get_experiment_by_name("registry-test")
     assert found is not None
@@ -422,3 +424,67 @@ def test_the_registered_adapter_carries_the_card_not_peft_template(
     assert {
         p.relative_to(lora_adapter_dir).as_posix() for p in lora_adapter_dir.rglob("*")
     } == logged
+
+
+def test_the_registry_shows_the_card_the_verdict_and_headline_tags(
+    client: Any, lora_adapter_dir: Path, base: BaseModel
+) -> None:
+    first = register(client, lora_adapter_dir, base, 0.30)
+    second = register(client, lora_adapter_dir, base, 0.35)
+    model = client.get_registered_model("m")
+    # The model's page: what it is for and its limits, and which version is approved.
+    assert "## Intended use" in model.description and "## Limitations" in model.description
+    assert f"Champion: version {second.version}" in model.description
+    version = client.get_model_version("m", second.version)
+    lines = version.description.splitlines()
+    # The verdict first, then use and limits before the evidence.
+    assert lines[0] == f"**champion**: {second.decision_reason}"
+    text = version.description
+    assert text.index("## Intended use") < text.index("## Limitations") < text.index("## Base")
+    assert version.tags["champion"] == "yes"
+    assert version.tags["gate"] == "passed, μ+σ 0.7 ≤ 5"
+    assert version.tags["audits"] == "2/2 passed"
+    assert version.tags["utility"] == "summary.rouge1 0.35"
+    assert all(len(version.tags[k]) <= 40 for k in ("champion", "gate", "audits", "utility"))
+    # The superseded champion says so where a glance looks.
+    assert client.get_model_version("m", first.version).tags["champion"] == (
+        f"no: superseded by v{second.version}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("train", "shown", "hidden"),
+    [
+        ({"method": "sft", "beta": 0.1, "only_good": False}, ["only_good"], ["beta"]),
+        ({"method": "dpo", "beta": 0.1, "only_good": False}, ["beta"], ["only_good"]),
+        (
+            {"corpus": "anonymized", "mask_loss_weight": 1.0, "fragments": {"source": "raw"}},
+            ["corpus"],
+            ["mask_loss_weight", "fragments"],
+        ),
+        ({"corpus": "masked", "mask_loss_weight": 0.0}, ["mask_loss_weight"], []),
+        ({"corpus": "fragmented", "fragments": {"source": "raw"}}, ["fragments"], []),
+        ({"packing": True, "padding": "longest"}, ["packing"], ["padding"]),
+    ],
+)
+def test_a_card_lists_only_the_training_params_that_apply(
+    train: dict[str, Any], shown: list[str], hidden: list[str]
+) -> None:
+    gate = GateResult.from_metrics({"passed": True, "mu_plus_sigma": 0.7, "threshold": 5.0}, "g")
+    facts = CardFacts(
+        "m",
+        BASE_MODEL,
+        INGEST_METRICS,
+        corpus_datasets({}, INGEST_METRICS["by_dataset"]),
+        "anonymized",
+        gate,
+        AuditResult(True, {}),
+        "summary.rouge1",
+        0.3,
+        train_params=train,
+    )
+    text = adapter_card(facts)
+    for key in shown:
+        assert f"| {key} |" in text, key
+    for key in hidden:
+        assert f"| {key} |" not in text, key

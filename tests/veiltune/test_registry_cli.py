@@ -219,6 +219,10 @@ def test_promote_refuses_a_failed_version_unless_forced_with_a_reason(
     assert datetime.fromisoformat(tags["forced_promotion_at"]).tzinfo is not None
     old = client(two_versions).get_model_version(MODEL, "1")
     assert "champion" not in old.aliases and old.tags["superseded_by"] == "2"
+    # The registry's pages follow the alias: tags at a glance, the model's description.
+    assert (tags["champion"], old.tags["champion"]) == ("yes", "no: superseded by v2")
+    description = client(two_versions).get_registered_model(MODEL).description
+    assert description.splitlines()[2] == "Champion: version 2 (DPO sign-off, ticket 42)."
 
 
 def test_promote_a_passing_version_moves_the_alias(
@@ -242,6 +246,9 @@ def test_demote_takes_the_alias_from_the_champion_only(
     assert "v1 is no longer champion" in json.loads(capsys.readouterr().out)["message"]
     version = client(two_versions).get_model_version(MODEL, "1")
     assert "champion" not in version.aliases and "demoted_at" in version.tags
+    assert version.tags["champion"] == "no: demoted"
+    description = client(two_versions).get_registered_model(MODEL).description
+    assert "No version holds `champion`" in description
     assert "candidate" in client(two_versions).get_model_version(MODEL, "2").aliases
     assert main(["demote", "--params", "params.yaml", "1"]) == 1
     assert "(no version is champion)" in capsys.readouterr().err
