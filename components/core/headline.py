@@ -52,14 +52,30 @@ def headline_metrics(
         out["audit.passed"] = bool(audit["passed"])
     audits = audit.get("audits")
     if isinstance(audits, Mapping):
-        verdicts = [bool(a.get("passed")) for a in audits.values() if isinstance(a, Mapping)]
-        out["audit.n_passed"], out["audit.n_audits"] = sum(verdicts), len(verdicts)
+        verdicts = held_audits(audits)
+        out["audit.n_passed"], out["audit.n_audits"] = sum(verdicts.values()), len(verdicts)
     register = metrics.get("register") or {}
     if "champion" in register:
         out["register.champion"] = bool(register["champion"])
         out["register.model_version"] = str(register.get("model_version", ""))
     out.update(_utility(metrics.get("evaluate") or {}, params))
     return out
+
+
+def held_audits(audits: Mapping[str, Any]) -> dict[str, bool]:
+    """Each audit of ``metrics/audit.json``'s ``audits`` that is held to a threshold, and
+    whether it passed. An audit with none (``plain_sight``) reports figures and never fails:
+    it is no pass, and every count of audits passed leaves it out."""
+    return {
+        str(name): bool(result.get("passed"))
+        for name, result in audits.items()
+        if isinstance(result, Mapping) and not reported_only(result)
+    }
+
+
+def reported_only(audit: Mapping[str, Any]) -> bool:
+    """Whether one audit's result holds its figures to no threshold."""
+    return not audit.get("thresholds")
 
 
 def dvc_headline(results: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from components.core.headline import reported_only
 from components.evaluate import HEADLINE_METRICS
 from components.export.facts import (
     AuditRow,
@@ -80,7 +81,7 @@ class Verdict:
 
 def is_reported_only(row: AuditRow) -> bool:
     """An audit with no threshold reports figures and never fails: it is no pass."""
-    return not row.thresholds
+    return reported_only({"thresholds": row.thresholds})
 
 
 def verdict(facts: ExportFacts) -> Verdict:

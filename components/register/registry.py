@@ -219,13 +219,14 @@ def version_tags(
 
 
 def headline_tags(
-    gate: GateResult, audit: AuditResult, metric: str, utility: float
+    gate: GateResult, audit: AuditResult, held: Mapping[str, bool], metric: str, utility: float
 ) -> dict[str, str]:
-    """The gate's, the audits' and the utility's verdicts in a few short words."""
+    """The gate's, the audits' and the utility's verdicts in a few short words; ``held``:
+    the audits held to a threshold and their verdicts (``core.headline.held_audits``)."""
     compared = "≤" if gate.passed else ">"
     verdict = "passed" if gate.passed else "failed"
-    passed = sum(audit.audits.values())
-    audits = f"{passed}/{len(audit.audits)} passed" if audit.audits else "passed"
+    passed = sum(held.values())
+    audits = f"{passed}/{len(held)} passed" if held else "passed"
     return {
         "gate": f"{verdict}, μ+σ {gate.mu_plus_sigma:g} {compared} {gate.threshold:g}",
         "audits": audits if audit.passed else f"failed ({audits})",

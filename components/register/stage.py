@@ -11,6 +11,7 @@ from pathlib import Path
 
 from components.anonymize import detection_models
 from components.core import lineage, paths, tracking
+from components.core.headline import held_audits
 from components.core.jsonio import write_json_atomic
 from components.core.signing import KEY_PARAM, signing_key
 from components.core.stage import Metrics, StageContext, log_stage, read_metrics
@@ -85,7 +86,8 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
             context.params.get("train") or {},
         )
         # Not in the fingerprint: a short rewording of the evidence registers nothing new.
-        headline = registry.headline_tags(gate, audit, config.utility_metric, utility)
+        held = held_audits(scored[paths.metrics_file("audit")].get("audits") or {})
+        headline = registry.headline_tags(gate, audit, held, config.utility_metric, utility)
         with tracking.stage_run("register", config.experiment):
             version = register_version(
                 MlflowClient(),

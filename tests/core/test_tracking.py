@@ -72,7 +72,11 @@ def write_results(folder: Path) -> None:
     """The metrics files and params a finished pipeline run leaves in the workspace."""
     metrics = folder / "metrics"
     metrics.mkdir()
-    audits = {"canary": {"passed": True}, "membership": {"passed": False}}
+    audits = {
+        "canary": {"passed": True, "thresholds": {"max_exposure": 10.0}},
+        "membership": {"passed": False, "thresholds": {"max_auc": 0.75}},
+        "plain_sight": {"passed": True, "thresholds": {}},  # reports only: never counted
+    }
     files = {
         "gate": {"passed": True, "mu_plus_sigma": 0.74, "threshold": 5.0, "corpus_sha256": "c"},
         "audit": {"passed": False, "audits": audits},

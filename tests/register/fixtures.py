@@ -50,10 +50,12 @@ def metrics_files(
 ) -> EvidenceFiles:
     """gate.json, audit.json, train.json and evaluate.json as the stages write them, each
     naming ``adapter``; train read ``corpus``, the gated one for the product corpus."""
-    audits = {
-        name: {"passed": name not in failed_audits, "figures": {}, "thresholds": {}}
+    audits: dict[str, Any] = {
+        name: {"passed": name not in failed_audits, "figures": {}, "thresholds": {"max": 1}}
         for name in ("pii_output", "canary", "extraction", "membership")
     }
+    # reports and never fails: counted in no "n/n passed"
+    audits["plain_sight"] = {"passed": True, "figures": {}, "thresholds": {}}
     trained = GATED if corpus == "anonymized" else "r" * 64
     metrics: dict[str, Any] = {
         "gate.json": {

@@ -244,7 +244,7 @@ def register(
         {"summary.rouge1": utility, "perplexity_raw": 21.0},
         {"git_commit": "abc", "params_hash": "p", "data_version": "{}"},
     )
-    tags.update(headline_tags(gate_result, audit, "summary.rouge1", utility))
+    tags.update(headline_tags(gate_result, audit, audit.audits, "summary.rouge1", utility))
     files = metrics_files(utility, gate, corpus=corpus)
     found = mlflow.get_experiment_by_name("registry-test")
     assert found is not None
