@@ -23,6 +23,9 @@ HEADLINE_STAGES = ("gate", "audit", "evaluate", "register")
 # so this file is declared nowhere and named on the command line.
 HEADLINE_FILE = "headline.json"
 DEFAULT_UTILITY_METRIC = "summary.rouge1"  # register.utility_metric's default
+# The scores a reader looks at first, the first one a run has (the report's verdict; evaluate
+# records their intervals): the main corpus's summary, else DialogSum's.
+HEADLINE_METRICS = ("summary.rouge1", "dialogsum.summary.rouge1")
 # The params a reader of a run's results wants beside them, as `section.key` of params.yaml.
 HEADLINE_PARAMS = (
     "base_model.source",

@@ -5,6 +5,5 @@ Other stages import from here only; the modules behind these names are this stag
 from __future__ import annotations
 
 from components.evaluate.config import EvaluateConfig
-from components.evaluate.intervals import HEADLINE_METRICS
 
-__all__ = ["HEADLINE_METRICS", "EvaluateConfig"]
+__all__ = ["EvaluateConfig"]

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from components.core.headline import HEADLINE_METRICS
+
 RESAMPLES = 2000
 CONFIDENCE = 0.95
 
@@ -148,11 +150,6 @@ def _interval(estimate: float, draws: _Array) -> Interval:
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(draws, [tail, 100 - tail])
     return Interval(estimate, float(low), float(high))
-
-
-# The scores a reader looks at first (the report's banner, the registry's description):
-# the main corpus's summary, else DialogSum's.
-HEADLINE_METRICS = ("summary.rouge1", "dialogsum.summary.rouge1")
 
 
 def headline_intervals(

@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from components.core.headline import reported_only
-from components.evaluate import HEADLINE_METRICS
+from components.core.headline import HEADLINE_METRICS, reported_only
 from components.export.facts import (
     AuditRow,
     ExportFacts,
