@@ -30,6 +30,12 @@ from components import stages as registry
 from components.core import paths, tracking
 from components.core.dvc_cli import dvc_command, dvc_environment
 from components.core.errors import ParamsError
+from components.core.headline import (
+    DEFAULT_UTILITY_METRIC,
+    headline_metrics,
+    read_headline_inputs,
+    verdict_line,
+)
 from components.core.stage import StageContext
 from flows.artifacts import StageReport, mlflow_run_url, publish_link, publish_run, publish_stage
 from flows.experiment import (
@@ -364,8 +370,19 @@ def pipeline(
         publish_link(
             "bundle", BUNDLE.resolve().as_uri(), "The compliance bundle (exports/bundle.zip)"
         )
-    publish_run(reports, _header(name, changes, link))
+    publish_run(reports, [_verdict(name, reports, context.params), *_header(name, changes, link)])
     return selected
+
+
+def _verdict(name: str | None, reports: Sequence[StageReport], params: Mapping[str, Any]) -> str:
+    """The run's verdict: from the workspace's metrics files (a stage DVC skipped holds its
+    results there), or from what an experiment's stages returned."""
+    if name is None:
+        metrics, params = read_headline_inputs(paths.METRICS_DIR, paths.PARAMS)
+    else:
+        metrics = {r.stage: dict(r.metrics) for r in reports if r.metrics}
+    metric = (params.get("register") or {}).get("utility_metric", DEFAULT_UTILITY_METRIC)
+    return verdict_line(headline_metrics(metrics, params), str(metric))
 
 
 def serve(name: str, allow_overrides: Sequence[str] = ()) -> None:

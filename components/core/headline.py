@@ -99,6 +99,28 @@ def dvc_headline(results: Mapping[str, Any], params: Mapping[str, Any]) -> dict[
     return {k: v for k, v in short.items() if v is not None}
 
 
+def verdict_line(results: Mapping[str, Any], metric: str = DEFAULT_UTILITY_METRIC) -> str:
+    """``headline_metrics``'s verdicts in one sentence, for a page's first line (Prefect's
+    ``pipeline-summary``); "no verdict yet" before any stage has one."""
+    tags = headline_tags(results)
+    parts = []
+    if "gate" in tags:
+        statistic = results.get("gate.mu_plus_sigma")
+        threshold = results.get("gate.threshold")
+        shown = "" if statistic is None else f" (μ+σ {statistic:.3g} against {threshold:g})"
+        parts.append(f"gate {tags['gate']}{shown}")
+    if "audits" in tags:
+        parts.append(f"audits {tags['audits']}")
+    if "champion" in tags:
+        parts.append(f"champion: {tags['champion']}")
+    adapter = results.get(f"utility.adapter.{metric}")
+    if adapter is not None:
+        base = results.get(f"utility.base.{metric}")
+        against = "" if base is None else f" against the base model's {base:.3g}"
+        parts.append(f"{metric} {adapter:.3g}{against}")
+    return "Verdict: " + ("; ".join(parts) if parts else "no verdict yet") + "."
+
+
 def write_dvc_headline(
     path: Path, metrics: Mapping[str, Mapping[str, Any]], params: Mapping[str, Any]
 ) -> None:

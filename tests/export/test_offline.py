@@ -133,9 +133,10 @@ def test_a_built_bundle_renders_offline(tmp_path: Path) -> None:
         "review/review.html",
     }
     assert remote_references(bundle) == []
-    # The report's own links stay inside the bundle: its gate page, which is there.
+    # The report's own links stay inside the bundle: the model card and its gate page,
+    # which are there.
     _, local = page_references((bundle / "report.html").read_text(encoding="utf-8"))
     links = [ref.split("=", 1)[1] for ref in local if not ref.startswith("img src=data:")]
-    assert links == [GATE_PAGE]
-    assert (bundle / GATE_PAGE).is_file()
+    assert links == ["model_card.md", GATE_PAGE]
+    assert all((bundle / link).is_file() for link in links)
     assert not (bundle / "gate" / "data_docs").exists()
