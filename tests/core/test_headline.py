@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from components.core.headline import headline_metrics, verdict_line
 
 
 def test_the_verdict_line_says_gate_audits_champion_and_utility() -> None:
-    metrics = {
+    metrics: dict[str, Any] = {
         "gate": {"passed": True, "mu_plus_sigma": 0.4919, "threshold": 5.0},
         "audit": {
             "passed": False,
