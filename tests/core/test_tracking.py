@@ -26,8 +26,7 @@ def test_a_corpus_input_names_the_file_its_digest_and_no_text(
 ) -> None:
     import mlflow
 
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    _local_store(tmp_path, monkeypatch)
     corpus = Path("corpus.jsonl")
     corpus.write_text('{"id": "c1", "turns": [{"text": "Call me at 555-0100"}]}\n')
     experiment = configure_tracking("inputs")
@@ -51,8 +50,7 @@ def test_the_experiment_opens_as_model_training_not_genai(
     import mlflow
     from mlflow.tracking import MlflowClient
 
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    _local_store(tmp_path, monkeypatch)
     created = configure_tracking("fresh")
     assert MlflowClient().get_experiment(created).tags[EXPERIMENT_KIND_TAG] == (
         "custom_model_development"
@@ -97,8 +95,7 @@ def test_the_pipeline_run_carries_the_headline_results_and_params(
 ) -> None:
     from mlflow.tracking import MlflowClient
 
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    _local_store(tmp_path, monkeypatch)
     monkeypatch.delenv(PARENT_RUN_ENV, raising=False)
     write_results(tmp_path)
     with stage_run("register", "headline") as run:
@@ -137,8 +134,7 @@ def test_a_pipeline_run_whose_stages_all_skipped_points_at_the_one_with_results(
 ) -> None:
     from mlflow.tracking import MlflowClient
 
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    _local_store(tmp_path, monkeypatch)
     experiment = configure_tracking("skipped")
     client = MlflowClient()
     alone = start_pipeline_run(experiment)
@@ -158,8 +154,7 @@ def test_dvc_metrics_show_of_the_headline_fits_120_columns(
     import subprocess
     import sys
 
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    _local_store(tmp_path, monkeypatch)
     monkeypatch.delenv(PARENT_RUN_ENV, raising=False)
     write_results(tmp_path)
     # The widest values: long floats, a failed audit, a long utility metric name.
@@ -189,3 +184,9 @@ def test_dvc_metrics_show_of_the_headline_fits_120_columns(
     lines = shown.splitlines()
     assert "1/2 passed" in shown and len(lines) == 2
     assert max(len(line) for line in lines) <= 120, shown
+
+
+def _local_store(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MLflow's default store, ``./mlruns``, in ``folder``: no tracking URI from outside."""
+    monkeypatch.chdir(folder)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)

@@ -380,19 +380,7 @@ def test_the_card_attributes_the_models_that_detected_pi(
 ) -> None:
     from components.anonymize import detection_models
 
-    gate = GateResult.from_metrics({"passed": True, "mu_plus_sigma": 0.7, "threshold": 5.0}, "g")
-    facts = CardFacts(
-        "m",
-        BASE_MODEL,
-        INGEST_METRICS,
-        corpus_datasets({}, INGEST_METRICS["by_dataset"]),
-        "anonymized",
-        gate,
-        AuditResult(True, {}),
-        "summary.rouge1",
-        0.3,
-        detection_models(anonymize),
-    )
+    facts = passed_card_facts(detection_models(anonymize))
     text = adapter_card(facts)
     for fragment in named:
         assert fragment in text, fragment
@@ -470,8 +458,19 @@ def test_the_registry_shows_the_card_the_verdict_and_headline_tags(
 def test_a_card_lists_only_the_training_params_that_apply(
     train: dict[str, Any], shown: list[str], hidden: list[str]
 ) -> None:
+    facts = passed_card_facts(train_params=train)
+    text = adapter_card(facts)
+    for key in shown:
+        assert f"| {key} |" in text, key
+    for key in hidden:
+        assert f"| {key} |" not in text, key
+
+
+def passed_card_facts(detection: Any = (), train_params: Any = None) -> CardFacts:
+    """A card's facts for an adapter that passed the gate (0.7 against 5) and its audits,
+    summary ROUGE-1 0.3, found by the ``detection`` models, trained with ``train_params``."""
     gate = GateResult.from_metrics({"passed": True, "mu_plus_sigma": 0.7, "threshold": 5.0}, "g")
-    facts = CardFacts(
+    return CardFacts(
         "m",
         BASE_MODEL,
         INGEST_METRICS,
@@ -481,10 +480,6 @@ def test_a_card_lists_only_the_training_params_that_apply(
         AuditResult(True, {}),
         "summary.rouge1",
         0.3,
-        train_params=train,
+        detection,
+        train_params or {},
     )
-    text = adapter_card(facts)
-    for key in shown:
-        assert f"| {key} |" in text, key
-    for key in hidden:
-        assert f"| {key} |" not in text, key
