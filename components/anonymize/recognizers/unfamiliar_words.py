@@ -35,6 +35,7 @@ from presidio_analyzer import RecognizerResult
 from spacy.strings import get_string_id
 
 from components.anonymize.recognizers.base import ScannerRecognizer
+from components.anonymize.spacy_models import spacy_model_source
 from components.core.errors import BackendError
 from components.core.lexicon import (
     SENTENCE_START,
@@ -154,7 +155,10 @@ def english_lexicon(spacy_model: str) -> tuple[Dictionary, Dictionary]:
     import spacy
 
     try:
-        nlp = spacy.load(spacy_model, exclude=["tok2vec", "tagger", "parser", "ner", "senter"])
+        nlp = spacy.load(
+            spacy_model_source(spacy_model),
+            exclude=["tok2vec", "tagger", "parser", "ner", "senter"],
+        )
     except (OSError, ValueError) as exc:
         raise BackendError(
             f"cannot load spaCy model {spacy_model!r} (anonymize.spacy_model): {exc}"
