@@ -185,7 +185,13 @@ def test_a_worker_killed_mid_run_has_its_parts_recomputed(
     # A recovered worker is a warning line (and one more when the parts it had finished
     # are recomputed), no traceback: none of distributed's INFO lines (every connection and
     # worker, and a traceback for a connection closed at shutdown).
-    noise = [r for r in caplog.records if r.name.startswith("distributed")]
+    # The scheduler here runs in the test's process (a user's runs elsewhere): its own INFO
+    # line for the client closing may land while the run's log levels hold, or after.
+    noise = [
+        r
+        for r in caplog.records
+        if r.name.startswith("distributed") and r.name != "distributed.scheduler"
+    ]
     assert all(r.levelno == logging.WARNING and r.exc_info is None for r in noise), noise
     assert "Restarting worker (status=Status.running)" in [r.getMessage() for r in noise]
     assert len(noise) <= 2
