@@ -131,7 +131,9 @@ class NerConfig:
     # the lowest score of a span the model reports (the mean of its tokens' probabilities
     # of its label); calibration's per-recognizer thresholds choose above it
     threshold: float = 0.5
-    threads: int = 1  # ONNX Runtime's threads in each detection process
+    # ONNX Runtime's threads in each detection process; null: the process's share of the
+    # cores it may run on (cores / anonymize.workers; 1 on a Dask worker, a process a core)
+    threads: int | None = None
     batch_size: int = 32  # windows of up to 480 characters a forward pass
 
     def __post_init__(self) -> None:
@@ -142,7 +144,7 @@ class NerConfig:
         )
         _require(bool(self.labels), "anonymize.ner.labels", "a YAML label-mapping file")
         _require(0.0 <= self.threshold <= 1.0, "anonymize.ner.threshold", "a score in [0, 1]")
-        _require(self.threads >= 1, "anonymize.ner.threads", "an integer >= 1")
+        _require(self.threads is None or self.threads >= 1, "anonymize.ner.threads", "null or >= 1")
         _require(self.batch_size >= 1, "anonymize.ner.batch_size", "an integer >= 1")
 
 

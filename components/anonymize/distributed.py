@@ -17,7 +17,7 @@ import hashlib
 import json
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,6 +77,8 @@ def engine_for(config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None
 
     base_dir = base_dir.resolve()
     check_policy_files(config, base_dir)
+    if config.ner.threads is None:  # a Dask worker is a process a core: the NER takes one
+        config = replace(config, ner=replace(config.ner, threads=1))
     files = tuple((name, (base_dir / name).read_bytes()) for name in config.policy_files())
     return Engine(config, base_dir, key, files)
 

