@@ -2,9 +2,12 @@
 and ages in presidio-research's age templates.
 
     python -m benchmarks.detection_quality [--points recall,balanced,precision]
+    python -m benchmarks.detection_quality --points balanced --spacy-model en_core_web_md
 
 Reads ../shared/data (presidio-research, WNUT-17), or the folder $VEILTUNE_SHARED_DATA names;
-writes benchmarks/results/detection_quality.json.
+writes benchmarks/results/detection_quality.json (detection_quality_<model>.json for a
+spaCy model other than the default, measured with the default's calibration file: the
+balanced point's thresholds do not involve the spaCy recognizer).
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ def age_texts(n: int = 200, seed: int = 0) -> list[Any]:
     return items
 
 
-def measure(point: str) -> dict[str, Any]:
+def measure(point: str, spacy_model: str | None = None) -> dict[str, Any]:
     from components.anonymize.config import AnonymizeConfig
     from components.anonymize.evaluation.datasets import load_labelled
     from components.anonymize.evaluation.run import evaluate_detection
@@ -95,6 +98,8 @@ def measure(point: str) -> dict[str, Any]:
     from components.anonymize.factory import anonymization_policy, build_detector
 
     config = replace(AnonymizeConfig(), operating_point=point)
+    if spacy_model:
+        config = replace(config, spacy_model=spacy_model)
     detector, policy = build_detector(config, REPO), anonymization_policy(config, REPO)
     rows: dict[str, Any] = {}
     for name, (kind, path, split_view) in DATASETS.items():
@@ -112,12 +117,18 @@ def measure(point: str) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--points", default="recall,balanced,precision")
+    parser.add_argument("--spacy-model", default=None, help="e.g. en_core_web_md")
     args = parser.parse_args()
     if not (SHARED / "wnut17").is_dir():
         print(f"benchmarks: {SHARED} is missing (WNUT-17, presidio-research)", file=sys.stderr)
         return 1
-    results = {point: measure(point) for point in args.points.split(",")}
-    write_result("detection_quality", results)
+    results = {point: measure(point, args.spacy_model) for point in args.points.split(",")}
+    from components.anonymize.config import AnonymizeConfig
+
+    name = "detection_quality"
+    if args.spacy_model and args.spacy_model != AnonymizeConfig().spacy_model:
+        name += f"_{args.spacy_model}"
+    write_result(name, results)
     print("| data | point | char precision | char recall | entity recall | person recall |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for name in [*DATASETS, "ages (presidio-research age templates)"]:

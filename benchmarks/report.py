@@ -174,6 +174,16 @@ BENCHMARKS = (
         _detection_points,
     ),
     Benchmark(
+        "detection_quality_en_core_web_md",
+        "Detection quality with spaCy's medium model",
+        "The same sets at the default (balanced) point with `anonymize.spacy_model: "
+        "en_core_web_md`, under the default calibration file (its balanced thresholds do not "
+        "involve the spaCy recognizer).",
+        "python -m benchmarks.detection_quality --points balanced --spacy-model en_core_web_md",
+        None,
+        _detection_points,
+    ),
+    Benchmark(
         "overmasking",
         "Over-masking of everyday words",
         "Name, place, organization and username spans on a single lowercase common English "
