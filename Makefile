@@ -73,6 +73,7 @@ lint: setup
 	$(BIN)/ruff check components flows audits veiltune tests benchmarks docs
 	$(BIN)/ruff format --check components flows audits veiltune tests benchmarks docs
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 # The documentation site, offline (no CDN fonts or scripts; search is local), into site/.
 # --strict: a broken link or anchor fails. The params reference and the results page are

@@ -27,8 +27,8 @@ import yaml
 
 from benchmarks.results import write_result
 from components.core.corpus import load_corpus
+from components.evaluate.answer_scores import rouge_scores
 from components.evaluate.intervals import bootstrap_interval, paired_difference
-from components.evaluate.utility import rouge_scores
 from components.ingest import DATASET
 from components.ingest.dialogsum import dataset_of
 from components.train import Example, GenerationSettings, fit_prompt, task_examples

@@ -15,6 +15,7 @@ import functools
 from collections.abc import Mapping, Sequence
 
 from components.core.corpus import Conversation
+from components.evaluate.answer_scores import rouge_scores
 from components.evaluate.judge import (
     OVERALL,
     Judgement,
@@ -81,7 +82,6 @@ def private_summary_scores(
 ) -> tuple[dict[str, float], list[dict[str, float]]]:
     """The task's scores over its examples (means, and per setting), and each example's
     (``privacy``, ``completeness``, ``acceptable`` 0/1, ``rouge1``)."""
-    from components.evaluate.utility import rouge_scores
 
     judge = judge or default_judge()
     per_example: list[dict[str, float]] = []

@@ -7,15 +7,11 @@ Completeness and acceptable rate, overall and per setting (``private_summary.py`
 perplexity is measured on held-out **raw** transcripts, because what matters is how well
 the model serves real conversations, names and numbers included. Each dataset of the corpus
 (the main one, DialogSum) is scored apart.
-
-ROUGE is Google's ``rouge-score`` (the implementation the summarization literature reports):
-its tokenizer (lowercase alphanumeric tokens) with Porter stemming, F-measure of n-gram
-overlap for ROUGE-1/2 and of the longest common subsequence for ROUGE-L.
+How one answer scores (ROUGE, the label it names): ``answer_scores.py``.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -23,6 +19,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from components.core.corpus import Conversation
+from components.evaluate.answer_scores import (
+    classification,
+    predicted_label,
+    rouge_means,
+    rouge_scores,
+)
 from components.evaluate.judge import SummaryJudge
 from components.train import (
     CLASSIFICATION_TASKS,
@@ -37,65 +39,6 @@ from components.train import (
 logger = logging.getLogger(__name__)
 
 GENERATIVE_TASKS = ("summary", "action_items")
-ROUGE_KEYS = ("rouge1", "rouge2", "rougeL")
-
-
-@functools.cache
-def _rouge_scorer() -> Any:
-    # Imported here: rouge_score pulls in nltk (seconds), which every other command can skip.
-    from rouge_score import rouge_scorer
-
-    return rouge_scorer.RougeScorer(list(ROUGE_KEYS), use_stemmer=True)
-
-
-def rouge_scores(prediction: str, reference: str) -> dict[str, float]:
-    """ROUGE-1/2/L F1 of one prediction against one reference (stemmed, rouge-score's)."""
-    scores = _rouge_scorer().score(reference, prediction)
-    return {key: float(scores[key].fmeasure) for key in ROUGE_KEYS}
-
-
-def rouge(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
-    """Mean ROUGE-1/2/L F1 over pairs (0 for none)."""
-    return _rouge_means([rouge_scores(p, r) for p, r in zip(predictions, references, strict=True)])
-
-
-def _rouge_means(pairs: Sequence[Mapping[str, float]]) -> dict[str, float]:
-    return {
-        key: sum(scores[key] for scores in pairs) / len(pairs) if pairs else 0.0
-        for key in ROUGE_KEYS
-    }
-
-
-def predicted_label(output: str, labels: Iterable[str]) -> str:
-    """The label an answer names: the first label (underscores as spaces too) it contains,
-    longest first so "order_status" wins over "status"; the answer itself when none."""
-    text = output.lower()
-    for label in sorted(labels, key=len, reverse=True):
-        if label.lower() in text or label.lower().replace("_", " ") in text:
-            return label
-    return output.strip()
-
-
-def _f1(overlap: int, predicted: int, reference: int) -> float:
-    if not overlap or not predicted or not reference:
-        return 0.0
-    precision, recall = overlap / predicted, overlap / reference
-    return 2 * precision * recall / (precision + recall)
-
-
-def classification(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
-    """Accuracy and macro-F1 over the reference label set."""
-    if not references:
-        return {"accuracy": 0.0, "macro_f1": 0.0}
-    labels = sorted(set(references))
-    accuracy = sum(p == r for p, r in zip(predictions, references, strict=True)) / len(references)
-    f1s = []
-    for label in labels:
-        tp = sum(p == r == label for p, r in zip(predictions, references, strict=True))
-        fp = sum(p == label != r for p, r in zip(predictions, references, strict=True))
-        fn = sum(r == label != p for p, r in zip(predictions, references, strict=True))
-        f1s.append(_f1(tp, tp + fp, tp + fn))
-    return {"accuracy": accuracy, "macro_f1": sum(f1s) / len(f1s)}
 
 
 @dataclass(frozen=True)
@@ -204,7 +147,7 @@ def _task_scores(
     references = [e.target for e in items]
     if task in GENERATIVE_TASKS:
         pairs = [rouge_scores(o, r) for o, r in zip(outputs, references, strict=True)]
-        return _rouge_means(pairs), pairs
+        return rouge_means(pairs), pairs
     labels = label_sets.get(task) or sorted(set(references))
     predicted = [predicted_label(o, labels) for o in outputs]
     correct = [{"accuracy": float(p == r)} for p, r in zip(predicted, references, strict=True)]

@@ -11,25 +11,25 @@ promotion rule judged.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from components.anonymize import DetectionModel
 from components.core.model_use import INTENDED_USE, applicable_train_params
 from components.gate import GateResult
 from components.ingest import DatasetSource, mixed_in_statement
 from components.register.registry import (
-    ADAPTER_ARTIFACT,
     CANDIDATE,
     CHAMPION,
     PRODUCT_CORPUS,
     AuditResult,
+    champion_version,
 )
 
-README = "README.md"
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
 INTRO = (
     "A LoRA adapter (PEFT) fine-tuned by veiltune on conversations that were anonymized "
     "before training, registered in MLflow with the privacy evidence below. The MLflow "
@@ -94,14 +94,6 @@ def model_description(model_name: str, champion: str | None, reason: str) -> str
     )
     sections = [f"# {model_name}: LoRA adapters trained by veiltune", held, INTRO]
     return "\n\n".join([*sections, *_use_and_limits()]) + "\n"
-
-
-def with_model_card(adapter_dir: Path, card: str, work: Path) -> Path:
-    """A copy of ``adapter_dir`` under ``work`` whose ``README.md`` is ``card``."""
-    copy = work / ADAPTER_ARTIFACT  # MLflow keeps the folder's name: promotion finds it there
-    shutil.copytree(adapter_dir, copy)
-    (copy / README).write_text(card, encoding="utf-8")
-    return copy
 
 
 def _use_and_limits() -> list[str]:
@@ -177,4 +169,17 @@ def _evidence(gate: GateResult, audit: AuditResult) -> str:
             f"- leakage audits: {'passed' if audit.passed else 'failed'}"
             + (f" ({audits})" if audits else ""),
         ]
+    )
+
+
+def describe_model(client: MlflowClient, model_name: str) -> None:
+    """Set the registered model's description from the version holding ``champion`` now."""
+    holder = champion_version(client, model_name)
+    reason = ""
+    if holder is not None:
+        tags = holder.tags
+        reason = tags.get("forced_promotion_reason") or tags.get("promotion_reason", "")
+    version = str(holder.version) if holder is not None else None
+    client.update_registered_model(
+        model_name, description=model_description(model_name, version, reason)
     )

@@ -17,12 +17,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from components.core.errors import BackendError, InputError, PromotionRefused
+from components.register.card import describe_model
 from components.register.evidence import Check, read_version_evidence
 from components.register.registry import (
     CHAMPION,
     CHAMPION_TAG,
     champion_version,
-    describe_model,
     move_champion,
 )
 

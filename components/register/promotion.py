@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from components.core.errors import BackendError
-from components.register.card import version_description
+from components.register.card import describe_model, version_description
 from components.register.evidence import EvidenceFiles, log_evidence, read_evidence
 from components.register.registry import (
     CANDIDATE,
@@ -25,7 +25,6 @@ from components.register.registry import (
     RegisteredVersion,
     UtilityRule,
     champion_version,
-    describe_model,
     log_and_register,
     move_champion,
     promotion_decision,

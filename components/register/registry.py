@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -35,6 +36,7 @@ PRODUCT_CORPUS = "anonymized"
 # The logged model's folder of the adapter (``artifacts/adapter`` of the version's model),
 # which promotion hashes against the adapter its evidence names.
 ADAPTER_ARTIFACT = "adapter"
+README = "README.md"  # the adapter folder's model card, in place of peft's template
 EVAL_TAG_PREFIX = "eval."
 # The adapter's files and the evidence it was registered with, hashed: a second register run
 # with nothing new finds its version instead of adding a copy.
@@ -294,6 +296,14 @@ def find_registered(
     )
 
 
+def with_model_card(adapter_dir: Path, card: str, work: Path) -> Path:
+    """A copy of ``adapter_dir`` under ``work`` whose ``README.md`` is ``card``."""
+    copy = work / ADAPTER_ARTIFACT  # MLflow keeps the folder's name: promotion finds it there
+    shutil.copytree(adapter_dir, copy)
+    (copy / README).write_text(card, encoding="utf-8")
+    return copy
+
+
 def log_and_register(
     client: MlflowClient,
     adapter_dir: Path,
@@ -306,7 +316,6 @@ def log_and_register(
     logged once for every version; register it with ``tags``. Returns (version, run id)."""
     import mlflow
 
-    from components.register.card import with_model_card
     from components.register.pyfunc_code import pyfunc_code
     from components.train import (
         AdapterPyfunc,
@@ -337,21 +346,6 @@ def log_and_register(
         )
     registered = mlflow.register_model(info.model_uri, model_name, tags=dict(tags))
     return str(registered.version), str(registered.run_id or "")
-
-
-def describe_model(client: MlflowClient, model_name: str) -> None:
-    """Set the registered model's description from the version holding ``champion`` now."""
-    from components.register.card import model_description
-
-    holder = champion_version(client, model_name)
-    reason = ""
-    if holder is not None:
-        tags = holder.tags
-        reason = tags.get("forced_promotion_reason") or tags.get("promotion_reason", "")
-    version = str(holder.version) if holder is not None else None
-    client.update_registered_model(
-        model_name, description=model_description(model_name, version, reason)
-    )
 
 
 def move_champion(

@@ -8,14 +8,8 @@ from pathlib import Path
 import pytest
 
 from components.core.corpus import Conversation, Turn
-from components.evaluate.utility import (
-    classification,
-    corpus_perplexity,
-    perplexity,
-    predicted_label,
-    rouge,
-    rouge_scores,
-)
+from components.evaluate.answer_scores import classification, predicted_label, rouge, rouge_scores
+from components.evaluate.utility import corpus_perplexity, perplexity
 from components.train.tasks import mask_placeholders
 
 
