@@ -51,6 +51,8 @@ METRICS_DIR = Path("metrics")
 # Plot data beside the metrics (dvc.yaml's plots, committed with them): numbers, no text.
 TRAIN_LOSS = METRICS_DIR / "train_loss.csv"  # step, loss
 UTILITY_SCORES = METRICS_DIR / "utility.csv"  # metric, adapter, base
+# The run's verdicts in one row (core.headline.dvc_headline): register's, the last verdict.
+HEADLINE = METRICS_DIR / "headline.json"
 
 
 # The folders the pipeline writes into; an output there may have its sub-folder created.
