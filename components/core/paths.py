@@ -44,6 +44,8 @@ GATE_PAGE = Path("data/gate/validation.html")  # the validation result, as an of
 ADAPTER = Path("models/adapter")
 TRAIN_WORK = Path(".veiltune/train")
 PER_CONVERSATION = Path("data/evaluate/per_conversation.jsonl")  # scores by conversation id
+# Every utility score's 95% interval (metrics/evaluate.json keeps the headline scores')
+UTILITY_INTERVALS = Path("data/evaluate/intervals.json")
 BUNDLE = Path("exports/bundle")
 UTILITY_REPORT = Path("reports/utility")
 DVC_LOCK = Path("dvc.lock")

@@ -45,6 +45,7 @@ class ExportInputs:
     metrics_dir: Path
     adapter_dir: Path
     utility_dir: Path
+    utility_intervals: Path | None = None  # every utility score's (evaluate's detail file)
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,11 @@ def bundle_contents(
     }
     if adapter_config.is_file():
         contents["model/adapter_config.json"] = adapter_config
+    intervals = inputs.utility_intervals
+    every_interval = None  # a run from before evaluate wrote them: the headline scores' only
+    if intervals is not None and intervals.is_file():
+        contents["evaluate/intervals.json"] = intervals
+        every_interval = _json_file(intervals).get("metrics")
     facts = ExportFacts(
         metrics=metrics,
         params=params,
@@ -108,6 +114,7 @@ def bundle_contents(
         review=review_summary,
         adapter_config=_json_file(adapter_config) if adapter_config.is_file() else None,
         utility_report=utility_report,
+        utility_intervals=every_interval,
     )
     histogram = inputs.risk_histogram.read_bytes() if inputs.risk_histogram.is_file() else None
     contents["report.html"] = compliance_report_html(facts, histogram, utility_png).encode()

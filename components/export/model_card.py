@@ -16,6 +16,7 @@ from components.export.facts import (
     plain_sight_figures,
     plain_sight_rows,
     utility_rows,
+    with_interval,
 )
 from components.ingest import DATASET, MAIN, mixed_in_statement
 
@@ -137,15 +138,21 @@ def _data(facts: ExportFacts) -> str:
 
 def _evaluation(facts: ExportFacts) -> str:
     evaluate = facts.stage("evaluate")
-    rows = utility_rows(evaluate)
+    rows = utility_rows(evaluate, facts.utility_intervals)
     intro = (
         f"On {format_value(evaluate.get('n_conversations'))} held-out raw conversations "
         "(`metrics/evaluate.json`); the base model zero-shot for comparison. n: the held-out "
-        "examples a score is over (conversations, for perplexity)."
+        "examples a score is over (conversations, for perplexity); in brackets, the 95% "
+        "bootstrap interval over held-out conversations, where evaluate recorded one."
     )
     table = _table(
-        ["metric", "n", "adapter", "base"], [(r.metric, r.n, r.adapter, r.base) for r in rows]
-    )
+        ["metric", "n", "adapter", "base"],
+        [
+            (r.metric, r.n, with_interval(r.adapter, r.adapter_interval),
+             with_interval(r.base, r.base_interval))
+            for r in rows
+        ],
+    )  # fmt: skip
     return intro + "\n\n" + table
 
 

@@ -47,6 +47,7 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
         metrics_dir=paths.METRICS_DIR,
         adapter_dir=paths.ADAPTER,
         utility_dir=paths.UTILITY_REPORT,
+        utility_intervals=paths.UTILITY_INTERVALS,
     )
     with tracking.stage_run("export", context.experiment) as run:
         from mlflow.tracking import MlflowClient

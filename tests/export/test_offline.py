@@ -140,3 +140,29 @@ def test_a_built_bundle_renders_offline(tmp_path: Path) -> None:
     assert links == ["model_card.md", GATE_PAGE]
     assert all((bundle / link).is_file() for link in links)
     assert not (bundle / "gate" / "data_docs").exists()
+
+
+def test_the_bundle_carries_every_utility_interval_and_the_report_states_them(
+    tmp_path: Path,
+) -> None:
+    """evaluate's detail file goes in the bundle beside the metrics, and the report's
+    utility table reads every score's interval from it."""
+    from dataclasses import replace
+
+    inputs = stage_outputs(tmp_path / "outputs")
+    intervals = tmp_path / "outputs" / "intervals.json"
+    every = {
+        "outcome.accuracy": {
+            "adapter": {"estimate": 0.4138, "low": 0.2414, "high": 0.5862, "n": 29},
+        }
+    }
+    intervals.write_text(json.dumps({"confidence": 0.95, "metrics": every}), encoding="utf-8")
+    inputs = replace(inputs, utility_intervals=intervals)
+    metrics = stage_metrics()
+    metrics["evaluate"]["adapter"]["outcome.accuracy"] = 0.4138
+    pi = PiScanPolicy(inventory(), SALT, 4)
+    lineage = {**LINEAGE, "registered_model": REGISTRY}
+    contents = bundle_contents(inputs, dict(PARAMS), metrics, lineage, pi)
+    assert contents["evaluate/intervals.json"] == intervals
+    report = contents["report.html"]
+    assert isinstance(report, bytes) and b"0.414 [0.241, 0.586]" in report
