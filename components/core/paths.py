@@ -46,6 +46,8 @@ TRAIN_WORK = Path(".veiltune/train")
 PER_CONVERSATION = Path("data/evaluate/per_conversation.jsonl")  # scores by conversation id
 # Every utility score's 95% interval (metrics/evaluate.json keeps the headline scores')
 UTILITY_INTERVALS = Path("data/evaluate/intervals.json")
+# Each audit's per-item figures (per canary, per info type): core.audit_record
+AUDIT_DETAILS = Path("data/audit/details.json")
 BUNDLE = Path("exports/bundle")
 UTILITY_REPORT = Path("reports/utility")
 DVC_LOCK = Path("dvc.lock")

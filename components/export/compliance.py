@@ -15,6 +15,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from components.core.audit_record import with_details
 from components.core.errors import LeakageDetected
 from components.export.bundle import Source, build_bundle
 from components.export.detector_scan import DetectorScanPolicy
@@ -46,6 +47,7 @@ class ExportInputs:
     adapter_dir: Path
     utility_dir: Path
     utility_intervals: Path | None = None  # every utility score's (evaluate's detail file)
+    audit_details: Path | None = None  # the audits' per-item figures (the audit's detail file)
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,10 @@ def bundle_contents(
     }
     if adapter_config.is_file():
         contents["model/adapter_config.json"] = adapter_config
+    details = inputs.audit_details
+    if details is not None and details.is_file() and "audit" in metrics:
+        contents["audit/details.json"] = details
+        metrics = {**metrics, "audit": with_details(metrics["audit"], _json_file(details))}
     intervals = inputs.utility_intervals
     every_interval = None  # a run from before evaluate wrote them: the headline scores' only
     if intervals is not None and intervals.is_file():

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from components.anonymize import DetectionModel, detection_models
+from components.core.audit_record import bound_figure
 from components.ingest import DatasetSource, corpus_datasets
 
 CHAMPION = "champion"
@@ -133,16 +134,8 @@ def threshold_pairs(row: AuditRow) -> list[ThresholdPair]:
     → ``n_leaks``); a mapping figure gives one value per key (exposure per repetition)."""
     pairs = []
     for threshold, limit in sorted(row.thresholds.items()):
-        if not _is_number(limit) or not threshold.startswith(("max_", "min_")):
-            continue
-        target = threshold[4:]
-        candidates = [
-            (figure != target, len(figure), figure)
-            for figure, value in row.figures.items()
-            if (figure == target or figure.endswith("_" + target)) and _numeric_values(value)
-        ]
-        if candidates:
-            figure = min(candidates)[2]
+        figure = bound_figure(threshold, row.figures) if _is_number(limit) else None
+        if figure is not None:
             values = _numeric_values(row.figures[figure])
             pairs.append(ThresholdPair(row.name, figure, values, threshold, float(limit)))
     return pairs

@@ -166,3 +166,28 @@ def test_the_bundle_carries_every_utility_interval_and_the_report_states_them(
     assert contents["evaluate/intervals.json"] == intervals
     report = contents["report.html"]
     assert isinstance(report, bytes) and b"0.414 [0.241, 0.586]" in report
+
+
+def test_the_bundle_carries_the_audits_details_and_the_report_states_them(
+    tmp_path: Path,
+) -> None:
+    """The audit's per-item figures, kept out of metrics/audit.json, go in the bundle and
+    back into the report's audit evidence."""
+    from dataclasses import replace
+
+    from components.core.audit_record import split_details
+
+    details = tmp_path / "details.json"
+    findings = {"pii_output": {"detector_findings_by_type": {"USER_NAME": 31}}}
+    details.write_text(json.dumps(findings), encoding="utf-8")
+    inputs = replace(stage_outputs(tmp_path / "outputs"), audit_details=details)
+    metrics = stage_metrics()
+    metrics["audit"] = split_details(metrics["audit"])[0]  # as the audit stage writes it
+    assert "detector_findings_by_type" not in metrics["audit"]["audits"]["pii_output"]["figures"]
+    pi = PiScanPolicy(inventory(), SALT, 4)
+    lineage = {**LINEAGE, "registered_model": REGISTRY}
+    contents = bundle_contents(inputs, dict(PARAMS), metrics, lineage, pi)
+    assert contents["audit/details.json"] == details
+    report = contents["report.html"]
+    assert isinstance(report, bytes) and b"Detector findings, reported and not counted" in report
+    assert b"USER_NAME" in report
