@@ -20,7 +20,7 @@ from components.core.errors import LeakageDetected
 from components.export.bundle import Source, build_bundle
 from components.export.detector_scan import DetectorScanPolicy
 from components.export.facts import ExportFacts
-from components.export.model_card import model_card_markdown
+from components.export.model_card import model_card_html, model_card_markdown
 from components.export.report import compliance_report_html
 from components.export.scan import BundleScan, scan_bundle, scan_files
 from components.export.sources import (
@@ -124,7 +124,11 @@ def bundle_contents(
     )
     histogram = inputs.risk_histogram.read_bytes() if inputs.risk_histogram.is_file() else None
     contents["report.html"] = compliance_report_html(facts, histogram, utility_png).encode()
-    contents["model_card.md"] = model_card_markdown(facts).encode()
+    card = model_card_markdown(facts)
+    contents["model_card.md"] = card.encode()
+    decided = facts.decision()
+    title = f"Model card: {decided.model_name} version {decided.model_version}"
+    contents["model_card.html"] = model_card_html(card, title).encode()
     return contents
 
 
