@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.results import REPO, write_result
+from components.core import paths
+from components.core.audit_record import with_details
 
 METRICS = REPO / "metrics"
 STAGES_READ = ("gate", "audit", "evaluate", "register", "train", "ingest")
@@ -49,6 +51,9 @@ def main() -> int:
         print(f"benchmarks: {names} missing: run `make run` first", file=sys.stderr)
         return 1
     metrics = {s: _read(METRICS / f"{s}.json") for s in STAGES_READ}
+    details = REPO / paths.AUDIT_DETAILS  # the audits' per-item figures (per canary, ...)
+    if details.is_file():
+        metrics["audit"] = with_details(metrics["audit"], _read(details))
     figures = headline_figures(metrics)
     write_result("default_run", figures)
     print(json.dumps(figures, indent=2))

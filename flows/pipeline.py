@@ -37,7 +37,14 @@ from components.core.headline import (
     verdict_line,
 )
 from components.core.stage import StageContext
-from flows.artifacts import StageReport, mlflow_run_url, publish_link, publish_run, publish_stage
+from flows.artifacts import (
+    StageReport,
+    artifact_key,
+    mlflow_run_url,
+    publish_link,
+    publish_run,
+    publish_stage,
+)
 from flows.experiment import (
     ExperimentRun,
     copy_paths,
@@ -153,10 +160,18 @@ def stage_state(report: StageReport) -> State:
     return Completed(message=f"{report.stage}: ran in {report.seconds:.1f} s", data=report)
 
 
+def result_line(stage: str, metrics: Mapping[str, Any]) -> str:
+    """The stage's one summary line, as ``veiltune <stage>`` prints it, and where its
+    metrics are: the file, and the table artifact ``publish_stage`` makes of it."""
+    where = f"metrics/{stage}.json; artifact {artifact_key(stage, 'metrics')}"
+    return f"{registry.BY_NAME[stage].summary(dict(metrics))} ({where})"
+
+
 def _log_result(stage: str, metrics: Mapping[str, Any] | None) -> None:
+    # One line, not the metrics JSON: the run log is read as the pipeline's progress, and
+    # the metrics are a table artifact of their own.
     if metrics is not None:
-        get_run_logger().info("stage %s result (metrics/%s.json):\n%s", stage, stage,
-                              json.dumps(metrics, indent=2))  # fmt: skip
+        get_run_logger().info(result_line(stage, metrics))
 
 
 def _failed(stage: str, exc: StageFailed) -> StageFailed:

@@ -187,6 +187,7 @@ def test_export_bundle_verifies(repo: Path) -> None:
         "params.yaml",
         "report.html",
         "model_card.md",
+        "model_card.html",
         "pi_scan.json",
         "risk/risk_table.csv",
         "risk/histogram.png",

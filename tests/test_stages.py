@@ -109,6 +109,22 @@ def test_each_stage_writes_its_metrics_and_plots_to_git_not_the_cache(stage: obj
     assert not _git_ignored("dvc.lock")
 
 
+def test_every_file_a_stage_writes_is_declared_by_that_stage_alone() -> None:
+    """DVC holds each output to one stage; the run's verdicts in one row
+    (``metrics/headline.json``) are register's, the last stage with a verdict."""
+    declared = [
+        (name, path)
+        for name, entry in DVC.items()
+        for key in ("outs", "metrics", "plots")
+        for path in _declared(entry.get(key, []))
+    ]
+    paths_only = [path for _, path in declared]
+    assert len(paths_only) == len(set(paths_only)), paths_only
+    headline = paths.HEADLINE.as_posix()
+    assert [name for name, path in declared if path == headline] == ["register"]
+    assert _declared(DVC["register"]["metrics"])[headline] == {"cache": False}
+
+
 def test_the_plots_are_the_files_the_stages_write() -> None:
     """Training loss per step, utility per variant, risk per conversation; each with its
     axes, and each file an output of a stage (a top-level plot, a file in an output folder)."""

@@ -10,6 +10,7 @@ from components.anonymize import AnonymizeConfig, entity_detector, placeholder_v
 from components.audit.config import AuditConfig
 from components.audit.runner import AuditInputs, run_audits
 from components.core import paths, tracking
+from components.core.audit_record import split_details
 from components.core.corpus import load_corpus
 from components.core.jsonio import iter_jsonl, jsonl_by_key, write_json_atomic
 from components.core.lineage import ADAPTER_KEY, adapter_sha256
@@ -51,14 +52,19 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
         # the entity engine's findings in outputs (word-level detectors flag most words)
         detector = entity_detector(context.config(AnonymizeConfig), context.base_dir)
         results = run_audits(model, tokenizer, config, inputs, detector)
-        metrics = {**audit_summary(results, train_config.corpus), ADAPTER_KEY: attacked}
+        summary = {**audit_summary(results, train_config.corpus), ADAPTER_KEY: attacked}
+        # what decides in the metrics file; the other figures (each canary, each info type)
+        # apart: DVC's table has a column per key
+        metrics, details = split_details(summary)
+        write_json_atomic(paths.AUDIT_DETAILS, details)
         write_json_atomic(paths.metrics_file("audit"), metrics)
-        log_stage("audit", config, audit_figures(metrics), [paths.metrics_file("audit")])
+        outputs = [paths.metrics_file("audit"), paths.AUDIT_DETAILS]
+        log_stage("audit", config, audit_figures(summary), outputs)
     return metrics
 
 
 def audit_figures(metrics: Metrics) -> dict[str, Any]:
-    """The audit's headline numbers, flat, for MLflow."""
+    """The audit's numbers, flat, for MLflow (each canary's: the details artifact)."""
     flat: dict[str, Any] = {"audit_passed": metrics["passed"]}
     for name, result in metrics["audits"].items():
         flat[f"{name}.passed"] = result["passed"]

@@ -18,10 +18,6 @@ from components.core.jsonio import write_json_atomic
 logger = logging.getLogger(__name__)
 
 HEADLINE_STAGES = ("gate", "audit", "evaluate", "register")
-# `dvc metrics show metrics/headline.json`: one row that fits 120 columns. DVC prints a
-# column per key of every declared metrics file (9,000 columns with audit.json's canaries),
-# so this file is declared nowhere and named on the command line.
-HEADLINE_FILE = "headline.json"
 DEFAULT_UTILITY_METRIC = "summary.rouge1"  # register.utility_metric's default
 # The scores a reader looks at first, the first one a run has (the report's verdict; evaluate
 # records their intervals): the main corpus's summary, else DialogSum's.
@@ -124,7 +120,8 @@ def verdict_line(results: Mapping[str, Any], metric: str = DEFAULT_UTILITY_METRI
 def write_dvc_headline(
     path: Path, metrics: Mapping[str, Mapping[str, Any]], params: Mapping[str, Any]
 ) -> None:
-    """Write ``dvc_headline`` to ``path`` (nothing when no stage has a verdict yet)."""
+    """Write ``dvc_headline`` to ``path`` (nothing when no stage has a verdict yet): the row
+    ``dvc metrics show metrics/headline.json`` prints in under 120 columns."""
     short = dvc_headline(headline_metrics(metrics, params), params)
     if short:
         write_json_atomic(path, short)

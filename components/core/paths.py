@@ -44,6 +44,10 @@ GATE_PAGE = Path("data/gate/validation.html")  # the validation result, as an of
 ADAPTER = Path("models/adapter")
 TRAIN_WORK = Path(".veiltune/train")
 PER_CONVERSATION = Path("data/evaluate/per_conversation.jsonl")  # scores by conversation id
+# Every utility score's 95% interval (metrics/evaluate.json keeps the headline scores')
+UTILITY_INTERVALS = Path("data/evaluate/intervals.json")
+# Each audit's per-item figures (per canary, per info type): core.audit_record
+AUDIT_DETAILS = Path("data/audit/details.json")
 BUNDLE = Path("exports/bundle")
 UTILITY_REPORT = Path("reports/utility")
 DVC_LOCK = Path("dvc.lock")
@@ -51,6 +55,8 @@ METRICS_DIR = Path("metrics")
 # Plot data beside the metrics (dvc.yaml's plots, committed with them): numbers, no text.
 TRAIN_LOSS = METRICS_DIR / "train_loss.csv"  # step, loss
 UTILITY_SCORES = METRICS_DIR / "utility.csv"  # metric, adapter, base
+# The run's verdicts in one row (core.headline.dvc_headline): register's, the last verdict.
+HEADLINE = METRICS_DIR / "headline.json"
 
 
 # The folders the pipeline writes into; an output there may have its sub-folder created.

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from components.core.headline import HEADLINE_METRICS
+from components.evaluate.runs import is_perplexity
 
 RESAMPLES = 2000
 CONFIDENCE = 0.95
@@ -152,29 +154,69 @@ def _interval(estimate: float, draws: _Array) -> Interval:
     return Interval(estimate, float(low), float(high))
 
 
-def headline_intervals(
-    adapter: Mapping[str, Sample], base: Mapping[str, Sample], seed: int = 0
+def utility_intervals(
+    by_model: Mapping[str, Mapping[str, Sample]], reference: str = "base", seed: int = 0
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """For each of ``HEADLINE_METRICS`` the adapter scored (metric key → its bootstrap
-    sample, as ``runs.samples`` builds them): the adapter's and the base model's 95%
-    intervals, and the paired difference adapter − base with its interval, as
-    ``metrics/evaluate.json`` records them (``intervals``)."""
-    found: dict[str, dict[str, dict[str, float]]] = {}
-    for metric in HEADLINE_METRICS:
-        if not adapter.get(metric):
+    """Every metric any model scored, from each model's samples (model → metric key → its
+    bootstrap sample, as ``runs.samples`` builds them): each model's 95% interval, and each
+    other model's paired difference from ``reference`` (``<model>_minus_<reference>``) on the
+    conversations both scored; each with ``n``, the conversations it is over. What evaluate
+    writes to ``data/evaluate/intervals.json``."""
+    keys = sorted({key for sampled in by_model.values() for key, s in sampled.items() if s})
+    return {key: _metric_intervals(key, by_model, reference, seed) for key in keys}
+
+
+def _metric_intervals(
+    key: str, by_model: Mapping[str, Mapping[str, Sample]], reference: str, seed: int
+) -> dict[str, dict[str, float]]:
+    exponentiate = is_perplexity(key)
+    scored = {model: sampled[key] for model, sampled in by_model.items() if sampled.get(key)}
+    entry = {
+        model: _as_dict(bootstrap_interval(sample, exponentiate, seed=seed), len(sample))
+        for model, sample in scored.items()
+    }
+    base = scored.get(reference)
+    for model, sample in scored.items():
+        if base is None or model == reference or not set(sample) & set(base):
             continue
-        entry = {"adapter": _as_dict(bootstrap_interval(adapter[metric], seed=seed))}
-        if base.get(metric):
-            entry["base"] = _as_dict(bootstrap_interval(base[metric], seed=seed))
-            difference = paired_difference(adapter[metric], base[metric], seed=seed)
-            entry["adapter_minus_base"] = _as_dict(difference.absolute)
-        found[metric] = entry
-    return found
+        difference = paired_difference(sample, base, exponentiate, seed=seed)
+        entry[f"{model}_minus_{reference}"] = _as_dict(
+            difference.absolute, difference.n_conversations
+        )
+    return entry
 
 
-def _as_dict(interval: Interval) -> dict[str, float]:
+def intervals_record(every: Mapping[str, Any]) -> dict[str, Any]:
+    """``utility_intervals``' result as ``data/evaluate/intervals.json`` holds it: how the
+    intervals were drawn, then ``metrics`` (metric → model or difference → interval)."""
+    return {
+        "confidence": CONFIDENCE,
+        "resamples": RESAMPLES,
+        "over": "held-out conversations",
+        "metrics": dict(every),
+    }
+
+
+def headline_intervals(
+    every: Mapping[str, Mapping[str, Mapping[str, float]]],
+) -> dict[str, dict[str, dict[str, float]]]:
+    """The ``HEADLINE_METRICS`` among ``utility_intervals``' (estimate, low, high), as
+    ``metrics/evaluate.json`` records them (``intervals``): the rest stays in the detail
+    file, since ``dvc metrics show`` prints a column per key of a metrics file."""
+    return {
+        metric: {
+            name: {k: v for k, v in bounds.items() if k != "n"}
+            for name, bounds in every[metric].items()
+        }
+        for metric in HEADLINE_METRICS
+        if metric in every
+    }
+
+
+def _as_dict(interval: Interval, n: int) -> dict[str, float]:
     return {
         "estimate": round(interval.estimate, 4),
         "low": round(interval.low, 4),
         "high": round(interval.high, 4),
+        "n": n,
     }

@@ -13,7 +13,7 @@ from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_
 from components.core.lineage import ADAPTER_KEY, adapter_sha256
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.evaluate.config import EvaluateConfig
-from components.evaluate.intervals import headline_intervals
+from components.evaluate.intervals import headline_intervals, intervals_record, utility_intervals
 from components.evaluate.judge import SummaryJudge
 from components.evaluate.private_summary import build_judge
 from components.evaluate.runs import samples
@@ -74,14 +74,20 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
             metrics["judge"] = config.judge.model or "offline"
             metrics["judge_unparsed"] = getattr(judge, "unparsed", 0)
         metrics.update(scores)
-        # 95% bootstrap intervals of the headline scores, over held-out conversations
-        metrics["intervals"] = headline_intervals(
-            samples(records, "adapter"), samples(records, "base")
-        )
+        # 95% bootstrap intervals over held-out conversations: every score's in the detail
+        # file, the headline scores' in the metrics file too
+        every = utility_intervals({model: samples(records, model) for model in models})
+        metrics["intervals"] = headline_intervals(every)
         write_jsonl_atomic(paths.PER_CONVERSATION, records)
+        write_json_atomic(paths.UTILITY_INTERVALS, intervals_record(every))
         write_json_atomic(paths.metrics_file("evaluate"), metrics)
         write_text_atomic(paths.UTILITY_SCORES, utility_csv(metrics))
-        outputs = [paths.metrics_file("evaluate"), paths.PER_CONVERSATION, paths.UTILITY_SCORES]
+        outputs = [
+            paths.metrics_file("evaluate"),
+            paths.PER_CONVERSATION,
+            paths.UTILITY_INTERVALS,
+            paths.UTILITY_SCORES,
+        ]
         log_stage("evaluate", config, metrics, outputs)
     return metrics
 

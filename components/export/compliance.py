@@ -15,11 +15,12 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from components.core.audit_record import with_details
 from components.core.errors import LeakageDetected
 from components.export.bundle import Source, build_bundle
 from components.export.detector_scan import DetectorScanPolicy
 from components.export.facts import ExportFacts
-from components.export.model_card import model_card_markdown
+from components.export.model_card import model_card_html, model_card_markdown
 from components.export.report import compliance_report_html
 from components.export.scan import BundleScan, scan_bundle, scan_files
 from components.export.sources import (
@@ -45,6 +46,8 @@ class ExportInputs:
     metrics_dir: Path
     adapter_dir: Path
     utility_dir: Path
+    utility_intervals: Path | None = None  # every utility score's (evaluate's detail file)
+    audit_details: Path | None = None  # the audits' per-item figures (the audit's detail file)
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,15 @@ def bundle_contents(
     }
     if adapter_config.is_file():
         contents["model/adapter_config.json"] = adapter_config
+    details = inputs.audit_details
+    if details is not None and details.is_file() and "audit" in metrics:
+        contents["audit/details.json"] = details
+        metrics = {**metrics, "audit": with_details(metrics["audit"], _json_file(details))}
+    intervals = inputs.utility_intervals
+    every_interval = None  # a run from before evaluate wrote them: the headline scores' only
+    if intervals is not None and intervals.is_file():
+        contents["evaluate/intervals.json"] = intervals
+        every_interval = _json_file(intervals).get("metrics")
     facts = ExportFacts(
         metrics=metrics,
         params=params,
@@ -108,10 +120,15 @@ def bundle_contents(
         review=review_summary,
         adapter_config=_json_file(adapter_config) if adapter_config.is_file() else None,
         utility_report=utility_report,
+        utility_intervals=every_interval,
     )
     histogram = inputs.risk_histogram.read_bytes() if inputs.risk_histogram.is_file() else None
     contents["report.html"] = compliance_report_html(facts, histogram, utility_png).encode()
-    contents["model_card.md"] = model_card_markdown(facts).encode()
+    card = model_card_markdown(facts)
+    contents["model_card.md"] = card.encode()
+    decided = facts.decision()
+    title = f"Model card: {decided.model_name} version {decided.model_version}"
+    contents["model_card.html"] = model_card_html(card, title).encode()
     return contents
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from components.anonymize import DetectionModel, detection_models
+from components.core.audit_record import bound_figure
 from components.ingest import DatasetSource, corpus_datasets
 
 CHAMPION = "champion"
@@ -133,16 +134,8 @@ def threshold_pairs(row: AuditRow) -> list[ThresholdPair]:
     → ``n_leaks``); a mapping figure gives one value per key (exposure per repetition)."""
     pairs = []
     for threshold, limit in sorted(row.thresholds.items()):
-        if not _is_number(limit) or not threshold.startswith(("max_", "min_")):
-            continue
-        target = threshold[4:]
-        candidates = [
-            (figure != target, len(figure), figure)
-            for figure, value in row.figures.items()
-            if (figure == target or figure.endswith("_" + target)) and _numeric_values(value)
-        ]
-        if candidates:
-            figure = min(candidates)[2]
+        figure = bound_figure(threshold, row.figures) if _is_number(limit) else None
+        if figure is not None:
             values = _numeric_values(row.figures[figure])
             pairs.append(ThresholdPair(row.name, figure, values, threshold, float(limit)))
     return pairs
@@ -156,7 +149,7 @@ def _numeric_values(value: Any) -> dict[str, float]:
     return {}
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -172,15 +165,27 @@ def flat_numbers(values: Mapping[str, Any], prefix: str = "") -> dict[str, float
     return flat
 
 
+Bounds = tuple[float, float]
+
+
 @dataclass(frozen=True)
 class UtilityRow:
     """One score of the adapter and the base model, and how many examples it is over
-    (``n``: the task's examples, or the dataset's conversations for perplexity)."""
+    (``n``: the task's examples, or the dataset's conversations for perplexity), with the
+    95% bootstrap intervals evaluate recorded for it (None where it recorded none): each
+    model's, and the paired difference adapter − base's."""
 
     metric: str
     adapter: float | None
     base: float | None
     n: int | None
+    adapter_interval: Bounds | None = None
+    base_interval: Bounds | None = None
+    delta_interval: Bounds | None = None
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.adapter is None or self.base is None else self.adapter - self.base
 
 
 def is_count(metric: str) -> bool:
@@ -189,15 +194,57 @@ def is_count(metric: str) -> bool:
     return any(part.startswith(_COUNT_PREFIXES) for part in metric.split("."))
 
 
-def utility_rows(evaluate: Mapping[str, Any]) -> list[UtilityRow]:
-    """Every score either model has, with the count it is over; counts are never rows."""
+def utility_rows(
+    evaluate: Mapping[str, Any], intervals: Mapping[str, Any] | None = None
+) -> list[UtilityRow]:
+    """Every score either model has, with the count it is over and its intervals; counts
+    are never rows.
+
+    Args:
+        intervals: ``data/evaluate/intervals.json``'s ``metrics`` (every score's), when it
+            was read; the headline scores' in ``metrics/evaluate.json`` serve without it.
+    """
     adapter = flat_numbers(evaluate.get("adapter") or {})
     base = flat_numbers(evaluate.get("base") or {})
+    recorded = {**(evaluate.get("intervals") or {}), **(intervals or {})}
     keys = sorted(k for k in set(adapter) | set(base) if not is_count(k))
     return [
-        UtilityRow(k, adapter.get(k), base.get(k), _score_count(k, evaluate, adapter, base))
+        UtilityRow(
+            k,
+            adapter.get(k),
+            base.get(k),
+            _score_count(k, evaluate, adapter, base),
+            *_row_intervals(recorded.get(k)),
+        )
         for k in keys
     ]
+
+
+def _row_intervals(entry: Any) -> tuple[Bounds | None, Bounds | None, Bounds | None]:
+    found = entry if isinstance(entry, Mapping) else {}
+    names = ("adapter", "base", "adapter_minus_base")
+    adapter, base, delta = (interval_bounds(found.get(name)) for name in names)
+    return adapter, base, delta
+
+
+def interval_bounds(interval: Any) -> Bounds | None:
+    """``(low, high)`` of an interval as evaluate records it; None when it is absent or not
+    numbers."""
+    if not isinstance(interval, Mapping):
+        return None
+    low, high = interval.get("low"), interval.get("high")
+    if _is_number(low) and _is_number(high):
+        return float(low), float(high)
+    return None
+
+
+def with_interval(value: float | None, bounds: Bounds | None, signed: bool = False) -> Any:
+    """A score for a table cell: ``0.322 [0.277, 0.368]`` (3 significant digits, as the
+    verdict states them) when it has an interval, the value itself otherwise."""
+    if value is None or bounds is None:
+        return value
+    shown = f"{value:+.3g}" if signed else f"{value:.3g}"
+    return f"{shown} [{bounds[0]:.3g}, {bounds[1]:.3g}]"
 
 
 def _score_count(
@@ -302,6 +349,8 @@ class ExportFacts:
         review: ``n_records`` of the review sample and ``residual_masked`` (type → count).
         adapter_config: the LoRA adapter's ``adapter_config.json``, when there is one.
         utility_report: ``reports/utility/utility.json``, when it was made.
+        utility_intervals: every utility score's 95% intervals (``metrics`` of
+            ``data/evaluate/intervals.json``), when evaluate wrote them.
     """
 
     metrics: Mapping[str, Mapping[str, Any]]
@@ -312,6 +361,7 @@ class ExportFacts:
     review: Mapping[str, Any] = field(default_factory=dict)
     adapter_config: Mapping[str, Any] | None = None
     utility_report: Mapping[str, Any] | None = None
+    utility_intervals: Mapping[str, Any] | None = None
 
     def stage(self, name: str) -> Mapping[str, Any]:
         return self.metrics.get(name) or {}

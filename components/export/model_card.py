@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from components.core.html import Pages
 from components.core.model_use import INTENDED_USE, applicable_train_params
 from components.export.audit_evidence import audit_evidence
 from components.export.facts import (
@@ -16,9 +17,11 @@ from components.export.facts import (
     plain_sight_figures,
     plain_sight_rows,
     utility_rows,
+    with_interval,
 )
 from components.ingest import DATASET, MAIN, mixed_in_statement
 
+_PAGES = Pages("components.export")
 _ADAPTER_KEYS = ("peft_type", "task_type", "r", "lora_alpha", "lora_dropout", "target_modules")
 _TRAIN_RESULT_KEYS = (
     "steps",
@@ -137,15 +140,21 @@ def _data(facts: ExportFacts) -> str:
 
 def _evaluation(facts: ExportFacts) -> str:
     evaluate = facts.stage("evaluate")
-    rows = utility_rows(evaluate)
+    rows = utility_rows(evaluate, facts.utility_intervals)
     intro = (
         f"On {format_value(evaluate.get('n_conversations'))} held-out raw conversations "
         "(`metrics/evaluate.json`); the base model zero-shot for comparison. n: the held-out "
-        "examples a score is over (conversations, for perplexity)."
+        "examples a score is over (conversations, for perplexity); in brackets, the 95% "
+        "bootstrap interval over held-out conversations, where evaluate recorded one."
     )
     table = _table(
-        ["metric", "n", "adapter", "base"], [(r.metric, r.n, r.adapter, r.base) for r in rows]
-    )
+        ["metric", "n", "adapter", "base"],
+        [
+            (r.metric, r.n, with_interval(r.adapter, r.adapter_interval),
+             with_interval(r.base, r.base_interval))
+            for r in rows
+        ],
+    )  # fmt: skip
     return intro + "\n\n" + table
 
 
@@ -218,3 +227,24 @@ def model_card_markdown(facts: ExportFacts) -> str:
         "## Limitations\n\n" + _limitations(facts),
     ]
     return "\n\n".join(sections) + "\n"
+
+
+# Python-Markdown's parts that would pass a value's markup through or make a link of a URL:
+# the card's values (model names, paths, sources) are text, and its page fetches nothing.
+_MARKUP_AND_LINKS = (
+    "html", "link", "autolink", "automail", "image_link", "image_reference", "reference",
+    "short_reference", "short_image_ref",
+)  # fmt: skip
+
+
+def model_card_html(card: str, title: str) -> str:
+    """``model_card_markdown``'s text as a self-contained page (``model_card.html``):
+    headings, lists, tables and code as Markdown renders them; raw markup and URLs in the
+    text shown as text."""
+    import markdown
+
+    renderer = markdown.Markdown(extensions=["tables"], output_format="html")
+    renderer.preprocessors.deregister("html_block")
+    for pattern in _MARKUP_AND_LINKS:
+        renderer.inlinePatterns.deregister(pattern, strict=False)
+    return _PAGES.render("model_card.html", title=title, body=renderer.convert(card))

@@ -31,6 +31,7 @@ from components.export.facts import (
     plain_sight_rows,
     threshold_pairs,
     utility_rows,
+    with_interval,
 )
 from components.export.verdict import verdict
 from components.ingest import DATASET, SENSITIVE, mixed_in_statement
@@ -167,10 +168,11 @@ MAIN_TITLE = "main corpus"
 
 def _utility_section(facts: ExportFacts, utility_png: bytes | None) -> dict[str, Any]:
     evaluate = facts.stage("evaluate")
-    rows = utility_rows(evaluate)
+    rows = utility_rows(evaluate, facts.utility_intervals)
     return {
         "n_conversations": evaluate.get("n_conversations"),
         "variant": evaluate.get("variant"),
+        "every_interval": facts.utility_intervals is not None,
         "groups": utility_groups(rows),
         "chart_png": utility_chart_png(rows),
         "report": _utility_report(facts.utility_report, utility_png),
@@ -189,9 +191,15 @@ def utility_groups(rows: list[UtilityRow]) -> list[tuple[str, list[list[Any]]]]:
 
 
 def _utility_row(row: UtilityRow) -> list[Any]:
-    delta = None if row.adapter is None or row.base is None else row.adapter - row.base
     better = "↓ lower" if lower_is_better(row.metric) else "↑ higher"
-    return [row.metric, row.n, row.adapter, row.base, delta, better]
+    return [
+        row.metric,
+        row.n,
+        with_interval(row.adapter, row.adapter_interval),
+        with_interval(row.base, row.base_interval),
+        with_interval(row.delta, row.delta_interval, signed=True),
+        better,
+    ]
 
 
 def _utility_report(report: Mapping[str, Any] | None, png: bytes | None) -> dict[str, Any] | None:

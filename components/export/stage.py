@@ -47,6 +47,8 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
         metrics_dir=paths.METRICS_DIR,
         adapter_dir=paths.ADAPTER,
         utility_dir=paths.UTILITY_REPORT,
+        utility_intervals=paths.UTILITY_INTERVALS,
+        audit_details=paths.AUDIT_DETAILS,
     )
     with tracking.stage_run("export", context.experiment) as run:
         from mlflow.tracking import MlflowClient

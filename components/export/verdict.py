@@ -9,19 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any
 
 from components.core.headline import HEADLINE_METRICS, reported_only
 from components.export.facts import (
     AuditRow,
+    Bounds,
     ExportFacts,
     UtilityRow,
     audit_rows,
     lower_is_better,
     utility_rows,
 )
-
-Bounds = tuple[float, float]
 
 
 @dataclass(frozen=True)
@@ -110,36 +109,21 @@ def utility_headline(evaluate: Mapping[str, Any]) -> UtilityHeadline | None:
     rows = {r.metric: r for r in utility_rows(evaluate)}
     for metric in HEADLINE_METRICS:
         if metric in rows:
-            return _headline(rows[metric], (evaluate.get("intervals") or {}).get(metric) or {})
+            return _headline(rows[metric])
     return None
 
 
-def _headline(row: UtilityRow, intervals: Mapping[str, Any]) -> UtilityHeadline:
+def _headline(row: UtilityRow) -> UtilityHeadline:
     return UtilityHeadline(
         row.metric,
         row.adapter,
         row.base,
         row.n,
         higher_is_better=not lower_is_better(row.metric),
-        adapter_interval=_bounds(intervals.get("adapter")),
-        base_interval=_bounds(intervals.get("base")),
-        delta_interval=_bounds(intervals.get("adapter_minus_base")),
+        adapter_interval=row.adapter_interval,
+        base_interval=row.base_interval,
+        delta_interval=row.delta_interval,
     )
-
-
-def _bounds(interval: Any) -> Bounds | None:
-    """``(low, high)`` of an interval as evaluate.json records it; None when it is absent
-    or not numbers."""
-    if not isinstance(interval, Mapping):
-        return None
-    low, high = interval.get("low"), interval.get("high")
-    if _is_number(low) and _is_number(high):
-        return float(low), float(high)
-    return None
-
-
-def _is_number(value: Any) -> TypeGuard[float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _bool(value: Any) -> bool | None:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from components.anonymize import detection_models
 from components.core import lineage, paths, tracking
-from components.core.headline import held_audits
+from components.core.headline import held_audits, write_dvc_headline
 from components.core.jsonio import write_json_atomic
 from components.core.signing import KEY_PARAM, signing_key
 from components.core.stage import Metrics, StageContext, log_stage, read_metrics
@@ -105,8 +107,16 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
             write_json_atomic(paths.metrics_file("register"), version.to_metrics())
     metrics = version.to_metrics()
     write_json_atomic(paths.metrics_file("register"), metrics)
+    write_headline(metrics, context.params)
     logger.info("%s v%s: %s", config.model_name, version.version, version.decision_reason)
     return metrics
+
+
+def write_headline(registered: Metrics, params: Mapping[str, Any]) -> None:
+    """``metrics/headline.json``, declared by this stage, the last with a verdict: the gate's,
+    the audits' and this version's verdicts and the utility the rule judged, in one row."""
+    found = {stage: read_metrics(stage) for stage in ("gate", "audit", "evaluate")}
+    write_dvc_headline(paths.HEADLINE, {**found, "register": registered}, params)
 
 
 def summary(metrics: Metrics) -> str:

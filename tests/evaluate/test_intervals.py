@@ -124,7 +124,7 @@ def test_seed_spread_is_min_max_and_std_of_the_seed_means() -> None:
 def test_headline_intervals_are_the_per_conversation_records_bootstrap() -> None:
     """What evaluate writes as ``intervals`` in metrics/evaluate.json: the headline score's
     interval for each model and the paired difference, from the records it writes beside."""
-    from components.evaluate.intervals import headline_intervals
+    from components.evaluate.intervals import headline_intervals, utility_intervals
     from components.evaluate.runs import samples
 
     rng = np.random.default_rng(3)
@@ -142,7 +142,9 @@ def test_headline_intervals_are_the_per_conversation_records_bootstrap() -> None
         for dataset in ("main", "dialogsum")
         for i, score in enumerate(base_scores)
     ]
-    found = headline_intervals(samples(records, "adapter"), samples(records, "base"))
+    found = headline_intervals(
+        utility_intervals({m: samples(records, m) for m in ("adapter", "base")})
+    )
     assert set(found) == {"summary.rouge1", "dialogsum.summary.rouge1"}
     main = found["summary.rouge1"]
     assert main["adapter"]["low"] < main["adapter"]["estimate"] < main["adapter"]["high"]
@@ -151,5 +153,48 @@ def test_headline_intervals_are_the_per_conversation_records_bootstrap() -> None
     assert main["adapter_minus_base"] == {"estimate": 0.02, "low": 0.02, "high": 0.02}
     assert main["base"]["high"] > main["adapter"]["low"]
     # a run without the base model: the adapter's interval alone
-    alone = headline_intervals(samples(records, "adapter"), {})
+    alone = headline_intervals(utility_intervals({"adapter": samples(records, "adapter")}))
     assert set(alone["summary.rouge1"]) == {"adapter"}
+
+
+def test_every_score_of_every_model_has_its_interval_and_its_difference_from_the_base() -> None:
+    """What evaluate writes to data/evaluate/intervals.json: every metric any model scored
+    (a baseline beside the adapter too), each model's interval with the conversations it is
+    over, and each model's paired difference from the base on the conversations both scored."""
+    from components.evaluate.intervals import utility_intervals
+    from components.evaluate.runs import samples
+
+    rng = np.random.default_rng(5)
+    truth = rng.uniform(0.2, 0.6, size=30)
+    shifts = {"adapter": 0.1, "masked": 0.05, "base": 0.0}
+    records = [
+        {
+            "model": model,
+            "dataset": "main",
+            "id": f"c{i}",
+            "scores": {"summary.rouge1": float(score + shift), "outcome.accuracy": float(i % 2)},
+            "loss_sum": 2.0 + shift,
+            "n_tokens": 4,
+        }
+        for model, shift in shifts.items()
+        for i, score in enumerate(truth)
+        if model != "base" or i < 20  # the base model answered 20 of the 30
+    ]
+    found = utility_intervals({m: samples(records, m) for m in shifts})
+    assert set(found) == {"summary.rouge1", "outcome.accuracy", "perplexity_raw"}
+    rouge = found["summary.rouge1"]
+    assert set(rouge) == {"adapter", "masked", "base", "adapter_minus_base", "masked_minus_base"}
+    assert (rouge["adapter"]["n"], rouge["base"]["n"], rouge["adapter_minus_base"]["n"]) == (
+        30,
+        20,
+        20,
+    )
+    assert rouge["adapter"]["low"] < rouge["adapter"]["estimate"] < rouge["adapter"]["high"]
+    assert rouge["masked_minus_base"] == {"estimate": 0.05, "low": 0.05, "high": 0.05, "n": 20}
+    # perplexity: exp of the summed loss over the summed tokens, its difference on that scale
+    perplexity = found["perplexity_raw"]
+    assert perplexity["adapter"]["estimate"] == round(math.exp(2.1 / 4), 4)
+    difference = perplexity["adapter_minus_base"]["estimate"]
+    assert difference == pytest.approx(math.exp(2.1 / 4) - math.exp(0.5), abs=1e-4)
+    # the same seed, the same intervals
+    assert utility_intervals({m: samples(records, m) for m in shifts}) == found

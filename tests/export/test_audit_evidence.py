@@ -116,3 +116,43 @@ def test_utility_is_grouped_by_dataset_with_the_better_direction() -> None:
     assert re.search(r"<td>perplexity_raw</td>.*?<td>↓ lower</td>", main)
     assert re.search(r"<td>summary.rouge1</td>.*?<td>↑ higher</td>", main)
     assert "headline score's 95% bootstrap intervals are in the verdict" in utility
+
+
+# data/evaluate/intervals.json's ``metrics`` for two of EVALUATE's scores.
+INTERVALS = {
+    "summary.rouge1": {
+        "adapter": {"estimate": 0.3263, "low": 0.2771, "high": 0.3683, "n": 29},
+        "base": {"estimate": 0.15, "low": 0.125, "high": 0.194, "n": 29},
+        "adapter_minus_base": {"estimate": 0.1763, "low": 0.121, "high": 0.2302, "n": 29},
+    },
+    "dialogsum.perplexity_raw": {
+        "adapter": {"estimate": 13.8531, "low": 12.2, "high": 15.61, "n": 27},
+        "base": {"estimate": 13.8531, "low": 12.2, "high": 15.61, "n": 27},
+        "adapter_minus_base": {"estimate": 0.0, "low": -0.4, "high": 0.38, "n": 27},
+    },
+}
+
+
+def test_every_utility_score_is_shown_with_its_interval_and_n() -> None:
+    metrics = {**stage_metrics(), "evaluate": EVALUATE}
+    facts = ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE, utility_intervals=INTERVALS)
+    page = compliance_report_html(facts, None, None)
+    utility = page[page.index('<section id="utility">') : page.index('<section id="sensitive">')]
+    cells = r"<td>{}</td><td[^>]*>{}</td><td[^>]*>{}</td><td[^>]*>{}</td><td[^>]*>{}</td>"
+    assert re.search(
+        cells.format(
+            "summary.rouge1", "29", r"0.326 \[0.277, 0.368\]", r"0.15 \[0.125, 0.194\]",
+            r"\+0.176 \[0.121, 0.23\]",
+        ),
+        utility,
+    ), utility  # fmt: skip
+    assert re.search(
+        cells.format(
+            "dialogsum.perplexity_raw", "27", r"13.9 \[12.2, 15.6\]", r"13.9 \[12.2, 15.6\]",
+            r"\+0 \[-0.4, 0.38\]",
+        ),
+        utility,
+    ), utility  # fmt: skip
+    # a score evaluate recorded no interval for is its point value
+    assert re.search(r"<td>purpose.macro_f1</td><td[^>]*>29</td><td[^>]*>0.2531</td>", utility)
+    assert "95% bootstrap interval" in utility and "paired difference" in utility

@@ -9,12 +9,14 @@ from typing import Any
 
 import pytest
 
+from components.export.bundle import verify_bundle
 from components.export.compliance import (
     ExportInputs,
     PiScanPolicy,
     bundle_contents,
     write_scanned_bundle,
 )
+from components.export.model_card import model_card_html, model_card_markdown
 from components.export.report import GATE_PAGE
 from components.gate.stage import write_validation
 from components.gate.suite import validate_risk_table
@@ -128,15 +130,88 @@ def test_a_built_bundle_renders_offline(tmp_path: Path) -> None:
     pages = {p.relative_to(bundle).as_posix() for p in offline_files(bundle)}
     assert pages == {
         "report.html",
+        "model_card.html",
         "gate/validation.html",
         "risk/report.html",
         "review/review.html",
     }
     assert remote_references(bundle) == []
-    # The report's own links stay inside the bundle: the model card and its gate page,
-    # which are there.
+    # The report's own links stay inside the bundle: the model card's page and its gate
+    # page, which are there.
     _, local = page_references((bundle / "report.html").read_text(encoding="utf-8"))
     links = [ref.split("=", 1)[1] for ref in local if not ref.startswith("img src=data:")]
-    assert links == ["model_card.md", GATE_PAGE]
+    assert links == ["model_card.html", GATE_PAGE]
     assert all((bundle / link).is_file() for link in links)
+    # The signed manifest covers the card's page as every other file: the bundle verifies.
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    assert {"model_card.html", "model_card.md"} <= set(manifest["files"])
+    assert verify_bundle(bundle) == []
     assert not (bundle / "gate" / "data_docs").exists()
+
+
+def test_the_bundle_carries_every_utility_interval_and_the_report_states_them(
+    tmp_path: Path,
+) -> None:
+    """evaluate's detail file goes in the bundle beside the metrics, and the report's
+    utility table reads every score's interval from it."""
+    from dataclasses import replace
+
+    inputs = stage_outputs(tmp_path / "outputs")
+    intervals = tmp_path / "outputs" / "intervals.json"
+    every = {
+        "outcome.accuracy": {
+            "adapter": {"estimate": 0.4138, "low": 0.2414, "high": 0.5862, "n": 29},
+        }
+    }
+    intervals.write_text(json.dumps({"confidence": 0.95, "metrics": every}), encoding="utf-8")
+    inputs = replace(inputs, utility_intervals=intervals)
+    metrics = stage_metrics()
+    metrics["evaluate"]["adapter"]["outcome.accuracy"] = 0.4138
+    pi = PiScanPolicy(inventory(), SALT, 4)
+    lineage = {**LINEAGE, "registered_model": REGISTRY}
+    contents = bundle_contents(inputs, dict(PARAMS), metrics, lineage, pi)
+    assert contents["evaluate/intervals.json"] == intervals
+    report = contents["report.html"]
+    assert isinstance(report, bytes) and b"0.414 [0.241, 0.586]" in report
+
+
+def test_the_bundle_carries_the_audits_details_and_the_report_states_them(
+    tmp_path: Path,
+) -> None:
+    """The audit's per-item figures, kept out of metrics/audit.json, go in the bundle and
+    back into the report's audit evidence."""
+    from dataclasses import replace
+
+    from components.core.audit_record import split_details
+
+    details = tmp_path / "details.json"
+    findings = {"pii_output": {"detector_findings_by_type": {"USER_NAME": 31}}}
+    details.write_text(json.dumps(findings), encoding="utf-8")
+    inputs = replace(stage_outputs(tmp_path / "outputs"), audit_details=details)
+    metrics = stage_metrics()
+    metrics["audit"] = split_details(metrics["audit"])[0]  # as the audit stage writes it
+    assert "detector_findings_by_type" not in metrics["audit"]["audits"]["pii_output"]["figures"]
+    pi = PiScanPolicy(inventory(), SALT, 4)
+    lineage = {**LINEAGE, "registered_model": REGISTRY}
+    contents = bundle_contents(inputs, dict(PARAMS), metrics, lineage, pi)
+    assert contents["audit/details.json"] == details
+    report = contents["report.html"]
+    assert isinstance(report, bytes) and b"Detector findings, reported and not counted" in report
+    assert b"USER_NAME" in report
+
+
+def test_the_model_card_page_is_the_cards_text_and_fetches_nothing() -> None:
+    """model_card.html renders model_card.md (headings, lists, tables); markup or a URL in
+    a value (a model name, a corpus path) is shown as text, never run or fetched."""
+    from components.export.facts import ExportFacts
+
+    metrics = stage_metrics()
+    metrics["base_model"]["source"] = "<script>x()</script> <https://models.example/m>"
+    facts = ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE)
+    card = model_card_markdown(facts)
+    page = model_card_html(card, "Model card")
+    assert page.startswith("<!DOCTYPE html>") and "<title>Model card</title>" in page
+    assert "<h2>Intended use</h2>" in page and "<table>" in page and "<li>" in page
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    remote, local = page_references(page)
+    assert remote == [] and local == []

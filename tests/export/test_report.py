@@ -140,7 +140,7 @@ def test_images_are_embedded_and_nothing_is_fetched() -> None:
     assert all(png.startswith(b"\x89PNG") for png in embedded)
     parsed = parse(page)
     links = [url for url in parsed.urls if not url.startswith("data:image/png;base64,")]
-    assert links == ["model_card.md", GATE_PAGE]  # relative: beside it in the bundle
+    assert links == ["model_card.html", GATE_PAGE]  # relative: beside it in the bundle
     assert not parsed.tags & {"script", "link", "iframe", "object"}
     assert not re.search(r"https?://|//[a-z]", re.sub(r"base64,[^\"]+", "", page))
 

@@ -60,7 +60,7 @@ def test_the_banner_comes_before_any_section_and_states_the_verdict() -> None:
     assert "summary.rouge1 (↑ higher is better) adapter 0.33 against base model 0.15" in text
     assert "difference +0.18, over 20 held-out examples; no confidence interval" in text
     # the model card sits beside the page in the bundle, linked from the verdict
-    assert '<a href="model_card.md">model_card.md</a>' in page[: page.index("<section")]
+    assert '<a href="model_card.html">model_card.html</a>' in page[: page.index("<section")]
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,7 @@ from flows.pipeline import (
     _stage_list,
     parse_overrides,
     repro_stage,
+    result_line,
     stage_command,
     stage_environment,
 )
@@ -48,6 +49,17 @@ def test_parse_overrides_reads_yaml_values() -> None:
     }
     with pytest.raises(ParamsError, match="expected KEY=VALUE"):
         parse_overrides(["train.max_steps"])
+
+
+def test_a_stage_result_is_its_summary_line_not_its_metrics_json() -> None:
+    metrics = {"n_conversations": 40, "n_train": 30, "n_heldout": 10, "n_pi_mentions": 7,
+               "n_canaries": 2, "by_source": {"generated": 40}}  # fmt: skip
+    line = result_line("ingest", metrics)
+    assert line == (
+        "ingest: 40 conversations (30 train, 10 held out), 7 PI mentions, 2 canaries "
+        "(metrics/ingest.json; artifact ingest-metrics)"
+    )
+    assert "\n" not in line and "by_source" not in line
 
 
 def test_stages_run_in_pipeline_order_and_unknown_ones_are_refused() -> None:
@@ -303,11 +315,12 @@ def test_a_run_streams_each_line_and_publishes_artifacts(
     first = trigger(env, {"stages": ["ingest"]})  # no overrides: in the workspace
     assert first["state"] == "COMPLETED", first
     ingested = json.loads((repo / "metrics" / "ingest.json").read_text())
-    logged = run_logs(env, first["id"], "stage ingest result")
-    # DVC's and the stage's lines, one log record each, then the metrics file
+    logged = run_logs(env, first["id"], "(metrics/ingest.json; artifact ingest-metrics)")
+    # DVC's and the stage's lines, one log record each, then the stage's one summary line;
+    # its metrics are in the ingest-metrics artifact, not the log
     assert "Running stage 'ingest':" in logged and "> veiltune ingest" in logged, logged
-    result = next(m for m in logged if m.startswith("stage ingest result (metrics/ingest.json)"))
-    assert json.loads(result.partition("\n")[2]) == ingested
+    assert result_line("ingest", ingested) in logged, logged
+    assert not any('"n_conversations"' in m for m in logged), logged
     artifacts = query(
         env, "/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": [first["id"]]}}}
     )
