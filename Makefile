@@ -21,7 +21,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 PREFECT_PORT ?= 4200
 
-.PHONY: setup run results plots test lint docs bench utility ui clean purge-raw
+.PHONY: setup run results plots test lint dvc-yaml docs bench utility ui clean purge-raw
 
 setup: $(STAMP)
 
@@ -74,6 +74,11 @@ lint: setup
 	$(BIN)/ruff format --check components flows audits veiltune tests benchmarks docs
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/python -m components.dvc_yaml --check
+
+# dvc.yaml from the stage registry (components/stages.py): run after changing a stage's entry.
+dvc-yaml: setup
+	$(BIN)/python -m components.dvc_yaml
 
 # The documentation site, offline (no CDN fonts or scripts; search is local), into site/.
 # --strict: a broken link or anchor fails. The params reference and the results page are

@@ -1,18 +1,18 @@
-"""The one stage registry: every pipeline stage in order, with its config, its entry, its
-command and what it reads of other stages' params.
+"""The one stage registry: every pipeline stage in order, with its contract: its config,
+entry and command, the other stages' params it reads, the files it reads and writes, its
+metrics and plots, and how long it may run.
 
-``dvc.yaml`` (checked against it by a test), the CLI (``veiltune <command>``), the Prefect
-flow, ``veiltune --help`` and the README's pipeline line all come from ``STAGES``.
+``dvc.yaml`` (generated: ``components/dvc_yaml.py``), the CLI (``veiltune <command>``), the
+Prefect flow's tasks and their limits, ``veiltune --help`` and the README's pipeline line all
+come from ``STAGES``.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from components.anonymize.config import AnonymizeConfig
 from components.audit.config import AuditConfig
@@ -29,76 +29,50 @@ from components.ingest.config import IngestConfig
 from components.register.config import RegisterConfig
 from components.review.config import ReviewConfig
 from components.risk.config import RiskConfig
+from components.stage_contract import HOUR, Plot, Stage, metrics_out, raw_out, read
 from components.train.config import TrainConfig
 
 logger = logging.getLogger(__name__)
 
 
-class StageEntry(Protocol):
-    def __call__(self, config: Any, context: StageContext, /) -> Metrics: ...
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One pipeline stage.
-
-    Attributes:
-        name: its key in ``dvc.yaml`` and ``params.yaml``, and its package under components/.
-        help: one line for ``veiltune --help``.
-        config: the dataclass of its ``params.yaml`` key.
-        reads: other stages' params it reads (dotted keys, or a whole stage's key): what
-            its ``dvc.yaml`` entry lists under ``params`` beside its own key.
-        command: the CLI words that run it (``veiltune <command>``), also its dvc.yaml cmd.
-    """
-
-    name: str
-    help: str
-    config: type
-    reads: tuple[str, ...] = ()
-    command: tuple[str, ...] = ()
-
-    @property
-    def cli(self) -> tuple[str, ...]:
-        return self.command or (self.name.replace("_", "-"),)
-
-    @property
-    def package(self) -> str:
-        return f"components/{self.name}"
-
-    @property
-    def params(self) -> tuple[str, ...]:
-        """What its dvc.yaml entry lists under ``params``: its own key, then ``reads``."""
-        return (self.name, *self.reads)
-
-    def entry(self) -> StageEntry:
-        """``components.<name>.stage.run``, imported on first use (keeps ``--help`` fast)."""
-        module = importlib.import_module(f"components.{self.name}.stage")
-        entry: StageEntry = module.run
-        return entry
-
-    def summary(self, metrics: Metrics) -> str:
-        """The one line a run of the stage prints, from the metrics it returned:
-        ``<name>: `` and ``components.<name>.stage.summary``'s line."""
-        module = importlib.import_module(f"components.{self.name}.stage")
-        line: str = module.summary(metrics)
-        return f"{self.name}: {line}"
-
+_POLICY = "veiltune/policy"  # the policy lists: data, shipped with the package
+_ANONYMIZED = Path("data/anonymized")
 
 STAGES: tuple[Stage, ...] = (
     Stage(
         "ingest",
         "Validate a user corpus, or generate the embedded one; split train/held-out.",
         IngestConfig,
+        deps=(read(f"{_POLICY}/taxonomy.yaml"),),
+        outs=(
+            raw_out(paths.RAW_DIR),
+            raw_out(paths.INVENTORY),
+            # owner-only as ingest writes it: DVC's cache would copy it back world-readable
+            raw_out(paths.SPLITS),
+        ),
+        metrics=(metrics_out(paths.metrics_file("ingest")),),
     ),
     Stage(
         "base_model",
         "Turn the bundled SmolLM2 GGUF (or a named folder) into a HF model folder.",
         BaseModelConfig,
+        outs=(read(paths.BASE_MODEL),),
+        metrics=(metrics_out(paths.metrics_file("base_model")),),
     ),
     Stage(
         "anonymize",
         "Replace personal information with placeholders numbered within each conversation.",
         AnonymizeConfig,
+        deps=(
+            read(paths.RAW_CORPUS),
+            read(paths.SALT, "surrogates: the run's secret seed"),
+            read(paths.INVENTORY, "surrogates: no surrogate is a known PI value"),
+            read(paths.BASE_MODEL, "surrogate.method lm: the base model proposes surrogates"),
+            read(_POLICY, "the policy lists (data, shipped with the package)"),
+        ),
+        outs=(read(_ANONYMIZED),),
+        metrics=(metrics_out(paths.metrics_file("anonymize")),),
+        timeout_s=4 * HOUR,
     ),
     Stage(
         "risk",
@@ -112,6 +86,26 @@ STAGES: tuple[Stage, ...] = (
             "anonymize.cluster_timeout_s",
             "anonymize.cluster_tls",
         ),
+        deps=(read(paths.RAW_CORPUS), read(_ANONYMIZED)),
+        outs=(read(paths.RISK_DIR),),
+        metrics=(metrics_out(paths.metrics_file("risk")),),
+        folder_plots=(
+            Plot(
+                paths.RISK_TABLE.as_posix(),
+                "Residual risk of the conversations (the table the gate reads)",
+                x="score",
+                # .dvc/plots/histogram.json: conversations by score, not a bar each
+                template="histogram",
+                why="the score of each conversation (ids and numbers, no text)",
+                in_folder=True,
+            ),
+            Plot(
+                paths.RISK_HISTOGRAM.as_posix(),
+                why="the same scores binned, against the gate's threshold",
+                in_folder=True,
+            ),
+        ),
+        timeout_s=HOUR,
     ),
     Stage(
         "review",
@@ -119,13 +113,54 @@ STAGES: tuple[Stage, ...] = (
         ReviewConfig,
         reads=("gate.threshold",),
         command=("review", "export"),
+        deps=(
+            read(paths.ANON_CORPUS),
+            read(paths.ANON_SPANS, "surrogates are shown as their placeholders"),
+            read(paths.RISK_TABLE),
+        ),
+        outs=(read(paths.REVIEW_DIR),),
+        metrics=(metrics_out(paths.metrics_file("review")),),
     ),
     Stage(
         "gate",
         "Great Expectations gate: refuse the corpus unless mean + std of risk < threshold.",
         GateConfig,
+        deps=(
+            read(paths.RISK_TABLE),
+            read(paths.metrics_file("risk"), "the corpus the table was computed on (its sha256)"),
+            read(paths.ANON_CORPUS, "hashed into the verdict: train checks it"),
+            read(paths.SPLITS),
+        ),
+        outs=(read(paths.GATE_RESULT.parent),),
+        metrics=(metrics_out(paths.metrics_file("gate")),),
     ),
-    Stage("train", "LoRA fine-tune the base model on the anonymized corpus.", TrainConfig),
+    Stage(
+        "train",
+        "LoRA fine-tune the base model on the anonymized corpus.",
+        TrainConfig,
+        deps=(
+            read(paths.BASE_MODEL),
+            read(paths.ANON_CORPUS),
+            read(paths.ANON_SPANS, "the masked baseline masks surrogates too"),
+            read(paths.SPLITS),
+            read(paths.RAW_CORPUS, "read only by the oracle baseline (train.corpus: raw)"),
+            read(paths.metrics_file("gate")),
+        ),
+        outs=(read(paths.ADAPTER),),
+        metrics=(metrics_out(paths.metrics_file("train")),),
+        plots=(
+            Plot(
+                paths.TRAIN_LOSS.as_posix(),
+                "Training loss per step",
+                x="step",
+                y="loss",
+                template="linear",
+                why="the training loss at each logged step",
+            ),
+        ),
+        timeout_s=24 * HOUR,
+        retries=1,  # train resumes from its last checkpoint
+    ),
     Stage(
         "evaluate",
         "Utility on held-out raw text: ROUGE, accuracy/macro-F1, perplexity; base too.",
@@ -140,6 +175,32 @@ STAGES: tuple[Stage, ...] = (
             "anonymize.replacement",
             "anonymize.surrogate.method",
         ),
+        deps=(
+            read(paths.BASE_MODEL),
+            read(paths.ADAPTER),
+            read(paths.RAW_CORPUS),
+            read(paths.SPLITS),
+        ),
+        outs=(
+            read(paths.PER_CONVERSATION, "scores by conversation id, never text"),
+            read(
+                paths.UTILITY_INTERVALS,
+                "every score's 95% bootstrap interval (the headline's in evaluate.json too)",
+            ),
+        ),
+        # `veiltune utility-report` reads every variant's from `dvc exp show`.
+        metrics=(metrics_out(paths.metrics_file("evaluate")),),
+        plots=(
+            Plot(
+                paths.UTILITY_SCORES.as_posix(),
+                "Utility on held-out raw text (adapter and base)",
+                x="adapter",
+                y="metric",
+                template="utility",  # .dvc/plots/utility.json: both columns, not x alone
+                why="the adapter's scores and the base model's, a bar each",
+            ),
+        ),
+        timeout_s=6 * HOUR,
     ),
     Stage(
         "audit",
@@ -152,6 +213,25 @@ STAGES: tuple[Stage, ...] = (
             "train.seed",
             "train.tasks",
         ),
+        deps=(
+            read(paths.BASE_MODEL),
+            read(paths.ADAPTER),
+            read(
+                paths.RAW_DIR, "the attacker's side knowledge: raw text, planted canaries, the salt"
+            ),
+            read(paths.ANON_CORPUS),
+            read(paths.ANON_SPANS, "plain sight: where the surrogates are"),
+            read(paths.SPLITS),
+            read(paths.INVENTORY),
+        ),
+        outs=(
+            read(
+                paths.AUDIT_DETAILS,
+                "each audit's per-item figures (per canary, per info type), not a column each",
+            ),
+        ),
+        metrics=(metrics_out(paths.metrics_file("audit")),),
+        timeout_s=6 * HOUR,
     ),
     Stage(
         "register",
@@ -170,6 +250,28 @@ STAGES: tuple[Stage, ...] = (
             "anonymize.ner.model",
             "export.signing_key",
         ),
+        deps=(
+            read(paths.ADAPTER),
+            read(paths.BASE_MODEL, "logged once to the artifact store, by its content hash"),
+            read(paths.ANON_CORPUS, "still the one the gate passed and train used"),
+            read(paths.metrics_file("gate")),
+            read(paths.metrics_file("audit")),
+            read(paths.metrics_file("train")),
+            read(paths.metrics_file("evaluate")),
+            read(paths.metrics_file("ingest"), "the model card: the corpus and its datasets"),
+            read(paths.metrics_file("base_model"), "the model card: the base model"),
+        ),
+        metrics=(
+            metrics_out(paths.metrics_file("register")),
+            metrics_out(paths.HEADLINE, "the run's verdicts in one row: `make results`"),
+        ),
+        always_changed=True,
+        notes=(
+            "Its effect is the registry, which DVC cannot restore: never replayed from the run "
+            "cache (a replay once reported champion v2 while the registry's champion was v5). It "
+            "runs on every `dvc repro` and registers nothing new when the registry already holds "
+            "this adapter with the same evidence."
+        ),
     ),
     Stage(
         "export",
@@ -177,6 +279,42 @@ STAGES: tuple[Stage, ...] = (
         "file, signed; zip); with --verify BUNDLE, check a bundle's files and signature.",
         ExportConfig,
         reads=("anonymize", "base_model", "gate", "train"),
+        deps=(
+            *(
+                read(paths.metrics_file(stage))
+                for stage in (
+                    "ingest",
+                    "base_model",
+                    "anonymize",
+                    "risk",
+                    "review",
+                    "gate",
+                    "train",
+                    "evaluate",
+                    "audit",
+                    "register",
+                )
+            ),
+            read(paths.HEADLINE, "bundled with every metrics file"),
+            read(paths.UTILITY_INTERVALS, "every utility score's interval, in the report"),
+            read(paths.AUDIT_DETAILS, "the audits' per-item figures, in the report"),
+            read(paths.RISK_DIR),
+            read(paths.GATE_RESULT.parent),
+            read(paths.REVIEW_DIR),
+            read(paths.INVENTORY, "the bundle's PI scans: the inventory's values ..."),
+            read(paths.SALT),
+            read(paths.RAW_CORPUS, "... and what the detector finds, confirmed in the raw corpus"),
+            read(paths.ADAPTER),
+            read(_POLICY, "the policy lists (data, shipped with the package)"),
+        ),
+        outs=(read(paths.BUNDLE), read(paths.BUNDLE.with_suffix(".zip"))),
+        notes=(
+            "Also bundles reports/utility/ when `veiltune utility-report` made it (not a dep: it "
+            "is optional); rerun `veiltune export` after a new utility report. It signs the "
+            "manifest with export.signing_key (made on first use, kept out of data/raw's hash by "
+            ".dvcignore; a new key needs `veiltune export` again) and tags the registered "
+            "version with the manifest's sha256 and signature."
+        ),
     ),
 )
 

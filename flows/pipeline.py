@@ -72,13 +72,9 @@ StageName = Annotated[
     Literal[STAGES],  # type: ignore[valid-type]
     BeforeValidator(lambda v: v.replace("-", "_") if isinstance(v, str) else v),
 ]
-# Seconds a stage may run before it is stopped; the flow's `timeouts` parameter overrides.
-DEFAULT_TIMEOUTS_S: Mapping[str, float] = {
-    "ingest": 1800, "base_model": 1800, "anonymize": 4 * 3600, "risk": 3600, "review": 1800,
-    "gate": 1800, "train": 24 * 3600, "evaluate": 6 * 3600, "audit": 6 * 3600,
-    "register": 1800, "export": 1800,
-}  # fmt: skip
-RETRIES = {"train": 1}  # train resumes from its last checkpoint
+# Seconds a stage may run before it is stopped (its registry entry's; the flow's `timeouts`
+# parameter overrides).
+DEFAULT_TIMEOUTS_S: Mapping[str, float] = {s.name: s.timeout_s for s in registry.STAGES}
 # Runs of the deployment at a time: DVC's lock and the experiments' stash are per workspace.
 DEPLOYMENT_CONCURRENCY = 1
 BUNDLE = Path("exports") / "bundle.zip"
@@ -287,7 +283,7 @@ def run_in_workspace(
     reports: list[StageReport],
 ) -> None:
     for stage in stages:
-        task_ = run_stage.with_options(retries=RETRIES.get(stage, 0))
+        task_ = run_stage.with_options(retries=registry.BY_NAME[stage].retries)
         reports.append(task_(stage, env, timeouts[stage]).result())
 
 

@@ -86,6 +86,10 @@ def test_every_stage_has_a_time_limit_and_a_run_may_change_it() -> None:
     limits = stage_timeouts({"train": 60, "base-model": 5})
     assert limits["train"] == 60 and limits["base_model"] == 5
     assert limits["gate"] == DEFAULT_TIMEOUTS_S["gate"]
+    # the limits are the registry entries': one table, read by the flow and the docs
+    from components.stages import BY_NAME
+
+    assert DEFAULT_TIMEOUTS_S["train"] == BY_NAME["train"].timeout_s == 24 * 3600
     for bad in ({"trian": 60}, {"train": 0}):
         with pytest.raises(ParamsError, match="timeouts: "):
             stage_timeouts(bad)
