@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -760,3 +761,22 @@ def test_no_library_phones_home_from_a_veiltune_process() -> None:
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
     )
     assert run.stdout.strip() == "True"
+
+
+def test_every_command_names_its_handler_where_its_parser_is_built() -> None:
+    """Dispatch is each parser's own ``handler`` default: a command without one would parse
+    and then fail, so every leaf command (``review export``, ``train``, ...) must name one."""
+
+    def leaves(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> list[tuple[str, ...]]:
+        found = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    found += leaves(sub, (*words, name))
+        if not found and not callable(parser.get_default("handler")):
+            raise AssertionError(f"veiltune {' '.join(words)}: no handler")
+        return found or [words]
+
+    commands = leaves(build_parser(), ())
+    assert ("review", "export") in commands and ("grades", "import") in commands
+    assert {words[0] for words in commands} == {*COMMANDS, "grades", "utility-pack"}
