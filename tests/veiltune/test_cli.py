@@ -29,6 +29,7 @@ COMMANDS = [
     "promote",
     "demote",
     "purge-raw",
+    "params",
 ]
 
 

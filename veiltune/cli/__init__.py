@@ -1,7 +1,7 @@
 """``veiltune``: a subcommand per pipeline stage (from the registry, ``components.stages``),
 plus the tools around them: detect, evaluate-detection, calibrate, review import, grades
 export/import, utility-report, utility-profile, utility-pack, promote/demote, flow, serve,
-purge-raw. No stage logic lives here.
+purge-raw, params. No stage logic lives here.
 
 Each command is one function that builds its parser and names its handler
 (``set_defaults(handler=...)``) beside it: the stages' in ``stage_commands``, the tools' in

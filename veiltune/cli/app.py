@@ -14,6 +14,7 @@ from typing import Any
 from components.core.library_noise import silence_library_noise
 from veiltune.cli import champion, detection, evaluation, operations
 from veiltune.cli.options import Commands, StageRun
+from veiltune.cli.params import add_params_command
 from veiltune.cli.stage_commands import add_stage_commands
 
 # Nothing downloads at run time; Prefect, Great Expectations, MLflow and the Hugging Face
@@ -48,6 +49,7 @@ TOOLS: tuple[Callable[[Commands], None], ...] = (
     operations.add_flow,
     operations.add_serve,
     operations.add_purge_raw,
+    add_params_command,
 )
 
 
