@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from components.anonymize.config import AnonymizeConfig
-from components.anonymize.engine import AnonymizationPolicy, anonymize_conversation, text_fields
 from components.anonymize.factory import build_surrogates
+from components.anonymize.fields import text_fields
+from components.anonymize.policy import AnonymizationPolicy
+from components.anonymize.replace import anonymize_conversation
 from components.anonymize.spans import Span
 from components.anonymize.surrogates import SurrogateKey
 from components.core.corpus import Conversation

@@ -13,22 +13,17 @@ from components.anonymize.config import (
     LmProbabilityConfig,
 )
 from components.anonymize.detection_models import DetectionModel, detection_models
-from components.anonymize.engine import (
-    IDENTIFIER_DIGITS,
-    AnonymizationPolicy,
-    Detector,
-    anonymize_conversation,
-    detect_batch,
-    placeholder_view,
-    text_fields,
-)
+from components.anonymize.engine import Detector, detect_batch
 from components.anonymize.factory import anonymization_policy, build_detector, entity_detector
+from components.anonymize.fields import IDENTIFIER_DIGITS, text_fields
 from components.anonymize.lm_probability import (
     LmProbabilityDetector,
     WordProbability,
     WordProbabilityScorer,
     spans_below,
 )
+from components.anonymize.policy import AnonymizationPolicy
+from components.anonymize.replace import anonymize_conversation, placeholder_view
 from components.anonymize.surrogates.embedding import SentenceEncoder, minilm_dir
 from components.anonymize.surrogates.stand_ins import StandIns
 from components.anonymize.term_lists import TermLists

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from components.anonymize.calibration import OPERATING_POINTS
+from components.anonymize.replacers import REPLACERS
+from components.anonymize.surrogates.methods import SURROGATE_SOURCES
 from components.core.cluster import TLS, TlsFiles, check_cluster
 from components.core.config import require as _require
 from components.core.egress import check_proxy, is_loopback
@@ -41,8 +43,8 @@ DEFAULT_INFO_TYPES = [
 ]
 
 CLASS_LABEL_KEYS = ("context", "purpose", "outcome")
-REPLACEMENTS = ("placeholder", "mask", "type", "surrogate")
-SURROGATE_METHODS = ("realistic", "lm", "embedding")
+REPLACEMENTS = tuple(REPLACERS)  # components/anonymize/replacers.py
+SURROGATE_METHODS = tuple(SURROGATE_SOURCES)  # components/anonymize/surrogates/methods.py
 # presidio: embedded; google_dlp: Google Cloud DLP's inspect_content; google_dlp+presidio:
 # the union of both (docs/dlp.md).
 BACKENDS = ("presidio", "google_dlp", "google_dlp+presidio")
@@ -69,9 +71,9 @@ class SurrogateConfig:
         from faker.config import AVAILABLE_LOCALES
 
         _require(
-            self.method in SURROGATE_METHODS,
+            self.method in SURROGATE_SOURCES,
             "anonymize.surrogate.method",
-            f"one of: {', '.join(SURROGATE_METHODS)}",
+            f"one of: {', '.join(SURROGATE_SOURCES)}",
         )
         _require(
             self.locale in AVAILABLE_LOCALES,
@@ -323,9 +325,9 @@ class AnonymizeConfig:
             f"one of: {', '.join(OPERATING_POINTS)}",
         )
         _require(
-            self.replacement in REPLACEMENTS,
+            self.replacement in REPLACERS,
             "anonymize.replacement",
-            f"one of: {', '.join(REPLACEMENTS)}",
+            f"one of: {', '.join(REPLACERS)}",
         )
         _require(len(self.mask_char) == 1, "anonymize.mask_char", "a single character")
         _require(self.pi_label_keys != "", "anonymize.pi_label_keys", "a YAML file path, or null")

@@ -39,8 +39,9 @@ from components.core.errors import InputError
 from components.core.jsonio import PRIVATE, atomic_path, iter_jsonl
 
 if TYPE_CHECKING:
-    from components.anonymize.engine import AnonymizationPolicy, Detector
+    from components.anonymize.engine import Detector
     from components.anonymize.evaluation.datasets import LabelledText
+    from components.anonymize.policy import AnonymizationPolicy
     from components.anonymize.surrogates import SurrogateKey
 
 CORPUS, SPANS, DETECTED = ".corpus.jsonl", ".spans.jsonl", ".detected.jsonl"

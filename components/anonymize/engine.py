@@ -4,28 +4,29 @@ conversation itself reveals, and replace each span by its conversation-scoped pl
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from components.anonymize.label_keys import PathPart, PiLabelKeys, is_field_name
+from components.anonymize.fields import TextField, text_fields
+from components.anonymize.label_keys import is_field_name
+from components.anonymize.policy import AnonymizationPolicy
+from components.anonymize.replace import Replacement, anonymize_conversation
 from components.anonymize.spans import (
     PI_LABEL_KEY_SOURCE,
     PROPAGATED_PREFIX,
     SPEAKER_SOURCE,
     Span,
     edge_trimmed,
-    ends_with_sentence_period,
     resolve_overlaps,
 )
 from components.anonymize.term_lists import TermLists
-from components.core.corpus import TASK_LABEL_TYPES, Conversation, Turn
+from components.core.corpus import Conversation, Turn
 from components.core.lexicon import stop_words
-from components.core.placeholders import PlaceholderBook, entity_tokens
+from components.core.placeholders import entity_tokens
 
 if TYPE_CHECKING:
     from components.anonymize.evidence import NameEvidence
-    from components.anonymize.surrogates import SurrogateBook, Surrogates
 
 # Names are propagated as whole words; shorter tokens are too ambiguous ("al", "ed").
 _MIN_PROPAGATED_TOKEN = 3
@@ -59,172 +60,6 @@ class ContextualDetector(Detector, Protocol):
 # A turn's context is the end of the transcript before it, this many characters at most:
 # a few turns of left context, not a long call's every turn again for each of its turns.
 CONTEXT_CHARS = 2_000
-
-
-# Label keys whose meaning veiltune knows (the training tasks'): never names, never scanned.
-TASK_LABELS = tuple(TASK_LABEL_TYPES)
-# A number in a label with this many digits or more may be an identifier (a phone number,
-# an account): it is scanned as text, and replaced by a string if anything is found in it.
-# A shorter one is kept, unless a key on its way names PI (``AnonymizationPolicy.pi_label_keys``).
-IDENTIFIER_DIGITS = 6
-
-
-@dataclass(frozen=True)
-class TextField:
-    """Where a text lives in a conversation: a turn's text or speaker, the context, a
-    string (or an identifier-like number) at ``path`` inside the label ``key``, or a dict
-    key of the labels (``label_key``: ``key`` itself at the top, else the last of ``path``)."""
-
-    kind: str  # "text" | "speaker" | "context" | "label" | "label_key"
-    turn: int = -1
-    key: str = ""
-    path: tuple[PathPart, ...] = ()
-
-
-# How a span was replaced (the spans file's "method"): the policy's mode, or, in surrogate
-# mode, the placeholder a type without a generator keeps.
-SURROGATE_METHOD = "surrogate"
-FALLBACK_METHOD = "placeholder/fallback"
-
-
-@dataclass(frozen=True)
-class Replacement:
-    """What anonymization did to one span; holds offsets and the placeholder, never the value
-    nor its surrogate."""
-
-    conversation_id: str
-    field: TextField
-    span: Span
-    placeholder: str
-    # A label field's place by position (see label_positions): its keys may be PI.
-    label_path: tuple[int, ...] = ()
-    # Where the replacement sits in the anonymized text of the same field, and how it was
-    # made: downstream stages find surrogates by these offsets (see placeholder_view).
-    out_start: int = -1
-    out_end: int = -1
-    method: str = "placeholder"
-    # surrogate mode: the method that chose the surrogate (realistic | lm | embedding)
-    surrogate_source: str = ""
-
-    def to_record(self) -> dict[str, Any]:
-        known_key = self.field.key in TASK_LABELS
-        return {
-            "conversation_id": self.conversation_id,
-            "field": self.field.kind,
-            "turn": self.field.turn,
-            "label": self.field.key if known_key else None,
-            **({"label_path": list(self.label_path)} if self.label_path else {}),
-            "start": self.span.start,
-            "end": self.span.end,
-            "entity_type": self.span.entity_type,
-            "score": round(self.span.score, 4),
-            "placeholder": self.placeholder,
-            "anonymized_start": self.out_start,
-            "anonymized_end": self.out_end,
-            "method": self.method,
-            **({"surrogate_source": self.surrogate_source} if self.surrogate_source else {}),
-        }
-
-
-@dataclass(frozen=True)
-class AnonymizationPolicy:
-    """What to find beyond the backend, what to leave, and how to replace."""
-
-    # placeholder | mask | type | surrogate, or residual: [RESIDUAL_<TYPE>], for what
-    # anonymized text still holds (the compliance bundle's copy of the review sample)
-    mode: str = "placeholder"
-    mask_char: str = "*"
-    speaker_roles: frozenset[str] = frozenset()
-    terms: TermLists = field(default_factory=TermLists)
-    # Known category values, by "context" and classification label ("purpose", "outcome"):
-    # only a value listed here is a category; any other is scanned as text.
-    class_labels: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    # The surrogate maker, in surrogate mode.
-    surrogates: Surrogates | None = None
-    # Label keys whose value is PI whatever it holds (a PIN, a ZIP code), by info type.
-    pi_label_keys: PiLabelKeys = field(default_factory=PiLabelKeys)
-    # What vouches for a span on an everyday word ("my bill"); None keeps every span.
-    evidence: NameEvidence | None = None
-
-
-def text_fields(
-    conversation: Conversation,
-    class_labels: Mapping[str, frozenset[str]] | None = None,
-    pi_keys: PiLabelKeys | None = None,
-) -> list[tuple[TextField, str]]:
-    """Every text of a conversation that may hold personal information, in reading order:
-    every string of the record but its id (turns, speakers, the context, label values and
-    keys at any depth), label numbers of ``IDENTIFIER_DIGITS`` digits or more, and every
-    label number under a key that ``pi_keys`` says names PI. A context or classification
-    label is a category, not scanned, only when ``class_labels`` knows it.
-    """
-    known = class_labels or {}
-    keys = pi_keys or PiLabelKeys()
-    fields: list[tuple[TextField, str]] = []
-    for i, turn in enumerate(conversation.turns):
-        if turn.speaker:
-            fields.append((TextField("speaker", i), turn.speaker))
-        fields.append((TextField("text", i), turn.text))
-    if conversation.context not in known.get("context", ()):
-        fields.append((TextField("context"), conversation.context))
-    for key in sorted(conversation.labels):
-        value = conversation.labels[key]
-        if key not in TASK_LABELS:
-            fields.append((TextField("label_key", key=key), key))
-        if isinstance(value, str) and value in known.get(key, ()):
-            continue  # a known class label ("payroll_issue") is a category, never free text
-        fields.extend(_label_fields(key, value, (), keys))
-    return fields
-
-
-def _label_fields(
-    key: str, value: Any, path: tuple[PathPart, ...], keys: PiLabelKeys
-) -> list[tuple[TextField, str]]:
-    """The texts inside one label value: strings, identifier-like numbers and numbers under
-    a key that names PI, dict keys."""
-    if isinstance(value, str):
-        return [(TextField("label", key=key, path=path), value)]
-    if _identifier_like(value) or (_is_number(value) and keys.value_type(key, path)):
-        return [(TextField("label", key=key, path=path), str(value))]
-    found: list[tuple[TextField, str]] = []
-    if isinstance(value, dict):
-        for name, item in value.items():
-            found.append((TextField("label_key", key=key, path=(*path, name)), name))
-            found.extend(_label_fields(key, item, (*path, name), keys))
-    elif isinstance(value, list):
-        for j, item in enumerate(value):
-            found.extend(_label_fields(key, item, (*path, j), keys))
-    return found
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _identifier_like(value: Any) -> bool:
-    """An integral number (not a bool) with ``IDENTIFIER_DIGITS`` digits or more."""
-    if not _is_number(value):
-        return False
-    if isinstance(value, float) and not value.is_integer():
-        return False
-    return len(str(abs(int(value)))) >= IDENTIFIER_DIGITS
-
-
-def label_positions(conversation: Conversation, where: TextField) -> tuple[int, ...]:
-    """Where a label field sits, by index: the label's position among the labels, then each
-    dict key's or list item's position (what the spans file says). Positions, unlike keys,
-    survive anonymization: a key that is PI is replaced in place."""
-    if not where.kind.startswith("label"):
-        return ()
-    positions = [list(conversation.labels).index(where.key)]
-    value: Any = conversation.labels[where.key]
-    for part in where.path:
-        if isinstance(value, dict):
-            positions.append(list(value).index(part))
-        else:
-            positions.append(int(part))
-        value = value[part]
-    return tuple(positions)
 
 
 def anonymize_corpus(
@@ -479,161 +314,3 @@ def _mentions(text: str, names: dict[str, str], items: dict[str, tuple[str, str]
                 )
             start = lower.find(surface, start + 1)
     return found
-
-
-def anonymize_conversation(
-    conversation: Conversation,
-    fields: list[tuple[TextField, str]],
-    spans: list[list[Span]],
-    policy: AnonymizationPolicy,
-) -> tuple[Conversation, list[Replacement]]:
-    """Replace every span; the returned conversation carries no ground truth offsets."""
-    book = PlaceholderBook()
-    surrogates = _surrogate_book(conversation.id, fields, spans, policy)
-    replacements: list[Replacement] = []
-    new_texts: dict[TextField, str] = {}
-    for (where, text), found in zip(fields, spans, strict=True):
-        pieces, cursor, out = [], 0, 0
-        for span in found:
-            surface = text[span.start : span.end]
-            token = book.placeholder(span.entity_type, surface)
-            rendered, method = _render(token, span, text, policy, surrogates)
-            chosen_by = surrogates.last_method if method == SURROGATE_METHOD and surrogates else ""
-            out += span.start - cursor
-            pieces += [text[cursor : span.start], rendered]
-            cursor = span.end
-            # "billed to Gonzalez LLC." keeps the sentence's period after its placeholder
-            period, shared = _sentence_period(text, span, rendered, policy)
-            replacements.append(
-                Replacement(
-                    conversation.id,
-                    where,
-                    span,
-                    token,
-                    label_positions(conversation, where),
-                    out,
-                    out + len(rendered) - shared,
-                    method,
-                    chosen_by,
-                )
-            )
-            pieces.append(period)
-            out += len(rendered) + len(period)
-        new_texts[where] = "".join(pieces) + text[cursor:]
-    return _rebuild(conversation, new_texts), replacements
-
-
-def _sentence_period(
-    text: str, span: Span, rendered: str, policy: AnonymizationPolicy
-) -> tuple[str, int]:
-    """For a span whose abbreviation's period ended the sentence too ("Ltd.", "St."): the
-    period to write after what replaced it, none where the replacement ends with one ("47
-    Wilson St.": 1, that period is the sentence's, outside the recorded surrogate, so
-    ``placeholder_view`` reads "[STREET_ADDRESS_1].") or masks it character for character."""
-    if policy.mode == "mask" or not ends_with_sentence_period(text, span.start, span.end):
-        return "", 0
-    return ("", 1) if rendered.endswith(".") else (".", 0)
-
-
-def _surrogate_book(
-    conversation_id: str,
-    fields: list[tuple[TextField, str]],
-    spans: list[list[Span]],
-    policy: AnonymizationPolicy,
-) -> SurrogateBook | None:
-    """The conversation's surrogate book, knowing every word of every value it holds (no
-    surrogate may reuse one)."""
-    if policy.mode != SURROGATE_METHOD:
-        return None
-    assert policy.surrogates is not None, "surrogate mode needs AnonymizationPolicy.surrogates"
-    originals = frozenset(
-        word
-        for (_, text), found in zip(fields, spans, strict=True)
-        for span in found
-        for word in _WORD.findall(text[span.start : span.end].lower())
-    )
-    return policy.surrogates.book(conversation_id, originals)
-
-
-def _render(
-    token: str,
-    span: Span,
-    text: str,
-    policy: AnonymizationPolicy,
-    surrogates: SurrogateBook | None,
-) -> tuple[str, str]:
-    """What replaces a span, and the method that made it."""
-    surface = text[span.start : span.end]
-    if policy.mode == "mask":
-        return policy.mask_char * len(surface), policy.mode
-    if policy.mode == "type":
-        return f"[{span.entity_type}]", policy.mode
-    if policy.mode == "residual":
-        return f"[RESIDUAL_{span.entity_type}]", policy.mode
-    if surrogates is not None:
-        context = (text[: span.start], text[span.end :])
-        value = surrogates.render(span.entity_type, surface, token, context)
-        return (token, FALLBACK_METHOD) if value is None else (value, SURROGATE_METHOD)
-    return token, "placeholder"
-
-
-def placeholder_view(
-    conversation: Conversation, records: Sequence[Mapping[str, Any]]
-) -> Conversation:
-    """The anonymized conversation with every surrogate back to its placeholder, from the
-    spans file's records (offsets in the anonymized text): what a scan for PI left in clear
-    reads, so that it tells real values from surrogates. Other conversations come back as
-    they are."""
-    surrogate = [r for r in records if r.get("method") == SURROGATE_METHOD]
-    if not surrogate:
-        return conversation
-    by_field: dict[tuple[str, int, tuple[int, ...]], list[Mapping[str, Any]]] = {}
-    for record in surrogate:
-        place = (record["field"], record["turn"], tuple(record.get("label_path") or ()))
-        by_field.setdefault(place, []).append(record)
-    new_texts: dict[TextField, str] = {}
-    for where, text in text_fields(conversation):
-        key = (where.kind, where.turn, label_positions(conversation, where))
-        for record in sorted(by_field.get(key, ()), key=lambda r: -r["anonymized_start"]):
-            start, end = record["anonymized_start"], record["anonymized_end"]
-            text = text[:start] + record["placeholder"] + text[end:]
-        if key in by_field:
-            new_texts[where] = text
-    return _rebuild(conversation, new_texts)
-
-
-def _rebuild(conversation: Conversation, texts: dict[TextField, str]) -> Conversation:
-    turns = tuple(
-        Turn(
-            speaker=texts.get(TextField("speaker", i), turn.speaker),
-            text=texts.get(TextField("text", i), turn.text),
-        )
-        for i, turn in enumerate(conversation.turns)
-    )
-    labels = {
-        texts.get(TextField("label_key", key=key), key): _rebuild_label(key, value, (), texts)
-        for key, value in conversation.labels.items()
-    }
-    context = texts.get(TextField("context"), conversation.context)
-    # Ground-truth offsets point into the raw text: they do not survive replacement.
-    return replace(conversation, turns=turns, context=context, labels=labels, pi=(), sensitive=())
-
-
-def _rebuild_label(
-    key: str, value: Any, path: tuple[PathPart, ...], texts: dict[TextField, str]
-) -> Any:
-    """A label value with each scanned text replaced; a number nothing was found in stays a
-    number."""
-    if isinstance(value, dict):
-        return {
-            texts.get(TextField("label_key", key=key, path=(*path, name)), name): _rebuild_label(
-                key, item, (*path, name), texts
-            )
-            for name, item in value.items()
-        }
-    if isinstance(value, list):
-        return [_rebuild_label(key, item, (*path, j), texts) for j, item in enumerate(value)]
-    new = texts.get(TextField("label", key=key, path=path))
-    if new is None or (not isinstance(value, str) and new == str(value)):
-        return value
-    return new

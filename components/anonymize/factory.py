@@ -9,12 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from components.anonymize.calibration import Thresholds, read_thresholds
 from components.anonymize.config import DEFAULT_INFO_TYPES, AnonymizeConfig
-from components.anonymize.engine import (
-    AnonymizationPolicy,
-    Detector,
-    detect_batch,
-)
+from components.anonymize.engine import Detector, detect_batch
 from components.anonymize.label_keys import PiLabelKeys, read_pi_label_keys
+from components.anonymize.policy import AnonymizationPolicy
 from components.anonymize.taxonomy import PRESIDIO_TO_DLP
 from components.anonymize.term_lists import read_term_lists
 from components.core.corpus import TEXT_FIELDS, Conversation
@@ -271,23 +268,14 @@ def build_surrogates(
     """The surrogate maker ``anonymize.surrogate`` describes."""
     import secrets
 
-    from components.anonymize.surrogates import RealisticSource, SurrogateKey, Surrogates
+    from components.anonymize.surrogates import SurrogateKey, Surrogates
+    from components.anonymize.surrogates.methods import SURROGATE_SOURCES
     from components.anonymize.surrogates.realistic import RealisticValues
 
-    settings = config.surrogate
     key = key or SurrogateKey(secrets.token_hex(16))
-    values = RealisticValues(settings.locale)
-    source: Any = RealisticSource(values)
-    if settings.method == "embedding":
-        from components.anonymize.surrogates.embedding import EmbeddingSource
-
-        source = EmbeddingSource(values, settings.k, settings.radius)
-    elif settings.method == "lm":
-        from components.anonymize.surrogates.lm import LmSource, detector_check
-        from components.core import paths
-
-        check = detector_check(entity_detector(config, base_dir))  # is a candidate PI?
-        source = LmSource(values, base_dir / paths.BASE_MODEL, settings.k, settings.top1, check)
+    values = RealisticValues(config.surrogate.locale)
+    build = SURROGATE_SOURCES[config.surrogate.method]
+    source = build(values, config, base_dir, lambda: entity_detector(config, base_dir))
     return Surrogates(key, values, source)
 
 

@@ -16,13 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from components.anonymize.config import AnonymizeConfig
-from components.anonymize.engine import (
-    FALLBACK_METHOD,
-    AnonymizationPolicy,
-    Detector,
-    Replacement,
-    anonymize_corpus,
-)
+from components.anonymize.engine import Detector, anonymize_corpus
+from components.anonymize.policy import AnonymizationPolicy
+from components.anonymize.replace import Replacement
+from components.anonymize.replacers import FALLBACK_METHOD
 from components.core.corpus import Conversation
 
 if TYPE_CHECKING:

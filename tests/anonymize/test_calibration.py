@@ -11,10 +11,10 @@ import yaml
 
 from components.anonymize.calibration import Thresholds, read_thresholds, write_calibration
 from components.anonymize.config import DEFAULT_INFO_TYPES, AnonymizeConfig, NerConfig
-from components.anonymize.engine import AnonymizationPolicy
 from components.anonymize.evaluation.calibrate import Calibration, ascend, calibrate
 from components.anonymize.evaluation.datasets import GoldSpan, LabelledText
 from components.anonymize.factory import build_detector
+from components.anonymize.policy import AnonymizationPolicy
 from components.anonymize.spans import Span, resolve_overlaps
 from components.core.errors import InputError, ParamsError
 

@@ -19,9 +19,7 @@ from components.anonymize.config import (
 )
 from components.anonymize.engine import (
     CONTEXT_CHARS,
-    AnonymizationPolicy,
     Detector,
-    TextField,
     anonymize_corpus,
     detect_batch,
     left_contexts,
@@ -31,6 +29,7 @@ from components.anonymize.factory import (
     WORD_LEVEL_BUILDERS,
     build_detector,
 )
+from components.anonymize.fields import TextField
 from components.anonymize.lm_probability import (
     CausalWordScorer,
     LmProbabilityDetector,
@@ -38,6 +37,7 @@ from components.anonymize.lm_probability import (
     WordProbability,
     spans_below,
 )
+from components.anonymize.policy import AnonymizationPolicy
 from components.anonymize.spans import Span
 from components.anonymize.vocabulary import (
     VocabularyDetector,

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from components.anonymize.engine import AnonymizationPolicy, anonymize_corpus
+from components.anonymize.engine import anonymize_corpus
 from components.anonymize.factory import DEFAULT_SPEAKER_ROLES
+from components.anonymize.policy import AnonymizationPolicy
 from components.anonymize.spans import Span
 from components.core.corpus import Conversation, Turn
 
@@ -72,6 +73,29 @@ def test_mask_and_type_policies(detector: Any) -> None:
     )
     typed = run(conversation, detector, AnonymizationPolicy("type", "*", DEFAULT_SPEAKER_ROLES))
     assert typed[0][0].turns[1].text == "Hi, this is [PERSON_NAME]. My email is [EMAIL_ADDRESS]."
+
+
+def test_a_replacement_method_is_one_function_and_one_registry_line(
+    detector: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worked example of docs: a replacer that keeps a value's initials."""
+    from components.anonymize.config import AnonymizeConfig
+    from components.anonymize.replacers import REPLACERS, Replacing, Target
+    from components.core.errors import ParamsError
+
+    def initials(target: Target, replacing: Replacing) -> tuple[str, str]:
+        return "".join(w[0].upper() for w in target.surface.split()), "initials"
+
+    with pytest.raises(ParamsError, match="anonymize.replacement"):
+        AnonymizeConfig(replacement="initials")
+    monkeypatch.setitem(REPLACERS, "initials", initials)
+    assert AnonymizeConfig(replacement="initials").replacement == "initials"
+    policy = AnonymizationPolicy("initials", "*", DEFAULT_SPEAKER_ROLES)
+    [(anonymized, replacements)] = run(
+        [call("c1", "Mark Kowalski", "mk@example.com")], detector, policy
+    )
+    assert anonymized.turns[1].text.startswith("Hi, this is MK. My email is")
+    assert {r.method for r in replacements} == {"initials"}
 
 
 def test_robust_to_odd_text(detector: Any) -> None:
@@ -217,8 +241,8 @@ def test_a_one_megabyte_record() -> None:
 
 
 def test_only_known_class_labels_are_categories() -> None:
-    from components.anonymize.engine import text_fields
     from components.anonymize.factory import known_class_labels
+    from components.anonymize.fields import text_fields
 
     conversation = Conversation(
         "c",

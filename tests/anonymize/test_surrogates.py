@@ -12,8 +12,9 @@ import pytest
 
 from components.anonymize import placeholder_view
 from components.anonymize.config import AnonymizeConfig, SurrogateConfig
-from components.anonymize.engine import AnonymizationPolicy, anonymize_corpus
+from components.anonymize.engine import anonymize_corpus
 from components.anonymize.factory import DEFAULT_SPEAKER_ROLES, build_surrogates
+from components.anonymize.policy import AnonymizationPolicy
 from components.anonymize.surrogates import SurrogateBook, SurrogateKey, Surrogates, shapes
 from components.anonymize.surrogates.realistic import RealisticValues
 from components.core.corpus import Conversation, Turn

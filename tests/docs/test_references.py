@@ -197,7 +197,7 @@ def test_drift_is_reported(span: str) -> None:
     "span",
     [
         "components/anonymize/recognizers/username_hotword.py: UsernameHotwordRecognizer",
-        "components/anonymize/engine.py:_render",
+        "components/anonymize/replacers.py:type_tag",
         "username_hotword.py",
         "components.stages.default_context()",
         "components.anonymize.placeholder_view",

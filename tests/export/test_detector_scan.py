@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from components.anonymize.engine import AnonymizationPolicy
 from components.anonymize.factory import DEFAULT_SPEAKER_ROLES, known_class_labels
+from components.anonymize.policy import AnonymizationPolicy
 from components.anonymize.term_lists import term_lists
 from components.export.detector_scan import (
     DetectorScanPolicy,

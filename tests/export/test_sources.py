@@ -94,8 +94,8 @@ def test_review_sample_values_no_inventory_knows_are_masked_by_the_detector(
     tmp_path: Path,
     detector: Detector,
 ) -> None:
-    from components.anonymize.engine import AnonymizationPolicy
     from components.anonymize.factory import DEFAULT_SPEAKER_ROLES
+    from components.anonymize.policy import AnonymizationPolicy
     from components.export.detector_scan import DetectorScanPolicy
 
     review = tmp_path / "review"

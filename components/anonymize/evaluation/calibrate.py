@@ -24,9 +24,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from components.anonymize.calibration import Thresholds
-from components.anonymize.engine import AnonymizationPolicy, detect_batch
+from components.anonymize.engine import detect_batch
 from components.anonymize.evaluation.datasets import LabelledText
 from components.anonymize.evaluation.scoring import DetectionScore, score_text
+from components.anonymize.policy import AnonymizationPolicy
 from components.anonymize.spans import Span
 from components.core.corpus import Conversation, Turn
 

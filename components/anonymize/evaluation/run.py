@@ -6,9 +6,10 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from components.anonymize.engine import AnonymizationPolicy, Detector, detect_batch
+from components.anonymize.engine import Detector, detect_batch
 from components.anonymize.evaluation.datasets import LabelledText
 from components.anonymize.evaluation.scoring import DetectionScore, FalsePositive, score_text
+from components.anonymize.policy import AnonymizationPolicy
 from components.core.corpus import Conversation, Turn
 
 

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from components.anonymize.config import AnonymizeConfig
-from components.anonymize.engine import AnonymizationPolicy, Detector
+from components.anonymize.engine import Detector
 from components.anonymize.evaluation.datasets import LabelledText
 from components.anonymize.evaluation.run import evaluate_detection
+from components.anonymize.policy import AnonymizationPolicy
 from components.anonymize.spans import Span
 from components.core.errors import ParamsError
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from components.anonymize.config import AnonymizeConfig
-from components.anonymize.engine import AnonymizationPolicy
 from components.anonymize.evaluation.datasets import GoldSpan, LabelledText
 from components.anonymize.evaluation.run import conversation_groups, evaluate_detection
 from components.anonymize.evaluation.scoring import DetectionScore, score_text
 from components.anonymize.evaluation.sweep import parse_sweep, sweep_detection, with_value
 from components.anonymize.factory import DEFAULT_SPEAKER_ROLES
+from components.anonymize.policy import AnonymizationPolicy
 from components.anonymize.spans import Span
 from components.core.errors import ParamsError
 

@@ -93,8 +93,8 @@ def test_facts_vary_and_the_corpus_is_deterministic(corpus: list[Conversation]) 
 def test_the_calls_categories_survive_anonymizing_and_the_gate_knows_their_context(
     corpus: list[Conversation],
 ) -> None:
-    from components.anonymize.engine import text_fields
     from components.anonymize.factory import known_class_labels
+    from components.anonymize.fields import text_fields
     from components.gate.config import GateConfig
 
     known = known_class_labels({})

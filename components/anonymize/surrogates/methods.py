@@ -1,0 +1,61 @@
+"""Where surrogate values come from: one builder a method, one registry of them.
+
+``anonymize.surrogate.method`` names one of ``SURROGATE_SOURCES`` (its validation reads this
+registry). A builder gets the locale's realistic values (every method falls back on them),
+the stage's config, the folder params are read from and the stage's own detector (built
+only when a builder asks for it), and returns a ``SurrogateSource``
+(``components/anonymize/surrogates/book.py``). Adding a method is one module in
+``components/anonymize/surrogates/`` and one line here; heavy dependencies (a model) are
+imported inside its builder, so naming a method costs nothing until it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from components.anonymize.config import AnonymizeConfig
+    from components.anonymize.surrogates.realistic import RealisticValues
+
+# (realistic values, the stage's config, params' folder, the stage's detector when asked)
+SourceBuilder = Callable[["RealisticValues", "AnonymizeConfig", Path, Callable[[], Any]], Any]
+
+
+def realistic(
+    values: RealisticValues, config: AnonymizeConfig, base_dir: Path, detector: Callable[[], Any]
+) -> Any:
+    """The locale's lists, context unused."""
+    from components.anonymize.surrogates import RealisticSource
+
+    return RealisticSource(values)
+
+
+def embedding(
+    values: RealisticValues, config: AnonymizeConfig, base_dir: Path, detector: Callable[[], Any]
+) -> Any:
+    """Realistic candidates, chosen by embedding distance in context (MiniLM)."""
+    from components.anonymize.surrogates.embedding import EmbeddingSource
+
+    settings = config.surrogate
+    return EmbeddingSource(values, settings.k, settings.radius)
+
+
+def lm(
+    values: RealisticValues, config: AnonymizeConfig, base_dir: Path, detector: Callable[[], Any]
+) -> Any:
+    """Values the base model proposes in context, each checked by the stage's own detector."""
+    from components.anonymize.surrogates.lm import LmSource, detector_check
+    from components.core import paths
+
+    settings = config.surrogate
+    check = detector_check(detector())  # is a candidate PI?
+    return LmSource(values, base_dir / paths.BASE_MODEL, settings.k, settings.top1, check)
+
+
+SURROGATE_SOURCES: Mapping[str, SourceBuilder] = {
+    "realistic": realistic,
+    "lm": lm,
+    "embedding": embedding,
+}
