@@ -9,14 +9,14 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
-import io
 import json
 import sys
-import tokenize
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from components.core.field_help import field_comments
 
 # A default longer than this is shown below its table instead of in a cell.
 MAX_CELL_DEFAULT = 48
@@ -57,27 +57,6 @@ def stage_keys(config: type, prefix: str) -> list[Key]:
         hint = _annotation(config, item.name)
         keys.append(Key(dotted, hint, value, comments.get(item.name, ""), allowed.get(dotted, ())))
     return keys
-
-
-def field_comments(config: type) -> dict[str, str]:
-    """Each field's comment: the comment lines right above it, then the one beside it."""
-    source = inspect.getsource(config)
-    lines = source.splitlines()
-    by_line = _comments_by_line(source)
-    (node,) = (n for n in ast.parse(source).body if isinstance(n, ast.ClassDef))
-    found: dict[str, str] = {}
-    for statement in node.body:
-        if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
-            continue
-        above: list[str] = []
-        line = statement.lineno - 1  # 1-based line numbers: the line above the field
-        while line >= 1 and lines[line - 1].strip().startswith("#"):
-            above.insert(0, by_line[line])
-            line -= 1
-        end = statement.end_lineno or statement.lineno
-        beside = [by_line[n] for n in range(statement.lineno, end + 1) if n in by_line]
-        found[statement.target.id] = " ".join([*above, *beside]).strip()
-    return found
 
 
 def allowed_values(module: ModuleType) -> dict[str, tuple[str, ...]]:
@@ -181,16 +160,6 @@ def _cell(text: str) -> str:
     for i in range(0, len(parts), 2):  # even parts lie outside code spans
         parts[i] = parts[i].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return "`".join(parts).replace("|", "\\|")
-
-
-def _comments_by_line(source: str) -> dict[int, str]:
-    """Comment text (without ``#``) by its 1-based line in ``source``."""
-    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-    return {
-        token.start[0]: token.string.lstrip("#").strip()
-        for token in tokens
-        if token.type == tokenize.COMMENT
-    }
 
 
 def _require_calls(tree: ast.AST) -> Iterator[ast.Call]:
