@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from audits.lm import chat_prefix_ids, continuation_logprobs
+from audits.protocol import Audit, AuditContext
 from audits.result import AuditResult
 from components.core.corpus import Conversation
 from components.core.progress import counted
@@ -121,3 +122,22 @@ def audit_canaries(
         "canaries": by_canary,
     }
     return AuditResult(NAME, worst <= max_exposure, figures, {"max_exposure": max_exposure})
+
+
+class CanaryAudit(Audit):
+    """Each planted canary's exposure; runs only when ingest planted some."""
+
+    name = NAME
+    needs = ("canaries",)
+
+    def run(self, context: AuditContext) -> AuditResult:
+        hosts = {c.id: c for c in context.inputs.train_raw}
+        return audit_canaries(
+            context.model,
+            context.tokenizer,
+            context.inputs.canaries,
+            hosts,
+            context.settings.canary_candidates,
+            context.settings.max_canary_exposure,
+            context.settings.seed,
+        )

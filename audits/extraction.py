@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from audits.lm import chat_prefix_ids, greedy_tokens
+from audits.protocol import Audit, AuditContext
 from audits.result import AuditResult
 from components.core.corpus import Conversation, PiSpan
 from components.core.progress import counted
@@ -121,3 +122,21 @@ def audit_extraction(
         "k": k,
     }
     return AuditResult(NAME, rate <= max_rate, figures, {"max_extraction_rate": max_rate})
+
+
+class ExtractionAudit(Audit):
+    """Verbatim extraction from the training conversations' prefixes."""
+
+    name = NAME
+
+    def run(self, context: AuditContext) -> AuditResult:
+        settings = context.settings
+        return audit_extraction(
+            context.model,
+            context.tokenizer,
+            context.inputs.train_raw,
+            settings.extraction_prefixes,
+            settings.extraction_k,
+            settings.max_extraction_rate,
+            settings.max_prompt_tokens,
+        )

@@ -22,10 +22,11 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 from audits.extraction import answer_pi, answer_value
 from audits.lm import assistant_token_losses
+from audits.protocol import Audit, AuditContext, StandInSource
 from audits.result import AuditResult
 from components.core.corpus import Conversation
 from components.core.progress import counted
@@ -90,18 +91,6 @@ def _u_counts(n_members: int, n_nonmembers: int) -> tuple[int, ...]:
         + (top_nonmember[u] if u < len(top_nonmember) else 0)
         for u in range(size)
     )
-
-
-class StandInSource(Protocol):
-    """Where the attack's reference values come from (the audit stage passes the anonymize
-    stage's realistic surrogate generator, ``components.anonymize.StandIns``)."""
-
-    def replace(
-        self, key: str, text: str, spans: Sequence[tuple[int, int, str, str]]
-    ) -> tuple[str, list[tuple[int, int]]]:
-        """``text`` with each span (start, end, info type, entity) replaced by a value of
-        its kind and shape, the same one per entity, and where the values sit."""
-        ...
 
 
 class AnswerSpan(NamedTuple):
@@ -192,3 +181,21 @@ def audit_membership(
         "n_nonmembers": len(n_scores),
     }
     return AuditResult(NAME, auc <= max_auc, figures, thresholds)
+
+
+class MembershipAudit(Audit):
+    """Training vs held-out conversations, at most ``mia_conversations`` a side."""
+
+    name = NAME
+
+    def run(self, context: AuditContext) -> AuditResult:
+        n = context.settings.mia_conversations
+        return audit_membership(
+            context.model,
+            context.tokenizer,
+            context.inputs.train_raw[:n],
+            context.inputs.heldout_raw[:n],
+            context.settings.max_mia_auc,
+            context.settings.max_prompt_tokens,
+            context.stand_ins,
+        )

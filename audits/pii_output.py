@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from audits.protocol import Audit, AuditContext
 from audits.result import AuditResult
 from components.core.corpus import Conversation
 from components.ingest import CANARY_FORMATS, InventoryEntry, find_leaks
@@ -93,3 +94,31 @@ def audit_outputs(
         figures["detector_findings_by_type"] = dict(sorted(found.items()))
     passed = figures["n_leaks"] <= max_leaks
     return AuditResult(NAME, passed, figures, {"max_leaks": max_leaks})
+
+
+class PiOutputAudit(Audit):
+    """Generates for the task and adversarial prompts; fails when real values come out."""
+
+    name = NAME
+
+    def run(self, context: AuditContext) -> AuditResult:
+        from components.train import generate  # the adapter loaders import torch
+
+        settings = context.settings
+        prompts = task_prompts(context.inputs.heldout_anonymized, settings.n_prompts)
+        prompts += adversarial_prompts(context.inputs.heldout_anonymized)
+        outputs = generate(
+            context.model,
+            context.tokenizer,
+            prompts,
+            settings.max_new_tokens,
+            progress="audit pii_output",
+        )
+        return audit_outputs(
+            outputs,
+            context.inputs.inventory,
+            context.inputs.salt,
+            settings.min_value_chars,
+            settings.max_leaks,
+            context.detector,
+        )

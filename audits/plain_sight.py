@@ -27,6 +27,7 @@ from typing import Any
 
 from audits.lm import text_token_losses
 from audits.membership import roc_auc
+from audits.protocol import Audit, AuditContext
 from audits.result import AuditResult
 from components.core.corpus import Conversation, base_info_type
 from components.core.lexicon import SENTENCE_START, known_names, zipf
@@ -174,3 +175,28 @@ def audit_plain_sight(
         scorers = {"rarity": rarity_scorer(corpus_frequency(view)), "lm": lm}
         figures[name] = view_figures([view[i] for i in kept], [real[i] for i in kept], scorers)
     return AuditResult(NAME, True, figures)
+
+
+class PlainSightAudit(Audit):
+    """Attacks the anonymized training data with the public base model; never fails."""
+
+    name = NAME
+    needs = ("train_anonymized",)
+
+    def run(self, context: AuditContext) -> AuditResult:
+        from components.train import load_base  # the adapter loaders import torch
+
+        inputs = context.inputs
+        base, base_tokenizer = load_base(inputs.base_model)
+        views = {
+            "anonymized": inputs.train_anonymized,
+            "placeholders": inputs.train_placeholder_view,
+        }
+        return audit_plain_sight(
+            base,
+            base_tokenizer,
+            inputs.train_raw,
+            views,
+            context.settings.plain_sight_conversations,
+            context.settings.max_prompt_tokens,
+        )

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from audits.registry import AUDITS
 from components.core.config import require as _require
-
-AUDITS = ("pii_output", "canary", "extraction", "membership", "plain_sight")
 
 
 @dataclass
@@ -41,7 +40,11 @@ class AuditConfig:
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.audits) - set(AUDITS))
-        _require(bool(self.audits) and not unknown, "audit.audits", f"a non-empty list of {AUDITS}")
+        _require(
+            bool(self.audits) and not unknown,
+            "audit.audits",
+            f"a non-empty list of {tuple(AUDITS)}",  # audits/registry.py's names
+        )
         _require(self.n_prompts >= 1, "audit.n_prompts", "an integer >= 1")
         _require(self.max_new_tokens >= 1, "audit.max_new_tokens", "an integer >= 1")
         _require(self.max_leaks >= 0, "audit.max_leaks", "an integer >= 0")

@@ -131,3 +131,14 @@ def test_every_policy_file_ships_as_package_data() -> None:
     assert present and present == shipped
     assert package / "policy" == paths.PACKAGED_POLICY
     assert not (REPO_ROOT / "policy").exists()  # one copy only
+
+
+def test_the_generators_dialogue_scripts_ship_as_package_data() -> None:
+    """The embedded corpus's scripts are data files beside their reader: pyproject's
+    package-data for their package matches each one, so an installed veiltune generates."""
+    pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["components.ingest.generate"]
+    package = REPO_ROOT / "components" / "ingest" / "generate"
+    shipped = {p for pattern in patterns for p in package.glob(pattern) if p.is_file()}
+    data = {p for p in package.iterdir() if p.is_file() and p.suffix not in (".py", ".pyc")}
+    assert data and data == shipped

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
 from collections import Counter, defaultdict
@@ -87,6 +89,18 @@ def test_same_seed_gives_identical_records_and_another_seed_does_not() -> None:
     assert first == again
     assert first != other
     assert [c.to_record() for c in generate_corpus(20, 5)] == first[:20]
+
+
+# sha256 of generate_corpus(40, 13)'s records as JSON, computed before the dialogue scripts
+# moved from a Python string to scripts.txt (package data): the move changed no byte. A new
+# script line, vocabulary word or Faker release changes it; then check the change is meant.
+PINNED_CORPUS_SHA256 = "14894a96573b65bb3f9e740e11e9d26b0cddd0fe1fc5abe40dee07fd039930e3"
+
+
+def test_the_corpus_of_a_seed_is_pinned_byte_for_byte() -> None:
+    records = [c.to_record() for c in generate_corpus(40, 13)]
+    text = json.dumps(records, ensure_ascii=False)
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == PINNED_CORPUS_SHA256
 
 
 def test_ids_contexts_and_shape(corpus: list[Conversation]) -> None:
