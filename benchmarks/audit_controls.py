@@ -67,7 +67,7 @@ def corpora(seed: int, detector: Any) -> tuple[dict[str, list[Any]], Any]:
     corpus, canaries = plant_canaries(
         corpus, splits["train"], ["PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER"], REPETITIONS, seed
     )
-    policy = anonymization_policy(AnonymizeConfig())
+    policy = anonymization_policy(AnonymizeConfig(replacement="placeholder"))
     anonymized = [a for a, _ in anonymize_corpus(corpus, detector, policy)]
     inventory = list(inventory_entries(corpus, "salt"))
     key = SurrogateKey("salt", frozenset(e.digest for e in inventory))
