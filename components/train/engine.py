@@ -150,4 +150,4 @@ def engine_name(trainer: Any) -> str:
 def bf16_supported() -> bool:
     import torch
 
-    return bool(torch.cuda.is_available() and torch.cuda.isbf16_supported())
+    return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
