@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from peft import LoraConfig, get_peft_model
     from transformers import LlamaConfig, LlamaForCausalLM, Trainer, TrainingArguments
 
-    from components.train.lora import ensure_distributed_environment
+    from components.train.engine import ensure_distributed_environment
 
     ensure_distributed_environment()
     cuda = torch.cuda.is_available()

@@ -112,8 +112,8 @@ def main() -> int:
     from components.ingest import SETTINGS, generate_sensitive_corpus
     from components.train import load_adapter, load_base
     from components.train.config import TrainConfig
-    from components.train.lora import train_lora
-    from components.train.preference import train_preference
+    from components.train.methods import TRAINING_METHODS
+    from components.train.training_method import TrainingJob
 
     base_dir = REPO / paths.BASE_MODEL
     if not (base_dir / "config.json").is_file():
@@ -135,8 +135,9 @@ def main() -> int:
         start = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:
             adapter, work = Path(tmp) / "adapter", Path(tmp) / "work"
-            trainer = train_preference if config.method != "sft" else train_lora
-            trainer(base_dir, train, config, adapter, work)
+            TRAINING_METHODS[config.method].train(
+                TrainingJob(base_dir, train, config, adapter, work)
+            )
             model, tokenizer = load_adapter(base_dir, adapter)
             task = "dual_summary" if "dual_summary" in config.tasks else "private_summary"
             per_variant[name] = scored(model, tokenizer, heldout, task)

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from components.train.config import FragmentsConfig, GenerationSettings, TrainConfig
 from components.train.fragments import FragmentExample, build_fragments, examples_linking_values
 from components.train.generation import GENERATION_FILE, read_generation_settings
-from components.train.lora import corpus_examples, read_label_options, train_lora
+from components.train.lora import corpus_examples, train_lora
+from components.train.session import read_label_options
 from components.train.tasks import (
     CALL_TASKS,
     CLASSIFICATION_TASKS,

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from components.train.config import GenerationSettings
 from components.train.generation import (
     PLAIN,
     answer_processors,
     end_of_answer_ids,
     read_generation_settings,
 )
+from components.train.params import GenerationSettings
 
 # The attribute of a loaded model holding the settings it answers with (as a transformers
 # model holds its generation_config): whoever calls generate() with it generates alike.

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from components.core.corpus import Conversation
 from components.core.errors import InputError, ParamsError
 from components.core.placeholders import ANY_PLACEHOLDER
-from components.train.config import FragmentsConfig
+from components.train.params import FragmentsConfig
 from components.train.tasks import (
     CONTINUATION,
     Example,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from components.core.errors import InputError, ParamsError
-from components.train.config import GenerationSettings
+from components.train.params import GenerationSettings
 
 logger = logging.getLogger(__name__)
 

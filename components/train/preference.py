@@ -11,30 +11,27 @@ file as SFT, and a killed run resumes from its checkpoint like SFT's.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from components.core.config import require as _require
 from components.core.corpus import Conversation
 from components.core.errors import InputError
-from components.train.config import TrainConfig
-from components.train.lora import (
-    TrainResult,
-    check_target_modules,
-    checkpoint_step,
-    deepspeed_config,
-    engine_name,
-    ensure_distributed_environment,
+from components.train.checkpoints import fingerprint, world_checkpoint
+from components.train.engine import own_world, schedule_arguments
+from components.train.params import TrainParams
+from components.train.result import TrainResult
+from components.train.session import (
+    base_model,
+    check_inputs,
+    finish,
     lora_config,
-    mean_train_loss,
-    remove_checkpoints,
-    save_adapter,
-    schedule_arguments,
-    world_checkpoint,
+    run_trainer,
+    seeded_tokenizer,
+    trained,
 )
 from components.train.tasks import (
     PRIVATE_SUMMARY,
@@ -44,6 +41,7 @@ from components.train.tasks import (
     task_prompt,
     transcript,
 )
+from components.train.training_method import TrainingJob
 
 logger = logging.getLogger(__name__)
 # Tokens kept for a pair's answers when its prompt is cut to max_seq_length.
@@ -69,6 +67,11 @@ class PreferencePair:
             "chosen": [{"role": "assistant", "content": self.chosen}],
             "rejected": [{"role": "assistant", "content": self.rejected}],
         }
+
+    def fitted(self, tokenizer: Any, room: int) -> PreferencePair:
+        """The pair with its prompt cut to ``room`` tokens as training and evaluation cut
+        it (:func:`fit_prompt`)."""
+        return replace(self, prompt=fit_prompt(self.prompt, tokenizer, room))
 
 
 def preference_pairs(conversations: Sequence[Conversation], where: str) -> list[PreferencePair]:
@@ -104,81 +107,134 @@ def split_pairs(
     )
 
 
-def train_preference(
-    base_model_dir: Path,
-    conversations: Sequence[Conversation],
-    config: TrainConfig,
-    output_dir: Path,
-    work_dir: Path,
-    callbacks: Sequence[Any] = (),
-    where: str = "the training corpus",
-) -> TrainResult:
-    """Preference-tune a LoRA adapter (``config.method``: dpo | orpo); save it to
-    ``output_dir``, checkpoints in ``work_dir`` as :func:`train_lora` keeps them."""
-    import torch
-    from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
+@dataclass(frozen=True)
+class PreferenceMethod:
+    """``train.method`` dpo or orpo: a TRL preference trainer, on the pairs of the
+    conversations' privacy-preserving (chosen) and leaking (rejected) summaries."""
 
-    from components.train.live_metrics import use_step_bar
+    name: str
+    # The TRL trainer and its config class, imported when training (TRL is slow to import).
+    trl_classes: Callable[[], tuple[Any, Any]]
 
-    deepspeed = deepspeed_config(config.deepspeed) if config.deepspeed else None
-    if not (base_model_dir / "config.json").is_file():
-        raise InputError(f"{base_model_dir}: not a Hugging Face model folder (no config.json)")
-    pairs = preference_pairs(conversations, where)
-    set_seed(config.seed)
-    tokenizer = AutoTokenizer.from_pretrained(base_model_dir)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    room = max(16, config.max_seq_length - ANSWER_ROOM)
-    fitted = [
-        PreferencePair(
-            p.conversation_id, fit_prompt(p.prompt, tokenizer, room), p.chosen, p.rejected
+    def check(self, config: TrainParams) -> None:
+        """The pairs are the private_summary task's, of whole conversations, both kinds of
+        summary trained on by design."""
+        _require(
+            list(config.tasks) == [PRIVATE_SUMMARY],
+            "train.tasks",
+            f"['{PRIVATE_SUMMARY}'] with train.method: {self.name} (its pairs are the "
+            "privacy-preserving and the leaking summary)",
         )
-        for p in pairs
-    ]
+        _require(
+            config.corpus in ("anonymized", "raw"),
+            "train.corpus",
+            f"anonymized or raw with train.method: {self.name}",
+        )
+        _require(
+            not config.only_good,
+            "train.only_good",
+            f"false with train.method {self.name} (it trains on both kinds of summary by design)",
+        )
+
+    def train(self, job: TrainingJob) -> TrainResult:
+        return train_preference(job, self)
+
+    def arguments(
+        self,
+        config: TrainParams,
+        work_dir: Path,
+        deepspeed: dict[str, Any] | None,
+        evaluating: bool,
+    ) -> Any:
+        """TRL's config for the method, with SFT's schedule, checkpoints and engine."""
+        _, config_class = self.trl_classes()
+        return config_class(
+            **schedule_arguments(config, work_dir, deepspeed, evaluating),
+            beta=config.beta,
+            max_length=config.max_seq_length,
+            # TRL turns it on by default; SFT runs without it (LoRA on a small model fits).
+            # Its current name: the deprecated gradient_checkpointing warned on every run.
+            activation_checkpointing=False,
+        )
+
+
+def _dpo() -> tuple[Any, Any]:
+    from trl import DPOConfig, DPOTrainer
+
+    return DPOTrainer, DPOConfig
+
+
+def _orpo() -> tuple[Any, Any]:
+    # ORPO lives in TRL's experimental namespace since TRL 1.0.
+    from trl.experimental.orpo import ORPOConfig, ORPOTrainer
+
+    return ORPOTrainer, ORPOConfig
+
+
+DPO = PreferenceMethod("dpo", _dpo)
+ORPO = PreferenceMethod("orpo", _orpo)
+
+
+def train_preference(job: TrainingJob, method: PreferenceMethod) -> TrainResult:
+    """Preference-tune a LoRA adapter with ``method``; save it to ``job.output_dir``,
+    checkpoints in ``job.work_dir`` as :func:`train_lora` keeps them."""
+    config = job.config
+    deepspeed = check_inputs(job.base_model_dir, config)
+    pairs = preference_pairs(job.conversations, job.source)
+    tokenizer = seeded_tokenizer(job.base_model_dir, config.seed)
+    room = max(16, config.max_seq_length - ANSWER_ROOM)
+    fitted = [p.fitted(tokenizer, room) for p in pairs]
     train, evaluation = split_pairs(fitted, config.eval_fraction, config.seed)
-    model = AutoModelForCausalLM.from_pretrained(base_model_dir, dtype=torch.float32)
-    model.config.use_cache = False
-    check_target_modules(model, config.target_modules)
-    own_world = deepspeed is not None and ensure_distributed_environment()
-    args = _trl_args(config, work_dir, deepspeed, bool(evaluation), torch)
-    resume = world_checkpoint(work_dir, _fingerprint(config, train))
-    trainer = _trainer_class(config.method)(
+    model = base_model(job.base_model_dir, config)
+    own = own_world(deepspeed)
+    args = method.arguments(config, job.work_dir, deepspeed, bool(evaluation))
+    resume = world_checkpoint(job.work_dir, _fingerprint(config, train))
+    trainer = _trainer(method, model, args, (train, evaluation), tokenizer, job)
+    run = run_trainer(trainer, resume)
+    finish(
+        trainer,
+        tokenizer,
+        options=label_options(job.conversations),
+        output_dir=job.output_dir,
+        config=config,
+        work_dir=job.work_dir,
+        own_world=own,
+    )
+    return trained(
+        trainer,
+        run,
+        n_examples=len(pairs),
+        n_sequences=len(train),
+        n_eval_examples=len(evaluation),
+        n_conversations=len(train),
+        n_conversations_eval=len(evaluation),
+        n_conversations_skipped=len(job.conversations) - len(pairs),
+        preference=last_logged(trainer.state.log_history, PREFERENCE_LOGS),
+    )
+
+
+def _trainer(
+    method: PreferenceMethod,
+    model: Any,
+    args: Any,
+    pairs: tuple[list[PreferencePair], list[PreferencePair]],
+    tokenizer: Any,
+    job: TrainingJob,
+) -> Any:
+    """The method's TRL trainer on the training and eval pairs; LoRA through peft (with it,
+    DPO's reference model is the base with the adapter switched off)."""
+    from datasets import Dataset
+
+    trainer_class, _ = method.trl_classes()
+    train, evaluation = pairs
+    return trainer_class(
         model=model,
         args=args,
         train_dataset=Dataset.from_list([p.to_row() for p in train]),
         eval_dataset=Dataset.from_list([p.to_row() for p in evaluation]) if evaluation else None,
         processing_class=tokenizer,
-        peft_config=lora_config(config),
-        callbacks=list(callbacks),
-    )
-    use_step_bar(trainer)
-    trainable, total = trainer.model.get_nb_trainable_parameters()
-    output = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
-    save_adapter(trainer, tokenizer, label_options(conversations), output_dir, config.generation)
-    if trainer.is_world_process_zero():
-        remove_checkpoints(work_dir)
-    if own_world and torch.distributed.is_initialized():
-        torch.distributed.destroy_process_group()
-    history = trainer.state.log_history
-    return TrainResult(
-        n_examples=len(pairs),
-        steps=int(output.global_step),
-        train_loss=mean_train_loss(history),
-        trainable_parameters=int(trainable),
-        total_parameters=int(total),
-        runtime_s=float(output.metrics.get("train_runtime", 0.0)),
-        loss_history=[(int(h["step"]), float(h["loss"])) for h in history if "loss" in h],
-        n_sequences=len(train),
-        resumed_from_step=checkpoint_step(resume) if resume else 0,
-        engine=engine_name(trainer),
-        world_size=int(args.world_size),
-        eval_history=[(int(h["step"]), float(h["eval_loss"])) for h in history if "eval_loss" in h],
-        n_eval_examples=len(evaluation),
-        n_conversations=len(train),
-        n_conversations_eval=len(evaluation),
-        n_conversations_skipped=len(conversations) - len(pairs),
-        preference=last_logged(history, PREFERENCE_LOGS),
+        peft_config=lora_config(job.config),
+        callbacks=list(job.callbacks),
     )
 
 
@@ -193,46 +249,6 @@ def last_logged(history: Sequence[dict[str, Any]], names: Sequence[str]) -> dict
     return found
 
 
-def _trainer_class(method: str) -> Any:
-    if method == "dpo":
-        from trl import DPOTrainer
-
-        return DPOTrainer
-    # ORPO lives in TRL's experimental namespace since TRL 1.0.
-    from trl.experimental.orpo import ORPOTrainer
-
-    return ORPOTrainer
-
-
-def _trl_args(
-    config: TrainConfig,
-    work_dir: Path,
-    deepspeed: dict[str, Any] | None,
-    evaluating: bool,
-    torch: Any,
-) -> Any:
-    """TRL's config for the method, with SFT's schedule, checkpoints and engine."""
-    method_config: Any
-    if config.method == "dpo":
-        from trl import DPOConfig
-
-        method_config = DPOConfig
-    else:
-        from trl.experimental.orpo import ORPOConfig
-
-        method_config = ORPOConfig
-    return method_config(
-        **schedule_arguments(config, work_dir, deepspeed, evaluating, torch),
-        beta=config.beta,
-        max_length=config.max_seq_length,
-        # TRL turns it on by default; SFT runs without it (LoRA on a small model fits). Its
-        # current name: the deprecated gradient_checkpointing warned on every run.
-        activation_checkpointing=False,
-    )
-
-
-def _fingerprint(config: TrainConfig, pairs: Sequence[PreferencePair]) -> str:
-    digest = hashlib.sha256(json.dumps(asdict(config), sort_keys=True).encode())
-    for pair in pairs:
-        digest.update(json.dumps([pair.prompt, pair.chosen, pair.rejected]).encode())
-    return digest.hexdigest()
+def _fingerprint(config: TrainParams, pairs: Sequence[PreferencePair]) -> str:
+    """The fingerprint the run's checkpoints are resumed by: the params and every pair."""
+    return fingerprint(config, ([p.prompt, p.chosen, p.rejected] for p in pairs))

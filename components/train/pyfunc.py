@@ -25,7 +25,7 @@ from mlflow.pyfunc import PythonModel
 from components.core.errors import BackendError
 from components.core.lineage import sha256_tree
 from components.train.adapter import generate, load_adapter
-from components.train.lora import read_label_options
+from components.train.session import read_label_options
 from components.train.tasks import TASK_PROMPTS, fit_prompt, task_prompt
 
 if TYPE_CHECKING:

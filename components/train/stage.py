@@ -29,11 +29,13 @@ from components.core.lineage import (
 )
 from components.core.stage import Metrics, StageContext, log_stage, split
 from components.gate import require_gate_passed
-from components.train.config import PREFERENCE_METHODS, TrainConfig
+from components.train.config import TrainConfig
+from components.train.engine import world_rank
 from components.train.fragments import build_fragments
-from components.train.lora import TrainResult, train_lora, world_rank
-from components.train.preference import train_preference
+from components.train.methods import TRAINING_METHODS
+from components.train.result import TrainResult
 from components.train.tasks import TrainingExamples, mask_replaced
+from components.train.training_method import TrainingJob
 
 
 def run(config: TrainConfig, context: StageContext) -> Metrics:
@@ -115,10 +117,18 @@ def training_data(config: TrainConfig) -> TrainingData:
 def _train(
     config: TrainConfig, data: TrainingData, output: Path, callbacks: list[Any]
 ) -> TrainResult:
-    common = (paths.BASE_MODEL, data.conversations, config, output, paths.TRAIN_WORK, callbacks)
-    if config.method in PREFERENCE_METHODS:
-        return train_preference(*common, str(data.source))
-    return train_lora(*common, data.examples)
+    """Train with the method ``train.method`` names, on the stage's data."""
+    job = TrainingJob(
+        paths.BASE_MODEL,
+        data.conversations,
+        config,
+        output,
+        paths.TRAIN_WORK,
+        callbacks,
+        examples=data.examples,
+        source=str(data.source),
+    )
+    return TRAINING_METHODS[config.method].train(job)
 
 
 def loss_csv(history: Sequence[tuple[int, float]]) -> str:

@@ -46,9 +46,13 @@ def params_reference() -> str:
 def stage_keys(config: type, prefix: str) -> list[Key]:
     """Every key of ``config`` (a stage's or a nested section's dataclass), nested sections'
     keys after their own, as ``prefix.key``."""
-    module = sys.modules[config.__module__]
-    comments = field_comments(config)
-    allowed = allowed_values(module)
+    # A config may inherit its fields and checks (TrainConfig: TrainParams's, in another module)
+    bases = [c for c in reversed(config.__mro__) if dataclasses.is_dataclass(c)]
+    comments = {key: text for base in bases for key, text in field_comments(base).items()}
+    allowed: dict[str, tuple[str, ...]] = {}
+    for module in dict.fromkeys(sys.modules[base.__module__] for base in bases):
+        for key, texts in allowed_values(module).items():
+            allowed[key] = tuple(dict.fromkeys((*allowed.get(key, ()), *texts)))
     defaults = config()
     keys: list[Key] = []
     for item in dataclasses.fields(config):

@@ -11,7 +11,8 @@ import pytest
 
 from components.core.errors import ParamsError
 from components.train.config import TrainConfig
-from components.train.lora import deepspeed_config, train_lora
+from components.train.engine import deepspeed_config
+from components.train.lora import train_lora
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "infra" / "deepspeed"

@@ -15,17 +15,12 @@ from components.core.corpus import Conversation, Turn
 from components.core.errors import InputError
 from components.train.adapter import generate, generation_settings, load_adapter
 from components.train.chat_tokens import tokenize_example
+from components.train.checkpoints import resumable_checkpoint
 from components.train.config import GenerationSettings, TrainConfig
 from components.train.generation import read_generation_settings
-from components.train.lora import (
-    CountingRows,
-    lora_config,
-    mean_train_loss,
-    read_label_options,
-    resumable_checkpoint,
-    train_lora,
-    training_fingerprint,
-)
+from components.train.lora import CountingRows, train_lora, training_fingerprint
+from components.train.result import mean_train_loss
+from components.train.session import lora_config, read_label_options
 from components.train.tasks import (
     Example,
     fit_prompt,

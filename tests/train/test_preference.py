@@ -15,8 +15,10 @@ from components.ingest.generate import generate_sensitive_corpus
 from components.train.config import TrainConfig
 from components.train.generation import read_generation_settings
 from components.train.lora import corpus_examples
-from components.train.preference import _trl_args, preference_pairs, train_preference
+from components.train.methods import TRAINING_METHODS
+from components.train.preference import DPO, ORPO, preference_pairs
 from components.train.tasks import task_examples
+from components.train.training_method import TrainingJob
 
 
 def test_pairs_are_the_private_and_the_leaking_summary_of_the_private_summary_prompt() -> None:
@@ -102,7 +104,8 @@ def test_preference_tuning_trains_a_lora_adapter(
         eval_fraction=0.0,
     )
     calls = generate_sensitive_corpus(2, seed=13)
-    result = train_preference(base_model_dir, calls, config, tmp_path / "a", tmp_path / "w")
+    job = TrainingJob(base_model_dir, calls, config, tmp_path / "a", tmp_path / "w")
+    result = TRAINING_METHODS[method].train(job)
     assert result.steps == 3 and len(result.loss_history) == 3
     assert result.n_examples == 2 and 0 < result.trainable_parameters < result.total_parameters
     metrics = result.to_metrics()
@@ -126,10 +129,8 @@ def test_trl_config_turns_checkpointing_off_without_a_deprecation_warning(
 ) -> None:
     # gradient_checkpointing=False warned "`gradient_checkpointing` is deprecated" on every
     # preference run (issue 39)
-    import torch
-
     config = TrainConfig(method=method, tasks=["private_summary"])
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)
-        args = _trl_args(config, tmp_path, None, False, torch)
+        args = {"dpo": DPO, "orpo": ORPO}[method].arguments(config, tmp_path, None, False)
     assert args.activation_checkpointing is False and args.gradient_checkpointing is False
