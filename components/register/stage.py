@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from components.register.card import CardFacts, adapter_card
 from components.register.config import RegisterConfig
 from components.register.evidence import EvidenceFiles
 from components.register.promotion import register_version
-from components.register.shared_base import describe_base_model
+from components.register.shared_base import BaseModel, describe_base_model
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +34,38 @@ logger = logging.getLogger(__name__)
 def run(config: RegisterConfig, context: StageContext) -> Metrics:
     from mlflow.tracking import MlflowClient
 
+    found = _evidence(config, context)
+    tracking.configure_tracking(config.experiment)
+    # Register runs on every `dvc repro` (DVC cannot restore the registry): an adapter
+    # registered before with the same evidence is reported, not registered again.
+    version = registry.find_registered(MlflowClient(), config.model_name, found.fingerprint)
+    if version is None:
+        version = _register(config, context, found)
+    metrics = version.to_metrics()
+    write_json_atomic(paths.metrics_file("register"), metrics)
+    write_headline(metrics, context.params)
+    logger.info("%s v%s: %s", config.model_name, version.version, version.decision_reason)
+    return metrics
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """What register decides from: the stages' verdicts and records, the version's tags and
+    the files stored with it, and the fingerprint that says whether it is registered."""
+
+    corpus: str
+    scored: dict[Path, Metrics]
+    gate: GateResult
+    audit: registry.AuditResult
+    utility: float
+    base: BaseModel
+    tags: dict[str, str]
+    files: EvidenceFiles
+    rule: registry.UtilityRule
+    fingerprint: str
+
+
+def _evidence(config: RegisterConfig, context: StageContext) -> _Evidence:
     sources = {stage: str(paths.metrics_file(stage)) for stage in ("gate", "audit", "evaluate")}
     train_file = paths.metrics_file("train")
     require_trained_on_gated_corpus(
@@ -48,68 +81,77 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
     audit = registry.audit_result(read_metrics("audit"), sources["audit"])
     evaluation = registry.adapter_metrics(read_metrics("evaluate"), sources["evaluate"])
     utility = registry.utility_of(evaluation, config.utility_metric, sources["evaluate"])
-    lock_outs = {
-        **lineage.dvc_lock_outs(paths.DVC_LOCK, "ingest"),
-        **lineage.dvc_lock_outs(paths.DVC_LOCK, "anonymize"),
-    }
-    lineage_tags = {
-        "train_loss": str(read_metrics("train")["train_loss"]),
-        "git_commit": lineage.git_commit(Path.cwd()),
-        "params_hash": lineage.params_hash(dict(context.params)),
-        "data_version": json.dumps(lock_outs, sort_keys=True),
-    }
     base = describe_base_model(paths.BASE_MODEL, str(read_metrics("base_model")["source"]))
-    tags = {**registry.version_tags(gate, audit, evaluation, lineage_tags), **base.to_tags()}
+    tags = {
+        **registry.version_tags(gate, audit, evaluation, _lineage_tags(context)),
+        **base.to_tags(),
+    }
     # What the decision is made from, stored with the version: the files as they are now.
     # A baseline trained on the raw or masked corpus is for the utility report only: it
     # is registered as a candidate to compare against, never promoted.
     files = EvidenceFiles.read(paths.METRICS_DIR, corpus, adapter)
     rule = registry.UtilityRule(config.utility_metric, config.higher_is_better)
-    tracking.configure_tracking(config.experiment)
     stakes = {"files": files.hashes(), **files.inputs()}
     fingerprint = registry.registration_fingerprint(paths.ADAPTER, tags, stakes, rule)
-    # Register runs on every `dvc repro` (DVC cannot restore the registry): an adapter
-    # registered before with the same evidence is reported, not registered again.
-    version = registry.find_registered(MlflowClient(), config.model_name, fingerprint)
-    if version is None:
-        key = signing_key(context.setting(KEY_PARAM), context.base_dir)  # made on first use
-        ingest = read_metrics("ingest")
-        card = CardFacts(
+    return _Evidence(corpus, scored, gate, audit, utility, base, tags, files, rule, fingerprint)
+
+
+def _lineage_tags(context: StageContext) -> dict[str, str]:
+    lock_outs = {
+        **lineage.dvc_lock_outs(paths.DVC_LOCK, "ingest"),
+        **lineage.dvc_lock_outs(paths.DVC_LOCK, "anonymize"),
+    }
+    return {
+        "train_loss": str(read_metrics("train")["train_loss"]),
+        "git_commit": lineage.git_commit(Path.cwd()),
+        "params_hash": lineage.params_hash(dict(context.params)),
+        "data_version": json.dumps(lock_outs, sort_keys=True),
+    }
+
+
+def _register(
+    config: RegisterConfig, context: StageContext, found: _Evidence
+) -> registry.RegisteredVersion:
+    """Register the adapter as a new version with its card, its signed evidence and its
+    tags, in a run of its own."""
+    from mlflow.tracking import MlflowClient
+
+    key = signing_key(context.setting(KEY_PARAM), context.base_dir)  # made on first use
+    ingest = read_metrics("ingest")
+    card = CardFacts(
+        config.model_name,
+        read_metrics("base_model"),
+        ingest,
+        corpus_datasets(context.params.get("ingest") or {}, ingest.get("by_dataset")),
+        found.corpus,
+        found.gate,
+        found.audit,
+        config.utility_metric,
+        found.utility,
+        detection_models(context.params.get("anonymize") or {}),
+        context.params.get("train") or {},
+    )
+    # Not in the fingerprint: a short rewording of the evidence registers nothing new.
+    held = held_audits(found.scored[paths.metrics_file("audit")].get("audits") or {})
+    headline = registry.headline_tags(
+        found.gate, found.audit, held, config.utility_metric, found.utility
+    )
+    with tracking.stage_run("register", config.experiment):
+        version = register_version(
+            MlflowClient(),
+            paths.ADAPTER,
+            found.base,
             config.model_name,
-            read_metrics("base_model"),
-            ingest,
-            corpus_datasets(context.params.get("ingest") or {}, ingest.get("by_dataset")),
-            corpus,
-            gate,
-            audit,
-            config.utility_metric,
-            utility,
-            detection_models(context.params.get("anonymize") or {}),
-            context.params.get("train") or {},
+            {**found.tags, **headline, registry.FINGERPRINT_TAG: found.fingerprint},
+            found.files,
+            found.rule,
+            adapter_card(card),
+            key,
         )
-        # Not in the fingerprint: a short rewording of the evidence registers nothing new.
-        held = held_audits(scored[paths.metrics_file("audit")].get("audits") or {})
-        headline = registry.headline_tags(gate, audit, held, config.utility_metric, utility)
-        with tracking.stage_run("register", config.experiment):
-            version = register_version(
-                MlflowClient(),
-                paths.ADAPTER,
-                base,
-                config.model_name,
-                {**tags, **headline, registry.FINGERPRINT_TAG: fingerprint},
-                files,
-                rule,
-                adapter_card(card),
-                key,
-            )
-            log_stage("register", config, {"champion": registry.CHAMPION in version.aliases}, [])
-            # Before the run ends: its end puts the pipeline's headline together from it.
-            write_json_atomic(paths.metrics_file("register"), version.to_metrics())
-    metrics = version.to_metrics()
-    write_json_atomic(paths.metrics_file("register"), metrics)
-    write_headline(metrics, context.params)
-    logger.info("%s v%s: %s", config.model_name, version.version, version.decision_reason)
-    return metrics
+        log_stage("register", config, {"champion": registry.CHAMPION in version.aliases}, [])
+        # Before the run ends: its end puts the pipeline's headline together from it.
+        write_json_atomic(paths.metrics_file("register"), version.to_metrics())
+    return version
 
 
 def write_headline(registered: Metrics, params: Mapping[str, Any]) -> None:
