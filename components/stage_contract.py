@@ -52,7 +52,8 @@ def raw_out(path: Path, why: str = "") -> Artifact:
     return Artifact(path.as_posix(), why, cache=False, persist=True)
 
 
-def read(path: Path | str, why: str = "") -> Artifact:
+def artifact(path: Path | str, why: str = "") -> Artifact:
+    """A file or folder a stage reads or writes, cached by DVC."""
     return Artifact(Path(path).as_posix(), why)
 
 

@@ -29,7 +29,7 @@ from components.ingest.config import IngestConfig
 from components.register.config import RegisterConfig
 from components.review.config import ReviewConfig
 from components.risk.config import RiskConfig
-from components.stage_contract import HOUR, Plot, Stage, metrics_out, raw_out, read
+from components.stage_contract import HOUR, Plot, Stage, artifact, metrics_out, raw_out
 from components.train.config import TrainConfig
 
 logger = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ STAGES: tuple[Stage, ...] = (
         "ingest",
         "Validate a user corpus, or generate the embedded one; split train/held-out.",
         IngestConfig,
-        deps=(read(f"{_POLICY}/taxonomy.yaml"),),
+        deps=(artifact(f"{_POLICY}/taxonomy.yaml"),),
         outs=(
             raw_out(paths.RAW_DIR),
             raw_out(paths.INVENTORY),
@@ -56,7 +56,7 @@ STAGES: tuple[Stage, ...] = (
         "base_model",
         "Turn the bundled SmolLM2 GGUF (or a named folder) into a HF model folder.",
         BaseModelConfig,
-        outs=(read(paths.BASE_MODEL),),
+        outs=(artifact(paths.BASE_MODEL),),
         metrics=(metrics_out(paths.metrics_file("base_model")),),
     ),
     Stage(
@@ -64,13 +64,13 @@ STAGES: tuple[Stage, ...] = (
         "Replace personal information with placeholders numbered within each conversation.",
         AnonymizeConfig,
         deps=(
-            read(paths.RAW_CORPUS),
-            read(paths.SALT, "surrogates: the run's secret seed"),
-            read(paths.INVENTORY, "surrogates: no surrogate is a known PI value"),
-            read(paths.BASE_MODEL, "surrogate.method lm: the base model proposes surrogates"),
-            read(_POLICY, "the policy lists (data, shipped with the package)"),
+            artifact(paths.RAW_CORPUS),
+            artifact(paths.SALT, "surrogates: the run's secret seed"),
+            artifact(paths.INVENTORY, "surrogates: no surrogate is a known PI value"),
+            artifact(paths.BASE_MODEL, "surrogate.method lm: the base model proposes surrogates"),
+            artifact(_POLICY, "the policy lists (data, shipped with the package)"),
         ),
-        outs=(read(_ANONYMIZED),),
+        outs=(artifact(_ANONYMIZED),),
         metrics=(metrics_out(paths.metrics_file("anonymize")),),
         timeout_s=4 * HOUR,
     ),
@@ -86,8 +86,8 @@ STAGES: tuple[Stage, ...] = (
             "anonymize.cluster_timeout_s",
             "anonymize.cluster_tls",
         ),
-        deps=(read(paths.RAW_CORPUS), read(_ANONYMIZED)),
-        outs=(read(paths.RISK_DIR),),
+        deps=(artifact(paths.RAW_CORPUS), artifact(_ANONYMIZED)),
+        outs=(artifact(paths.RISK_DIR),),
         metrics=(metrics_out(paths.metrics_file("risk")),),
         folder_plots=(
             Plot(
@@ -114,11 +114,11 @@ STAGES: tuple[Stage, ...] = (
         reads=("gate.threshold",),
         command=("review", "export"),
         deps=(
-            read(paths.ANON_CORPUS),
-            read(paths.ANON_SPANS, "surrogates are shown as their placeholders"),
-            read(paths.RISK_TABLE),
+            artifact(paths.ANON_CORPUS),
+            artifact(paths.ANON_SPANS, "surrogates are shown as their placeholders"),
+            artifact(paths.RISK_TABLE),
         ),
-        outs=(read(paths.REVIEW_DIR),),
+        outs=(artifact(paths.REVIEW_DIR),),
         metrics=(metrics_out(paths.metrics_file("review")),),
     ),
     Stage(
@@ -126,12 +126,14 @@ STAGES: tuple[Stage, ...] = (
         "Great Expectations gate: refuse the corpus unless mean + std of risk < threshold.",
         GateConfig,
         deps=(
-            read(paths.RISK_TABLE),
-            read(paths.metrics_file("risk"), "the corpus the table was computed on (its sha256)"),
-            read(paths.ANON_CORPUS, "hashed into the verdict: train checks it"),
-            read(paths.SPLITS),
+            artifact(paths.RISK_TABLE),
+            artifact(
+                paths.metrics_file("risk"), "the corpus the table was computed on (its sha256)"
+            ),
+            artifact(paths.ANON_CORPUS, "hashed into the verdict: train checks it"),
+            artifact(paths.SPLITS),
         ),
-        outs=(read(paths.GATE_RESULT.parent),),
+        outs=(artifact(paths.GATE_RESULT.parent),),
         metrics=(metrics_out(paths.metrics_file("gate")),),
     ),
     Stage(
@@ -139,14 +141,14 @@ STAGES: tuple[Stage, ...] = (
         "LoRA fine-tune the base model on the anonymized corpus.",
         TrainConfig,
         deps=(
-            read(paths.BASE_MODEL),
-            read(paths.ANON_CORPUS),
-            read(paths.ANON_SPANS, "the masked baseline masks surrogates too"),
-            read(paths.SPLITS),
-            read(paths.RAW_CORPUS, "read only by the oracle baseline (train.corpus: raw)"),
-            read(paths.metrics_file("gate")),
+            artifact(paths.BASE_MODEL),
+            artifact(paths.ANON_CORPUS),
+            artifact(paths.ANON_SPANS, "the masked baseline masks surrogates too"),
+            artifact(paths.SPLITS),
+            artifact(paths.RAW_CORPUS, "read only by the oracle baseline (train.corpus: raw)"),
+            artifact(paths.metrics_file("gate")),
         ),
-        outs=(read(paths.ADAPTER),),
+        outs=(artifact(paths.ADAPTER),),
         metrics=(metrics_out(paths.metrics_file("train")),),
         plots=(
             Plot(
@@ -176,14 +178,14 @@ STAGES: tuple[Stage, ...] = (
             "anonymize.surrogate.method",
         ),
         deps=(
-            read(paths.BASE_MODEL),
-            read(paths.ADAPTER),
-            read(paths.RAW_CORPUS),
-            read(paths.SPLITS),
+            artifact(paths.BASE_MODEL),
+            artifact(paths.ADAPTER),
+            artifact(paths.RAW_CORPUS),
+            artifact(paths.SPLITS),
         ),
         outs=(
-            read(paths.PER_CONVERSATION, "scores by conversation id, never text"),
-            read(
+            artifact(paths.PER_CONVERSATION, "scores by conversation id, never text"),
+            artifact(
                 paths.UTILITY_INTERVALS,
                 "every score's 95% bootstrap interval (the headline's in evaluate.json too)",
             ),
@@ -214,18 +216,18 @@ STAGES: tuple[Stage, ...] = (
             "train.tasks",
         ),
         deps=(
-            read(paths.BASE_MODEL),
-            read(paths.ADAPTER),
-            read(
+            artifact(paths.BASE_MODEL),
+            artifact(paths.ADAPTER),
+            artifact(
                 paths.RAW_DIR, "the attacker's side knowledge: raw text, planted canaries, the salt"
             ),
-            read(paths.ANON_CORPUS),
-            read(paths.ANON_SPANS, "plain sight: where the surrogates are"),
-            read(paths.SPLITS),
-            read(paths.INVENTORY),
+            artifact(paths.ANON_CORPUS),
+            artifact(paths.ANON_SPANS, "plain sight: where the surrogates are"),
+            artifact(paths.SPLITS),
+            artifact(paths.INVENTORY),
         ),
         outs=(
-            read(
+            artifact(
                 paths.AUDIT_DETAILS,
                 "each audit's per-item figures (per canary, per info type), not a column each",
             ),
@@ -251,15 +253,15 @@ STAGES: tuple[Stage, ...] = (
             "export.signing_key",
         ),
         deps=(
-            read(paths.ADAPTER),
-            read(paths.BASE_MODEL, "logged once to the artifact store, by its content hash"),
-            read(paths.ANON_CORPUS, "still the one the gate passed and train used"),
-            read(paths.metrics_file("gate")),
-            read(paths.metrics_file("audit")),
-            read(paths.metrics_file("train")),
-            read(paths.metrics_file("evaluate")),
-            read(paths.metrics_file("ingest"), "the model card: the corpus and its datasets"),
-            read(paths.metrics_file("base_model"), "the model card: the base model"),
+            artifact(paths.ADAPTER),
+            artifact(paths.BASE_MODEL, "logged once to the artifact store, by its content hash"),
+            artifact(paths.ANON_CORPUS, "still the one the gate passed and train used"),
+            artifact(paths.metrics_file("gate")),
+            artifact(paths.metrics_file("audit")),
+            artifact(paths.metrics_file("train")),
+            artifact(paths.metrics_file("evaluate")),
+            artifact(paths.metrics_file("ingest"), "the model card: the corpus and its datasets"),
+            artifact(paths.metrics_file("base_model"), "the model card: the base model"),
         ),
         metrics=(
             metrics_out(paths.metrics_file("register")),
@@ -281,7 +283,7 @@ STAGES: tuple[Stage, ...] = (
         reads=("anonymize", "base_model", "gate", "train"),
         deps=(
             *(
-                read(paths.metrics_file(stage))
+                artifact(paths.metrics_file(stage))
                 for stage in (
                     "ingest",
                     "base_model",
@@ -295,19 +297,21 @@ STAGES: tuple[Stage, ...] = (
                     "register",
                 )
             ),
-            read(paths.HEADLINE, "bundled with every metrics file"),
-            read(paths.UTILITY_INTERVALS, "every utility score's interval, in the report"),
-            read(paths.AUDIT_DETAILS, "the audits' per-item figures, in the report"),
-            read(paths.RISK_DIR),
-            read(paths.GATE_RESULT.parent),
-            read(paths.REVIEW_DIR),
-            read(paths.INVENTORY, "the bundle's PI scans: the inventory's values ..."),
-            read(paths.SALT),
-            read(paths.RAW_CORPUS, "... and what the detector finds, confirmed in the raw corpus"),
-            read(paths.ADAPTER),
-            read(_POLICY, "the policy lists (data, shipped with the package)"),
+            artifact(paths.HEADLINE, "bundled with every metrics file"),
+            artifact(paths.UTILITY_INTERVALS, "every utility score's interval, in the report"),
+            artifact(paths.AUDIT_DETAILS, "the audits' per-item figures, in the report"),
+            artifact(paths.RISK_DIR),
+            artifact(paths.GATE_RESULT.parent),
+            artifact(paths.REVIEW_DIR),
+            artifact(paths.INVENTORY, "the bundle's PI scans: the inventory's values ..."),
+            artifact(paths.SALT),
+            artifact(
+                paths.RAW_CORPUS, "... and what the detector finds, confirmed in the raw corpus"
+            ),
+            artifact(paths.ADAPTER),
+            artifact(_POLICY, "the policy lists (data, shipped with the package)"),
         ),
-        outs=(read(paths.BUNDLE), read(paths.BUNDLE.with_suffix(".zip"))),
+        outs=(artifact(paths.BUNDLE), artifact(paths.BUNDLE.with_suffix(".zip"))),
         notes=(
             "Also bundles reports/utility/ when `veiltune utility-report` made it (not a dep: it "
             "is optional); rerun `veiltune export` after a new utility report. It signs the "
