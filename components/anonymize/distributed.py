@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.stream import AnonymizationTally, run_batch
+from components.core.atomic import PRIVATE, atomic_path
 from components.core.cluster import (
     Part,
     check_unique_ids,
@@ -36,7 +37,7 @@ from components.core.cluster import (
 )
 from components.core.corpus import Conversation, conversation_from_record
 from components.core.errors import InputError
-from components.core.jsonio import PRIVATE, atomic_path, iter_jsonl
+from components.core.jsonio import iter_jsonl
 
 if TYPE_CHECKING:
     from components.anonymize.engine import Detector

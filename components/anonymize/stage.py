@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.stream import AnonymizationTally, anonymize_stream
 from components.core import paths, tracking
+from components.core.atomic import PRIVATE, atomic_path, private_folder
 from components.core.corpus import read_corpus
-from components.core.jsonio import PRIVATE, atomic_path, private_folder, write_json_atomic
+from components.core.jsonio import write_json_atomic
 from components.core.salt import read_salt
 from components.core.stage import Metrics, StageContext, check_paths, log_stage
 

@@ -8,7 +8,8 @@ from dataclasses import asdict
 from components.base_model.config import BaseModelConfig
 from components.base_model.materialize import materialize_base_model
 from components.core import paths, tracking
-from components.core.jsonio import atomic_folder, write_json_atomic
+from components.core.atomic import atomic_folder
+from components.core.jsonio import write_json_atomic
 from components.core.stage import Metrics, StageContext, log_stage
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import yaml
 
+from components.core.atomic import FOLDER_MARK
 from components.core.errors import InputError
-from components.core.jsonio import FOLDER_MARK
 
 TRACKED_TOOLS = (
     "veiltune",

@@ -32,8 +32,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from components.core import paths
+from components.core.atomic import private_folder
 from components.core.errors import InputError, ParamsError
-from components.core.jsonio import private_folder
 from components.core.workspace import KEY_ENV
 
 logger = logging.getLogger(__name__)

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from components.core import paths, tracking
+from components.core.atomic import check_input_file, check_output_file
 from components.core.corpus import Conversation
 from components.core.errors import InputError, ParamsError
-from components.core.jsonio import check_input_file, check_output_file
 
 C = TypeVar("C")
 

@@ -4,7 +4,7 @@ A hostile review of 2026-11-27 pointed commands' outputs at the checkout's own f
 ``detect --output data/raw/signing_key.pem`` replaced the producer's key, ``review export
 --output params.yaml`` overwrote the params, ``utility-pack .git`` replaced the repository.
 Every output a user names is checked here before any work starts (``check_output_file``,
-``check_output_folder`` in :mod:`components.core.jsonio`):
+``check_output_folder`` in :mod:`components.core.atomic`):
 
 - the checkout's own files (``params.yaml``, ``dvc.yaml``, ``dvc.lock``) and anything in
   ``.git``, ``.dvc`` or the keys folder (``paths.KEYS_DIR``);
@@ -14,7 +14,7 @@ Every output a user names is checked here before any work starts (``check_output
   output is raw text (``grades export``, ``utility-pack``) writes into a folder of its own
   there, and every other command writes nowhere under it.
 
-Folders are replaced only when veiltune wrote them: ``jsonio.atomic_folder``.
+Folders are replaced only when veiltune wrote them: ``atomic.atomic_folder``.
 """
 
 from __future__ import annotations

@@ -12,16 +12,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from components.core import paths, tracking
+from components.core.atomic import atomic_folder, check_output_folder
 from components.core.config import apply_overrides, build_configs
 from components.core.corpus import load_corpus
 from components.core.dvc_cli import dvc_command, dvc_environment
 from components.core.errors import InputError
-from components.core.jsonio import (
-    atomic_folder,
-    check_output_folder,
-    write_json_atomic,
-    write_text_atomic,
-)
+from components.core.jsonio import write_json_atomic, write_text_atomic
 from components.core.stage import Metrics, StageContext, check_paths
 from components.evaluate.config import EvaluateConfig
 from components.evaluate.portable import PACK_KIND, make_pack

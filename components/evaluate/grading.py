@@ -20,9 +20,10 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from components.core.atomic import PRIVATE
 from components.core.corpus import Conversation
 from components.core.errors import InputError
-from components.core.jsonio import PRIVATE, iter_jsonl, write_json_atomic, write_jsonl_atomic
+from components.core.jsonio import iter_jsonl, write_json_atomic, write_jsonl_atomic
 from components.evaluate.agreement import cohen_kappa
 from components.evaluate.judge import ACCEPTABLE_ABOVE, OfflineJudge
 from components.evaluate.private_summary import (

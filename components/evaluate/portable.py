@@ -38,14 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.core.atomic import atomic_folder
 from components.core.corpus import Conversation, load_corpus
 from components.core.errors import InputError
-from components.core.jsonio import (
-    atomic_folder,
-    jsonl_by_key,
-    write_json_atomic,
-    write_jsonl_atomic,
-)
+from components.core.jsonio import jsonl_by_key, write_json_atomic, write_jsonl_atomic
 from components.evaluate.config import EvaluateConfig
 from components.evaluate.runs import EVALUATE_FILE, PER_CONVERSATION_FILE, RUN_KIND, run_folder
 from components.evaluate.variants import (
@@ -64,7 +60,7 @@ from components.train import TrainConfig, label_options, mask_replaced
 logger = logging.getLogger(__name__)
 
 PACK_FILE = "pack.json"
-PACK_KIND = "utility-pack"  # its marker (components.core.jsonio): only a pack replaces a pack
+PACK_KIND = "utility-pack"  # its marker (components.core.atomic): only a pack replaces a pack
 HELDOUT_FILE = "heldout.jsonl"
 TRAIN_DIR = "train"
 PORTABLE = "portable"  # evaluate.json's "runner" for a run made from a pack

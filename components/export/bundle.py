@@ -22,8 +22,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from components.core.atomic import atomic_folder, atomic_path
 from components.core.errors import InputError
-from components.core.jsonio import atomic_folder, atomic_path
 from components.core.lineage import sha256_file, sha256_text
 from components.export.signing import (
     PUBLIC_KEY,

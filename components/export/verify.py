@@ -41,8 +41,8 @@ from typing import IO, Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from components.core.atomic import FOLDER_MARK
 from components.core.errors import InputError
-from components.core.jsonio import FOLDER_MARK
 from components.core.lineage import sha256_text
 from components.export.signing import SIGNATURE, signature_problems
 from components.export.zip_layout import layout_problem
@@ -50,7 +50,7 @@ from components.export.zip_layout import layout_problem
 MANIFEST = "manifest.json"
 # The files the manifest cannot list: itself, and the signature over it.
 _SEALED = (MANIFEST, SIGNATURE)
-# The bundle folder's marker (components.core.jsonio.atomic_folder: only an earlier bundle is
+# The bundle folder's marker (components.core.atomic.atomic_folder: only an earlier bundle is
 # ever replaced by export) belongs to the folder, not the bundle: it is in no manifest nor
 # the export's zip, and skipped (in the folder, or a zip of it made by hand) only while it
 # holds exactly this kind.

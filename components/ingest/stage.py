@@ -4,14 +4,9 @@ canaries, split train/held-out, and write the raw corpus, its salt and the PI in
 from __future__ import annotations
 
 from components.core import paths, tracking
+from components.core.atomic import PRIVATE, private_folder
 from components.core.errors import ParamsError
-from components.core.jsonio import (
-    PRIVATE,
-    private_folder,
-    write_json_atomic,
-    write_jsonl_atomic,
-    write_text_atomic,
-)
+from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from components.core.salt import new_salt
 from components.core.stage import Metrics, StageContext, log_stage
 from components.ingest.canaries import plant_canaries

@@ -10,10 +10,9 @@ from pathlib import Path
 
 from components.anonymize import placeholder_view
 from components.core import paths, tracking
+from components.core.atomic import atomic_folder, check_output_folder
 from components.core.corpus import Conversation, load_corpus
 from components.core.jsonio import (
-    atomic_folder,
-    check_output_folder,
     jsonl_by_key,
     write_json_atomic,
     write_jsonl_atomic,

@@ -10,10 +10,10 @@ from pathlib import Path
 import pandas as pd
 
 from components.core import paths, tracking
+from components.core.atomic import atomic_path
 from components.core.corpus import load_corpus
 from components.core.errors import InputError
 from components.core.jsonio import (
-    atomic_path,
     jsonl_by_key,
     write_json_atomic,
     write_jsonl_atomic,

@@ -11,14 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from components.core import paths, tracking
+from components.core.atomic import atomic_folder
 from components.core.corpus import Conversation, load_corpus
 from components.core.errors import InputError
-from components.core.jsonio import (
-    atomic_folder,
-    jsonl_by_key,
-    write_json_atomic,
-    write_text_atomic,
-)
+from components.core.jsonio import jsonl_by_key, write_json_atomic, write_text_atomic
 from components.core.lineage import (
     ADAPTER_KEY,
     CORPUS_KEY,

@@ -12,19 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from components.core.errors import InputError
-from components.core.jsonio import (
+from components.core.atomic import (
     FOLDER_MARK,
-    MAX_JSON_DEPTH,
     atomic_folder,
     atomic_path,
-    byte_ranges,
     check_output_file,
     check_output_folder,
-    iter_jsonl,
     remove_stale_partials,
-    write_text_atomic,
 )
+from components.core.errors import InputError
+from components.core.jsonio import MAX_JSON_DEPTH, byte_ranges, iter_jsonl, write_text_atomic
 
 
 def snapshot(folder: Path) -> dict[str, bytes | None]:
@@ -226,7 +223,7 @@ def test_stale_partials_of_the_same_target_are_removed_and_nothing_else(
 KILLED_WRITER = """
 import sys, time
 from pathlib import Path
-from components.core.jsonio import atomic_path
+from components.core.atomic import atomic_path
 with atomic_path(Path(sys.argv[1])) as tmp:
     tmp.write_text("partial output")
     print("writing", flush=True)

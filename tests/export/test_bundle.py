@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from components.core.atomic import FOLDER_MARK
 from components.core.errors import InputError, LeakageDetected
-from components.core.jsonio import FOLDER_MARK
 from components.export.bundle import CHECKSUMS, build_bundle, read_manifest, verify_bundle
 
 
