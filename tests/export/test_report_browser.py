@@ -35,33 +35,35 @@ pytestmark = pytest.mark.skipif(
 def screenshot(page: Path, out: Path) -> Any:
     from PIL import Image
 
-    subprocess.run(
-        [
-            str(CHROMIUM),
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            f"--window-size={FIRST_SCREEN[0]},{FIRST_SCREEN[1]}",
-            f"--screenshot={out}",
-            page.as_uri(),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=60,
-        env={"HOME": str(out.parent)},  # chromium writes its profile under HOME
-    )
+    size = f"--window-size={FIRST_SCREEN[0]},{FIRST_SCREEN[1]}"
+    chromium(page, out.parent, "--hide-scrollbars", size, f"--screenshot={out}")
     return Image.open(out).convert("RGB")
 
 
-def test_the_verdict_banner_is_on_the_first_screen(tmp_path: Path) -> None:
-    metrics = stage_metrics()
+def chromium(page: Path, home: Path, *flags: str) -> None:
+    """Headless Chromium on ``page`` with ``flags``, its profile under ``home``."""
+    subprocess.run(
+        [str(CHROMIUM), "--headless=new", "--no-sandbox", "--disable-gpu", *flags, page.as_uri()],
+        check=True,
+        capture_output=True,
+        timeout=60,
+        env={"HOME": str(home)},  # chromium writes its profile under HOME
+    )
+
+
+def report_page(folder: Path) -> Path:
+    """The report of a default run's figures, written to ``folder``."""
     histogram = risk_histogram_png([0] * 270 + [1] * 20 + [3] * 10, 5.0, 0.17, 0.57)
     facts = ExportFacts(
-        metrics, PARAMS, REGISTRY, {**LINEAGE, "created_at": "2026-01-01T00:00:00Z"}
+        stage_metrics(), PARAMS, REGISTRY, {**LINEAGE, "created_at": "2026-01-01T00:00:00Z"}
     )
-    page = tmp_path / "report.html"
+    page = folder / "report.html"
     page.write_text(compliance_report_html(facts, histogram, None), encoding="utf-8")
+    return page
+
+
+def test_the_verdict_banner_is_on_the_first_screen(tmp_path: Path) -> None:
+    page = report_page(tmp_path)
     image = screenshot(page, tmp_path / "first-screen.png")
     assert image.size == FIRST_SCREEN
     banner = sum(1 for pixel in image.getdata() if pixel == BANNER_RGB)
@@ -113,27 +115,18 @@ def requests_while_loading(page: Path, home: Path) -> list[str]:
     but Chromium's own (``CHROMIUM_OWN_HOSTS``)."""
     proxy = _RecordingProxy()
     try:
-        subprocess.run(
-            [
-                str(CHROMIUM),
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-default-apps",
-                f"--proxy-server=http://127.0.0.1:{proxy.port}",
-                "--proxy-bypass-list=<-loopback>",  # even localhost goes through it
-                "--virtual-time-budget=5000",  # lets late loads (images, fonts) start
-                "--dump-dom",
-                page.as_uri(),
-            ],
-            check=True,
-            capture_output=True,
-            timeout=60,
-            env={"HOME": str(home)},
+        chromium(
+            page,
+            home,
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-default-apps",
+            f"--proxy-server=http://127.0.0.1:{proxy.port}",
+            "--proxy-bypass-list=<-loopback>",  # even localhost goes through it
+            "--virtual-time-budget=5000",  # lets late loads (images, fonts) start
+            "--dump-dom",
         )
     finally:
         proxy.close()
@@ -141,13 +134,7 @@ def requests_while_loading(page: Path, home: Path) -> list[str]:
 
 
 def test_the_report_makes_no_network_request_in_a_browser(tmp_path: Path) -> None:
-    metrics = stage_metrics()
-    histogram = risk_histogram_png([0] * 270 + [1] * 20 + [3] * 10, 5.0, 0.17, 0.57)
-    facts = ExportFacts(
-        metrics, PARAMS, REGISTRY, {**LINEAGE, "created_at": "2026-01-01T00:00:00Z"}
-    )
-    page = tmp_path / "report.html"
-    page.write_text(compliance_report_html(facts, histogram, None), encoding="utf-8")
+    page = report_page(tmp_path)
     # the control: a page that fetches an image is seen fetching it
     leaky = tmp_path / "leaky.html"
     leaky.write_text(
