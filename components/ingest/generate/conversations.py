@@ -10,9 +10,7 @@ import random
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
-
-from faker import Faker
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from components.core.corpus import Conversation, PiSpan, Turn
 from components.ingest.generate import templates
@@ -21,6 +19,9 @@ from components.ingest.generate.asr import RENDERERS
 from components.ingest.generate.policy import Noise, noise_policy
 from components.ingest.generate.templates import Segment, Slot
 from components.ingest.generate.values import Cast
+
+if TYPE_CHECKING:  # faker only where a corpus is generated: a GPU node's runner has none
+    from faker import Faker
 
 _Lines: TypeAlias = list[tuple[str, tuple[Segment, ...]]]
 
@@ -52,6 +53,8 @@ def generate_corpus(
     """
     policy = noise_policy(noise or {})
     rng = random.Random(seed)
+    from faker import Faker
+
     fake = Faker("en_US")
     fake.seed_instance(seed)
     # Contexts are drawn lazily, in step with the conversations, so prefixes are stable.

@@ -14,8 +14,7 @@ import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-from faker import Faker
+from typing import TYPE_CHECKING
 
 from components.core.corpus import Conversation, PiSpan, SensitiveSpan, Turn
 from components.ingest.generate import templates
@@ -29,6 +28,9 @@ from components.ingest.generate.sensitive_scripts import (
 )
 from components.ingest.generate.templates import Slot
 from components.ingest.generate.values import Cast
+
+if TYPE_CHECKING:  # faker only where a corpus is generated: a GPU node's runner has none
+    from faker import Faker
 
 _FACT = re.compile(r"\[([a-z_]+)\]")
 ID_PREFIX = "sens-"
@@ -58,6 +60,8 @@ def generate_sensitive_corpus(
     """
     policy = noise_policy(noise or {})
     rng = random.Random(seed)
+    from faker import Faker
+
     fake = Faker("en_US")
     fake.seed_instance(seed)
     order = list(SENSITIVE_SCENARIOS)

@@ -13,11 +13,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import pairwise
-
-from faker import Faker
+from typing import TYPE_CHECKING
 
 from components.ingest.generate import templates
 from components.ingest.generate import vocabulary as vocab
+
+if TYPE_CHECKING:  # faker only where a corpus is generated: a GPU node's runner has none
+    from faker import Faker
 
 
 @dataclass(frozen=True)
