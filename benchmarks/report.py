@@ -138,6 +138,73 @@ def _audit_controls(f: Figures) -> str:
     )
 
 
+def _gpu_train(f: Figures) -> list[str]:
+    """One row per setting: what changed, speed, MFU, memory."""
+    lines = [
+        "| setting | engine | rows × length | tokens/s | MFU (LoRA) | peak memory |",
+        "| --- | --- | --- | ---: | ---: | ---: |",
+    ]
+    for row in f["settings"]:
+        packing = "packed" if row["packing"] else "padded"
+        lines.append(
+            f"| {row['setting']} "
+            f"| {row['engine']} | {row['batch_size']} × {row['max_seq_length']} ({packing}) "
+            f"| {row['tokens_per_s']:,.0f} | {row['mfu_lora']:.1%} | {row['peak_memory_gib']} GiB |"
+        )
+    return lines
+
+
+def _gpu_train_headline(f: Figures) -> str:
+    best = max(f["settings"], key=lambda row: row["mfu_lora"])
+    return (
+        f"the train stage on one {f['device']}: at most {best['mfu_lora']:.1%} MFU "
+        f"({best['tokens_per_s']:,.0f} tokens/s, {best['setting']}), against a 40% target"
+    )
+
+
+def _utility_large(f: Figures) -> list[str]:
+    """Variants down; each key metric's mean [95% interval], then summary ROUGE-1 against the
+    oracle."""
+    keys = ("summary.rouge1", "action_items.rouge1", "dialogsum.summary.rouge1", "perplexity_raw")
+    lines = [
+        "| variant | " + " | ".join(keys) + " | summary.rouge1 vs oracle |",
+        "| --- |" + " ---: |" * (len(keys) + 1),
+    ]
+    for name, entry in f["variants"].items():
+        cells = []
+        for key in keys:
+            cell = entry["metrics"].get(key)
+            low_high = cell.get("interval") if cell else None
+            interval = f" [{low_high[0]:.3f}, {low_high[1]:.3f}]" if low_high else ""
+            cells.append(f"{cell['mean']:.3f}{interval}" if cell else "–")
+        relative = entry["vs_oracle"].get("summary.rouge1")
+        versus = (
+            f"{relative['estimate']:+.1%} [{relative['low']:+.1%}, {relative['high']:+.1%}]"
+            if relative and name != "oracle"
+            else "–"
+        )
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {versus} |")
+    seeds = sorted({seed for entry in f["variants"].values() for seed in entry["seeds"]})
+    return [
+        *lines,
+        "",
+        f"{f['held_out_calls']} held-out calls and {f['held_out_dialogsum']} DialogSum "
+        f"dialogues, scored raw; {f['train_steps']} steps; seeds {', '.join(map(str, seeds))} "
+        f"averaged per conversation; ROUGE by {f['rouge']}.",
+    ]
+
+
+def _utility_headline(f: Figures) -> str:
+    surrogate = f["variants"]["surrogate-realistic"]["vs_oracle"]["summary.rouge1"]
+    placeholder = f["variants"]["placeholder"]["vs_oracle"]["summary.rouge1"]
+    return (
+        f"on the large profile (one {f['device']}), summary ROUGE-1 of realistic surrogates "
+        f"{surrogate['estimate']:+.1%} [{surrogate['low']:+.1%}, {surrogate['high']:+.1%}] "
+        f"against the oracle, placeholders {placeholder['estimate']:+.1%} "
+        f"[{placeholder['low']:+.1%}, {placeholder['high']:+.1%}]"
+    )
+
+
 def _test_suite(f: Figures) -> str:
     counts = f["counts"]
     return (
@@ -286,6 +353,28 @@ BENCHMARKS = (
         "audit on each. The raw adapter must be flagged and the others pass.",
         "python -m benchmarks.audit_controls",
         _audit_controls,
+    ),
+    Benchmark(
+        "utility_large",
+        "Utility: the large profile on a GPU",
+        "Adapters trained on the raw text (oracle), `[MASK]`, placeholders and realistic "
+        "surrogates at the large profile's sizes, scored on raw held-out calls and DialogSum "
+        "dialogues: means with 95% bootstrap intervals, paired differences from the oracle.",
+        "python -m veiltune.utility_runner PACK ... && python -m benchmarks.utility_results "
+        "--runs DIR",
+        _utility_headline,
+        _utility_large,
+    ),
+    Benchmark(
+        "gpu_train",
+        "The train stage on a GPU",
+        "`train_lora` itself (the stage's tokenizing, packing and Trainer) on SmolLM2-135M's "
+        "shape: tokens/s, model-FLOPs utilization against the dense bf16 peak and peak memory, "
+        "plain and under ZeRO-2, and one change at a time: rows × length, padding, frozen "
+        "weights in bf16, Liger's fused linear cross-entropy.",
+        "python -m benchmarks.gpu_train --config models/base --corpus data/raw/corpus.jsonl",
+        _gpu_train_headline,
+        _gpu_train,
     ),
     Benchmark(
         "gpu_lora",

@@ -32,7 +32,11 @@ ENVELOPE_KEYS = ("name", "date", "commit", "dirty", "machine", "command", "figur
 
 
 def write_result(
-    name: str, figures: Mapping[str, Any], command: str | None = None, folder: Path = RESULTS
+    name: str,
+    figures: Mapping[str, Any],
+    command: str | None = None,
+    folder: Path = RESULTS,
+    envelope: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``figures`` as ``<folder>/<name>.json`` inside the envelope, atomically.
 
@@ -40,9 +44,14 @@ def write_result(
         name: the results file's name (``[a-z0-9_]+``), one per benchmark.
         figures: what was measured (JSON-serializable).
         command: the command that measured it; the running process's command line when None.
+        envelope: ``commit``, ``dirty`` or ``machine`` of figures measured elsewhere (runs
+            made on a GPU node and reported here); this process's own when None.
     Returns:
         The path written.
     """
+    unknown = set(envelope or {}) - {"commit", "dirty", "machine"}
+    if unknown:
+        raise ValueError(f"envelope: only commit, dirty and machine are given, not {unknown}")
     if not re.fullmatch(r"[a-z0-9_]+", name):
         raise ValueError(f"benchmark result name {name!r}: lowercase letters, digits and _ only")
     commit, dirty = _CODE_STATE
@@ -54,7 +63,7 @@ def write_result(
         "machine": machine(),
         "command": command or current_command(),
         "figures": dict(figures),
-    }
+    } | dict(envelope or {})
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{name}.json"
     # not write_json_atomic: its sorted keys would reorder the figures (rows keep their order)

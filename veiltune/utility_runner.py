@@ -1,6 +1,6 @@
-"""The utility profile's runs from a pack, on a machine with only torch, transformers, peft
-and rouge-score (a GPU node): ``python -m veiltune.utility_runner PACK --base-model DIR --store
-DIR``.
+"""The utility profile's runs from a pack, on a machine with only torch, transformers, peft,
+rouge-score and scikit-learn (a GPU node):
+``python -m veiltune.utility_runner PACK --base-model DIR --store DIR``.
 
 Each variant × seed trains and evaluates in its own process (``--parallel`` at a time: a
 135M-parameter model leaves most of a GPU idle), into the run store that ``veiltune
@@ -23,6 +23,8 @@ from multiprocessing import get_context
 from pathlib import Path
 
 logger = logging.getLogger("veiltune.utility_runner")
+# What evaluate scores with, beyond torch, transformers and peft: module -> pip name.
+SCORERS = {"rouge_score": "rouge-score", "sklearn": "scikit-learn"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,8 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     args = build_parser().parse_args(argv)
-    if importlib.util.find_spec("rouge_score") is None:  # before minutes of training, not after
-        logger.error("evaluate scores ROUGE with rouge-score: pip install rouge-score")
+    # before minutes of training, not after
+    missing = [pip for module, pip in SCORERS.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        logger.error("evaluate scores with %s: pip install %s", missing, " ".join(missing))
         return 2
     from components.evaluate.portable import read_pack
     from components.evaluate.runs import EVALUATE_FILE, run_folder

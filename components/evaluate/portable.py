@@ -1,6 +1,6 @@
 """The utility profile away from the pipeline: a pack of what its runs read, and the runs
-themselves on a machine that has only torch, transformers, peft and rouge-score (a rented
-GPU node).
+themselves on a machine that has only torch, transformers, peft, rouge-score and
+scikit-learn (a rented GPU node).
 
 ``veiltune utility-profile`` trains each run as a DVC experiment, which needs the whole
 installation and, on a CPU, takes half an hour a run. A pack holds what the train and

@@ -142,3 +142,53 @@ def test_a_run_from_a_pack_lands_in_the_run_store_the_report_reads(
     argv = [str(folder), "--base-model", str(base_model_dir), "--store", str(store)]
     assert runner_main([*argv, "--variants", "masked", "--seeds", "21"]) == 0
     assert runner_main([*argv, "--variants", "nonesuch", "--seeds", "21"]) == 1
+
+
+# What a GPU node has (docs/utility.md): torch, transformers, peft, rouge-score, scikit-learn.
+# The pipeline's other dependencies must not be imported on the way to a run: one was (faker,
+# through the ingest package's generators), and the runner failed on such a node.
+NOT_ON_A_GPU_NODE = (
+    "faker", "mlflow", "dvc", "prefect", "great_expectations", "presidio_analyzer", "spacy",
+    "trl", "deepspeed", "dask", "distributed", "onnxruntime", "google", "pandas", "matplotlib",
+)  # fmt: skip
+RUN_MODULES = (
+    "veiltune.utility_runner",
+    "components.evaluate.portable",
+    "components.evaluate.utility",
+    "components.train",
+    "components.train.lora",
+    "components.base_model",
+)
+
+
+def test_a_run_from_a_pack_imports_nothing_a_gpu_node_lacks() -> None:
+    import subprocess
+    import sys
+
+    blocker = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] in {NOT_ON_A_GPU_NODE!r}:\n"
+        "            raise ImportError(f'{name}: not on a GPU node')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        f"for module in {RUN_MODULES!r}:\n"
+        "    __import__(module)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", blocker], capture_output=True, text=True, check=False, timeout=300
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_the_runner_names_a_missing_scorer_before_it_trains(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "sklearn" else real(name, *a)
+    )
+    code = runner_main([str(tmp_path / "no-pack"), "--base-model", "x", "--store", "y"])
+    assert code == 2 and "pip install scikit-learn" in caplog.text
