@@ -38,26 +38,33 @@ MIN_PER_SIDE = 2  # conversations with unseen PI each side for the calibrated at
 
 
 def roc_auc(member_scores: Sequence[float], nonmember_scores: Sequence[float]) -> float:
-    """P(a member scores above a non-member), ties counting half (the Mann–Whitney U)."""
+    """P(a member scores above a non-member), ties counting half (the Mann–Whitney U):
+    scikit-learn's ``roc_auc_score`` with members as the positive class."""
     if not member_scores or not nonmember_scores:
         raise ValueError("roc_auc needs scores on both sides")
-    wins = sum(
-        1.0 if m > n else 0.5 if m == n else 0.0 for m in member_scores for n in nonmember_scores
-    )
-    return wins / (len(member_scores) * len(nonmember_scores))
+    from sklearn.metrics import roc_auc_score
+
+    labels, scores = _labelled(member_scores, nonmember_scores)
+    return float(roc_auc_score(labels, scores))
 
 
 def tpr_at_fpr(
     member_scores: Sequence[float], nonmember_scores: Sequence[float], max_fpr: float
 ) -> float:
     """The largest share of members flagged by a threshold that flags at most ``max_fpr`` of
-    non-members (a score above the threshold means "member")."""
-    best = 0.0
-    for threshold in sorted({*member_scores, *nonmember_scores, float("inf")}):
-        fpr = sum(n >= threshold for n in nonmember_scores) / len(nonmember_scores)
-        if fpr <= max_fpr:
-            best = max(best, sum(m >= threshold for m in member_scores) / len(member_scores))
-    return best
+    non-members (a score at or above the threshold means "member"), read off scikit-learn's
+    ROC curve at every threshold."""
+    from sklearn.metrics import roc_curve
+
+    labels, scores = _labelled(member_scores, nonmember_scores)
+    fpr, tpr, _ = roc_curve(labels, scores, drop_intermediate=False)
+    return float(max(t for f, t in zip(fpr, tpr, strict=True) if f <= max_fpr))
+
+
+def _labelled(
+    members: Sequence[float], nonmembers: Sequence[float]
+) -> tuple[list[int], list[float]]:
+    return [1] * len(members) + [0] * len(nonmembers), [*members, *nonmembers]
 
 
 def auc_p_value(auc: float, n_members: int, n_nonmembers: int) -> float:

@@ -280,6 +280,11 @@ class AnonymizeConfig:
     dlp: DlpConfig = field(default_factory=DlpConfig)
     # backend presidio: a transformer NER as one more recognizer (null model: none)
     ner: NerConfig = field(default_factory=NerConfig)
+    # backend presidio: recognizers left out, by the name spans.jsonl and the calibration
+    # file give them (veiltune's or Presidio's own), and a file of your own pattern and
+    # word-list recognizers in Presidio's YAML format (docs/extending/recognizers.md)
+    disabled_recognizers: list[str] = field(default_factory=list)
+    recognizers_file: str | None = None
     # What finds spans, all together: entities (the backend) and word-level detectors
     detectors: list[str] = field(default_factory=lambda: ["entities"])
     lm_probability: LmProbabilityConfig = field(default_factory=LmProbabilityConfig)
@@ -311,6 +316,17 @@ class AnonymizeConfig:
                 self.cluster is None,
                 "anonymize.cluster",
                 "null with a google_dlp backend (its usage and cost are counted in one process)",
+            )
+        if self.backend == "google_dlp":
+            _require(
+                not self.disabled_recognizers,
+                "anonymize.disabled_recognizers",
+                "[] with backend google_dlp (it has no Presidio recognizers)",
+            )
+            _require(
+                self.recognizers_file is None,
+                "anonymize.recognizers_file",
+                "null with backend google_dlp (it has no Presidio recognizers)",
             )
         unknown = sorted(set(self.class_labels) - set(CLASS_LABEL_KEYS))
         _require(

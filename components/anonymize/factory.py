@@ -78,7 +78,12 @@ def entity_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detecto
     from components.anonymize.presidio_backend import PresidioDetector
 
     presidio = PresidioDetector(
-        config.spacy_model, config.info_types, thresholds, ner_recognizer(config, base_dir)
+        config.spacy_model,
+        config.info_types,
+        thresholds,
+        ner_recognizer(config, base_dir),
+        own=own_recognizers(config, base_dir),
+        disabled=config.disabled_recognizers,
     )
     if config.backend == "presidio":
         return presidio
@@ -87,6 +92,15 @@ def entity_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detecto
 
         return UnionDetector([google_dlp_detector(config, base_dir), presidio])
     raise AssertionError(f"unreachable: AnonymizeConfig accepted backend {config.backend!r}")
+
+
+def own_recognizers(config: AnonymizeConfig, base_dir: Path = Path()) -> list[Any]:
+    """The recognizers of ``anonymize.recognizers_file`` (none when it is null)."""
+    if config.recognizers_file is None:
+        return []
+    from components.anonymize.recognizers.from_file import recognizers_from_file
+
+    return recognizers_from_file(base_dir / config.recognizers_file, config.info_types)
 
 
 def ner_recognizer(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,7 +24,7 @@ from components.anonymize.recognizers.transformer_ner import (
 from components.anonymize.spacy_models import spacy_model_source
 from components.anonymize.spans import Span, resolve_overlaps, text_windows, trim_edges
 from components.anonymize.taxonomy import presidio_entities_for, to_dlp
-from components.core.errors import BackendError
+from components.core.errors import BackendError, ParamsError
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +77,8 @@ class PresidioDetector:
 
     Args:
         ner: the transformer NER, one more recognizer of the analyzer (None: none).
+        own: a user's recognizers beside the registered ones (``anonymize.recognizers_file``).
+        disabled: recognizers left out by name (``anonymize.disabled_recognizers``).
     """
 
     def __init__(
@@ -85,13 +87,17 @@ class PresidioDetector:
         info_types: Sequence[str],
         thresholds: Thresholds,
         ner: TransformerNerRecognizer | None = None,
+        own: Sequence[Any] = (),
+        disabled: Sequence[str] = (),
     ):
         use_offline_public_suffix_list()
         self._info_types = set(info_types)
         self.thresholds = thresholds
         self._ner = ner
-        self._analyzer = _build_analyzer(spacy_model, ner)
+        self._analyzer = _build_analyzer(spacy_model, [*own, *([ner] if ner else [])])
+        # A calibration file may set a threshold for a recognizer this run leaves out.
         self.recognizer_names = frozenset(r.name for r in self._analyzer.registry.recognizers)
+        _disable(self._analyzer.registry, disabled, self.recognizer_names)
         # Recognizers whose base score sits under the threshold so that only a context word
         # raises a match over it: calibration never lowers their threshold below the engine's.
         self.context_recognizer_names = frozenset(
@@ -258,7 +264,22 @@ class _NameOrderedRegistry(RecognizerRegistry):
         return sorted(found, key=lambda r: (r.name, tuple(r.supported_entities)))
 
 
-def _build_analyzer(spacy_model: str, ner: TransformerNerRecognizer | None) -> Any:
+def _disable(registry: Any, names: Sequence[str], known: Collection[str]) -> None:
+    """Remove the recognizers ``names`` names from ``registry``: an unknown name, or one the
+    detector needs, is a params error naming them."""
+    from components.anonymize.recognizers.registry import REQUIRED
+
+    key = "anonymize.disabled_recognizers"
+    for name in names:
+        if name not in known:
+            known_names = ", ".join(sorted(known))
+            raise ParamsError(f"{key}: {name!r}: no such recognizer; known: {known_names}")
+        if name in REQUIRED:
+            raise ParamsError(f"{key}: {name!r} cannot be left out: it completes every name found")
+        registry.remove_recognizer(name)
+
+
+def _build_analyzer(spacy_model: str, added: Sequence[Any]) -> Any:
     from presidio_analyzer import AnalyzerEngine
 
     from components.anonymize.recognizers import transcript_recognizers
@@ -293,19 +314,7 @@ def _build_analyzer(spacy_model: str, ner: TransformerNerRecognizer | None) -> A
             "spaCy model %s has no lemma index: words outside the dictionary are not flagged",
             spacy_model,
         )
-    recognizers = [*transcript_recognizers(vocabulary), *_north_american_recognizers()]
-    for recognizer in [*recognizers, *([ner] if ner is not None else [])]:
+    for recognizer in [*transcript_recognizers(vocabulary), *added]:
         analyzer.registry.add_recognizer(recognizer)
     logger.info("Presidio analyzer ready with spaCy model %s", spacy_model)
     return analyzer
-
-
-def _north_american_recognizers() -> list[Any]:
-    """Presidio's US and Canada recognizers that its default English registry leaves out."""
-    from presidio_analyzer.predefined_recognizers import (
-        AbaRoutingRecognizer,
-        CaPostalCodeRecognizer,
-        CaSinRecognizer,
-    )
-
-    return [AbaRoutingRecognizer(), CaSinRecognizer(), CaPostalCodeRecognizer()]

@@ -1,10 +1,10 @@
 """Agreement between raters (graders, the judge): Cohen's kappa, unweighted for verdicts and
-weighted for ordinal scores (the 1–5 Privacy and Completeness marks)."""
+weighted for ordinal scores (the 1–5 Privacy and Completeness marks), by scikit-learn's
+``cohen_kappa_score`` with the edge cases a report needs named."""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 
 WEIGHTS = ("none", "linear", "quadratic")
 
@@ -30,25 +30,25 @@ def cohen_kappa(
         raise ValueError(f"kappa: {len(first)} ratings against {len(second)}")
     if weights not in WEIGHTS:
         raise ValueError(f"kappa: weights {weights!r} is not one of {', '.join(WEIGHTS)}")
-    n = len(first)
-    if not n:
+    if not first:
         return 0.0
     labels = sorted(set(first) | set(second), key=repr)
-    cost = _cost(labels, weights)
-    observed = sum(cost(a, b) for a, b in zip(first, second, strict=True)) / n
-    left, right = Counter(first), Counter(second)
-    expected = sum(left[a] * right[b] * cost(a, b) for a in labels for b in labels) / n**2
-    return 1.0 if expected == 0 else 1.0 - observed / expected
+    if len(labels) == 1:  # one label for every item: no disagreement was possible
+        return 1.0
+    if weights != "none":
+        # scikit-learn weighs a disagreement by the labels' positions: on every integer of
+        # the range, positions are the scores' own distances (a 1-5 mark skipping 3 too).
+        values = [_number(label) for label in labels]
+        if all(float(v).is_integer() for v in values):
+            labels = list(range(int(min(values)), int(max(values)) + 1))
+        elif len(labels) > 2:
+            raise ValueError("kappa: weighted kappa needs integer scores")
+    from sklearn.metrics import cohen_kappa_score
 
-
-def _cost(labels: Sequence[Hashable], weights: str) -> Callable[[Hashable, Hashable], float]:
-    """What a pair of labels costs: 1 for any disagreement, or its (squared) distance."""
-    if weights == "none":
-        return lambda a, b: float(a != b)
-    values = [_number(label) for label in labels]
-    span = (max(values) - min(values)) or 1.0
-    power = 1 if weights == "linear" else 2
-    return lambda a, b: (abs(_number(a) - _number(b)) / span) ** power
+    kappa = cohen_kappa_score(
+        list(first), list(second), labels=labels, weights=None if weights == "none" else weights
+    )
+    return float(kappa)
 
 
 def _number(label: Hashable) -> float:
