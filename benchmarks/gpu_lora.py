@@ -65,7 +65,7 @@ def model_flops_per_token(
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import torch
     from peft import LoraConfig, get_peft_model
-    from transformers import LlamaConfig, LlamaForCausalLM, Trainer, TrainingArguments
+    from transformers import LlamaConfig, LlamaForCausalLM, Trainer
 
     from components.train.engine import ensure_distributed_environment
 
@@ -88,38 +88,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     tokens = torch.randint(0, config.vocab_size, (n_rows, seq)).tolist()
     rows = [{"input_ids": ids, "labels": ids} for ids in tokens]
     times: list[float] = []
-
-    from transformers import TrainerCallback
-
-    class Clock(TrainerCallback):
-        def on_step_begin(self, *a: Any, **k: Any) -> None:
-            if cuda:
-                torch.cuda.synchronize()
-            self.start = time.perf_counter()
-
-        def on_step_end(self, *a: Any, **k: Any) -> None:
-            if cuda:
-                torch.cuda.synchronize()
-            times.append(time.perf_counter() - self.start)
-
-    training = TrainingArguments(
-        output_dir=str(Path(args.work_dir)),
-        max_steps=args.steps + args.warmup,
-        per_device_train_batch_size=args.micro_batch,
-        learning_rate=1e-4,
-        bf16=cuda,
-        deepspeed=str(ZERO2),
-        ddp_backend=None if cuda else "gloo",
-        report_to="none",
-        save_strategy="no",
-        logging_steps=10**6,
-        disable_tqdm=True,
-        remove_unused_columns=False,
-        gradient_checkpointing=args.gradient_checkpointing,
-        dataloader_num_workers=2 if cuda else 0,
-    )
     trainer = Trainer(
-        model=model, args=training, train_dataset=rows, callbacks=[Clock()], data_collator=_collate
+        model=model,
+        args=_arguments(args, cuda),
+        train_dataset=rows,
+        callbacks=[step_clock(times)],
+        data_collator=_collate,
     )
     trainer.train()
     measured = times[args.warmup :]
@@ -141,6 +115,50 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "mfu_full_finetune_convention": float(f"{tokens_per_s * flops['full'] / peak:.4g}"),
         "engine": type(trainer.model_wrapped).__name__,
     }
+
+
+def _arguments(args: argparse.Namespace, cuda: bool) -> Any:
+    """ZeRO-2 in bf16 on a GPU (gloo on a CPU), no saving or logging inside the timed steps."""
+    from transformers import TrainingArguments
+
+    return TrainingArguments(
+        output_dir=str(Path(args.work_dir)),
+        max_steps=args.steps + args.warmup,
+        per_device_train_batch_size=args.micro_batch,
+        learning_rate=1e-4,
+        bf16=cuda,
+        deepspeed=str(ZERO2),
+        ddp_backend=None if cuda else "gloo",
+        report_to="none",
+        save_strategy="no",
+        logging_steps=10**6,
+        disable_tqdm=True,
+        remove_unused_columns=False,
+        gradient_checkpointing=args.gradient_checkpointing,
+        dataloader_num_workers=2 if cuda else 0,
+    )
+
+
+def step_clock(times: list[float]) -> Any:
+    """A Trainer callback appending each optimizer step's wall time to ``times``, the GPU
+    synchronized at both ends (its work is asynchronous)."""
+    import torch
+    from transformers import TrainerCallback
+
+    cuda = torch.cuda.is_available()
+
+    class StepClock(TrainerCallback):
+        def on_step_begin(self, *args: Any, **kwargs: Any) -> None:
+            if cuda:
+                torch.cuda.synchronize()
+            self.start = time.perf_counter()
+
+        def on_step_end(self, *args: Any, **kwargs: Any) -> None:
+            if cuda:
+                torch.cuda.synchronize()
+            times.append(time.perf_counter() - self.start)
+
+    return StepClock()
 
 
 def _collate(rows: list[dict[str, list[int]]]) -> dict[str, Any]:

@@ -59,10 +59,9 @@ def run_setting(
 ) -> dict[str, Any]:
     """One setting, in this process: ``train_lora`` on the corpus's calls, timed per step."""
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 
     import components.train.lora as lora
-    from benchmarks.gpu_lora import model_flops_per_token
+    from benchmarks.gpu_lora import step_clock
     from components.core.corpus import load_corpus
     from components.train.config import TrainConfig
 
@@ -72,28 +71,9 @@ def run_setting(
     if smoke:
         setting |= {"batch_size": 2, "max_seq_length": 128}
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "base"
-        config = AutoConfig.from_pretrained(config_dir)
-        if smoke:
-            config.num_hidden_layers, config.hidden_size, config.intermediate_size = 2, 64, 128
-            config.num_attention_heads, config.num_key_value_heads, config.head_dim = 4, 2, 16
-        torch.manual_seed(0)
-        AutoModelForCausalLM.from_config(config).save_pretrained(base)
-        AutoTokenizer.from_pretrained(config_dir).save_pretrained(base)
+        base, shape = _random_model(config_dir, Path(tmp) / "base", smoke)
         _apply_switches(lora, switches, cuda)
         times: list[float] = []
-
-        class Clock(TrainerCallback):
-            def on_step_begin(self, *args: Any, **kwargs: Any) -> None:
-                if cuda:
-                    torch.cuda.synchronize()
-                self.start = time.perf_counter()
-
-            def on_step_end(self, *args: Any, **kwargs: Any) -> None:
-                if cuda:
-                    torch.cuda.synchronize()
-                times.append(time.perf_counter() - self.start)
-
         train = TrainConfig(
             max_steps=warmup + steps,
             save_steps=warmup + steps + 1,  # no checkpoint inside the timed steps
@@ -103,36 +83,58 @@ def run_setting(
         if cuda:
             torch.cuda.reset_peak_memory_stats()
         result = lora.train_lora(
-            base, load_corpus(corpus), train, Path(tmp) / "adapter", Path(tmp) / "work", [Clock()]
-        )
-        timed = sorted(times[warmup:])
-        step_s = timed[len(timed) // 2]  # the median step
-        tokens_per_s = result.tokens_per_step / step_s
-        row = result.tokens_per_step / train.batch_size
-        flops = model_flops_per_token(
-            result.total_parameters - result.trainable_parameters,
-            result.trainable_parameters,
-            config.num_hidden_layers,
-            config.hidden_size,
-            round(row),
-        )
-        return {
-            "setting": name,
-            "batch_size": train.batch_size,
-            "max_seq_length": train.max_seq_length,
-            "packing": train.packing,
-            "engine": result.engine,
-            **switches,
-            "steps_timed": len(timed),
-            "median_step_s": round(step_s, 4),
-            "tokens_per_step": round(result.tokens_per_step, 1),
-            "padding_share": result.padding_share,
-            "tokens_per_s": round(tokens_per_s, 1),
-            "lora_model_tflops_per_s": round(tokens_per_s * flops["lora"] / 1e12, 2),
-            "peak_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2)
-            if cuda
-            else None,
-        }
+            base, load_corpus(corpus), train, Path(tmp) / "adapter", Path(tmp) / "work",
+            [step_clock(times)],
+        )  # fmt: skip
+    row = {"setting": name, "batch_size": train.batch_size, "max_seq_length": train.max_seq_length}
+    row |= {"packing": train.packing, "engine": result.engine, **switches}
+    return row | _speed(result, sorted(times[warmup:]), shape, train.batch_size, cuda)
+
+
+def _random_model(config_dir: Path, folder: Path, smoke: bool) -> tuple[Path, Any]:
+    """``config_dir``'s model with random weights, and its tokenizer, saved in ``folder``
+    (two narrow layers with ``smoke``); returns the folder and the model's config."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    config = AutoConfig.from_pretrained(config_dir)
+    if smoke:
+        config.num_hidden_layers, config.hidden_size, config.intermediate_size = 2, 64, 128
+        config.num_attention_heads, config.num_key_value_heads, config.head_dim = 4, 2, 16
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(config_dir).save_pretrained(folder)
+    return folder, config
+
+
+def _speed(
+    result: Any, timed: list[float], shape: Any, batch_size: int, cuda: bool
+) -> dict[str, Any]:
+    """Tokens/s over the median timed step, LoRA model TFLOP/s (attention over the mean
+    row) and peak memory."""
+    import torch
+
+    from benchmarks.gpu_lora import model_flops_per_token
+
+    step_s = timed[len(timed) // 2]
+    tokens_per_s = result.tokens_per_step / step_s
+    flops = model_flops_per_token(
+        result.total_parameters - result.trainable_parameters,
+        result.trainable_parameters,
+        shape.num_hidden_layers,
+        shape.hidden_size,
+        round(result.tokens_per_step / batch_size),
+    )
+    memory = torch.cuda.max_memory_allocated() / 2**30 if cuda else None
+    return {
+        "steps_timed": len(timed),
+        "median_step_s": round(step_s, 4),
+        "tokens_per_step": round(result.tokens_per_step, 1),
+        "padding_share": result.padding_share,
+        "tokens_per_s": round(tokens_per_s, 1),
+        "lora_model_tflops_per_s": round(tokens_per_s * flops["lora"] / 1e12, 2),
+        "peak_memory_gib": round(memory, 2) if memory is not None else None,
+    }
 
 
 def _apply_switches(lora: Any, switches: dict[str, bool], cuda: bool) -> None:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks import headlines
+from benchmarks.headlines import Figures, escape
 from benchmarks.results import REPO, RESULTS, read_results
 from components.core.jsonio import write_text_atomic
 
@@ -23,7 +25,6 @@ README = REPO / "README.md"
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 RESULTS_PAGE = "docs/results.md"
 MAX_OPEN_FIGURES = 20  # a flat file this short is shown open; longer or nested ones folded
-Figures = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -39,180 +40,6 @@ class Benchmark:
     summary: Callable[[Figures], list[str]] | None = None  # a table shown above the details
 
 
-def _default_run(f: Figures) -> str:
-    gate, adapter, base = f["gate"], f.get("adapter", {}), f.get("base", {})
-    verdict = "passed" if gate.get("passed") else "failed"
-    audits = "passed" if f.get("audit_passed") else "failed"
-    line = (
-        f"the gate {verdict} (μ+σ {gate.get('mu_plus_sigma', float('nan')):.3g} against "
-        f"{gate.get('threshold')}), "
-        f"the audits {audits}"
-    )
-    if "summary.rouge1" in adapter:
-        line += (
-            f"; summary ROUGE-1 {adapter['summary.rouge1']:.3g} for the adapter, "
-            f"{base.get('summary.rouge1', float('nan')):.3g} for the base model zero-shot "
-            f"(a corpus of {f.get('conversations')} conversations, {f.get('train_steps')} steps)"
-        )
-    champion = f.get("register", {}).get("champion")
-    return line + ("; registered as champion" if champion else "; registered, not champion")
-
-
-def _detection_quality(f: Figures) -> str:
-    point = f.get("balanced") or next(iter(f.values()))
-    cells = [
-        f"{name}: char precision {m['char_precision']}, recall {m['char_recall']}"
-        for name, m in point.items()
-        if name.startswith(("presidio-research, held-out", "WNUT-17 train"))
-    ]
-    return "at the default (balanced) point, " + "; ".join(cells)
-
-
-def _detection_points(f: Figures) -> list[str]:
-    """Data sets down, operating points across: char precision / recall (person recall)."""
-    points = list(f)
-    lines = ["| data | " + " | ".join(points) + " |", "| --- |" + " --- |" * len(points)]
-    for name in f[points[0]]:
-        cells = []
-        for point in points:
-            m = f[point][name]
-            person = m["entity_recall_by_type"].get("PERSON_NAME", {}).get("recall")
-            person_cell = f" ({person})" if person is not None else ""
-            cells.append(f"{m['char_precision']} / {m['char_recall']}{person_cell}")
-        lines.append(f"| {_escape(name)} | " + " | ".join(cells) + " |")
-    return [*lines, "", "Each cell: char precision / char recall (person entity recall)."]
-
-
-def _detection_speed(f: Figures) -> str:
-    return (
-        f"veiltune detects {f['veiltune_chars_per_s']} characters/s, {f['ratio']}× plain "
-        f"Presidio's rate on the same {f['n_texts']} texts ({f['texts']})"
-    )
-
-
-def _anonymize_memory(f: Figures) -> str:
-    peaks = [
-        (key.split("_")[3], value)
-        for key, value in f.items()
-        if key.startswith("peak_rss_mb_") and key.endswith("_conversations")
-    ]
-    cells = ", ".join(f"{mb} MB at {n} conversations" for n, mb in peaks)
-    return f"`veiltune anonymize`'s peak memory: {cells}"
-
-
-def _cluster_throughput(f: Figures) -> str:
-    identical = "identical" if f["identical_outputs"] else "NOT identical"
-    return (
-        f"2 Dask workers anonymize at {f['speedup_2_workers_vs_in_process']}× one process's "
-        f"rate, 1 worker at {1 - f['overhead_1_worker_vs_in_process']:.3g}× "
-        f"({f['n_conversations']} conversations, start-up included; outputs {identical})"
-    )
-
-
-def _train_speed(f: Figures) -> str:
-    return (
-        "packing trains "
-        f"{f['embedded_packing_speedup_vs_padded_max_length']}× the tokens/s of padding to "
-        f"max_seq_length and {f['embedded_packing_speedup_vs_padded_longest']}× padding to "
-        "the longest example (embedded corpus)"
-    )
-
-
-def _overmasking(f: Figures) -> str:
-    before = f.get("without_evidence", {})
-    return (
-        f"{f['common_lowercase_word_spans_per_10k_words']} spans on an everyday lowercase "
-        f"word per 10,000 words of human-written dialogue ({f['data']}; "
-        f"{before.get('common_lowercase_word_spans_per_10k_words')} without the evidence "
-        f"rule), {f['title_case_name_spans']} title-case names found "
-        f"({before.get('title_case_name_spans')} without)"
-    )
-
-
-def _audit_controls(f: Figures) -> str:
-    held = f["controls_held"]
-    kept = sum(all(checks.values()) for checks in held.values())
-    return (
-        f"on SmolLM2 the controls held at {kept} of {len(held)} seeds (the raw-text adapter "
-        "flagged, the placeholder and surrogate adapters passed)"
-    )
-
-
-def _gpu_train(f: Figures) -> list[str]:
-    """One row per setting: what changed, speed, MFU, memory."""
-    lines = [
-        "| setting | engine | rows × length | tokens/s | MFU (LoRA) | peak memory |",
-        "| --- | --- | --- | ---: | ---: | ---: |",
-    ]
-    for row in f["settings"]:
-        packing = "packed" if row["packing"] else "padded"
-        lines.append(
-            f"| {row['setting']} "
-            f"| {row['engine']} | {row['batch_size']} × {row['max_seq_length']} ({packing}) "
-            f"| {row['tokens_per_s']:,.0f} | {row['mfu_lora']:.1%} | {row['peak_memory_gib']} GiB |"
-        )
-    return lines
-
-
-def _gpu_train_headline(f: Figures) -> str:
-    best = max(f["settings"], key=lambda row: row["mfu_lora"])
-    return (
-        f"the train stage on one {f['device']}: at most {best['mfu_lora']:.1%} MFU "
-        f"({best['tokens_per_s']:,.0f} tokens/s, {best['setting']}), against a 40% target"
-    )
-
-
-def _utility_large(f: Figures) -> list[str]:
-    """Variants down; each key metric's mean [95% interval], then summary ROUGE-1 against the
-    oracle."""
-    keys = ("summary.rouge1", "action_items.rouge1", "dialogsum.summary.rouge1", "perplexity_raw")
-    lines = [
-        "| variant | " + " | ".join(keys) + " | summary.rouge1 vs oracle |",
-        "| --- |" + " ---: |" * (len(keys) + 1),
-    ]
-    for name, entry in f["variants"].items():
-        cells = []
-        for key in keys:
-            cell = entry["metrics"].get(key)
-            low_high = cell.get("interval") if cell else None
-            interval = f" [{low_high[0]:.3f}, {low_high[1]:.3f}]" if low_high else ""
-            cells.append(f"{cell['mean']:.3f}{interval}" if cell else "–")
-        relative = entry["vs_oracle"].get("summary.rouge1")
-        versus = (
-            f"{relative['estimate']:+.1%} [{relative['low']:+.1%}, {relative['high']:+.1%}]"
-            if relative and name != "oracle"
-            else "–"
-        )
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {versus} |")
-    seeds = sorted({seed for entry in f["variants"].values() for seed in entry["seeds"]})
-    return [
-        *lines,
-        "",
-        f"{f['held_out_calls']} held-out calls and {f['held_out_dialogsum']} DialogSum "
-        f"dialogues, scored raw; {f['train_steps']} steps; seeds {', '.join(map(str, seeds))} "
-        f"averaged per conversation; ROUGE by {f['rouge']}.",
-    ]
-
-
-def _utility_headline(f: Figures) -> str:
-    surrogate = f["variants"]["surrogate-realistic"]["vs_oracle"]["summary.rouge1"]
-    placeholder = f["variants"]["placeholder"]["vs_oracle"]["summary.rouge1"]
-    return (
-        f"on the large profile (one {f['device']}), summary ROUGE-1 of realistic surrogates "
-        f"{surrogate['estimate']:+.1%} [{surrogate['low']:+.1%}, {surrogate['high']:+.1%}] "
-        f"against the oracle, placeholders {placeholder['estimate']:+.1%} "
-        f"[{placeholder['low']:+.1%}, {placeholder['high']:+.1%}]"
-    )
-
-
-def _test_suite(f: Figures) -> str:
-    counts = f["counts"]
-    return (
-        f"`make test` ran {counts.get('passed', 0)} tests in {f['wall_minutes']} minutes on "
-        f"{f['workers']} workers"
-    )
-
-
 BENCHMARKS = (
     Benchmark(
         "test_suite",
@@ -220,7 +47,7 @@ BENCHMARKS = (
         "`make test` as the Makefile runs it: its wall time, its counts and its 25 slowest "
         "tests, measured with nothing else running.",
         "python -m benchmarks.suite",
-        _test_suite,
+        headlines.test_suite,
     ),
     Benchmark(
         "default_run",
@@ -228,7 +55,7 @@ BENCHMARKS = (
         "The pipeline's own verdicts on the default corpus: gate, audits, utility against the "
         "base model, the registry's decision (copied from `metrics/` after a run).",
         "make run && python -m benchmarks.default_run",
-        _default_run,
+        headlines.default_run,
     ),
     Benchmark(
         "detection_quality",
@@ -237,8 +64,8 @@ BENCHMARKS = (
         "point, on data the calibration used and data it never saw, and ages in "
         "presidio-research's age templates.",
         "python -m benchmarks.detection_quality",
-        _detection_quality,
-        _detection_points,
+        headlines.detection_quality,
+        headlines.detection_points,
     ),
     Benchmark(
         "detection_quality_en_core_web_md",
@@ -248,7 +75,7 @@ BENCHMARKS = (
         "involve the spaCy recognizer).",
         "python -m benchmarks.detection_quality --points balanced --spacy-model en_core_web_md",
         None,
-        _detection_points,
+        headlines.detection_points,
     ),
     Benchmark(
         "overmasking",
@@ -257,7 +84,7 @@ BENCHMARKS = (
         'word ("pay my bill"), per 10,000 words of DialogSum\'s human-written dev dialogues, '
         "beside the title-case names found.",
         "python -m benchmarks.overmasking",
-        _overmasking,
+        headlines.overmasking,
     ),
     Benchmark(
         "detection_speed",
@@ -265,7 +92,7 @@ BENCHMARKS = (
         "veiltune's detector (every recognizer, conversation-level passes) against plain "
         "Presidio with the same spaCy model, on the same texts in the same process.",
         "python -m benchmarks.run --only detection_speed",
-        _detection_speed,
+        headlines.detection_speed,
     ),
     Benchmark(
         "anonymize_workers",
@@ -279,7 +106,7 @@ BENCHMARKS = (
         "Anonymize: peak memory",
         "Peak memory of `veiltune anonymize` on corpora 4× and 16× larger: flat means streaming.",
         "python -m benchmarks.run --only anonymize_memory",
-        _anonymize_memory,
+        headlines.anonymize_memory,
     ),
     Benchmark(
         "train_speed",
@@ -287,14 +114,14 @@ BENCHMARKS = (
         "Non-padding tokens per second of the default training config, packed against both "
         "padded baselines, on the embedded corpus and with DialogSum.",
         "python -m benchmarks.run --only train_speed",
-        _train_speed,
+        headlines.train_speed,
     ),
     Benchmark(
         "cluster_throughput",
         "Dask cluster: throughput",
         "anonymize in one process, on a LocalCluster of 1 worker and of 2, start-up included.",
         "python -m benchmarks.cluster --only throughput",
-        _cluster_throughput,
+        headlines.cluster_throughput,
     ),
     Benchmark(
         "cluster_memory",
@@ -352,7 +179,7 @@ BENCHMARKS = (
         "once, three and six times: on the raw text, on placeholders, on surrogates; every "
         "audit on each. The raw adapter must be flagged and the others pass.",
         "python -m benchmarks.audit_controls",
-        _audit_controls,
+        headlines.audit_controls,
     ),
     Benchmark(
         "utility_large",
@@ -362,8 +189,8 @@ BENCHMARKS = (
         "dialogues: means with 95% bootstrap intervals, paired differences from the oracle.",
         "python -m veiltune.utility_runner PACK ... && python -m benchmarks.utility_results "
         "--runs DIR",
-        _utility_headline,
-        _utility_large,
+        headlines.utility_headline,
+        headlines.utility_large,
     ),
     Benchmark(
         "gpu_train",
@@ -373,8 +200,8 @@ BENCHMARKS = (
         "plain and under ZeRO-2, and one change at a time: rows × length, padding, frozen "
         "weights in bf16, Liger's fused linear cross-entropy.",
         "python -m benchmarks.gpu_train --config models/base --corpus data/raw/corpus.jsonl",
-        _gpu_train_headline,
-        _gpu_train,
+        headlines.gpu_train_headline,
+        headlines.gpu_train,
     ),
     Benchmark(
         "gpu_lora",
@@ -469,18 +296,18 @@ def _figures(figures: Mapping[str, Any], path: tuple[str, ...]) -> list[str]:
     scalars = {k: v for k, v in figures.items() if _is_flat_value(v)}
     lines = []
     if scalars:
-        label = [f"**{' › '.join(map(_escape, path))}**", ""] if path else []
+        label = [f"**{' › '.join(map(escape, path))}**", ""] if path else []
         lines += [*label, *_key_value_table(scalars), ""]
     for key, value in figures.items():
         if key in scalars:
             continue
         rows = _rows(value)
         if rows is not None:
-            lines += [f"**{' › '.join(map(_escape, (*path, key)))}**", "", *_matrix(rows), ""]
+            lines += [f"**{' › '.join(map(escape, (*path, key)))}**", "", *_matrix(rows), ""]
         elif isinstance(value, Mapping):
             lines += _figures(value, (*path, key))
         else:
-            lines += [f"**{_escape(key)}**: `{json.dumps(value, ensure_ascii=False)}`", ""]
+            lines += [f"**{escape(key)}**: `{json.dumps(value, ensure_ascii=False)}`", ""]
     return lines
 
 
@@ -501,18 +328,18 @@ def _rows(value: Any) -> dict[str, Mapping[str, Any]] | None:
 def _matrix(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
     columns = list(dict.fromkeys(column for row in rows.values() for column in row))
     lines = [
-        "| | " + " | ".join(_escape(c) for c in columns) + " |",
+        "| | " + " | ".join(escape(c) for c in columns) + " |",
         "| --- |" + " ---: |" * len(columns),
     ]
     for name, row in rows.items():
         cells = [_value(row.get(column, "")) for column in columns]
-        lines.append(f"| {_escape(name)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {escape(name)} | " + " | ".join(cells) + " |")
     return lines
 
 
 def _key_value_table(values: Mapping[str, Any]) -> list[str]:
     lines = ["| figure | value |", "| --- | ---: |"]
-    lines += [f"| {_escape(key)} | {_value(value)} |" for key, value in values.items()]
+    lines += [f"| {escape(key)} | {_value(value)} |" for key, value in values.items()]
     return lines
 
 
@@ -528,11 +355,7 @@ def _value(value: Any) -> str:
         return ", ".join(_value(v) for v in value)
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
-    return _escape(str(value))
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace("|", "\\|")
+    return escape(str(value))
 
 
 def _anchor(title: str) -> str:

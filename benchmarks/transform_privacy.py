@@ -150,6 +150,14 @@ def main() -> int:
     results = {"conversations": len(raw), "min_chars": MIN_CHARS, "survival": rows}
     results |= {"chars_per_second": speed, "linking": links}
     write_result("transform_privacy", results)
+    _print_tables(rows, speed, links)
+    return 0
+
+
+def _print_tables(
+    rows: dict[str, Any], speed: dict[str, float | None], links: dict[str, Any]
+) -> None:
+    """The three tables, in Markdown, for the docs."""
     print("| training text | inventory values surviving | conversations with any |")
     print("| --- | ---: | ---: |")
     for name, row in rows.items():
@@ -167,7 +175,6 @@ def main() -> int:
     print("| --- | ---: | ---: |")
     for name, row in links.items():
         print(f"| {name} | {row['examples']} | {row['linking']} |")
-    return 0
 
 
 if __name__ == "__main__":

@@ -76,8 +76,6 @@ def evaluate_detection(
     neither written with the metrics nor logged to MLflow. With ``sweep``
     (``KEY=V1,V2,...``) the metrics are one row per value under ``sweep`` instead.
     """
-    import mlflow
-
     from components.anonymize.evaluation.datasets import load_labelled
     from components.anonymize.evaluation.run import evaluate_detection as run_evaluation
 
@@ -107,18 +105,32 @@ def evaluate_detection(
         )
     metrics = {"dataset": dataset, "split": split, "detectors": config.detectors, **scored}
     write_json_atomic(output, metrics)
+    where = {"dataset": dataset, "path": str(path), "limit": str(limit), "split": split}
+    _log_detection_run(config, context, where, metrics, output)
+    return metrics, samples
+
+
+def _log_detection_run(
+    config: AnonymizeConfig,
+    context: StageContext,
+    where: dict[str, str],
+    metrics: Metrics,
+    output: Path,
+) -> None:
+    """One MLflow run of the scoring: the params, the metrics (a sweep's curve a step a
+    value) and the metrics file; never the false positives' text."""
+    import mlflow
+
     experiment_id = tracking.configure_tracking(context.experiment)
-    with mlflow.start_run(experiment_id=experiment_id, run_name=f"evaluate-detection-{dataset}"):
+    name = f"evaluate-detection-{where['dataset']}"
+    with mlflow.start_run(experiment_id=experiment_id, run_name=name):
         mlflow.set_tag("veiltune.kind", "evaluate-detection")
         tracking.log_flat_params("anonymize", asdict(config))
-        mlflow.log_params(
-            {"dataset": dataset, "path": str(path), "limit": str(limit), "split": split}
-        )
-        for step, row in enumerate(metrics.get("sweep", [])):  # the curve, a step a value
+        mlflow.log_params(where)
+        for step, row in enumerate(metrics.get("sweep", [])):
             mlflow.log_metrics({k: float(v) for k, v in row.items()}, step=step)
         tracking.log_numeric_metrics(metrics)
         mlflow.log_artifact(str(output))
-    return metrics, samples
 
 
 def format_sweep(rows: Sequence[Mapping[str, Any]]) -> str:

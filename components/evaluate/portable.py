@@ -128,21 +128,8 @@ def make_pack(
         InputError: an unknown variant, a folder without its corpus or spans, or a corpus
             whose conversations are not those of the raw corpus's train split.
     """
-    train_ids = set(splits["train"])
-    heldout_ids = set(splits["heldout"])
-    corpora: dict[str, list[Conversation]] = {ORACLE: [c for c in raw if c.id in train_ids]}
-    files = {ORACLE: ORACLE, FRAGMENTED_RAW: ORACLE}  # variant → the corpus file it trains on
-    for variant, folder in anonymized.items():
-        if variant not in TRAINED_VARIANTS or variant in DERIVED:
-            allowed = ", ".join(v for v in TRAINED_VARIANTS if v not in DERIVED)
-            raise InputError(f"--anonymized {variant}={folder}: the variant is one of {allowed}")
-        corpora[variant] = _anonymized_train_split(folder, train_ids, len(corpora[ORACLE]))
-        files[variant] = variant
-        if variant == PLACEHOLDER:
-            spans = jsonl_by_key(folder / "spans.jsonl", "conversation_id")
-            corpora[MASKED] = [mask_replaced(c, spans.get(c.id, [])) for c in corpora[variant]]
-            files.update({MASKED: MASKED, MASKED_NO_LOSS: MASKED, FRAGMENTED: PLACEHOLDER})
-    heldout = [c for c in raw if c.id in heldout_ids]
+    corpora, files = _training_corpora(raw, set(splits["train"]), anonymized)
+    heldout = [c for c in raw if c.id in set(splits["heldout"])]
     if not heldout:
         raise InputError("the held-out split is empty; nothing to evaluate")
     evaluation = {
@@ -168,6 +155,26 @@ def make_pack(
         write_jsonl_atomic(tmp / HELDOUT_FILE, _records(heldout))
         write_json_atomic(tmp / PACK_FILE, manifest)
     return manifest
+
+
+def _training_corpora(
+    raw: Sequence[Conversation], train_ids: set[str], anonymized: Mapping[str, Path]
+) -> tuple[dict[str, list[Conversation]], dict[str, str]]:
+    """Each corpus the pack holds (the oracle's, each anonymized folder's train split, the
+    masked one made from the placeholder folder), and each variant's corpus file."""
+    corpora: dict[str, list[Conversation]] = {ORACLE: [c for c in raw if c.id in train_ids]}
+    files = {ORACLE: ORACLE, FRAGMENTED_RAW: ORACLE}  # variant → the corpus file it trains on
+    for variant, folder in anonymized.items():
+        if variant not in TRAINED_VARIANTS or variant in DERIVED:
+            allowed = ", ".join(v for v in TRAINED_VARIANTS if v not in DERIVED)
+            raise InputError(f"--anonymized {variant}={folder}: the variant is one of {allowed}")
+        corpora[variant] = _anonymized_train_split(folder, train_ids, len(corpora[ORACLE]))
+        files[variant] = variant
+        if variant == PLACEHOLDER:
+            spans = jsonl_by_key(folder / "spans.jsonl", "conversation_id")
+            corpora[MASKED] = [mask_replaced(c, spans.get(c.id, [])) for c in corpora[variant]]
+            files.update({MASKED: MASKED, MASKED_NO_LOSS: MASKED, FRAGMENTED: PLACEHOLDER})
+    return corpora, files
 
 
 def _train_overrides(variant: str) -> dict[str, Any]:

@@ -63,6 +63,25 @@ class UtilityResult:
         return {**{k: round(v, 4) for k, v in self.metrics.items()}, "n_examples": self.n_examples}
 
 
+def _examples_by_task(
+    heldout: Sequence[Conversation],
+    label_sets: Mapping[str, Sequence[str]],
+    tasks: Collection[str] | None,
+) -> dict[str, list[Example]]:
+    """The held-out conversations' examples of each task scored: all (None) is the call
+    tasks; the privacy-preserving summaries only when named."""
+    examples: dict[str, list[Example]] = {
+        task: []
+        for task in (*GENERATIVE_TASKS, *CLASSIFICATION_TASKS, *SUMMARY_PRIVACY_TASKS)
+        if (task not in SUMMARY_PRIVACY_TASKS if tasks is None else task in tasks)
+    }
+    for conversation in heldout:
+        for example in task_examples(conversation, options=label_sets):
+            if example.task in examples:
+                examples[example.task].append(example)
+    return examples
+
+
 def evaluate_utility(
     model: Any,
     tokenizer: Any,
@@ -83,16 +102,7 @@ def evaluate_utility(
     ``judge`` scores the privacy-preserving summaries (default: the offline judge)."""
     from components.train import generate
 
-    # All (None): the call tasks; the privacy-preserving summaries only when named.
-    examples: dict[str, list[Example]] = {
-        task: []
-        for task in (*GENERATIVE_TASKS, *CLASSIFICATION_TASKS, *SUMMARY_PRIVACY_TASKS)
-        if (task not in SUMMARY_PRIVACY_TASKS if tasks is None else task in tasks)
-    }
-    for conversation in heldout:
-        for example in task_examples(conversation, options=label_sets):
-            if example.task in examples:
-                examples[example.task].append(example)
+    examples = _examples_by_task(heldout, label_sets, tasks)
     metrics: dict[str, float] = {}
     scores: dict[str, dict[str, float]] = {c.id: {} for c in heldout}
     for task, items in examples.items():

@@ -69,6 +69,24 @@ class PiScanPolicy:
         return scan_bundle(folder, self.entries, self.salt, self.min_chars)
 
 
+def _optional_files(
+    inputs: ExportInputs, metrics: dict[str, dict[str, Any]], contents: dict[str, Source]
+) -> tuple[dict[str, dict[str, Any]], Any]:
+    """Add the audit's details and evaluate's intervals to ``contents`` where the run wrote
+    them (a run from before they existed did not); returns the metrics with the audit's
+    details, and every utility interval (None: the headline scores' own only)."""
+    details = inputs.audit_details
+    if details is not None and details.is_file() and "audit" in metrics:
+        contents["audit/details.json"] = details
+        metrics = {**metrics, "audit": with_details(metrics["audit"], _json_file(details))}
+    intervals = inputs.utility_intervals
+    every_interval = None
+    if intervals is not None and intervals.is_file():
+        contents["evaluate/intervals.json"] = intervals
+        every_interval = _json_file(intervals).get("metrics")
+    return metrics, every_interval
+
+
 def bundle_contents(
     inputs: ExportInputs,
     params: dict[str, Any],
@@ -102,15 +120,7 @@ def bundle_contents(
     }
     if adapter_config.is_file():
         contents["model/adapter_config.json"] = adapter_config
-    details = inputs.audit_details
-    if details is not None and details.is_file() and "audit" in metrics:
-        contents["audit/details.json"] = details
-        metrics = {**metrics, "audit": with_details(metrics["audit"], _json_file(details))}
-    intervals = inputs.utility_intervals
-    every_interval = None  # a run from before evaluate wrote them: the headline scores' only
-    if intervals is not None and intervals.is_file():
-        contents["evaluate/intervals.json"] = intervals
-        every_interval = _json_file(intervals).get("metrics")
+    metrics, every_interval = _optional_files(inputs, metrics, contents)
     facts = ExportFacts(
         metrics=metrics,
         params=params,

@@ -35,7 +35,6 @@ from collections import Counter
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import accumulate
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
@@ -44,10 +43,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from components.core.atomic import FOLDER_MARK
 from components.core.errors import InputError
 from components.core.lineage import sha256_text
+from components.export.manifest import MANIFEST, parse_manifest, read_manifest_bytes
 from components.export.signing import SIGNATURE, signature_problems
 from components.export.zip_layout import layout_problem
 
-MANIFEST = "manifest.json"
 # The files the manifest cannot list: itself, and the signature over it.
 _SEALED = (MANIFEST, SIGNATURE)
 # The bundle folder's marker (components.core.atomic.atomic_folder: only an earlier bundle is
@@ -56,11 +55,6 @@ _SEALED = (MANIFEST, SIGNATURE)
 # holds exactly this kind.
 BUNDLE_KIND = "bundle"
 
-# A real manifest is a few KB (a sha256 per file); 16 MiB would list some 100,000 files. The
-# cap is what keeps a zip bomb (784 KB inflating to a 768 MiB manifest) from being inflated.
-MAX_MANIFEST_BYTES = 16 * 2**20
-# A real manifest is 3 levels deep; json.loads recurses once per level and fails near 1,000.
-MAX_MANIFEST_DEPTH = 64
 _CHUNK = 1 << 20
 
 # What the exporter and the common zip tools write; bzip2 and lzma are refused rather than
@@ -85,11 +79,6 @@ _UNSAFE = "not a plain relative path (refused)"
 
 # Open a folder's file only if it is itself a regular file: not through a link, not blocking.
 _NO_FOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-
-# A JSON string (escapes included), and the brackets left once strings are removed.
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
-_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 @dataclass(frozen=True)
@@ -211,7 +200,7 @@ def _read_folder(folder: Path, hash_files: bool) -> _Contents:
         files = [name for name in files if not _is_folder_mark(folder, name)]
         raw = _read_folder_sealed(folder, MANIFEST) if MANIFEST in files else b""
         if MANIFEST in files:
-            manifest = _parse_manifest(raw, folder)
+            manifest = parse_manifest(raw, folder)
         elif MANIFEST in refused:
             manifest = None
         else:
@@ -281,7 +270,7 @@ def _read_folder_sealed(folder: Path, name: str) -> bytes:
     """The manifest or the signature, read whole (both are capped like the manifest)."""
     with _open_regular(folder / name) as handle:
         declared = os.fstat(handle.fileno()).st_size
-        return _read_manifest_bytes(handle, declared, f"{folder}: {name}")
+        return read_manifest_bytes(handle, declared, f"{folder}: {name}")
 
 
 def _sha256_regular(path: Path) -> str:
@@ -361,14 +350,14 @@ def _zip_manifest(
             f"{zip_path}: no {MANIFEST} in the archive; not a veiltune bundle, or it was removed"
         )
     raw = _zip_sealed(archive, info, zip_path)
-    return _parse_manifest(raw, zip_path), raw
+    return parse_manifest(raw, zip_path), raw
 
 
 def _zip_sealed(archive: zipfile.ZipFile, info: zipfile.ZipInfo, zip_path: Path) -> bytes:
     """The manifest or the signature member, read whole (both are capped like the manifest)."""
     where = f"{zip_path}: {info.filename}"
     with _open_member(archive, info, zip_path) as handle:
-        raw = _read_manifest_bytes(handle, info.file_size, where)
+        raw = read_manifest_bytes(handle, info.file_size, where)
     _check_length(where, len(raw), info.file_size)
     return raw
 
@@ -410,55 +399,3 @@ def _zip_member_sha256(archive: zipfile.ZipFile, info: zipfile.ZipInfo, zip_path
 def _check_length(where: str, length: int, declared: int) -> None:
     if length != declared:
         raise InputError(f"{where}: holds {length} bytes, declares {declared} (corrupt)")
-
-
-# The manifest
-
-
-def _read_manifest_bytes(handle: IO[bytes], declared: int, where: str) -> bytes:
-    """At most ``MAX_MANIFEST_BYTES``: the declared size is checked before a byte is read
-    (or inflated), then never trusted."""
-    if declared > MAX_MANIFEST_BYTES:
-        raise _oversized_manifest(where, f"{declared} bytes")
-    raw = handle.read(MAX_MANIFEST_BYTES + 1)
-    if len(raw) > MAX_MANIFEST_BYTES:
-        raise _oversized_manifest(where, f"declares {declared} bytes, holds more")
-    return raw
-
-
-def _oversized_manifest(where: str, detail: str) -> InputError:
-    return InputError(
-        f"{where}: larger than {MAX_MANIFEST_BYTES // 2**20} MiB ({detail}; a real manifest "
-        "is a few KB), refused"
-    )
-
-
-def _parse_manifest(raw: bytes, bundle: Path) -> dict[str, Any]:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{bundle}: {MANIFEST} is not UTF-8 text (corrupt)") from exc
-    if _nesting_depth(text) > MAX_MANIFEST_DEPTH:
-        raise InputError(
-            f"{bundle}: {MANIFEST}: nested deeper than {MAX_MANIFEST_DEPTH} levels "
-            "(a real manifest is 3 deep), refused"
-        )
-    try:
-        manifest = json.loads(text)
-    except ValueError as exc:  # JSONDecodeError, or an integer too long to convert
-        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        raise InputError(f"{bundle}: {MANIFEST} is not valid JSON (corrupt): {detail}") from exc
-    files = manifest.get("files") if isinstance(manifest, dict) else None
-    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
-        raise InputError(f"{bundle}: {MANIFEST} has no 'files' mapping of name to sha256 (corrupt)")
-    return dict(manifest)
-
-
-def _nesting_depth(text: str) -> int:
-    """How deep JSON text nests arrays and objects, counted without recursing.
-
-    Strings are removed first, so brackets inside them do not count. On text that is not
-    valid JSON the count may be off, but json.loads refuses such text before it gets deep.
-    """
-    brackets = _NOT_A_BRACKET.sub("", _JSON_STRING.sub("", text))
-    return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)

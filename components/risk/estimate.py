@@ -118,32 +118,16 @@ class Finding:
 
 
 def scan_text(text: str) -> Iterator[tuple[int, int, str, str]]:
-    """(start, end, info type, status) of every suspected leak in one anonymized text."""
+    """(start, end, info type, status) of every suspected leak in one anonymized text: each
+    pass in turn, a later pass skipping what an earlier one took."""
     taken: list[tuple[int, int]] = []
-
-    def free(start: int, end: int) -> bool:
-        return all(end <= a or start >= b for a, b in taken)
-
     for match in _GLUED.finditer(text):
         info_type, group = (match.group(1), 2) if match.group(2) else (match.group(4), 3)
         start, end = match.span(group)
         if len(variant_key(match.group(group))) >= 2:
             taken.append((start, end))
             yield start, end, info_type, PARTIAL
-    for match in _SECTOR_ORG.finditer(text):
-        start, end = match.span()
-        first = _WORD.match(text, start)
-        if first and first.group().lower() in _stop_words():  # "with hernandez analytics"
-            start = text.index(" ", start) + 1
-        if not free(start, end):
-            continue
-        words = _WORD.findall(text[start:end])
-        if text[start] != "[" and (len(words) < 2 or not _uncommon(words[0])):
-            continue  # "the analytics", "our software": a common word, not a name
-        taken.append((start, end))
-        status = PARTIAL if text[start] == "[" else FULL
-        owned = _OWNED_BEFORE.search(text[max(0, start - 16) : start])
-        yield start, end, "ORGANIZATION_NAME_SPEAKER" if owned else "ORGANIZATION_NAME", status
+    yield from _sector_organizations(text, taken)
     for match in _BESIDE_PERSON.finditer(text):
         group = 1 if match.group(1) else 2
         start, end = match.span(group)
@@ -156,6 +140,53 @@ def scan_text(text: str) -> Iterator[tuple[int, int, str, str]]:
         if len(match.group(group)) > 3:
             taken.append((start, end))
             yield start, end, "EMAIL_ADDRESS", PARTIAL
+    yield from _formatted_values(text, taken)
+    for match in _ORG.finditer(text):
+        start, end = match.span(1)
+        if _free(taken, start, end):
+            taken.append((start, end))
+            owned = _OWNED_BEFORE.search(text[max(0, start - 8) : start])
+            yield start, end, "ORGANIZATION_NAME_SPEAKER" if owned else "ORGANIZATION_NAME", FULL
+    for match in _WORD.finditer(text):
+        start, end = match.span()
+        word = match.group()
+        if not _free(taken, start, end) or _SENTENCE_START.search(text[max(0, start - 3) : start]):
+            continue
+        if word[0].isupper() and word.lower() in known_names() and _uncommon(word):
+            taken.append((start, end))
+            yield start, end, "PERSON_NAME", FULL
+
+
+def _free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
+    return all(end <= a or start >= b for a, b in taken)
+
+
+def _sector_organizations(
+    text: str, taken: list[tuple[int, int]]
+) -> Iterator[tuple[int, int, str, str]]:
+    """Organizations named by their sector word ("hernandez analytics"), whole or beside a
+    placeholder; taken spans are added to ``taken``."""
+    for match in _SECTOR_ORG.finditer(text):
+        start, end = match.span()
+        first = _WORD.match(text, start)
+        if first and first.group().lower() in _stop_words():  # "with hernandez analytics"
+            start = text.index(" ", start) + 1
+        if not _free(taken, start, end):
+            continue
+        words = _WORD.findall(text[start:end])
+        if text[start] != "[" and (len(words) < 2 or not _uncommon(words[0])):
+            continue  # "the analytics", "our software": a common word, not a name
+        taken.append((start, end))
+        status = PARTIAL if text[start] == "[" else FULL
+        owned = _OWNED_BEFORE.search(text[max(0, start - 16) : start])
+        yield start, end, "ORGANIZATION_NAME_SPEAKER" if owned else "ORGANIZATION_NAME", status
+
+
+def _formatted_values(
+    text: str, taken: list[tuple[int, int]]
+) -> Iterator[tuple[int, int, str, str]]:
+    """Values by their format (card numbers that pass Luhn, ids that are no quantity...)
+    outside placeholders; taken spans are added to ``taken``."""
     for info_type, pattern in _FORMATS:
         for match in pattern.finditer(text):
             start, end = match.span()
@@ -163,23 +194,9 @@ def scan_text(text: str) -> Iterator[tuple[int, int, str, str]]:
                 continue
             if info_type == "GENERIC_ID" and _quantity(text, start, end):
                 continue
-            if free(start, end) and not _inside_placeholder(text, start):
+            if _free(taken, start, end) and not _inside_placeholder(text, start):
                 taken.append((start, end))
                 yield start, end, info_type, FULL
-    for match in _ORG.finditer(text):
-        start, end = match.span(1)
-        if free(start, end):
-            taken.append((start, end))
-            owned = _OWNED_BEFORE.search(text[max(0, start - 8) : start])
-            yield start, end, "ORGANIZATION_NAME_SPEAKER" if owned else "ORGANIZATION_NAME", FULL
-    for match in _WORD.finditer(text):
-        start, end = match.span()
-        word = match.group()
-        if not free(start, end) or _SENTENCE_START.search(text[max(0, start - 3) : start]):
-            continue
-        if word[0].isupper() and word.lower() in known_names() and _uncommon(word):
-            taken.append((start, end))
-            yield start, end, "PERSON_NAME", FULL
 
 
 def scanned_texts(conversation: Conversation) -> list[tuple[int, str, str]]:

@@ -100,21 +100,22 @@ def sweep_detection(
         detector = build_detector(setting, base_dir, built)
         started = time.perf_counter()
         metrics, _ = evaluate_detection(items, detector, policy, config.batch_size)
-        precision, recall = metrics["char_precision"], metrics["char_recall"]
-        rows.append(
-            {
-                key: value,
-                "char_precision": precision,
-                "char_recall": recall,
-                "char_f1": round(2 * precision * recall / (precision + recall), 4)
-                if precision + recall
-                else 0.0,
-                "entity_recall": metrics["entity_recall"],
-                "masked_word_share": metrics["masked_word_share"],
-                "seconds": round(time.perf_counter() - started, 2),
-            }
-        )
+        seconds = round(time.perf_counter() - started, 2)
+        rows.append({key: value, **_row(metrics), "seconds": seconds})
     return rows
+
+
+def _row(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The sweep's columns of one value's scores, with the character F1."""
+    precision, recall = metrics["char_precision"], metrics["char_recall"]
+    f1 = round(2 * precision * recall / (precision + recall), 4) if precision + recall else 0.0
+    return {
+        "char_precision": precision,
+        "char_recall": recall,
+        "char_f1": f1,
+        "entity_recall": metrics["entity_recall"],
+        "masked_word_share": metrics["masked_word_share"],
+    }
 
 
 class Memo:
