@@ -117,6 +117,14 @@ BENCHMARKS = (
         headlines.train_speed,
     ),
     Benchmark(
+        "packing",
+        "Packing: veiltune's and TRL's",
+        "veiltune's first-fit decreasing packing against `trl.pack_dataset` (best-fit "
+        "decreasing) on the same tokenized training examples: rows, padding in batches of 2 "
+        "and 16, seconds, and the labels each trains across an example boundary.",
+        "python -m benchmarks.packing",
+    ),
+    Benchmark(
         "cluster_throughput",
         "Dask cluster: throughput",
         "anonymize in one process, on a LocalCluster of 1 worker and of 2, start-up included.",
