@@ -362,8 +362,8 @@ class AnonymizeConfig:
     def policy_files(self) -> list[str]:
         """The files, as params name them, read when the detector and policy are built:
         the calibration, the exclusions and dictionaries, the PI label keys, the allow list
-        when a detector uses it, the NER's label mapping when it is on. Model folders are
-        not among them."""
+        when a detector uses it, the NER's label mapping when it is on, the user's
+        recognizers file. Model folders are not among them."""
         files = [self.calibration] if self.calibration is not None else []
         files += [*self.exclusions.values(), *self.dictionaries.values()]
         if self.pi_label_keys is not None:
@@ -372,6 +372,8 @@ class AnonymizeConfig:
             files.append(self.ner.labels)
         if "allow_list" in self.detectors:
             files.append(self.allow_list)
+        if self.recognizers_file is not None and self.backend != "google_dlp":
+            files.append(self.recognizers_file)
         return list(dict.fromkeys(files))
 
     def with_policy_files(self, moved: Mapping[str, str]) -> AnonymizeConfig:
@@ -388,6 +390,9 @@ class AnonymizeConfig:
             pi_label_keys=None if self.pi_label_keys is None else renamed(self.pi_label_keys),
             allow_list=renamed(self.allow_list),
             ner=replace(self.ner, labels=renamed(self.ner.labels)),
+            recognizers_file=None
+            if self.recognizers_file is None
+            else renamed(self.recognizers_file),
         )
 
     @property

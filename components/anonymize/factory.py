@@ -218,8 +218,9 @@ def pi_label_keys(config: AnonymizeConfig, base_dir: Path = Path()) -> PiLabelKe
 
 
 def check_policy_files(config: AnonymizeConfig, base_dir: Path = Path()) -> None:
-    """Read each of ``config.policy_files()`` as building would, and load the NER's model
-    against its label mapping, so that a missing or malformed one is an error naming it now.
+    """Read each of ``config.policy_files()`` as building would (the user's recognizers
+    file too), and load the NER's model against its label mapping, so that a missing or
+    malformed one is an error naming it now.
 
     Raises:
         InputError: a policy file is missing, not UTF-8 or not what its key needs; the NER's
@@ -230,6 +231,8 @@ def check_policy_files(config: AnonymizeConfig, base_dir: Path = Path()) -> None
     pi_label_keys(config, base_dir)
     if "allow_list" in config.detectors:
         allow_list_detector(config, base_dir)
+    if config.backend != "google_dlp":
+        own_recognizers(config, base_dir)
     ner_recognizer(config, base_dir)
 
 

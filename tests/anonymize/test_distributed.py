@@ -297,9 +297,11 @@ def test_the_policy_files_are_those_params_name_each_once_and_can_be_renamed() -
         exclusions={"PERSON_NAME": "a.txt"},
         dictionaries={"PERSON_NAME": "a.txt", "LOCATION": "b.txt"},
         pi_label_keys="k.yaml",
+        recognizers_file="r.yaml",
     )
     labels = config.ner.labels  # the transformer NER's label mapping, on by default
-    assert config.policy_files() == ["a.txt", "b.txt", "k.yaml", labels, config.allow_list]
+    expected = ["a.txt", "b.txt", "k.yaml", labels, config.allow_list, "r.yaml"]
+    assert config.policy_files() == expected
     assert "veiltune/policy/allow_list.txt" not in AnonymizeConfig().policy_files()
     moved = config.with_policy_files(
         {
@@ -307,12 +309,14 @@ def test_the_policy_files_are_those_params_name_each_once_and_can_be_renamed() -
             "k.yaml": "/w/2-k.yaml",
             labels: "/w/3-labels",
             config.allow_list: "/w/4-allow",
+            "r.yaml": "/w/5-r.yaml",
         }
     )
     assert moved.exclusions == {"PERSON_NAME": "/w/0-a.txt"}
     assert moved.dictionaries == {"PERSON_NAME": "/w/0-a.txt", "LOCATION": "b.txt"}
     assert moved.pi_label_keys == "/w/2-k.yaml" and moved.ner.labels == "/w/3-labels"
     assert moved.allow_list == "/w/4-allow" and moved.calibration is None
+    assert moved.recognizers_file == "/w/5-r.yaml"
 
 
 def test_an_engine_shows_neither_the_secret_nor_the_policy_contents_in_a_task_log(
