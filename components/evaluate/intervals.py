@@ -13,6 +13,7 @@ per-seed means is reported beside it, not mixed into it.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -68,19 +69,22 @@ class SeedSpread:
 def statistic(sample: Sample, exponentiate: bool = False) -> float:
     """The ratio of sums (``exp`` of it for perplexity) over every conversation of ``sample``."""
     numerators, denominators = _arrays(sample, sorted(sample))
-    return float(_ratio(numerators[None, :], denominators[None, :], exponentiate)[0])
+    return float(_ratio(numerators, denominators, exponentiate))
 
 
 def bootstrap_interval(
     sample: Sample, exponentiate: bool = False, resamples: int = RESAMPLES, seed: int = 0
 ) -> Interval:
     """Percentile bootstrap interval (``CONFIDENCE``) of the statistic, resampling
-    conversations with replacement."""
+    conversations with replacement (``scipy.stats.bootstrap``)."""
     ids = sorted(sample)
     numerators, denominators = _arrays(sample, ids)
-    rows = _resample_rows(len(ids), resamples, seed)
-    draws = _ratio(numerators[rows], denominators[rows], exponentiate)
-    return _interval(statistic(sample, exponentiate), draws)
+
+    def ratio(num: _Array, den: _Array, axis: int = -1) -> _Array:
+        return _ratio(num, den, exponentiate, axis)
+
+    low, high = _bootstrap((numerators, denominators), ratio, resamples, seed)
+    return Interval(statistic(sample, exponentiate), float(low), float(high))
 
 
 def paired_difference(
@@ -94,16 +98,22 @@ def paired_difference(
     same conversations for both: what conversations share (a hard call is hard for every
     model) cancels, so the interval is that of the difference, not of two noisy means."""
     ids = sorted(set(variant) & set(reference))
-    v_num, v_den = _arrays(variant, ids)
-    r_num, r_den = _arrays(reference, ids)
-    everything = np.arange(len(ids))[None, :]
-    rows = _resample_rows(len(ids), resamples, seed)
-    v_full, v_draws = (_ratio(v_num[r], v_den[r], exponentiate) for r in (everything, rows))
-    r_full, r_draws = (_ratio(r_num[r], r_den[r], exponentiate) for r in (everything, rows))
-    absolute = _interval(float(v_full[0] - r_full[0]), v_draws - r_draws)
+    arrays = (*_arrays(variant, ids), *_arrays(reference, ids))
+
+    def both(v_num: _Array, v_den: _Array, r_num: _Array, r_den: _Array, axis: int = -1) -> _Array:
+        v = _ratio(v_num, v_den, exponentiate, axis)
+        r = _ratio(r_num, r_den, exponentiate, axis)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.stack([v - r, v / r - 1, r])
+
+    full = both(*(a[None, :] for a in arrays))[:, 0]
+    (abs_low, rel_low, _), (abs_high, rel_high, _), draws = _bootstrap(
+        arrays, both, resamples, seed, keep_draws=True
+    )
+    absolute = Interval(float(full[0]), float(abs_low), float(abs_high))
     relative = None
-    if np.all(r_draws != 0) and r_full[0] != 0:
-        relative = _interval(float(v_full[0] / r_full[0] - 1), v_draws / r_draws - 1)
+    if np.all(draws[2] != 0) and full[2] != 0:  # no resample with a zero reference
+        relative = Interval(float(full[1]), float(rel_low), float(rel_high))
     return Difference(absolute, relative, len(ids))
 
 
@@ -135,23 +145,48 @@ def _arrays(sample: Sample, ids: Sequence[str]) -> tuple[_Array, _Array]:
     return pairs[:, 0], pairs[:, 1]
 
 
-def _resample_rows(n: int, resamples: int, seed: int) -> npt.NDArray[np.intp]:
+def _bootstrap(
+    arrays: Sequence[_Array],
+    statistic: Any,
+    resamples: int,
+    seed: int,
+    keep_draws: bool = False,
+) -> Any:
+    """``scipy.stats.bootstrap``'s percentile interval, conversations resampled together
+    across ``arrays`` (paired); ``(low, high)``, and the resampled statistics when asked.
+    One conversation has no spread to resample: its interval is its value."""
+    from scipy.stats import DegenerateDataWarning, bootstrap
+
+    n = len(arrays[0])
     if n == 0:
         raise ValueError("no conversations to resample")
-    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    if n == 1:
+        value = statistic(*(a[None, :] for a in arrays))[..., 0]
+        draws = np.repeat(np.asarray(value)[..., None], resamples, axis=-1)
+        return (value, value, draws) if keep_draws else (value, value)
+    # A zero denominator gives inf, kept; every resample alike gives a zero-width interval.
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = bootstrap(
+            tuple(arrays),
+            statistic,
+            paired=True,
+            vectorized=True,
+            n_resamples=resamples,
+            confidence_level=CONFIDENCE,
+            method="percentile",
+            rng=np.random.default_rng(seed),
+        )
+    low, high = result.confidence_interval
+    return (low, high, result.bootstrap_distribution) if keep_draws else (low, high)
 
 
-def _ratio(numerators: _Array, denominators: _Array, exponentiate: bool) -> _Array:
-    """Row-wise ``sum(numerators) / sum(denominators)`` (``exp`` of it when asked)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = numerators.sum(axis=-1) / denominators.sum(axis=-1)
-    return np.exp(ratio) if exponentiate else ratio
-
-
-def _interval(estimate: float, draws: _Array) -> Interval:
-    tail = (1 - CONFIDENCE) / 2 * 100
-    low, high = np.percentile(draws, [tail, 100 - tail])
-    return Interval(estimate, float(low), float(high))
+def _ratio(numerators: _Array, denominators: _Array, exponentiate: bool, axis: int = -1) -> _Array:
+    """``sum(numerators) / sum(denominators)`` along ``axis`` (``exp`` of it when asked)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratio = numerators.sum(axis=axis) / denominators.sum(axis=axis)
+        return np.exp(ratio) if exponentiate else ratio
 
 
 def utility_intervals(
