@@ -61,7 +61,8 @@ STAGES: tuple[Stage, ...] = (
     ),
     Stage(
         "anonymize",
-        "Replace personal information with placeholders numbered within each conversation.",
+        "Replace personal information: realistic surrogates, the same within a conversation "
+        "(or numbered placeholders, a mask, the type: anonymize.replacement).",
         AnonymizeConfig,
         deps=(
             artifact(paths.RAW_CORPUS),

@@ -106,7 +106,8 @@ def paired_difference(
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.stack([v - r, v / r - 1, r])
 
-    full = both(*(a[None, :] for a in arrays))[:, 0]
+    v_num, v_den, r_num, r_den = (a[None, :] for a in arrays)
+    full = both(v_num, v_den, r_num, r_den)[:, 0]
     (abs_low, rel_low, _), (abs_high, rel_high, _), draws = _bootstrap(
         arrays, both, resamples, seed, keep_draws=True
     )

@@ -3,6 +3,7 @@ JSON schema of params.yaml, which the shipped file passes and a wrong type fails
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -70,3 +71,19 @@ def test_params_of_a_bad_file_is_one_error_line(
     assert captured.err.splitlines() == [
         "veiltune params: error: params: 'gate.threshold' must be float, got 'high'"
     ]
+
+
+@pytest.mark.parametrize("command", ["train", "anonymize", "review", "gate"])
+def test_a_stage_commands_help_lists_its_params_with_defaults_and_comments(command: str) -> None:
+    from veiltune.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    text = commands.choices[command].format_help()
+    assert f"params.yaml's {command} (every stage's: veiltune params)" in text
+    if command == "train":
+        assert "  lora_r: 32\n" in text and "max_steps: 40" in text
+        assert "save_steps: 20  # checkpoint every N steps" in text  # a base class's comment
+        assert "target_modules: [q_proj, k_proj, v_proj, o_proj]" in text
+    if command == "gate":
+        assert "threshold: 5.0" in text

@@ -31,6 +31,47 @@ class StageRun:
     metrics: Metrics
 
 
+def stage_parser_options(stage: Stage, description: str) -> dict[str, Any]:
+    """``add_parser`` keywords that give a stage's command its params in ``--help``: each
+    key of the stage's ``params.yaml`` section with its default and its comment."""
+    import dataclasses
+    import textwrap
+
+    import yaml
+
+    from components.core.field_help import field_comments
+
+    comments: dict[str, str] = {}
+    for cls in reversed(stage.config.__mro__):  # a subclass's comment over its base's
+        if dataclasses.is_dataclass(cls):
+            comments |= {k: v for k, v in field_comments(cls).items() if v}
+    defaults = stage.config()
+    lines = [f"params.yaml's {stage.name} (every stage's: veiltune params):"]
+    for field in dataclasses.fields(stage.config):
+        value = getattr(defaults, field.name)
+        dumped = yaml.safe_dump(value, default_flow_style=True)
+        shown = "{...}" if dataclasses.is_dataclass(value) else _yaml(dumped)
+        comment = comments.get(field.name, "")
+        lines.append(
+            f"  {field.name}: {_short(shown, 40)}"
+            + (f"  # {_short(comment, 70)}" if comment else "")
+        )
+    return {
+        "description": textwrap.fill(description, 88),
+        "epilog": "\n".join(lines),
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
+
+
+def _yaml(dumped: str) -> str:
+    """A value as params.yaml writes it, on one line."""
+    return " ".join(dumped.removesuffix("\n...\n").split())
+
+
+def _short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def add_params(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--params", type=Path, default=paths.PARAMS, help="params file (default: params.yaml)"

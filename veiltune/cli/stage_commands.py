@@ -30,6 +30,7 @@ from veiltune.cli.options import (
     add_optional_params,
     add_params,
     anonymize_config,
+    stage_parser_options,
 )
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ def add_stage_commands(commands: Commands) -> None:
 
 def add_stage(commands: Commands, stage: Stage) -> argparse.ArgumentParser:
     """``veiltune <stage> [--params FILE] [--json]``: the stage, as ``dvc repro`` runs it."""
-    sub = commands.add_parser(stage.cli[0], help=stage.help, description=stage.help)
+    options = stage_parser_options(stage, stage.help)
+    sub = commands.add_parser(stage.cli[0], help=stage.help, **options)
     add_params(sub)
     add_json(sub)
     sub.set_defaults(handler=partial(_run_stage, stage))
@@ -63,7 +65,7 @@ def add_anonymize(commands: Commands, stage: Stage) -> None:
         "MLflow); with them, on any corpus file, logging nothing, and in a folder without "
         "params.yaml with the built-in defaults and the policy files shipped in the package."
     )
-    sub = commands.add_parser("anonymize", help=stage.help, description=text)
+    sub = commands.add_parser("anonymize", help=stage.help, **stage_parser_options(stage, text))
     add_optional_params(sub)
     sub.add_argument("--input", type=Path, help=f"JSONL corpus (default: {paths.RAW_CORPUS})")
     sub.add_argument("--output", type=Path, help=f"JSONL to write (default: {paths.ANON_CORPUS})")
@@ -110,7 +112,7 @@ def add_review(commands: Commands, stage: Stage) -> None:
         f"The human review loop. export: {stage.help} import: score the "
         "reviewers' annotations against the automatic risk estimate."
     )
-    sub = commands.add_parser("review", help=short, description=text)
+    sub = commands.add_parser("review", help=short, **stage_parser_options(stage, text))
     actions = sub.add_subparsers(dest="action", required=True, metavar="ACTION")
     export = actions.add_parser("export", help=stage.help)
     add_params(export)
