@@ -281,9 +281,13 @@ def _record_section(record: Mapping[str, Any], benchmark: Benchmark | None) -> l
     facts = [
         f"- **Measured**: {record['date']} at commit `{record['commit']}`"
         + (" with uncommitted changes" if record["dirty"] else ""),
-        f"- **Machine**: {machine['cpu_count']} × {machine['cpu_model']}, "
-        f"{machine.get('memory_gb')} GB, GPU: {machine.get('gpu') or 'none'}; load average "
-        f"{machine.get('load_average_at_start')} when it started",
+        f"- **Machine**: {machine['cpu_count']} × {machine.get('cpu_model') or 'CPU'}, "
+        f"{machine.get('memory_gb')} GB, GPU: {machine.get('gpu') or 'none'}"
+        + (
+            f"; load average {load} when it started"
+            if (load := machine.get("load_average_at_start")) is not None
+            else ""
+        ),
         f"- **Command**: `{record['command']}`",
     ]
     figures = record["figures"]

@@ -49,8 +49,10 @@ def stage_parser_options(stage: Stage, description: str) -> dict[str, Any]:
     lines = [f"params.yaml's {stage.name} (every stage's: veiltune params):"]
     for field in dataclasses.fields(stage.config):
         value = getattr(defaults, field.name)
-        dumped = yaml.safe_dump(value, default_flow_style=True)
-        shown = "{...}" if dataclasses.is_dataclass(value) else _yaml(dumped)
+        if dataclasses.is_dataclass(value):
+            shown = "{...}"  # a nested section: its keys in `veiltune params`
+        else:
+            shown = _yaml(yaml.safe_dump(value, default_flow_style=True))
         comment = comments.get(field.name, "")
         lines.append(
             f"  {field.name}: {_short(shown, 40)}"
