@@ -72,7 +72,7 @@ def run_setting(
         setting |= {"batch_size": 2, "max_seq_length": 128}
     with tempfile.TemporaryDirectory() as tmp:
         base, shape = _random_model(config_dir, Path(tmp) / "base", smoke)
-        _apply_switches(lora, switches, cuda)
+        _apply_switches(lora, switches)
         times: list[float] = []
         train = TrainConfig(
             max_steps=warmup + steps,
@@ -137,7 +137,7 @@ def _speed(
     }
 
 
-def _apply_switches(lora: Any, switches: dict[str, bool], cuda: bool) -> None:
+def _apply_switches(lora: Any, switches: dict[str, bool]) -> None:
     """The benchmark's switches, patched into the stage's module for this process."""
     import torch
 

@@ -60,12 +60,12 @@ def test_the_switches_change_the_model_and_the_trainer_arguments() -> None:
         base_model=lambda *a: torch.nn.Linear(2, 2),
         schedule_arguments=lambda *a, **k: {"bf16": True},
     )
-    _apply_switches(stage, {"bf16_weights": True, "liger": True, "compile": True}, cuda=False)
+    _apply_switches(stage, {"bf16_weights": True, "liger": True, "compile": True})
     assert stage.base_model(None, None).weight.dtype == torch.bfloat16
     arguments: dict[str, Any] = stage.schedule_arguments()
     assert arguments == {"bf16": True, "use_liger_kernel": True, "torch_compile": True}
     untouched = types.SimpleNamespace(base_model=None, schedule_arguments=None)
-    _apply_switches(untouched, dict.fromkeys(("bf16_weights", "liger", "compile"), False), False)
+    _apply_switches(untouched, dict.fromkeys(("bf16_weights", "liger", "compile"), False))
     assert untouched.base_model is None and untouched.schedule_arguments is None
 
 
