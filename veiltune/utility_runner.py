@@ -73,10 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         logger.info("de-quantizing %s into %s", args.gguf, args.base_model)
         convert_gguf(args.gguf, args.base_model)
     variants = args.variants or list(pack.variants)
-    planned = [
+    planned = [  # a seed of every variant first: runs cut short leave each variant scored
         (variant, seed)
-        for variant in variants
         for seed in args.seeds
+        for variant in variants
         if not (run_folder(args.store, variant, seed) / EVALUATE_FILE).is_file()
     ]
     logger.info("%d runs to do: %s", len(planned), planned)

@@ -41,7 +41,7 @@ from typing import Any
 from components.core.atomic import atomic_folder
 from components.core.corpus import Conversation, load_corpus
 from components.core.errors import InputError
-from components.core.jsonio import jsonl_by_key, write_json_atomic, write_jsonl_atomic
+from components.core.jsonio import iter_jsonl, jsonl_by_key, write_json_atomic, write_jsonl_atomic
 from components.evaluate.config import EvaluateConfig
 from components.evaluate.runs import EVALUATE_FILE, PER_CONVERSATION_FILE, RUN_KIND, run_folder
 from components.evaluate.variants import (
@@ -55,7 +55,17 @@ from components.evaluate.variants import (
     variant_overrides,
 )
 from components.ingest import DATASET, MAIN, split_by_dataset
-from components.train import TrainConfig, label_options, mask_replaced
+from components.train import (
+    Chunk,
+    FragmentsConfig,
+    TrainConfig,
+    TrainingExamples,
+    build_fragments,
+    chunk_conversations,
+    label_options,
+    load_chunker,
+    mask_replaced,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +73,7 @@ PACK_FILE = "pack.json"
 PACK_KIND = "utility-pack"  # its marker (components.core.atomic): only a pack replaces a pack
 HELDOUT_FILE = "heldout.jsonl"
 TRAIN_DIR = "train"
+CHUNKS_DIR = "chunks"  # the fragmented variants' chunks, found here: no spaCy on the node
 PORTABLE = "portable"  # evaluate.json's "runner" for a run made from a pack
 # Variants a pack derives from the raw corpus or the placeholder folder, never given.
 DERIVED = (ORACLE, MASKED, MASKED_NO_LOSS, FRAGMENTED, FRAGMENTED_RAW)
@@ -80,6 +91,7 @@ class Pack:
     digest: str  # sha256 of pack.json: which pack a run came from
     # variant → its own train params (masked-no-loss's weight, fragments' corpus and tasks)
     variant_train: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    chunks: dict[str, str] = dataclasses.field(default_factory=dict)  # variant → chunks file
 
     def train_config(self, seed: int, variant: str | None = None) -> TrainConfig:
         """The train params of ``variant``'s runs (the pack's, with the variant's own)."""
@@ -99,6 +111,20 @@ class Pack:
                 f"(it has {', '.join(self.variants)})"
             )
         return load_corpus(self.folder / self.variants[variant])
+
+    def training_examples(self, variant: str, config: TrainConfig) -> TrainingExamples | None:
+        """The fragmented variants' examples, mixed from the chunks the pack carries (None
+        for the other variants: their examples are the conversations' tasks)."""
+        if variant not in self.chunks:
+            return None
+        fragments = build_fragments(
+            self.training_conversations(variant),
+            config.fragments,
+            config.eval_fraction,
+            config.seed,
+            chunks=_read_chunks(self.folder / self.chunks[variant]),
+        )
+        return fragments.training_examples()
 
     def heldout(self) -> dict[str, list[Conversation]]:
         return split_by_dataset(
@@ -144,6 +170,9 @@ def make_pack(
         "evaluate": evaluation,
         "variants": {variant: f"{TRAIN_DIR}/{file}.jsonl" for variant, file in files.items()},
         "variant_train": {variant: _train_overrides(variant) for variant in files},
+        "chunks": {
+            v: f"{CHUNKS_DIR}/{files[v]}.jsonl" for v in (FRAGMENTED, FRAGMENTED_RAW) if v in files
+        },
         "label_sets": label_options(corpora[ORACLE]),
         "n_train_conversations": {variant: len(c) for variant, c in corpora.items()},
         "n_heldout": {name: len(group) for name, group in split_by_dataset(heldout).items()},
@@ -153,6 +182,7 @@ def make_pack(
         for variant, conversations in corpora.items():
             write_jsonl_atomic(tmp / TRAIN_DIR / f"{variant}.jsonl", _records(conversations))
         write_jsonl_atomic(tmp / HELDOUT_FILE, _records(heldout))
+        _write_chunks(tmp, manifest["chunks"], corpora, files, train.fragments)
         write_json_atomic(tmp / PACK_FILE, manifest)
     return manifest
 
@@ -175,6 +205,35 @@ def _training_corpora(
             corpora[MASKED] = [mask_replaced(c, spans.get(c.id, [])) for c in corpora[variant]]
             files.update({MASKED: MASKED, MASKED_NO_LOSS: MASKED, FRAGMENTED: PLACEHOLDER})
     return corpora, files
+
+
+def _write_chunks(
+    folder: Path,
+    chunk_files: Mapping[str, str],
+    corpora: Mapping[str, Sequence[Conversation]],
+    files: Mapping[str, str],
+    config: FragmentsConfig,
+) -> None:
+    """The chunks of each fragmented variant's corpus (spaCy's parse, here once rather than
+    in every run on the node, which need not have spaCy)."""
+    if not chunk_files:
+        return
+    (folder / CHUNKS_DIR).mkdir()
+    nlp = load_chunker(config.spacy_model)
+    for path in sorted(set(chunk_files.values())):
+        corpus = next(corpora[files[v]] for v, p in chunk_files.items() if p == path)
+        chunks = chunk_conversations(corpus, nlp, config.max_chunk_words, config.min_chunk_words)
+        write_jsonl_atomic(folder / path, [c.to_record() for c in chunks])
+
+
+def _read_chunks(path: Path) -> list[Chunk]:
+    chunks = []
+    for line_no, record in iter_jsonl(path):
+        try:
+            chunks.append(Chunk.from_record(record))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{path}:{line_no}: not a chunk ({exc!r})") from exc
+    return chunks
 
 
 def _train_overrides(variant: str) -> dict[str, Any]:
@@ -224,6 +283,7 @@ def read_pack(folder: Path) -> Pack:
             dict(manifest["label_sets"]),
             hashlib.sha256(text).hexdigest(),
             dict(manifest.get("variant_train", {})),  # older packs: one train config for all
+            dict(manifest.get("chunks", {})),  # older packs: fragments parsed on the node
         )
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise InputError(f"{path}: not a utility pack ({exc})") from exc
@@ -250,7 +310,10 @@ def run_from_pack(
     datasets = pack.heldout()
     adapter_dir = work_dir / "adapter"
     started = time.monotonic()
-    result = train_lora(base_model, conversations, config, adapter_dir, work_dir / "checkpoints")
+    examples = pack.training_examples(variant, config)
+    result = train_lora(
+        base_model, conversations, config, adapter_dir, work_dir / "checkpoints", examples=examples
+    )
     trained = time.monotonic()
     label_sets = read_label_options(adapter_dir) or pack.label_sets
     models = {"adapter": lambda: load_adapter(base_model, adapter_dir)}

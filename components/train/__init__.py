@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from components.train.config import FragmentsConfig, GenerationSettings, TrainConfig
-from components.train.fragments import FragmentExample, build_fragments, examples_linking_values
+from components.train.fragments import (
+    Chunk,
+    FragmentExample,
+    build_fragments,
+    chunk_conversations,
+    examples_linking_values,
+    load_chunker,
+)
 from components.train.generation import GENERATION_FILE, read_generation_settings
 from components.train.lora import corpus_examples, train_lora
 from components.train.session import read_label_options
@@ -24,6 +31,7 @@ from components.train.tasks import (
     TASK_PROMPTS,
     TRAIN_TASKS,
     Example,
+    TrainingExamples,
     continuation_cut,
     continuation_prompt,
     dual_parts,
@@ -86,12 +94,15 @@ __all__ = [
     "TRAIN_TASKS",
     "AdapterPyfunc",
     "BaseModelRef",
+    "Chunk",
     "Example",
     "FragmentExample",
     "FragmentsConfig",
     "GenerationSettings",
     "TrainConfig",
+    "TrainingExamples",
     "build_fragments",
+    "chunk_conversations",
     "continuation_cut",
     "continuation_prompt",
     "corpus_examples",
@@ -102,6 +113,7 @@ __all__ = [
     "label_options",
     "load_adapter",
     "load_base",
+    "load_chunker",
     "mask_replaced",
     "pyfunc_config",
     "pyfunc_input_example",

@@ -30,8 +30,8 @@ import logging
 import random
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 from components.core.corpus import Conversation
 from components.core.errors import InputError, ParamsError
@@ -68,6 +68,18 @@ class Chunk:
     text: str
     kind: str  # "noun" or "verb"
     words: int  # spaCy tokens; a placeholder is one
+
+    def to_record(self) -> dict[str, str | int]:
+        return asdict(self)
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Chunk:
+        return cls(
+            str(record["conversation_id"]),
+            str(record["text"]),
+            str(record["kind"]),
+            int(record["words"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -144,8 +156,13 @@ def build_fragments(
     eval_fraction: float,
     seed: int,
     nlp: Language | None = None,
+    chunks: Sequence[Chunk] | None = None,
 ) -> Fragments:
     """The fragmented corpus of ``conversations``: their chunks mixed into examples.
+
+    ``chunks``, when given, are the conversations' chunks found before (a utility pack
+    carries them, so a GPU node needs no spaCy); else they are found now with ``nlp`` or
+    ``config.spacy_model``.
 
     Eval conversations are chosen as the other tasks choose them
     (:func:`components.train.tasks.eval_conversations`, among the conversations with a
@@ -155,12 +172,13 @@ def build_fragments(
     Raises:
         InputError: the conversations make no training example.
     """
-    chunks = chunk_conversations(
-        conversations,
-        nlp or load_chunker(config.spacy_model),
-        config.max_chunk_words,
-        config.min_chunk_words,
-    )
+    if chunks is None:
+        chunks = chunk_conversations(
+            conversations,
+            nlp or load_chunker(config.spacy_model),
+            config.max_chunk_words,
+            config.min_chunk_words,
+        )
     with_chunks = list(dict.fromkeys(c.conversation_id for c in chunks))
     held = eval_conversations(with_chunks, eval_fraction, seed)
     rng = random.Random(seed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import stat
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,12 +13,12 @@ import pytest
 
 from components.core.corpus import Conversation, Turn, load_corpus
 from components.core.errors import InputError
-from components.core.jsonio import write_jsonl_atomic
+from components.core.jsonio import iter_jsonl, write_jsonl_atomic
 from components.evaluate.config import EvaluateConfig
 from components.evaluate.portable import PACK_FILE, make_pack, read_pack, run_from_pack
 from components.evaluate.runs import collect_runs
 from components.ingest.generate import generate_corpus
-from components.train import TrainConfig
+from components.train import FragmentsConfig, TrainConfig, corpus_examples
 from veiltune.utility_runner import main as runner_main
 
 NAME = "Marjorie"
@@ -49,7 +50,10 @@ def _anonymized(folder: Path, corpus: list[Conversation]) -> Path:
 def _pack(tmp_path: Path, corpus: list[Conversation]) -> Path:
     anonymized = _anonymized(tmp_path / "anonymized", corpus)
     config = EvaluateConfig(max_conversations=1, include_base=False)
-    train = TrainConfig(max_steps=1, save_steps=1, batch_size=1, max_seq_length=256)
+    fragments = FragmentsConfig(chunks_per_example=2)  # 4 training conversations
+    train = TrainConfig(
+        max_steps=1, save_steps=1, batch_size=1, max_seq_length=256, fragments=fragments
+    )
     make_pack(
         tmp_path / "pack", corpus, _splits(corpus), {"placeholder": anonymized}, train, config
     )
@@ -110,6 +114,28 @@ def test_a_pack_refuses_a_corpus_of_another_split_or_an_unknown_variant(
         (other / "spans.jsonl").unlink()
         make_pack(tmp_path / "p", corpus, _splits(corpus), {"type": other}, train, evaluate)
     assert not (tmp_path / "p").exists()  # nothing half-written
+
+
+def test_the_fragmented_variants_mix_the_chunks_the_pack_carries_without_spacy(
+    tmp_path: Path, corpus: list[Conversation], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pack = read_pack(_pack(tmp_path, corpus))
+    assert set(pack.chunks) == {"fragmented", "fragmented-raw"}
+    configs = {v: pack.train_config(21, v) for v in pack.chunks}
+    parsed = {v: corpus_examples(pack.training_conversations(v), configs[v]) for v in configs}
+    monkeypatch.setitem(sys.modules, "spacy", None)  # a GPU node: no spaCy to parse with
+    for variant, config in configs.items():
+        examples = pack.training_examples(variant, config)
+        assert examples == parsed[variant] and examples.train
+    for variant, file in pack.chunks.items():  # each from its own corpus: raw, placeholders
+        turns = " ".join(t.text for c in pack.training_conversations(variant) for t in c.turns)
+        assert all(r["text"] in turns for _, r in iter_jsonl(pack.folder / file))
+    assert pack.chunks["fragmented"] != pack.chunks["fragmented-raw"]
+    assert pack.training_examples("placeholder", pack.train_config(21)) is None  # its tasks'
+    chunks = pack.folder / pack.chunks["fragmented"]
+    chunks.write_text('{"conversation_id": "c1", "text": "a bill"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"chunks/placeholder.jsonl:1: not a chunk"):
+        pack.training_examples("fragmented", configs["fragmented"])
 
 
 def test_read_pack_names_what_is_wrong(tmp_path: Path) -> None:
