@@ -4,7 +4,7 @@ file gets which)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 Figures = Mapping[str, Any]
@@ -142,9 +142,20 @@ def utility_large(f: Figures) -> list[str]:
     """Variants down; each key metric's mean [95% interval], then summary ROUGE-1 against the
     oracle."""
     keys = ("summary.rouge1", "action_items.rouge1", "dialogsum.summary.rouge1", "perplexity_raw")
+    return _utility_table(f, keys, ("summary.rouge1",))
+
+
+def utility_transforms(f: Figures) -> list[str]:
+    """Variants down; raw-text perplexity of the held-out calls and DialogSum, each with its
+    difference from the oracle."""
+    keys = ("perplexity_raw", "dialogsum.perplexity_raw")
+    return _utility_table(f, keys, keys)
+
+
+def _utility_table(f: Figures, keys: Sequence[str], versus: Sequence[str]) -> list[str]:
     lines = [
-        "| variant | " + " | ".join(keys) + " | summary.rouge1 vs oracle |",
-        "| --- |" + " ---: |" * (len(keys) + 1),
+        "| variant | " + " | ".join([*keys, *(f"{key} vs oracle" for key in versus)]) + " |",
+        "| --- |" + " ---: |" * (len(keys) + len(versus)),
     ]
     for name, entry in f["variants"].items():
         cells = []
@@ -153,20 +164,22 @@ def utility_large(f: Figures) -> list[str]:
             low_high = cell.get("interval") if cell else None
             interval = f" [{low_high[0]:.3f}, {low_high[1]:.3f}]" if low_high else ""
             cells.append(f"{cell['mean']:.3f}{interval}" if cell else "–")
-        relative = entry["vs_oracle"].get("summary.rouge1")
-        versus = (
-            f"{relative['estimate']:+.1%} [{relative['low']:+.1%}, {relative['high']:+.1%}]"
-            if relative and name != "oracle"
-            else "–"
-        )
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {versus} |")
+        for key in versus:
+            relative = entry["vs_oracle"].get(key)
+            cells.append(
+                f"{relative['estimate']:+.1%} [{relative['low']:+.1%}, {relative['high']:+.1%}]"
+                if relative and name != "oracle"
+                else "–"
+            )
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     seeds = sorted({seed for entry in f["variants"].values() for seed in entry["seeds"]})
+    rouge = f"; ROUGE by {f['rouge']}" if any("rouge" in key for key in keys) else ""
     return [
         *lines,
         "",
         f"{f['held_out_calls']} held-out calls and {f['held_out_dialogsum']} DialogSum "
         f"dialogues, scored raw; {f['train_steps']} steps; seeds {', '.join(map(str, seeds))} "
-        f"averaged per conversation; ROUGE by {f['rouge']}.",
+        f"averaged per conversation{rouge}.",
     ]
 
 

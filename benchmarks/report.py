@@ -201,6 +201,20 @@ BENCHMARKS = (
         headlines.utility_large,
     ),
     Benchmark(
+        "utility_transforms",
+        "Utility of each transform on a GPU",
+        "Adapters trained for the continuation task at the large profile's sizes on the raw "
+        "text (oracle), `[MASK]` with and without loss on the masks (Baselines 0 and 1), "
+        "placeholders, realistic surrogates, `allow_list`, `vocab_threshold`, and fragments of "
+        "the placeholder and the raw text; perplexity of raw held-out calls and DialogSum "
+        "dialogues (lower is better), means with 95% bootstrap intervals, paired differences "
+        "from the oracle.",
+        "veiltune utility-pack PACK --tasks continuation --eval-tasks ... && python -m "
+        "veiltune.utility_runner PACK ... && python -m benchmarks.utility_results --runs DIR "
+        "--name utility_transforms",
+        summary=headlines.utility_transforms,
+    ),
+    Benchmark(
         "gpu_train",
         "The train stage on a GPU",
         "`train_lora` itself (the stage's tokenizing, packing and Trainer) on SmolLM2-135M's "
