@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from components.core.library_noise import silence_library_noise
-from veiltune.cli import champion, detection, evaluation, operations
+from veiltune.cli import champion, detection, evaluation, operations, team
 from veiltune.cli.options import Commands, StageRun
 from veiltune.cli.params import add_params_command
 from veiltune.cli.stage_commands import add_stage_commands
@@ -49,6 +49,7 @@ TOOLS: tuple[Callable[[Commands], None], ...] = (
     operations.add_flow,
     operations.add_serve,
     operations.add_purge_raw,
+    team.add_team,
     add_params_command,
 )
 
