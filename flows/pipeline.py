@@ -396,6 +396,9 @@ def _verdict(name: str | None, reports: Sequence[StageReport], params: Mapping[s
     return verdict_line(headline_metrics(metrics, params), str(metric))
 
 
+ENTRYPOINT = "flows/pipeline.py:pipeline"  # the flow, as a worker finds it in its checkout
+
+
 def serve(name: str, allow_overrides: Sequence[str] = ()) -> None:
     """Serve the flow as a deployment; runs started from the Prefect UI execute here, one at
     a time (a run started while another runs waits for its slot).
@@ -414,3 +417,23 @@ def serve(name: str, allow_overrides: Sequence[str] = ()) -> None:
             "deployment runs may override, beyond the UI's allow-list: %s", ", ".join(allowed)
         )
     pipeline.serve(name=name, description=pipeline.__doc__, global_limit=DEPLOYMENT_CONCURRENCY)
+
+
+def deploy(name: str, pool: str, checkout: Path) -> dict[str, str]:
+    """Deploy the flow to the work pool ``pool``: its runs execute on whichever worker takes
+    them, in the checkout at ``checkout`` on that worker's machine (each worker machine keeps
+    its own clone there, with its own DVC cache), one at a time per deployment.
+
+    What a run may override beyond the UI's allow-list comes from the worker's environment
+    (``VEILTUNE_ALLOW_OVERRIDES``, set where the worker is started); the team stack's pool
+    lets no run set a worker's environment (``veiltune.team.prefect_server``).
+    """
+    source = pipeline.from_source(source=str(checkout.resolve()), entrypoint=ENTRYPOINT)
+    deployment = source.deploy(  # type: ignore[union-attr]
+        name=name,
+        work_pool_name=pool,
+        description=pipeline.__doc__,
+        concurrency_limit=DEPLOYMENT_CONCURRENCY,
+        print_next_steps=False,
+    )
+    return {"deployment": f"{pipeline.name}/{name}", "id": str(deployment), "work_pool": pool}

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from components.core import headline, paths
+from components.core import headline, paths, tracking_server
 from components.core.errors import BackendError
 from components.core.lineage import sha256_file, sha256_text
 
@@ -87,7 +87,10 @@ def configure_tracking(experiment: str) -> str:
     """Point MLflow at the project's store and return the experiment's id."""
     import mlflow
 
-    mlflow.set_tracking_uri(tracking_uri())
+    uri = tracking_uri()
+    if tracking_server.is_remote(uri):
+        tracking_server.check_server(uri)
+    mlflow.set_tracking_uri(uri)
     found = mlflow.get_experiment_by_name(experiment)
     if found is not None:
         # An experiment made before veiltune set its kind; a kind a user chose stays.
@@ -96,8 +99,10 @@ def configure_tracking(experiment: str) -> str:
                 found.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND
             )
         return str(found.experiment_id)
-    artifact_root = Path(DEFAULT_ARTIFACT_ROOT).resolve().as_uri()
     tags = {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND}
+    if tracking_server.is_remote(uri):  # the server's artifact store (proxied, for a team)
+        return str(mlflow.create_experiment(experiment, tags=tags))
+    artifact_root = Path(DEFAULT_ARTIFACT_ROOT).resolve().as_uri()
     return str(mlflow.create_experiment(experiment, artifact_location=artifact_root, tags=tags))
 
 

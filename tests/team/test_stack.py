@@ -1,9 +1,12 @@
-"""The team stack for real: PostgreSQL started in a temporary folder, an MLflow tracking server
-on it with MLflow's basic-auth app, the pipeline's account, and a person's."""
+"""The team stack for real: PostgreSQL started in a temporary folder, on it an MLflow tracking
+server with MLflow's basic-auth app and a Prefect server with basic auth and a work pool, real
+process workers taking runs from the pool."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -18,6 +21,7 @@ from components.core.errors import InputError
 from veiltune.team import stack
 
 pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[2]
 MODEL = "veiltune-adapter"
 
 
@@ -39,7 +43,7 @@ def team() -> Iterator[Path]:
         assert secret not in started.stdout + started.stderr
     yield folder
     stopped = stack.down(folder)
-    assert (stopped["postgres"], stopped["mlflow"]) == ("stopped", "stopped")
+    assert [stopped[name] for name in ("postgres", "mlflow", "prefect")] == ["stopped"] * 3
     shutil.rmtree(parent, ignore_errors=True)
 
 
@@ -49,11 +53,12 @@ def _uri(folder: Path) -> str:
 
 def test_up_writes_an_owner_only_folder_and_the_pipelines_account(team: Path) -> None:
     state = stack.status(team)
-    assert (state["postgres"], state["mlflow"]) == ("running", "running")
+    assert [state[name] for name in ("postgres", "mlflow", "prefect")] == ["running"] * 3
     for name in ("credentials.json", "pipeline.env", "basic_auth.ini", "stack.json"):
         assert stat.S_IMODE((team / name).stat().st_mode) == 0o600, name
     env = (team / "pipeline.env").read_text(encoding="utf-8")
     assert f"MLFLOW_TRACKING_URI={_uri(team)}" in env and "USERNAME=pipeline" in env
+    assert f"PREFECT_API_URL={state['prefect_api_url']}" in env and "PREFECT_API_AUTH_STRING" in env
     # A second `up` finds the stack running and leaves it as it is.
     assert stack.up(team) == state
 
@@ -117,3 +122,151 @@ def test_only_a_user_allowed_on_the_model_moves_champion(
 def test_a_folder_without_a_stack_is_named(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no team stack here"):
         stack.status(tmp_path)
+
+
+def test_a_stage_names_refused_credentials_never_the_password(
+    team: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from components.core.errors import BackendError
+    from components.core.tracking_server import check_server
+
+    uri = _uri(team)
+    monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", "pipeline")
+    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", "not-the-password")
+    with pytest.raises(BackendError, match="refused the credentials of 'pipeline'") as refused:
+        check_server(uri)
+    assert "not-the-password" not in str(refused.value)
+    monkeypatch.delenv("MLFLOW_TRACKING_USERNAME")
+    with pytest.raises(BackendError, match="refused a client without credentials"):
+        check_server(uri)
+    monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", "pipeline")
+    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", stack.credentials(team)["pipeline"])
+    check_server(uri)
+
+
+def _client_env(folder: Path) -> dict[str, str]:
+    lines = (folder / "pipeline.env").read_text(encoding="utf-8").splitlines()
+    pairs = (line.removeprefix("export ").split("=", 1) for line in lines)
+    return {key: value for key, value in pairs}
+
+
+def test_prefect_refuses_clients_without_the_auth_string(team: Path) -> None:
+    env = _client_env(team)
+    runs = f"{env['PREFECT_API_URL']}/flow_runs/filter"
+    assert requests.post(runs, json={}, timeout=30).status_code == 401
+    user, _, password = env["PREFECT_API_AUTH_STRING"].partition(":")
+    assert requests.post(runs, json={}, auth=(user, "wrong"), timeout=30).status_code == 401
+    assert requests.post(runs, json={}, auth=(user, password), timeout=30).ok
+
+
+def test_deploy_puts_the_pipeline_on_the_pool_whose_runs_cannot_set_a_workers_environment(
+    team: Path, tmp_path: Path
+) -> None:
+    env = os.environ | _client_env(team) | {"PREFECT_HOME": str(tmp_path / "home")}
+    done = subprocess.run(
+        [sys.executable, "-m", "veiltune.cli", "deploy", "--checkout", str(REPO)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    api, (user, _, password) = env["PREFECT_API_URL"], env["PREFECT_API_AUTH_STRING"].partition(":")
+    auth = (user, password)
+    url = f"{api}/deployments/name/veiltune-pipeline/veiltune-pipeline"
+    deployment = requests.get(url, auth=auth, timeout=30).json()
+    assert (deployment["entrypoint"], deployment["work_pool_name"]) == (
+        "flows/pipeline.py:pipeline",
+        "veiltune",
+    )
+    create = f"{api}/deployments/{deployment['id']}/create_flow_run"
+    for job_variables in (
+        {"env": {"VEILTUNE_ALLOW_OVERRIDES": "gate"}},  # would widen what the run may change
+        {"command": "sh -c 'cat /etc/passwd'"},
+        {"working_dir": "/"},
+    ):
+        refused = requests.post(
+            create, json={"job_variables": job_variables}, auth=auth, timeout=30
+        )
+        assert refused.status_code == 422, (job_variables, refused.text)
+
+
+TINY_FLOW = """
+import os
+from pathlib import Path
+
+from prefect import flow
+from prefect.runtime import flow_run
+
+
+@flow
+def tiny(out: str) -> None:
+    (Path(out) / f"{flow_run.id}.{os.environ['WORKER_NAME']}.{os.getpid()}").touch()
+"""
+
+
+def test_two_workers_on_the_pool_run_each_flow_run_once(team: Path, tmp_path: Path) -> None:
+    source, out = Path(tempfile.mkdtemp(prefix="veiltune-flow-")), tmp_path / "out"
+    source.chmod(0o755)
+    (source / "tiny.py").write_text(TINY_FLOW, encoding="utf-8")
+    out.mkdir()
+    env = os.environ | _client_env(team) | {"PREFECT_HOME": str(tmp_path / "home")}
+    deploy = (
+        "from prefect import flow\n"
+        f"flow.from_source(source={str(source)!r}, entrypoint='tiny.py:tiny').deploy("
+        "name='tiny', work_pool_name='veiltune', print_next_steps=False)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", deploy], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "prefect", "worker", "start", "--pool", "veiltune"],
+            env=env | {"WORKER_NAME": name},
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        for name in ("a", "b")
+    ]
+    try:
+        runs = subprocess.run(
+            [sys.executable, "-c", RUN_AND_WAIT, str(out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+    finally:
+        for worker in workers:
+            os.killpg(worker.pid, signal.SIGTERM)
+            worker.wait(timeout=30)
+        shutil.rmtree(source)
+    assert runs.returncode == 0, runs.stderr[-2000:]
+    states, ids = runs.stdout.split()[:4], runs.stdout.split()[4:]
+    assert states == ["COMPLETED"] * 4
+    ran = [name.split(".")[0] for name in os.listdir(out)]
+    assert sorted(ran) == sorted(ids)  # each run once, by one of the workers
+
+
+RUN_AND_WAIT = """
+import asyncio, sys
+from prefect.client.orchestration import get_client
+from prefect.deployments import run_deployment
+
+runs = [run_deployment("tiny/tiny", parameters={"out": sys.argv[1]}, timeout=0) for _ in range(4)]
+
+async def final():
+    async with get_client() as client:
+        for _ in range(200):
+            states = [(await client.read_flow_run(r.id)).state for r in runs]
+            if all(s.is_final() for s in states):
+                return states
+            await asyncio.sleep(1)
+        return states
+
+print(*[s.type.value for s in asyncio.run(final())], *[str(r.id) for r in runs])
+"""

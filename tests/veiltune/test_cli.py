@@ -26,9 +26,11 @@ COMMANDS = [
     "detect",
     "flow",
     "serve",
+    "deploy",
     "promote",
     "demote",
     "purge-raw",
+    "team",
     "params",
 ]
 

@@ -48,6 +48,7 @@ TOOLS: tuple[Callable[[Commands], None], ...] = (
     champion.add_demote,
     operations.add_flow,
     operations.add_serve,
+    operations.add_deploy,
     operations.add_purge_raw,
     team.add_team,
     add_params_command,

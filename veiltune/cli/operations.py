@@ -63,6 +63,30 @@ def _serve(args: argparse.Namespace) -> Any:
     return serve(args.name, args.allow_overrides)
 
 
+def add_deploy(commands: Commands) -> None:
+    text = (
+        "Deploy the pipeline flow to a Prefect work pool (the team stack's: `veiltune`), so "
+        "runs started from the UI execute on whichever worker takes them, each in its own "
+        "checkout (docs/team.md). Reads PREFECT_API_URL and PREFECT_API_AUTH_STRING."
+    )
+    sub = commands.add_parser("deploy", help=text.split(" (")[0] + ".", description=text)
+    sub.add_argument("--name", default="veiltune-pipeline", help="deployment name")
+    sub.add_argument("--pool", default="veiltune", help="work pool (default: veiltune)")
+    sub.add_argument(
+        "--checkout",
+        type=Path,
+        default=Path("."),
+        help="where each worker machine keeps its clone of this repository (default: here)",
+    )
+    sub.set_defaults(handler=_deploy)
+
+
+def _deploy(args: argparse.Namespace) -> Any:
+    from flows.pipeline import deploy
+
+    return deploy(args.name, args.pool, args.checkout)
+
+
 def add_purge_raw(commands: Commands) -> None:
     text = (
         "Erase every copy of the raw corpus and of conversation text in this checkout "

@@ -14,16 +14,16 @@ DEFAULT_DIR = Path(".veiltune") / "team"
 def add_team(commands: Commands) -> None:
     text = (
         "Start, stop or show the team stack on this machine, for trying it: PostgreSQL, and "
-        "on it an MLflow tracking server with MLflow's basic-auth app and proxied artifacts "
-        "(docs/team.md). Credentials are generated into the folder, owner-only; `source "
-        "DIR/pipeline.env` points the pipeline at the server with its own account."
+        "on it an MLflow tracking server (basic-auth app, proxied artifacts) and a Prefect "
+        "server (basic auth, the work pool `veiltune`) (docs/team.md). Credentials are "
+        "generated into the folder, owner-only; `source DIR/pipeline.env` points a pipeline "
+        "or a worker at the servers."
     )
     sub = commands.add_parser("team", help=text.split(":")[0] + ".", description=text)
     sub.add_argument("action", choices=("up", "down", "status"))
     sub.add_argument(
         "--dir", type=Path, default=DEFAULT_DIR, help=f"the stack's folder (default: {DEFAULT_DIR})"
     )
-    sub.add_argument("--mlflow-port", type=int, help="default: a free port")
     sub.set_defaults(handler=_team)
 
 
@@ -31,5 +31,5 @@ def _team(args: argparse.Namespace) -> Any:
     from veiltune.team import stack
 
     if args.action == "up":
-        return stack.up(args.dir, args.mlflow_port)
+        return stack.up(args.dir)
     return stack.down(args.dir) if args.action == "down" else stack.status(args.dir)
