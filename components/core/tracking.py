@@ -60,12 +60,14 @@ def tracking_uri() -> str:
 
 @contextlib.contextmanager
 def store_errors() -> Iterator[None]:
-    """Translate a failing tracking store (locked, read-only, missing) into one
-    ``BackendError`` naming the store and what to do, instead of a database traceback.
+    """Translate a failing tracking store (locked, read-only, missing; a remote server or its
+    database gone) into one ``BackendError`` naming the store and what to do, instead of a
+    traceback.
     Any other error passes through unchanged (nothing is imported unless one happens)."""
     try:
         yield
     except Exception as exc:
+        _raise_if_server_failed(exc)
         advice = _store_advice(exc)
         if advice is None:
             raise
@@ -73,6 +75,34 @@ def store_errors() -> Iterator[None]:
         message = re.sub(r"^\([\w.]+\)\s*", "", str(getattr(exc, "orig", None) or exc))
         reason = message.splitlines()[0] if message else type(exc).__name__
         raise BackendError(f"MLflow store {tracking_uri()}: {reason}; {advice}") from exc
+
+
+def _raise_if_server_failed(exc: Exception) -> None:
+    """A remote server (the team's) that stopped answering, or whose database did, mid-stage:
+    one error naming it, instead of the client's traceback."""
+    uri = tracking_uri()
+    if not tracking_server.is_remote(uri) or not _server_failure(exc):
+        return
+    text = str(exc).strip()
+    reason = text.splitlines()[0][:300] if text else type(exc).__name__
+    raise BackendError(
+        f"MLflow server {uri}: {reason}; run the stage again once the server and its "
+        "database answer"
+    ) from exc
+
+
+def _server_failure(exc: Exception) -> bool:
+    """The server unreachable (after the client's retries) or failing (5xx); not a request
+    it refused for what it asked (4xx), which stays the stage's own error."""
+    library = type(exc).__module__.split(".")[0]
+    if library in ("requests", "urllib3"):
+        return True
+    if library != "mlflow":
+        return False
+    if str(exc).startswith("API request to"):  # MLflow's words when its retries ran out
+        return True
+    status = getattr(exc, "get_http_status_code", lambda: None)()
+    return isinstance(status, int) and status >= 500
 
 
 def _store_advice(exc: Exception) -> str | None:

@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -142,6 +143,41 @@ def test_a_stage_names_refused_credentials_never_the_password(
     monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", "pipeline")
     monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", stack.credentials(team)["pipeline"])
     check_server(uri)
+
+
+def test_postgresql_stopped_mid_stage_is_one_error_and_a_rerun_completes(
+    team: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mlflow import MlflowClient
+
+    from components.core.errors import BackendError
+    from components.core.tracking import store_errors
+    from veiltune.team.postgres import Cluster
+
+    uri = _uri(team)
+    for key, value in _client_env(team).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")  # fail now, not in minutes
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.create_experiment("outage")
+    port = int(stack.status(team)["postgres_address"].rsplit(":", 1)[1])
+    cluster = Cluster(team / "postgres", port)
+    cluster.stop()
+    try:
+        failed = pytest.raises(BackendError, match=f"MLflow server {uri}: .*run the stage again")
+        with failed, store_errors():
+            client.create_run(experiment)
+    finally:
+        cluster.start()
+    runs = []
+    for _ in range(20):  # the server's pool reconnects on its own
+        try:
+            with store_errors():
+                runs.append(client.create_run(experiment))
+            break
+        except BackendError:
+            time.sleep(0.5)
+    assert runs and client.get_run(runs[0].info.run_id).info.experiment_id == experiment
 
 
 def _client_env(folder: Path) -> dict[str, str]:
