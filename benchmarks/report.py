@@ -215,6 +215,15 @@ BENCHMARKS = (
         summary=headlines.utility_transforms,
     ),
     Benchmark(
+        "team_load",
+        "The team stack under load",
+        "20 clients at once against the MLflow server of `veiltune team up` (basic-auth app, "
+        "PostgreSQL), each opening 5 runs, logging a batch of 20 metrics in each and "
+        "registering a version of one shared model: calls per second and latency per kind of "
+        "call. The clients, the server and PostgreSQL share one machine.",
+        "python -m benchmarks.team_load",
+    ),
+    Benchmark(
         "gpu_train",
         "The train stage on a GPU",
         "`train_lora` itself (the stage's tokenizing, packing and Trainer) on SmolLM2-135M's "

@@ -213,6 +213,13 @@ def bench_cluster() -> dict[str, Any]:
     return cluster.run(4000, (200, 2000, 20000), set(cluster.PARTS))
 
 
+def bench_team_load() -> dict[str, Any]:
+    """20 clients at once against the team stack's MLflow server (its own stack)."""
+    from benchmarks import team_load
+
+    return team_load.run()
+
+
 PARTS = {
     "detection_speed": bench_detection_speed,
     "ner_speed": bench_ner_speed,
@@ -220,6 +227,7 @@ PARTS = {
     "anonymize_memory": bench_memory,
     "train_speed": bench_train_step,
     "cluster": bench_cluster,
+    "team_load": bench_team_load,
 }
 
 

@@ -180,6 +180,22 @@ def test_postgresql_stopped_mid_stage_is_one_error_and_a_rerun_completes(
     assert runs and client.get_run(runs[0].info.run_id).info.experiment_id == experiment
 
 
+def test_the_load_benchmark_counts_what_its_clients_did(
+    team: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks.team_load import measure
+
+    monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", "pipeline")
+    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", stack.credentials(team)["pipeline"])
+    figures = measure(_uri(team), clients=3, rounds=2, metrics=4)
+    assert (figures["calls"], figures["versions_registered"]) == (18, 6)
+    for latency in figures["latency_ms"].values():
+        assert 0 < latency["median"] <= latency["p95"] <= latency["max"]
+    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", "wrong")  # the mechanism can fail
+    with pytest.raises(Exception, match="401|Unauthorized|credentials"):
+        measure(_uri(team), clients=1, rounds=1, metrics=1)
+
+
 def _client_env(folder: Path) -> dict[str, str]:
     lines = (folder / "pipeline.env").read_text(encoding="utf-8").splitlines()
     pairs = (line.removeprefix("export ").split("=", 1) for line in lines)

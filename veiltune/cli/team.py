@@ -20,7 +20,12 @@ def add_team(commands: Commands) -> None:
         "or a worker at the servers."
     )
     sub = commands.add_parser("team", help=text.split(":")[0] + ".", description=text)
-    sub.add_argument("action", choices=("up", "down", "status"))
+    sub.add_argument(
+        "action",
+        choices=("up", "down", "status", "pool"),
+        help="pool: make the work pool `veiltune` with its locked job template on the server "
+        "PREFECT_API_URL names (a stack of your own: infra/team/compose.yaml)",
+    )
     sub.add_argument(
         "--dir", type=Path, default=DEFAULT_DIR, help=f"the stack's folder (default: {DEFAULT_DIR})"
     )
@@ -32,4 +37,12 @@ def _team(args: argparse.Namespace) -> Any:
 
     if args.action == "up":
         return stack.up(args.dir)
+    if args.action == "pool":
+        import os
+        import tempfile
+
+        from veiltune.team.prefect_server import create_pool
+
+        with tempfile.TemporaryDirectory() as scratch:
+            return create_pool(dict(os.environ), Path(scratch))
     return stack.down(args.dir) if args.action == "down" else stack.status(args.dir)

@@ -58,15 +58,20 @@ def start(
 
 
 def _create_pool(home: Path, port: int, password: str) -> None:
-    """The work pool, of process workers, with a locked job template (``locked_template``)."""
     env = _without_prefect_client(os.environ) | client_env(port, password)
-    env["PREFECT_HOME"] = str(home)
+    create_pool(env | {"PREFECT_HOME": str(home)}, home)
+
+
+def create_pool(env: Mapping[str, str], scratch: Path) -> dict[str, str]:
+    """The work pool ``POOL`` of process workers with the locked job template
+    (``locked_template``), made or brought back to it on the server that ``env``'s
+    ``PREFECT_API_URL`` names; ``scratch`` holds the template file."""
     default = _prefect(env, "work-pool", "get-default-base-job-template", "--type", "process")
-    template = home / "job_template.json"
+    template = scratch / "job_template.json"
     template.write_text(json.dumps(locked_template(json.loads(default))), encoding="utf-8")
-    _prefect(
-        env, "work-pool", "create", POOL, "--type", "process", "--base-job-template", str(template)
-    )
+    words = ("work-pool", "create", POOL, "--type", "process", "--overwrite")
+    _prefect(env, *words, "--base-job-template", str(template))
+    return {"work_pool": POOL, "api": env.get("PREFECT_API_URL", "")}
 
 
 def locked_template(default: dict[str, Any]) -> dict[str, Any]:
