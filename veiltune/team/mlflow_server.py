@@ -16,6 +16,7 @@ from veiltune.team.postgres import Cluster
 
 ADMIN = "admin"
 DATABASE, AUTH_DATABASE, OWNER = "mlflow", "mlflow_auth", "mlflow"
+AUTH_CACHE_TTL_S = 60
 
 
 def start(
@@ -31,7 +32,10 @@ def start(
         "[mlflow]\ndefault_permission = READ\n"
         f"database_uri = {auth_db}\nadmin_username = {ADMIN}\n"
         f"admin_password = {secrets[ADMIN]}\n"
-        "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n",
+        "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n"
+        # A password's PBKDF2 check once a minute per user, not on every request (one server
+        # process: a password changed through the API takes effect at once).
+        f"auth_cache_ttl_seconds = {AUTH_CACHE_TTL_S}\n",
     )
     (folder / "artifacts").mkdir(mode=0o700, exist_ok=True)
     command = [
