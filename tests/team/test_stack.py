@@ -322,3 +322,18 @@ async def final():
 
 print(*[s.type.value for s in asyncio.run(final())], *[str(r.id) for r in runs])
 """
+
+
+def test_up_after_down_starts_the_same_stack_on_its_data(
+    team: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mlflow import MlflowClient
+
+    monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", "pipeline")
+    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", stack.credentials(team)["pipeline"])
+    MlflowClient(tracking_uri=_uri(team)).create_experiment("before-the-stop")
+    before = stack.status(team)
+    stopped = stack.down(team)
+    assert [stopped[name] for name in ("postgres", "mlflow", "prefect")] == ["stopped"] * 3
+    assert stack.up(team) == before  # the same ports, the same accounts
+    assert MlflowClient(tracking_uri=_uri(team)).get_experiment_by_name("before-the-stop")

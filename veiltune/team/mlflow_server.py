@@ -19,12 +19,16 @@ DATABASE, AUTH_DATABASE, OWNER = "mlflow", "mlflow_auth", "mlflow"
 AUTH_CACHE_TTL_S = 60
 
 
+def create_databases(cluster: Cluster, secrets: Mapping[str, str]) -> None:
+    """The server's two databases (runs and registry; users and permissions), once."""
+    for database in (DATABASE, AUTH_DATABASE):
+        cluster.create_database(database, OWNER, secrets["mlflow_db"], secrets["postgres"])
+
+
 def start(
     folder: Path, cluster: Cluster, secrets: Mapping[str, str], port: int
 ) -> subprocess.Popen[bytes]:
     """``mlflow server`` on 127.0.0.1:``port``, healthy when it returns."""
-    for database in (DATABASE, AUTH_DATABASE):
-        cluster.create_database(database, OWNER, secrets["mlflow_db"], secrets["postgres"])
     auth_config = folder / "basic_auth.ini"
     auth_db = cluster.url(OWNER, secrets["mlflow_db"], AUTH_DATABASE, "psycopg2")
     write_private(

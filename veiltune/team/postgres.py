@@ -151,7 +151,13 @@ def _own(path: Path) -> None:
     if os.geteuid() != 0:
         path.chmod(0o700 if path.is_dir() else 0o600)
         return
-    shutil.chown(path, SYSTEM_USER, SYSTEM_USER)
+    try:
+        shutil.chown(path, SYSTEM_USER, SYSTEM_USER)
+    except LookupError as exc:
+        raise BackendError(
+            f"PostgreSQL refuses to run as root, and there is no {SYSTEM_USER!r} user to run it "
+            "as: install Debian's postgresql package, or run veiltune team as an ordinary user"
+        ) from exc
     if not path.is_dir():
         return
     folder = path

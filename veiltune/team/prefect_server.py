@@ -28,12 +28,16 @@ def client_env(port: int, password: str) -> dict[str, str]:
     }
 
 
+def create_databases(cluster: Cluster, secrets: Mapping[str, str]) -> None:
+    """The server's database, once."""
+    cluster.create_database(DATABASE, OWNER, secrets["prefect_db"], secrets["postgres"])
+
+
 def start(
     folder: Path, cluster: Cluster, secrets: Mapping[str, str], port: int
 ) -> subprocess.Popen[bytes]:
     """``prefect server start`` on 127.0.0.1:``port`` with the work pool made; healthy when
     it returns."""
-    cluster.create_database(DATABASE, OWNER, secrets["prefect_db"], secrets["postgres"])
     home = folder / "prefect"
     home.mkdir(mode=0o700, exist_ok=True)
     env = _without_prefect_client(os.environ) | {

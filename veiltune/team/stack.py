@@ -25,24 +25,30 @@ CREDENTIALS_FILE = "credentials.json"
 PIPELINE_ENV = "pipeline.env"
 PIPELINE = "pipeline"  # the pipeline's MLflow account
 SECRETS = ("postgres", "mlflow_db", "prefect_db", "flask", "admin", PIPELINE, "prefect")
-SERVERS = ("mlflow", "prefect")
+SERVER_MODULES = {"mlflow": mlflow_server, "prefect": prefect_server}
+SERVERS = tuple(SERVER_MODULES)
 
 
 def up(folder: Path) -> dict[str, Any]:
-    """Start the stack in ``folder`` (made if missing); a running stack is left as it is."""
+    """Start the stack in ``folder``: made there the first time, started again on its data
+    after ``down``; a running stack is left as it is."""
     folder = folder.resolve()
-    if (folder / STATE_FILE).is_file():
-        state = status(folder)
-        if all(state[name] == "running" for name in ("postgres", *SERVERS)):
-            return state
+    made = (folder / STATE_FILE).is_file()
+    if made and not _read_state(folder).get("complete"):
         raise InputError(
-            f"{folder / STATE_FILE}: a stack that is not running whole; "
-            f"`veiltune team down --dir {folder}` and `up` in a new folder"
+            f"{folder}: a stack whose first start failed (see its logs); remove the folder "
+            "and run `veiltune team up` again"
         )
-    folder.mkdir(parents=True, exist_ok=True)
-    folder.chmod(0o711)  # the cluster's own user may need to pass through (postgres.py)
+    if made:
+        found = status(folder)
+        if all(found[name] == "running" for name in ("postgres", *SERVERS)):
+            return found
+        down(folder)  # whatever still runs of it, before it starts again whole
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.chmod(0o711)  # the cluster's own user may need to pass through (postgres.py)
     try:
-        return _start(folder)
+        return _restart(folder) if made else _start(folder)
     except BaseException:
         if (folder / STATE_FILE).is_file():  # nothing left running half-started
             down(folder)
@@ -57,12 +63,9 @@ def _start(folder: Path) -> dict[str, Any]:
     state: dict[str, Any] = {"postgres_port": cluster.port, "servers": {}}
     _write_state(folder, state)
     cluster.start()
-    for name, module in (("mlflow", mlflow_server), ("prefect", prefect_server)):
-        port = servers.free_port()
-        state["servers"][name] = {"port": port}
-        process = module.start(folder, cluster, secret, port)
-        state["servers"][name]["pid"] = process.pid
-        _write_state(folder, state)
+    for module in SERVER_MODULES.values():
+        module.create_databases(cluster, secret)
+    _start_servers(folder, cluster, secret, state)
     mlflow_uri = _mlflow_uri(state)
     mlflow_server.create_user(mlflow_uri, secret["admin"], PIPELINE, secret[PIPELINE])
     env = {
@@ -72,11 +75,31 @@ def _start(folder: Path) -> dict[str, Any]:
         **prefect_server.client_env(state["servers"]["prefect"]["port"], secret["prefect"]),
     }
     write_private(folder / PIPELINE_ENV, "".join(f"export {k}={v}\n" for k, v in env.items()))
+    _write_state(folder, state | {"complete": True})
     return status(folder)
 
 
+def _restart(folder: Path) -> dict[str, Any]:
+    """A stopped stack started again on its data: the same ports, accounts and runs."""
+    state = _read_state(folder)
+    cluster = Cluster(folder / "postgres", state["postgres_port"])
+    cluster.start()
+    _start_servers(folder, cluster, credentials(folder), state)
+    return status(folder)
+
+
+def _start_servers(
+    folder: Path, cluster: Cluster, secret: dict[str, str], state: dict[str, Any]
+) -> None:
+    """Each server, on the port the state has for it (a free one the first time)."""
+    for name, module in SERVER_MODULES.items():
+        server = state["servers"].setdefault(name, {"port": servers.free_port()})
+        server["pid"] = module.start(folder, cluster, secret, server["port"]).pid
+        _write_state(folder, state)
+
+
 def down(folder: Path) -> dict[str, Any]:
-    """Stop the stack in ``folder``; its data stays there."""
+    """Stop the stack in ``folder``; its data stays there (``up`` starts it again)."""
     folder = folder.resolve()
     state = _read_state(folder)
     for server in state["servers"].values():
