@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +39,7 @@ def _team(args: argparse.Namespace) -> Any:
     if args.action == "up":
         return stack.up(args.dir)
     if args.action == "pool":
-        import os
-        import tempfile
-
         from veiltune.team.prefect_server import create_pool
 
-        with tempfile.TemporaryDirectory() as scratch:
-            return create_pool(dict(os.environ), Path(scratch))
+        return create_pool(dict(os.environ))
     return stack.down(args.dir) if args.action == "down" else stack.status(args.dir)

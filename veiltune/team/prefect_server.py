@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -63,18 +64,19 @@ def start(
 
 def _create_pool(home: Path, port: int, password: str) -> None:
     env = _without_prefect_client(os.environ) | client_env(port, password)
-    create_pool(env | {"PREFECT_HOME": str(home)}, home)
+    create_pool(env | {"PREFECT_HOME": str(home)})
 
 
-def create_pool(env: Mapping[str, str], scratch: Path) -> dict[str, str]:
+def create_pool(env: Mapping[str, str]) -> dict[str, str]:
     """The work pool ``POOL`` of process workers with the locked job template
     (``locked_template``), made or brought back to it on the server that ``env``'s
-    ``PREFECT_API_URL`` names; ``scratch`` holds the template file."""
+    ``PREFECT_API_URL`` names."""
     default = _prefect(env, "work-pool", "get-default-base-job-template", "--type", "process")
-    template = scratch / "job_template.json"
-    template.write_text(json.dumps(locked_template(json.loads(default))), encoding="utf-8")
-    words = ("work-pool", "create", POOL, "--type", "process", "--overwrite")
-    _prefect(env, *words, "--base-job-template", str(template))
+    with tempfile.TemporaryDirectory() as scratch:
+        template = Path(scratch) / "job_template.json"
+        template.write_text(json.dumps(locked_template(json.loads(default))), encoding="utf-8")
+        words = ("work-pool", "create", POOL, "--type", "process", "--overwrite")
+        _prefect(env, *words, "--base-job-template", str(template))
     return {"work_pool": POOL, "api": env.get("PREFECT_API_URL", "")}
 
 
