@@ -1,4 +1,5 @@
-"""The transformer NER's cost: rampart's throughput on 1 and 2 ONNX Runtime threads, and
+"""The transformer NER's cost: each built-in NER's throughput (veiltune's conversational one,
+the default, and rampart) on 1 and 2 ONNX Runtime threads, and
 detection (``veiltune detect``'s path) with the NER and without it, against plain Presidio on
 the same spaCy model, all on the embedded corpus's turns in one process.
 
@@ -41,11 +42,11 @@ def seconds(fn: Callable[[], Any], repeats: int = 2) -> float:
     return best
 
 
-def ner_throughput(texts: list[str], threads: int, batch_size: int = 32) -> float:
-    """rampart's characters a second over ``texts`` (classification alone, model loaded)."""
+def ner_throughput(model: str, texts: list[str], threads: int, batch_size: int = 32) -> float:
+    """``model``'s characters a second over ``texts`` (classification alone, model loaded)."""
     from components.anonymize.ner import load_token_classifier
 
-    classifier = load_token_classifier("rampart", REPO, threads, batch_size)
+    classifier = load_token_classifier(model, REPO, threads, batch_size)
     classifier.classify(texts[:8])  # warm
     return sum(map(len, texts)) / seconds(lambda: classifier.classify(texts))
 
@@ -90,8 +91,13 @@ def run(n_conversations: int = 200) -> dict[str, Any]:
         "n_chars": sum(map(len, texts)),
         "load_average_1m": round(os.getloadavg()[0], 2),
     }
-    for threads in THREADS:
-        figures[f"rampart_threads_{threads}_chars_per_s"] = round(ner_throughput(texts, threads))
+    from components.anonymize.config import NER_BUILT_IN
+
+    for model in NER_BUILT_IN:
+        for threads in THREADS:
+            figures[f"{model}_threads_{threads}_chars_per_s"] = round(
+                ner_throughput(model, texts, threads)
+            )
     figures["detect_ner_off_chars_per_s"] = round(detect_throughput(texts, ner=False))
     figures["detect_ner_on_chars_per_s"] = round(detect_throughput(texts, ner=True))
     figures["plain_presidio_chars_per_s"] = round(plain_presidio_throughput(texts))

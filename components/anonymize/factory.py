@@ -84,6 +84,7 @@ def entity_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detecto
         ner_recognizer(config, base_dir),
         own=own_recognizers(config, base_dir),
         disabled=config.disabled_recognizers,
+        corroborate=config.ner.corroborate,
     )
     if config.backend == "presidio":
         return presidio

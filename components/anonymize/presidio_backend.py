@@ -16,6 +16,7 @@ from spacy.tokens import Doc
 
 from components.anonymize.calibration import Thresholds
 from components.anonymize.ner import ClassifiedSpan, NerEvidence
+from components.anonymize.ner.aggregation import Reading, WordSupport
 from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
 from components.anonymize.recognizers.transformer_ner import (
     NerArtifacts,
@@ -77,6 +78,8 @@ class PresidioDetector:
 
     Args:
         ner: the transformer NER, one more recognizer of the analyzer (None: none).
+        corroborate: recognizers whose spans of the info types the NER finds are scored by
+            the NER's support (``anonymize.ner.corroborate``; none without a NER).
         own: a user's recognizers beside the registered ones (``anonymize.recognizers_file``).
         disabled: recognizers left out by name (``anonymize.disabled_recognizers``).
     """
@@ -89,6 +92,7 @@ class PresidioDetector:
         ner: TransformerNerRecognizer | None = None,
         own: Sequence[Any] = (),
         disabled: Sequence[str] = (),
+        corroborate: Sequence[str] = (),
     ):
         use_offline_public_suffix_list()
         self._info_types = set(info_types)
@@ -104,6 +108,11 @@ class PresidioDetector:
             r.name for r in self._analyzer.registry.recognizers if getattr(r, "context", None)
         )
         thresholds.check_recognizers(self.recognizer_names)
+        _check_names("anonymize.ner.corroborate", corroborate, self.recognizer_names)
+        self._corroborated = frozenset(corroborate) if ner else frozenset()
+        self._ner_types = (
+            frozenset(to_dlp(e) for e in ner.supported_entities) if ner else frozenset()
+        )
         self._names = next(
             r.completer
             for r in self._analyzer.registry.recognizers
@@ -147,22 +156,25 @@ class PresidioDetector:
         results: list[list[Span]] = [[] for _ in texts]
         # The NER reads every window of the batch at once; each window's spans reach its
         # recognizer with spaCy's artifacts.
-        classified = self._ner.classify(pieces) if self._ner else [[] for _ in pieces]
+        readings = self._ner.classifier.read(pieces) if self._ner else [Reading() for _ in pieces]
         seen: list[set[ClassifiedSpan]] = [set() for _ in texts]
+        words: list[set[WordSupport]] = [set() for _ in texts]
         # spaCy keeps every new word's lexeme, string and tokenization for good; a memory
         # zone frees the batch's at its end (about 3.8 MB per 10,000 calls grown in one
         # process instead of 9.7: CHANGELOG.md, 2026-11-25). Nothing of spaCy's outlives the zone:
         # spans are offsets and plain strings.
         with nlp.nlp[LANGUAGE].memory_zone():
             analyzed = nlp.process_batch(pieces, LANGUAGE, batch_size=batch_size)
-            for (i, offset, _), (piece, artifacts), ner_spans in zip(
-                windows, analyzed, classified, strict=True
+            for (i, offset, _), (piece, artifacts), reading in zip(
+                windows, analyzed, readings, strict=True
             ):
                 found = self._analyzer.analyze(
                     text=piece,
                     language=LANGUAGE,
                     entities=self._entities,
-                    nlp_artifacts=NerArtifacts(artifacts, ner_spans) if self._ner else artifacts,
+                    nlp_artifacts=(
+                        NerArtifacts(artifacts, reading.spans) if self._ner else artifacts
+                    ),
                     score_threshold=score_floor,
                 )
                 results[i] += [
@@ -170,10 +182,28 @@ class PresidioDetector:
                     for s in self._to_spans(piece, found)
                 ]
                 seen[i].update(
-                    replace(s, start=s.start + offset, end=s.end + offset) for s in ner_spans
+                    replace(s, start=s.start + offset, end=s.end + offset) for s in reading.spans
                 )
-        evidence = [NerEvidence(tuple(sorted(spans, key=_by_place))) for spans in seen]
+                words[i].update(
+                    replace(w, start=w.start + offset, end=w.end + offset) for w in reading.words
+                )
+        evidence = [
+            NerEvidence(tuple(sorted(spans, key=_by_place)), tuple(sorted(read, key=_by_start)))
+            for spans, read in zip(seen, words, strict=True)
+        ]
+        if self._corroborated:
+            results = [
+                [self._corroborate(span, found) for span in spans]
+                for spans, found in zip(results, evidence, strict=True)
+            ]
         return results, evidence
+
+    def _corroborate(self, span: Span, evidence: NerEvidence) -> Span:
+        """A span of a recognizer the NER corroborates, of an info type the NER finds, scored
+        its score times the NER's support of its words (``anonymize.ner.corroborate``)."""
+        if span.source not in self._corroborated or span.entity_type not in self._ner_types:
+            return span
+        return replace(span, score=span.score * evidence.support(span.start, span.end))
 
     def finish(self, text: str, candidates: list[Span], thresholds: Thresholds) -> list[Span]:
         """The candidates ``thresholds`` keep, overlaps resolved, names grown over their
@@ -198,6 +228,10 @@ class PresidioDetector:
 
 def _by_place(span: ClassifiedSpan) -> tuple[int, int, str]:
     return span.start, span.end, span.label
+
+
+def _by_start(word: WordSupport) -> tuple[int, int]:
+    return word.start, word.end
 
 
 NER_SOURCE = "SpacyRecognizer"
@@ -270,13 +304,19 @@ def _disable(registry: Any, names: Sequence[str], known: Collection[str]) -> Non
     from components.anonymize.recognizers.registry import REQUIRED
 
     key = "anonymize.disabled_recognizers"
+    _check_names(key, names, known)
+    for name in names:
+        if name in REQUIRED:
+            raise ParamsError(f"{key}: {name!r} cannot be left out: it completes every name found")
+        registry.remove_recognizer(name)
+
+
+def _check_names(key: str, names: Sequence[str], known: Collection[str]) -> None:
+    """A params error naming ``key`` and the first name that is no recognizer."""
     for name in names:
         if name not in known:
             known_names = ", ".join(sorted(known))
             raise ParamsError(f"{key}: {name!r}: no such recognizer; known: {known_names}")
-        if name in REQUIRED:
-            raise ParamsError(f"{key}: {name!r} cannot be left out: it completes every name found")
-        registry.remove_recognizer(name)
 
 
 def _build_analyzer(spacy_model: str, added: Sequence[Any]) -> Any:

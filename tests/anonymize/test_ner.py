@@ -258,7 +258,8 @@ def test_the_detector_credits_the_ner_and_returns_what_it_saw(detector: Any) -> 
     assert ("Sarah Johnson", "PERSON_NAME") in credited
     assert "TransformerNerRecognizer" in detector.recognizer_names
     start = text.index("Johnson")
-    assert evidence.labels_over(start, start + 7) == {"SURNAME"}
+    assert evidence.labels_over(start, start + 7) == {"PER"}  # the conversational NER's
+    assert evidence.support(start, start + 7) > 0.9 > evidence.support(0, 5)
     assert evidence.labels_over(0, 5) == frozenset()
 
 
@@ -456,3 +457,55 @@ def test_the_ner_takes_its_process_share_of_the_cores_unless_told(
     # a Dask worker is a process a core: the NER there takes one, unless told
     assert engine_for(AnonymizeConfig(), REPO, None).config.ner.threads == 1
     assert engine_for(told, REPO, None).config.ner.threads == 5
+
+
+def test_every_word_read_has_the_models_support_for_it_being_an_entity(tiny_dir: Path) -> None:
+    tiny = load_torch(tiny_dir, batch_size=4)
+    text = "pay alice maybe"
+    (reading,) = tiny.read([text])
+    support = {text[w.start : w.end]: w.probability for w in reading.words}
+    assert support["alice"] > 0.99 and support["pay"] < 0.01
+    assert 0.3 < support["maybe"] < 0.9  # unsure: two labels close
+    evidence = NerEvidence(reading.spans, reading.words)
+    assert evidence.support(0, 9) == support["alice"]  # the most of the words it covers
+    assert evidence.support(0, 3) == support["pay"]
+    assert evidence.support(20, 30) == 0.0  # no word read there
+
+
+def test_corroborated_recognizers_spans_are_scored_by_the_ners_support(tiny_dir: Path) -> None:
+    # spaCy finds the person; the tiny model knows neither word ([UNK]: outside any entity),
+    # so corroborated, spaCy's span scores its score times about nothing, and is dropped
+    from components.anonymize.calibration import Thresholds
+    from components.anonymize.presidio_backend import PresidioDetector
+
+    config = AnonymizeConfig(ner=NerConfig(model=tiny_dir.name, labels=str(POLICY)))
+    ner = ner_recognizer(config, tiny_dir.parent)
+    text = "Yesterday I met Kevin Brown in the office."
+
+    def spacy_spans(corroborate: list[str]) -> list[tuple[str, float]]:
+        detector = PresidioDetector(
+            config.spacy_model, config.info_types, Thresholds(0.35), ner, corroborate=corroborate
+        )
+        (spans,) = detector.candidates([text], 0.0)
+        return [(text[s.start : s.end], s.score) for s in spans if s.source == "SpacyRecognizer"]
+
+    [(surface, score)] = spacy_spans([])
+    assert surface == "Kevin Brown" and score >= 0.35
+    [(surface, corroborated)] = spacy_spans(["SpacyRecognizer"])
+    assert surface == "Kevin Brown" and corroborated < 0.01
+
+
+def test_a_recognizer_to_corroborate_must_exist(tiny_dir: Path) -> None:
+    from components.anonymize.calibration import Thresholds
+    from components.anonymize.presidio_backend import PresidioDetector
+
+    config = AnonymizeConfig(ner=NerConfig(model=tiny_dir.name, labels=str(POLICY)))
+    ner = ner_recognizer(config, tiny_dir.parent)
+    with pytest.raises(ParamsError, match="anonymize.ner.corroborate: 'SpacyRecogniser'"):
+        PresidioDetector(
+            config.spacy_model,
+            config.info_types,
+            Thresholds(0.35),
+            ner,
+            corroborate=["SpacyRecogniser"],
+        )

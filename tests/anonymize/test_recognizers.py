@@ -96,6 +96,8 @@ def test_leaves_ordinary_speech_alone(text: str) -> None:
         ("Your user ID is, uh, mkane, right?", "mkane"),
         ("my gamertag is xXsniperXx", "xXsniperXx"),
         ("the login name is gary.mcconnell thanks", "gary.mcconnell"),
+        # a question reads on into its answer
+        ("What username are you using? It's mkowalski.", "mkowalski"),
     ],
 )
 def test_username_after_hotword(text: str, handle: str) -> None:

@@ -40,6 +40,7 @@ TOOLS: tuple[Callable[[Commands], None], ...] = (
     detection.add_detect,
     detection.add_evaluate_detection,
     detection.add_calibrate,
+    detection.add_train_ner,
     evaluation.add_grades,
     evaluation.add_utility_report,
     evaluation.add_utility_profile,

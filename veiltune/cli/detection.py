@@ -1,5 +1,6 @@
-"""The detection tools beside the pipeline: ``detect``, ``evaluate-detection`` and
-``calibrate``. The first two also run outside a checkout (their ``--params`` is optional)."""
+"""The detection tools beside the pipeline: ``detect``, ``evaluate-detection``,
+``calibrate`` and ``train-ner``. The first two also run outside a checkout (their
+``--params`` is optional)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.evaluation.datasets import KINDS, SPLITS
+from components.anonymize.ner_training import TrainSettings
 from components.core import paths
 from components.stages import detection_context, stage_context
 from veiltune.cli.options import (
@@ -63,7 +65,8 @@ def add_evaluate_detection(commands: Commands) -> None:
         "--split",
         choices=SPLITS,
         default="all",
-        help="presidio_research only: the templates calibration uses, or those it never sees",
+        help="presidio_research: the templates calibration uses, or those it never sees; "
+        "wnut17: the sentences veiltune's NER trained on, or the quarter it never saw",
     )
     sub.add_argument(
         "--show-false-positives",
@@ -158,3 +161,48 @@ def _calibrate(args: argparse.Namespace) -> Any:
     context = stage_context(args.params)
     data = [parse_data_spec(spec) for spec in args.data]
     return calibrate(context.config(AnonymizeConfig), context, data, args.output, args.limit)
+
+
+def add_train_ner(commands: Commands) -> None:
+    text = (
+        "Fine-tune an encoder (a Hugging Face folder) into a token classifier of names, "
+        "places, organizations and street addresses on labelled data, and write it with its "
+        "ONNX (onnx/model.onnx), which anonymize.ner.model loads by path. "
+        "presidio_research and wnut17 give their tuning side only: the held-out side "
+        "measures the result (docs/detection.md)."
+    )
+    short = "Train a transformer NER for anonymize.ner.model on labelled data."
+    sub = commands.add_parser("train-ner", help=short, description=text)
+    sub.add_argument(
+        "--data",
+        action="append",
+        required=True,
+        metavar="KIND[=PATH]",
+        help="labelled data, as calibrate reads it (speech: for its speech-like view); "
+        "embedded: generated calls evaluation never reads; repeat for several",
+    )
+    sub.add_argument("--base", type=Path, required=True, help="the encoder folder to fine-tune")
+    sub.add_argument("--output", type=Path, required=True, help="the model folder to write")
+    defaults = TrainSettings()
+    sub.add_argument("--epochs", type=int, default=defaults.epochs)
+    sub.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
+    sub.add_argument("--batch-size", type=int, default=defaults.batch_size)
+    sub.add_argument("--seed", type=int, default=defaults.seed)
+    sub.add_argument(
+        "--embedded-conversations", type=int, default=200, help="generated calls (embedded)"
+    )
+    sub.set_defaults(handler=_train_ner)
+
+
+def _train_ner(args: argparse.Namespace) -> Any:
+    from components.anonymize.commands import train_ner
+    from components.anonymize.evaluation.datasets import parse_data_spec
+
+    settings = TrainSettings(
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+    )
+    data = [parse_data_spec(spec) for spec in args.data]
+    return train_ner(data, args.base, args.output, settings, args.embedded_conversations)

@@ -41,6 +41,24 @@ class ClassifiedSpan:
 
 
 @dataclass(frozen=True)
+class WordSupport:
+    """One word of a text and the model's probability that it is part of an entity, any
+    entity (the mean over its tokens of one minus their probability of ``O``)."""
+
+    start: int
+    end: int
+    probability: float
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a token classifier saw in one text: its entities, and every word's support."""
+
+    spans: tuple[ClassifiedSpan, ...] = ()
+    words: tuple[WordSupport, ...] = ()
+
+
+@dataclass(frozen=True)
 class TokenPrediction:
     """One token as one piece read it: offsets into the text, its word, its most probable
     label and its probability of each entity of the scheme."""
@@ -123,6 +141,15 @@ def entity_spans(text: str, words: Sequence[Word], scheme: LabelScheme) -> list[
     if open_words and open_entity is not None:
         spans.append(_span(open_words, open_entity, scheme))
     return spans
+
+
+def word_support(words: Sequence[Word]) -> list[WordSupport]:
+    """Each word's probability of being part of an entity (the entity probabilities of its
+    tokens summed, per token)."""
+    return [
+        WordSupport(word.start, word.end, float(word.probability_sums.sum()) / word.n_tokens)
+        for word in words
+    ]
 
 
 def _blank(text: str, start: int, end: int) -> bool:

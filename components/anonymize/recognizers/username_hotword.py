@@ -1,7 +1,9 @@
 """Usernames announced by a hotword: ``username jthomas``, ``my user ID is mkane``.
 
 A hotword raises the likelihood of the first handle-shaped word within ``WINDOW``
-characters after it; fillers and common words in between are skipped.
+characters after it; fillers and common words in between are skipped. A statement ends the
+search at its end; a question reads on into its answer ("What username are you using? It's
+mkowalski.").
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ HOTWORD = re.compile(
     re.IGNORECASE,
 )
 _CANDIDATE = re.compile(r"(?<![\w@.])[A-Za-z0-9][A-Za-z0-9._-]{1,31}(?![\w@])")
-_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+_STATEMENT_END = re.compile(r"[.!](?:\s|$)")
 
 
 class UsernameHotwordRecognizer(ScannerRecognizer):
@@ -45,7 +47,7 @@ class UsernameHotwordRecognizer(ScannerRecognizer):
                     key = (candidate.start(), end)  # "account, username x": one handle
                     results[key] = RecognizerResult("USER_NAME", *key, self.SCORE)
                     break
-                if _SENTENCE_END.match(text, candidate.end()):
+                if _STATEMENT_END.match(text, candidate.end()):
                     break  # the announcement ended without a handle
         return list(results.values())
 

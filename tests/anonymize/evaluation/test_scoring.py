@@ -179,14 +179,25 @@ def test_false_positive_sample_is_bounded_seeded_and_kept_out_of_metrics() -> No
     assert len({c for c in first}) == 5 and first != [f"[[word{i}]] and Bob{i}" for i in range(5)]
 
 
-def test_presidio_research_splits_by_template_and_never_mixes_them() -> None:
-    path = TEST_DATA / "presidio_research" / "generated_small.sample.json"
-    every = load_labelled("presidio_research", path)
-    tuning = load_labelled("presidio_research", path, split="tuning")
-    heldout = load_labelled("presidio_research", path, split="heldout")
+@pytest.mark.parametrize(
+    ("kind", "path"),
+    [
+        ("presidio_research", TEST_DATA / "presidio_research" / "generated_small.sample.json"),
+        ("wnut17", TEST_DATA / "wnut17" / "emerging.dev.sample.conll"),
+    ],
+)
+def test_a_set_splits_by_group_and_never_mixes_them(kind: str, path: Path) -> None:
+    # presidio-research by template, WNUT-17 by sentence
+    every = load_labelled(kind, path)
+    tuning = load_labelled(kind, path, split="tuning")
+    heldout = load_labelled(kind, path, split="heldout")
     assert len(tuning) + len(heldout) == len(every) and tuning and heldout
     assert not {t.group for t in tuning} & {t.group for t in heldout}
-    with pytest.raises(InputError, match="presidio_research only"):
-        load_labelled("wnut17", TEST_DATA / "wnut17" / "emerging.dev.sample.conll", split="heldout")
+
+
+def test_only_sets_with_groups_split() -> None:
+    path = TEST_DATA / "presidio_research" / "generated_small.sample.json"
+    with pytest.raises(InputError, match="presidio_research and wnut17 only"):
+        load_labelled("embedded", None, 2, split="heldout")
     with pytest.raises(InputError, match="unknown split"):
         load_labelled("presidio_research", path, split="train")
