@@ -68,6 +68,14 @@ BENCHMARKS = (
         headlines.detection_points,
     ),
     Benchmark(
+        "train_ner",
+        "Training the conversational NER",
+        "How veiltune's own NER (`anonymize.ner.model: conversational`) was trained: the "
+        "labelled texts by set, the steps, the last epoch's loss and the time, with the "
+        "settings; the adapter it wrote is the one shipped.",
+        "python -m benchmarks.train_ner",
+    ),
+    Benchmark(
         "detection_quality_en_core_web_md",
         "Detection quality with spaCy's medium model",
         "The same sets at the default (balanced) point with `anonymize.spacy_model: "

@@ -131,12 +131,38 @@ def fine_tune(
     import time
 
     import torch
-    from transformers import AutoModelForTokenClassification, AutoTokenizer
 
     if settings.threads:
         torch.set_num_threads(settings.threads)
     torch.manual_seed(settings.seed)
     labels = bio_labels()
+    tokenizer, model = _load(base, labels)
+    examples = encode(texts, tokenizer, labels, settings.max_tokens)
+    if not examples:
+        raise InputError("no labelled text to train on")
+    if settings.lora_rank:
+        model = with_lora(model, settings.lora_rank)
+    began = time.monotonic()
+    steps, last_loss = _train(model, examples, tokenizer.pad_token_id or 0, settings)
+    output.mkdir(parents=True, exist_ok=True)
+    if settings.lora_rank:
+        model.save_pretrained(output / ADAPTER_DIR)
+        model = model.merge_and_unload()
+    model.save_pretrained(output)
+    tokenizer.save_pretrained(output)
+    export_onnx(model, output / ONNX_FILE)
+    return {
+        "examples": len(examples),
+        "steps": steps,
+        "last_epoch_loss": round(last_loss, 4),
+        "seconds": round(time.monotonic() - began, 1),
+    }
+
+
+def _load(base: Path, labels: Sequence[str]) -> tuple[Any, Any]:
+    """The tokenizer of ``base`` and its encoder with a new head of ``labels``."""
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
     try:
         tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
         model = AutoModelForTokenClassification.from_pretrained(
@@ -149,14 +175,19 @@ def fine_tune(
             ignore_mismatched_sizes=True,
         )
     except (OSError, ValueError) as exc:
-        raise InputError(f"--base {base}: not a model folder to fine-tune: {exc}") from exc
-    examples = encode(texts, tokenizer, labels, settings.max_tokens)
-    if not examples:
-        raise InputError("no labelled text to train on")
-    if settings.lora_rank:
-        model = with_lora(model, settings.lora_rank)
-    steps_per_epoch = math.ceil(len(examples) / settings.batch_size)
-    total = steps_per_epoch * settings.epochs
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"--base {base}: not a model folder to fine-tune: {reason}") from exc
+    return tokenizer, model
+
+
+def _train(
+    model: Any, examples: Sequence[dict[str, list[int]]], pad_id: int, settings: TrainSettings
+) -> tuple[int, float]:
+    """AdamW with a linear warm-up and decay over every epoch; returns the steps taken and
+    the last epoch's mean loss. The model is left in eval mode."""
+    import torch
+
+    total = math.ceil(len(examples) / settings.batch_size) * settings.epochs
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
     warmup = max(1, int(total * settings.warmup_share))
     schedule = torch.optim.lr_scheduler.LambdaLR(
@@ -164,21 +195,13 @@ def fine_tune(
         lambda step: min((step + 1) / warmup, max(0.0, (total - step) / (total - warmup))),
     )
     rng = random.Random(settings.seed)
-    began = time.monotonic()
     model.train()
     epoch_loss = 0.0
     for epoch in range(settings.epochs):
-        # batches of similar length pad little; their order is shuffled
-        order = sorted(
-            range(len(examples)), key=lambda i: (len(examples[i]["input_ids"]), rng.random())
-        )
-        batches = [
-            order[i : i + settings.batch_size] for i in range(0, len(order), settings.batch_size)
-        ]
-        rng.shuffle(batches)
+        batches = _batches(examples, settings.batch_size, rng)
         epoch_loss = 0.0
         for step, batch in enumerate(batches):
-            inputs = _pad([examples[i] for i in batch], tokenizer.pad_token_id or 0)
+            inputs = _pad([examples[i] for i in batch], pad_id)
             loss = model(**{k: torch.tensor(v) for k, v in inputs.items()}).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -193,19 +216,20 @@ def fine_tune(
         epoch_loss /= len(batches)
         logger.info("epoch %d: mean loss %.4f", epoch + 1, epoch_loss)
     model.eval()
-    output.mkdir(parents=True, exist_ok=True)
-    if settings.lora_rank:
-        model.save_pretrained(output / ADAPTER_DIR)
-        model = model.merge_and_unload()
-    model.save_pretrained(output)
-    tokenizer.save_pretrained(output)
-    export_onnx(model, output / ONNX_FILE)
-    return {
-        "examples": len(examples),
-        "steps": total,
-        "last_epoch_loss": round(epoch_loss, 4),
-        "seconds": round(time.monotonic() - began, 1),
-    }
+    return total, epoch_loss
+
+
+def _batches(
+    examples: Sequence[dict[str, list[int]]], size: int, rng: random.Random
+) -> list[list[int]]:
+    """One epoch's batches of example indices: of like length (they pad little), in a
+    shuffled order."""
+    order = sorted(
+        range(len(examples)), key=lambda i: (len(examples[i]["input_ids"]), rng.random())
+    )
+    batches = [order[i : i + size] for i in range(0, len(order), size)]
+    rng.shuffle(batches)
+    return batches
 
 
 def with_lora(model: Any, rank: int) -> Any:

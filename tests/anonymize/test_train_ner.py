@@ -110,3 +110,17 @@ def test_a_base_that_is_no_model_is_one_error(tmp_path: Path) -> None:
     (tmp_path / "base").mkdir()
     with pytest.raises(InputError, match="--base"):
         fine_tune(tmp_path / "base", _texts(4), tmp_path / "out", TrainSettings(epochs=1))
+
+
+def test_the_command_refuses_a_base_that_is_no_model_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from veiltune.cli import main
+
+    (tmp_path / "base").mkdir()
+    argv = ["train-ner", "--data", "embedded", "--embedded-conversations", "2"]
+    code = main([*argv, "--base", str(tmp_path / "base"), "--output", str(tmp_path / "out")])
+    assert code == 1
+    err = capsys.readouterr().err.strip()
+    assert "--base" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists()

@@ -364,7 +364,12 @@ def test_the_card_says_which_public_datasets_were_mixed_in_or_none() -> None:
 @pytest.mark.parametrize(
     ("anonymize", "named", "absent"),
     [
-        ({}, ["Rampart", "National Design Studio", "CC BY 4.0", "en_core_web_sm"], []),
+        ({}, ["conversational NER", "WNUT-17", "CC BY 4.0", "en_core_web_sm"], ["Rampart"]),
+        (
+            {"ner": {"model": "rampart"}},
+            ["Rampart", "National Design Studio", "CC BY 4.0", "en_core_web_sm"],
+            ["WNUT"],
+        ),
         ({"ner": {"model": None}}, ["en_core_web_sm", "MIT"], ["Rampart", "CC BY 4.0"]),
         (
             {"spacy_model": "en_core_web_md", "ner": {"model": "models/my-ner"}},
@@ -373,7 +378,7 @@ def test_the_card_says_which_public_datasets_were_mixed_in_or_none() -> None:
         ),
         ({"backend": "google_dlp"}, [], ["## PI detection models"]),
     ],
-    ids=["default", "ner-off", "own-ner", "dlp-only"],
+    ids=["default", "rampart", "ner-off", "own-ner", "dlp-only"],
 )
 def test_the_card_attributes_the_models_that_detected_pi(
     anonymize: dict[str, Any], named: list[str], absent: list[str]

@@ -21,6 +21,7 @@ COMMANDS = [
     *(s.cli[0] for s in STAGES),
     "evaluate-detection",
     "calibrate",
+    "train-ner",
     "utility-report",
     "utility-profile",
     "detect",
