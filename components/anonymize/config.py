@@ -56,10 +56,14 @@ DLP_LIKELIHOODS = ("VERY_UNLIKELY", "UNLIKELY", "POSSIBLE", "LIKELY", "VERY_LIKE
 DLP_DEFAULT_HOST = "dlp.googleapis.com"  # Google's endpoint, when anonymize.dlp.endpoint is ""
 # anonymize.ner.model's names that are not paths: veiltune's own NER, and rampart
 NER_BUILT_IN = ("conversational", "rampart")
-# The recognizers the NER corroborates by default (anonymize.ner.corroborate)
-# (not the unfamiliar words: a rare word may be a username or an id, which the NER does not
-# know; their threshold is calibration's)
-CORROBORATED = ("SpacyRecognizer", "NameGazetteerRecognizer", "PlaceGazetteerRecognizer")
+# The recognizers the NER corroborates by default (anonymize.ner.corroborate): a span of
+# theirs scores its score times the NER's support for its words (docs/detection.md)
+CORROBORATED = (
+    "SpacyRecognizer",
+    "NameGazetteerRecognizer",
+    "PlaceGazetteerRecognizer",
+    "UnfamiliarWordRecognizer",
+)
 
 
 @dataclass

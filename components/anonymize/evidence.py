@@ -21,11 +21,14 @@ from the conversation:
 - for a username: a username cue right before it ("username is", "handle:", "logged in as").
 
 A stop word, a month or a weekday is never any of these, whatever its case ("The", "there",
-"the bill for March"), and a username that is one plain lowercase word ("reset", "logins")
-needs a username cue like an everyday word. The engine weighs
-the evidence before names propagate, so only spans that hold up spread through the call,
-and again after, so that a name copied onto an everyday word ("Price" met once at a
-sentence's start, then "your price") holds up there too.
+"the bill for March"). Nor is a lowercase dictionary word where English grammar puts a
+common noun or an adjective, whatever else vouches for it: after an article or a
+quantifier ("a baker", "into the woods", "the local vineyard", "a lakeside house"; a
+proper name takes none), or an adjective after a bare "be" ("to be frank"). A username
+that is one plain lowercase word ("reset", "logins") needs a username cue like an everyday
+word. The engine weighs the evidence before names propagate, so only spans that hold up
+spread through the call, and again after, so that a name copied onto an everyday word
+("Price" met once at a sentence's start, then "your price") holds up there too.
 """
 
 from __future__ import annotations
@@ -61,6 +64,14 @@ _NAMING_BEFORE = re.compile(
     r"|(?:call|called|named|name)(?:\s+(?:me|him|her|them|it))?|dear|mr|mrs|ms|miss|dr)[\s,.:]*$",
     re.I,
 )
+# Where a lowercase word is a common noun or an adjective: after an article or a quantifier,
+# with at most one lowercase modifier between ("the local vineyard"); "this" and "that" are
+# left out ("this is bill", "I heard that ben..."), and so are possessives ("my frank").
+_ARTICLE_BEFORE = re.compile(
+    r"(?:^|\W)(?:a|an|the|these|those|some|any|each|every|another)\s+(?P<modifier>[a-z]+\s+)?$",
+    re.I,
+)
+_BARE_BE_BEFORE = re.compile(r"(?:^|\W)be\s+$", re.I)
 _NAMING_AFTER = re.compile(r"\s+(?:speaking|here|calling)\b", re.I)
 _GREETING_BEFORE = re.compile(
     r"(?:^|\W)(?:hi|hey|hello|thanks|thank\s+you|bye|goodbye|morning|evening|afternoon|"
@@ -133,7 +144,7 @@ class NameEvidence:
         if span.entity_type not in NAME_TYPES or span.source in POLICY_SOURCES:
             return True
         surface = text[span.start : span.end].strip()
-        if surface.lower() in _NEVER_NAMES:
+        if surface.lower() in _NEVER_NAMES or self._common_word_position(text, span, surface):
             return False
         plain_username = (
             span.entity_type == "USER_NAME"
@@ -152,6 +163,22 @@ class NameEvidence:
             or word in vouched
             or self._cued(text, span, word)
         )
+
+    def _common_word_position(self, text: str, span: Span, surface: str) -> bool:
+        """A lowercase dictionary word where grammar puts a common noun or an adjective."""
+        if not (
+            _WORD.fullmatch(surface)
+            and surface.islower()
+            and self.dictionary.knows(surface)
+            and zipf(surface) >= self.common_min_zipf
+        ):
+            return False
+        before = text[max(0, span.start - 40) : span.start]
+        article = _ARTICLE_BEFORE.search(before)
+        if article is not None:
+            modifier = (article.group("modifier") or "").strip()
+            return not modifier or (modifier.islower() and self.ordinary.knows(modifier))
+        return _BARE_BE_BEFORE.search(before) is not None and self.ordinary.knows(surface)
 
     def _cued(self, text: str, span: Span, word: str) -> bool:
         before = text[max(0, span.start - 40) : span.start]

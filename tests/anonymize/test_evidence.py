@@ -41,15 +41,8 @@ def found_names(turns: list[tuple[str, str]], detector: Any, **config: Any) -> l
         ("Sure, I will mark the account and grant you an extension.", []),
         ("The bill for March shows a late fee.", []),
         ("Well, when I finally got it the chicken was underdone.", []),
-        pytest.param(
-            "To be frank, the price is too high.",
-            [],
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="known limit (docs/detection.md): the conversational NER reads this "
-                "'frank' as a person at 0.98, and a model that sure vouches for a known name",
-            ),
-        ),
+        # the NER reads this "frank" as a person at 0.98: grammar overrules it
+        ("To be frank, the price is too high.", []),
         ("We got stuck in a traffic jam on the way.", []),
         ("Hey ref, open your eyes!", []),
         ("The account was locked after several failed logins.", []),  # USER_NAME "logins"
@@ -64,8 +57,16 @@ def found_names(turns: list[tuple[str, str]], detector: Any, **config: Any) -> l
         # DialogSum's dev dialogues: a model's unsure guess ("man" at 0.60) vouches for
         # nothing, a sure one does; an irregular verb form is an everyday word too
         ("Welcome, young man.", []),
-        ("I heard that ben is forming a band.", ["ben"]),
         ("The painting hung on the wall.", []),
+        # grammar puts a common noun after an article, however sure the NER ("the woods"
+        # 0.85, "the local vineyard" 0.96, "a lakeside house" 0.84)
+        ("Shall we take a walk around the pond or into those woods for a while?", []),
+        ("You can also visit the local vineyard.", []),
+        ("My brother and I went to a lakeside house.", []),
+        ("How did the baker react?", []),
+        # "this" and "that" are no articles here
+        ("I heard that ben is forming a band.", ["ben"]),
+        ("Hi, this is frank from billing.", ["frank"]),
     ],
 )
 def test_an_everyday_word_is_a_name_only_with_evidence(
@@ -79,8 +80,8 @@ def test_the_conversation_vouches_for_a_word_it_writes_as_a_name(detector: Any) 
         ("Agent", "Did you speak to Bill about the refund?"),
         ("Caller", "Yes, bill said it was fine, and I paid the bill."),
     ]
-    # "Bill" written as a name inside a sentence vouches for "bill"... everywhere in the call
-    assert found_names(turns, detector) == ["Bill", "bill", "bill"]
+    # "Bill" written as a name inside a sentence vouches for "bill", but not after "the"
+    assert found_names(turns, detector) == ["Bill", "bill"]
     # without it, neither lowercase "bill" holds; the NER reads "bill said" as a person
     alone = [("Caller", "Yes, bill said it was fine, and I paid the bill.")]
     assert found_names(alone, detector, ner=NerConfig(model=None)) == []

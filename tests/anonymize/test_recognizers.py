@@ -287,6 +287,13 @@ def test_unfamiliar_word_scores_and_links(  # type: ignore[no-untyped-def]
         ("Win $100 Visa card", "100", 0.3),
         ("If this gets 1,000 Retweets", "1,000", 0.3),
         ("whatsapp now has 700 million users", "700", 0.3),
+        # a countdown and a section of a code are no identifiers, unless one is asked for
+        ("3... 2... 1... liftoff!", "3... 2... 1", 0.3),
+        ("ok three two one go", "three two one", 0.3),
+        ("my pin is 4 3 2 1", "4 3 2 1", 0.6),
+        ("it is 5 4 3", "5 4 3", 0.6),  # no countdown: it stops short of one
+        ("Acme is a 501(c)3 that invites songwriters", "501(c)3", 0.3),
+        ("I rolled my 401(k) over", "401(k", 0.3),
     ],
 )
 def test_digit_runs_shaped_as_quantities_score_lower(text: str, span: str, score: float) -> None:

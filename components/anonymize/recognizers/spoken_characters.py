@@ -4,13 +4,15 @@
 A run of 3+ digits is an identifier whatever its format, so a repeated or mistranscribed
 phone or account number never survives; a spelled run of 2+ letters is usually a name.
 A run written as a quantity (a year, a date, an amount of money, a number with a unit or
-thousands separators) scores ``QUANTITY_SCORE`` instead, unless an identifier cue ("number",
+thousands separators), a countdown ("3... 2... 1") or a section of a code ("401(k)",
+"501(c)(3)") scores ``QUANTITY_SCORE`` instead, unless an identifier cue ("number",
 "account", "zip", "last four") comes just before it: the operating point decides whether
 such runs are masked (``veiltune calibrate``).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +52,14 @@ _DATE = re.compile(
     rf"(?:\d{{1,2}}[/.-]\d{{1,2}}(?:[/.-]\d{{2,4}})?|{_MONTH}-?\d{{1,2}}(?:-\d{{2,4}})?)", re.I
 )
 _GROUPED_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d{1,2}")
+_CODE_SECTION = re.compile(r"\d{3,4}\s*\([a-z]\)?(?:\s*\(?\d\)?)?", re.I)  # 401(k), 501(c)(3)
+_DIGIT_VALUES = {
+    **{str(n): n for n in range(10)},
+    **{w: n for n, w in enumerate(("zero", "one", "two", "three", "four", "five", "six"))},
+    **{w: n for n, w in enumerate(("seven", "eight", "nine"), start=7)},
+    "oh": 0,
+    "o": 0,
+}
 _MONEY_BEFORE = re.compile(r"[$€£¥]\s*$")
 _MONTH_BEFORE = re.compile(rf"\b{_MONTH}\.?\s*$", re.I)
 _UNIT_AFTER = re.compile(
@@ -124,16 +134,17 @@ class SpokenCharactersRecognizer(ScannerRecognizer):
         mixed = letters and digits and letters + digits >= self.MIN_DIGITS  # "M-K two one"
         if digits >= self.MIN_DIGITS or mixed:
             start = run[0].start - (run[0].start > 0 and text[run[0].start - 1] in "(+")
-            score = self.QUANTITY_SCORE if _quantity(text, start, run[-1].end) else self.DIGIT_SCORE
+            score = self.QUANTITY_SCORE if _quantity(text, start, run) else self.DIGIT_SCORE
             return RecognizerResult("GENERIC_ID", start, run[-1].end, score)
         if letters >= self.MIN_LETTERS and digits == 0:
             return RecognizerResult("PERSON", run[0].start, run[-1].end, self.LETTER_SCORE)
         return None
 
 
-def _quantity(text: str, start: int, end: int) -> bool:
-    """The run is written as a year, a date, money or a measure, and no identifier cue
-    precedes it."""
+def _quantity(text: str, start: int, run: list[_Token]) -> bool:
+    """The run (from ``start``) is written as a year, a date, money, a measure, a countdown
+    or a section of a code, and no identifier cue precedes it."""
+    end = run[-1].end
     surface = text[start:end]
     before = text[max(0, start - 30) : start]
     if _IDENTIFIER_CUE.search(before):
@@ -142,10 +153,22 @@ def _quantity(text: str, start: int, end: int) -> bool:
         _YEAR.fullmatch(surface)
         or _DATE.fullmatch(surface)
         or _GROUPED_NUMBER.fullmatch(surface)
+        or _CODE_SECTION.fullmatch(surface)
+        or _countdown(run)
         or _MONEY_BEFORE.search(before)
         or _MONTH_BEFORE.search(before)
         or _UNIT_AFTER.match(text, end)
         or re.fullmatch(r"\d{1,2}\s*,\s*(?:1[89]|20)\d\d", surface)  # "22, 1964"
+    )
+
+
+def _countdown(run: list[_Token]) -> bool:
+    """Single digits counting down one by one to one or zero: "3... 2... 1", "three two one"."""
+    values = [_DIGIT_VALUES.get(t.text.lower(), -9) for t in run if t.kind != "glue"]
+    return (
+        len(values) >= 3
+        and values[-1] in {0, 1}
+        and all(a - b == 1 for a, b in itertools.pairwise(values))
     )
 
 
