@@ -100,8 +100,10 @@ def overmasking(f: Figures) -> str:
         f"{f['common_lowercase_word_spans_per_10k_words']} spans on an everyday lowercase "
         f"word per 10,000 words of human-written dialogue ({f['data']}; "
         f"{before.get('common_lowercase_word_spans_per_10k_words')} without the evidence "
-        f"rule), {f['title_case_name_spans']} title-case names found "
-        f"({before.get('title_case_name_spans')} without)"
+        f"rule); {f['title_case_name_spans']} title-case person spans "
+        f"({before.get('title_case_name_spans')} without), of them "
+        f"{f.get('title_case_known_name_spans')} known names "
+        f"({before.get('title_case_known_name_spans')} without)"
     )
 
 

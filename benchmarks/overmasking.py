@@ -1,7 +1,8 @@
 """Over-masking on human-written dialogues (docs: Policies and detection, Results): how many
 name, place, organization and username spans the detector puts on a single lowercase common
 English word ("pay my bill", "mark the account"), per 10,000 words, beside how many
-title-case names it finds.
+title-case person spans it finds, and how many of those are known names (every word a first
+name or surname of the name gazetteer: "Anaphylactic Shock" is a title-case span, no name).
 
     python -m benchmarks.overmasking [--limit 500]
 
@@ -45,9 +46,11 @@ def count_spans(conversations: Sequence[Any], detector: Any, policy: Any) -> dic
     conversations' turns."""
     from components.anonymize.engine import detect_batch
     from components.anonymize.evidence import NAME_TYPES
+    from components.anonymize.recognizers.name_gazetteer import common_surnames, english_first_names
     from components.core.lexicon import title_case
 
-    words = spans = names = 0
+    known = english_first_names() | common_surnames()
+    words = spans = names = known_names = 0
     common: Counter[str] = Counter()
     sources: Counter[str] = Counter()
     for fields, found in detect_batch(conversations, detector, policy):
@@ -65,6 +68,7 @@ def count_spans(conversations: Sequence[Any], detector: Any, policy: Any) -> dic
                     title_case(w) for w in _WORD.findall(surface)
                 ):
                     names += 1
+                    known_names += all(w.lower() in known for w in _WORD.findall(surface))
     n_common = sum(common.values())
     return {
         "words": words,
@@ -72,6 +76,7 @@ def count_spans(conversations: Sequence[Any], detector: Any, policy: Any) -> dic
         "common_lowercase_word_spans": n_common,
         "common_lowercase_word_spans_per_10k_words": round(10_000 * n_common / max(words, 1), 2),
         "title_case_name_spans": names,
+        "title_case_known_name_spans": known_names,
         "common_lowercase_word_spans_by_source": dict(sources.most_common()),
         "most_masked_common_words": dict(common.most_common(25)),
     }
