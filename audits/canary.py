@@ -86,6 +86,7 @@ def audit_canaries(
     canaries: Sequence[Canary],
     hosts: Mapping[str, Conversation],
     n_candidates: int,
+    *,
     max_exposure: float,
     seed: int,
     batch_size: int = 64,
@@ -138,6 +139,6 @@ class CanaryAudit(Audit):
             context.inputs.canaries,
             hosts,
             context.settings.canary_candidates,
-            context.settings.max_canary_exposure,
-            context.settings.seed,
+            max_exposure=context.settings.max_canary_exposure,
+            seed=context.settings.seed,
         )

@@ -100,6 +100,7 @@ def audit_extraction(
     conversations: Sequence[Conversation],
     n_prefixes: int,
     k: int,
+    *,
     max_rate: float,
     max_prompt_tokens: int,
 ) -> AuditResult:
@@ -137,6 +138,6 @@ class ExtractionAudit(Audit):
             context.inputs.train_raw,
             settings.extraction_prefixes,
             settings.extraction_k,
-            settings.max_extraction_rate,
-            settings.max_prompt_tokens,
+            max_rate=settings.max_extraction_rate,
+            max_prompt_tokens=settings.max_prompt_tokens,
         )

@@ -150,6 +150,7 @@ def audit_membership(
     members: Sequence[Conversation],
     nonmembers: Sequence[Conversation],
     max_auc: float,
+    *,
     max_tokens: int,
     stand_ins: StandInSource,
 ) -> AuditResult:
@@ -203,6 +204,6 @@ class MembershipAudit(Audit):
             context.inputs.train_raw[:n],
             context.inputs.heldout_raw[:n],
             context.settings.max_mia_auc,
-            context.settings.max_prompt_tokens,
-            context.stand_ins,
+            max_tokens=context.settings.max_prompt_tokens,
+            stand_ins=context.stand_ins,
         )

@@ -72,6 +72,7 @@ def audit_outputs(
     salt: str,
     min_value_chars: int,
     max_leaks: int,
+    *,
     detector: Any | None = None,
 ) -> AuditResult:
     """Distinct inventory values found in each output, by type; the detector's findings."""
@@ -120,5 +121,5 @@ class PiOutputAudit(Audit):
             context.inputs.salt,
             settings.min_value_chars,
             settings.max_leaks,
-            context.detector,
+            detector=context.detector,
         )

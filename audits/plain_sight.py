@@ -151,6 +151,7 @@ def audit_plain_sight(
     raw: Sequence[Conversation],
     views: Mapping[str, Sequence[Conversation]],
     max_conversations: int,
+    *,
     max_tokens: int,
 ) -> AuditResult:
     """Both attacks on each view (name → the training conversations as that view reads
@@ -198,5 +199,5 @@ class PlainSightAudit(Audit):
             inputs.train_raw,
             views,
             context.settings.plain_sight_conversations,
-            context.settings.max_prompt_tokens,
+            max_tokens=context.settings.max_prompt_tokens,
         )

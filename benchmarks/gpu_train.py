@@ -55,7 +55,7 @@ SWITCHES = ("bf16_weights", "liger", "compile")
 
 
 def run_setting(
-    name: str, config_dir: Path, corpus: Path, steps: int, warmup: int, smoke: bool
+    name: str, config_dir: Path, corpus: Path, steps: int, warmup: int, *, smoke: bool
 ) -> dict[str, Any]:
     """One setting, in this process: ``train_lora`` on the corpus's calls, timed per step."""
     import torch
@@ -84,7 +84,7 @@ def run_setting(
             torch.cuda.reset_peak_memory_stats()
         result = lora.train_lora(
             base, load_corpus(corpus), train, Path(tmp) / "adapter", Path(tmp) / "work",
-            [step_clock(times)],
+            callbacks=[step_clock(times)],
         )  # fmt: skip
     row = {"setting": name, "batch_size": train.batch_size, "max_seq_length": train.max_seq_length}
     row |= {"packing": train.packing, "engine": result.engine, **switches}
@@ -184,7 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         args.steps, args.warmup = 2, 1
     if args.one:
-        row = run_setting(args.one, args.config, args.corpus, args.steps, args.warmup, args.smoke)
+        row = run_setting(
+            args.one, args.config, args.corpus, args.steps, args.warmup, smoke=args.smoke
+        )
         print("ROW " + json.dumps(row), flush=True)
         return 0
     started = time.monotonic()

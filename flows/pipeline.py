@@ -141,7 +141,7 @@ def repro_stage(
         StageFailed: DVC exited non-zero (the message carries its last lines) or the stage
             outlived ``timeout_s``.
     """
-    return run_streamed(stage, stage_command(stage), env, on_line, cwd, timeout_s)
+    return run_streamed(stage, stage_command(stage), env, on_line, cwd, timeout_s=timeout_s)
 
 
 def workspace_metrics(stage: str) -> dict[str, Any] | None:
@@ -293,6 +293,7 @@ def run_experiment(
     changes: Mapping[str, Any],
     env: dict[str, str],
     timeouts: Mapping[str, float],
+    *,
     reports: list[StageReport],
 ) -> None:
     copy = copy_paths(Path.cwd(), uncached_outputs(Path("dvc.yaml")))
@@ -366,7 +367,7 @@ def pipeline(
         else:
             signs = bool({"register", "export"} & set(selected))
             env = experiment_environment(env, context, signs)
-            run_experiment(name, selected, changes, env, limits, reports)
+            run_experiment(name, selected, changes, env, limits, reports=reports)
     except BaseException:
         tracking.finish_pipeline_run(parent, status="FAILED")
         failed = next((s for s in selected if s not in {r.stage for r in reports}), "")

@@ -151,6 +151,7 @@ def run_streamed(
     env: Mapping[str, str],
     on_line: LineSink,
     cwd: Path | None = None,
+    *,
     timeout_s: float | None = None,
 ) -> StageOutcome:
     """Run one stage's DVC command, handing each output line to ``on_line`` as it comes.

@@ -63,6 +63,7 @@ def evaluate_detection(
     dataset: str,
     path: Path | None,
     limit: int | None,
+    *,
     output: Path,
     split: str = "all",
     show_false_positives: int = 0,
@@ -90,7 +91,10 @@ def evaluate_detection(
     if swept is not None:
         if config.cluster:
             logger.info("a sweep runs in one process: anonymize.cluster is not used")
-        rows = sweep_detection(items, config, context.base_dir, policy, *swept)
+        swept_key, swept_values = swept
+        rows = sweep_detection(
+            items, config, context.base_dir, policy, swept_key, values=swept_values
+        )
         scored: Metrics = {"sweep": rows}
     elif config.cluster:
         from components.anonymize.distributed import detect_groups_on_cluster

@@ -91,6 +91,7 @@ def anonymize_on_cluster(
     input_path: Path,
     output_path: Path,
     spans_path: Path | None,
+    *,
     key: SurrogateKey | None,
     total: int | None,
 ) -> AnonymizationTally:
@@ -99,7 +100,7 @@ def anonymize_on_cluster(
     engine = engine_for(config, base_dir, key)
     outputs = {CORPUS: output_path, SPANS: spans_path}
     results = _run_on_cluster(
-        config, engine, anonymize_part, input_path, outputs, total, mode=PRIVATE
+        config, engine, anonymize_part, input_path, outputs, total=total, mode=PRIVATE
     )
     tally = AnonymizationTally()
     for result in results:
@@ -113,7 +114,7 @@ def detect_on_cluster(
     """``detect`` on ``config.cluster``: the spans of each record, in input order."""
     engine = engine_for(config, base_dir, None)
     outputs: dict[str, Path | None] = {DETECTED: output_path}
-    results = _run_on_cluster(config, engine, detect_part, input_path, outputs, None)
+    results = _run_on_cluster(config, engine, detect_part, input_path, outputs, total=None)
     return sum(int(result["n_records"]) for result in results)
 
 
@@ -137,9 +138,9 @@ def detect_groups_on_cluster(
         config.cluster_timeout_s,
         detect_groups_part,
         groups,
-        arguments,
-        "detect",
-        tls,
+        arguments=arguments,
+        description="detect",
+        tls=tls,
     )
     for result in results:
         yield from result["turns"]
@@ -151,6 +152,7 @@ def _run_on_cluster(
     task: Callable[..., dict[str, Any]],
     input_path: Path,
     outputs: Mapping[str, Path | None],
+    *,
     total: int | None,
     mode: int | None = None,
 ) -> list[dict[str, Any]]:
@@ -168,7 +170,7 @@ def _run_on_cluster(
     ):
         parts = partition(input_path, max(len(client.nthreads()), 1), folder)
         description = task.__name__.removesuffix("_part")  # "anonymize", "detect"
-        results = run_parts(client, task, parts, [engine, token], description, total)
+        results = run_parts(client, task, parts, [engine, token], description, total=total)
         check_unique_ids(results, input_path)
         with contextlib.ExitStack() as stack:
             for suffix, path in outputs.items():

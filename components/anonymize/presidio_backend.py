@@ -91,6 +91,7 @@ class PresidioDetector:
         thresholds: Thresholds,
         ner: TransformerNerRecognizer | None = None,
         own: Sequence[Any] = (),
+        *,
         disabled: Sequence[str] = (),
         corroborate: Sequence[str] = (),
     ):

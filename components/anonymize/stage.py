@@ -36,7 +36,7 @@ def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
             paths.RAW_CORPUS,
             paths.ANON_CORPUS,
             spans,
-            surrogate_key() if config.replacement == "surrogate" else None,
+            key=surrogate_key() if config.replacement == "surrogate" else None,
         )
         write_json_atomic(metrics_path, metrics)
         log_stage("anonymize", config, metrics, [metrics_path])
@@ -59,6 +59,7 @@ def anonymize_file(
     input_path: Path,
     output_path: Path,
     spans_path: Path | None,
+    *,
     key: SurrogateKey | None = None,
 ) -> Metrics:
     """Stream a corpus through the anonymizer; both outputs appear only if all succeeds,
@@ -75,12 +76,14 @@ def anonymize_file(
 
         total = count_records(input_path)
         tally = anonymize_on_cluster(
-            config, base_dir, input_path, output_path, spans_path, key, total
+            config, base_dir, input_path, output_path, spans_path, key=key, total=total
         )
         return tally.to_metrics(time.perf_counter() - started, config.workers)
     tally = AnonymizationTally()
     usage: dict[str, Any] = {}  # a remote backend's requests, bytes and cost
-    stream = anonymize_stream(read_corpus(input_path), config, base_dir, config.workers, key, usage)
+    stream = anonymize_stream(
+        read_corpus(input_path), config, base_dir, config.workers, key, usage=usage
+    )
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(
             stack.enter_context(atomic_path(output_path, mode=PRIVATE)).open("w")

@@ -78,6 +78,7 @@ def anonymize_stream(
     base_dir: Path,
     workers: int = 1,
     key: SurrogateKey | None = None,
+    *,
     usage: dict[str, Any] | None = None,
 ) -> Iterator[tuple[Conversation, Result]]:
     """Yield (original, (anonymized, replacements)) in input order.

@@ -273,6 +273,7 @@ def run_shares(
     timeout_s: float,
     task: Callable[..., dict[str, Any]],
     items: Sequence[Any],
+    *,
     arguments: Sequence[Any],
     description: str,
     tls: TlsFiles | None = None,
@@ -281,7 +282,7 @@ def run_shares(
     a file) on ``cluster``; the results in order."""
     with dask_client(cluster, workers, timeout_s, tls) as client:
         parts = shares(items, len(client.nthreads()))
-        return run_parts(client, task, parts, arguments, description, len(items))
+        return run_parts(client, task, parts, arguments, description, total=len(items))
 
 
 class Share(list[T]):
@@ -306,6 +307,7 @@ def run_parts(
     parts: Sequence[Any],
     arguments: Sequence[Any],
     description: str,
+    *,
     total: int | None,
 ) -> list[dict[str, Any]]:
     """``task(part, *arguments)`` for every part (a :class:`Part` of a file, or any other

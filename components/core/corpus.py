@@ -206,7 +206,9 @@ def _pi_from(value: Any, turns: tuple[Turn, ...], where: str) -> tuple[PiSpan, .
             entity=str(_scalar(item.get("entity", f"pi{i}"), f"pi[{i}].entity", where)),
             field=_string(item, "field", f"pi[{i}]", where, default="text"),
         )
-        _check_offsets(span.turn, span.field, span.start, span.end, turns, f"pi[{i}]", where)
+        _check_offsets(
+            span.turn, span.field, span.start, span.end, turns, name=f"pi[{i}]", where=where
+        )
         spans.append(span)
     return tuple(spans)
 
@@ -234,13 +236,13 @@ def _sensitive_from(
                 f"{where}: key '{name}.path': {span.path!r} is not a path of the sensitivity "
                 "taxonomy (ingest.taxonomy)"
             )
-        _check_offsets(span.turn, span.field, span.start, span.end, turns, name, where)
+        _check_offsets(span.turn, span.field, span.start, span.end, turns, name=name, where=where)
         spans.append(span)
     return tuple(spans)
 
 
 def _check_offsets(
-    turn: int, field: str, start: int, end: int, turns: tuple[Turn, ...], name: str, where: str
+    turn: int, field: str, start: int, end: int, turns: tuple[Turn, ...], *, name: str, where: str
 ) -> None:
     """A span's turn, field and offsets must point inside the conversation's text."""
     if field not in TEXT_FIELDS or not 0 <= turn < len(turns):

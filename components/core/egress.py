@@ -72,7 +72,7 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
     """Refuses every redirect: the target answered for another URL, which is not the one
     the params (and the loopback and consent checks) named."""
 
-    def redirect_request(
+    def redirect_request(  # noqa: PLR0917 (urllib's signature)
         self,
         req: urllib.request.Request,
         fp: IO[bytes],

@@ -180,6 +180,7 @@ def utility_pack(
     anonymized: Mapping[str, Path],
     steps: int | None,
     max_eval: int | None,
+    *,
     tasks: Sequence[str] | None = None,
     eval_tasks: Sequence[str] | None = None,
 ) -> Metrics:
@@ -202,7 +203,7 @@ def utility_pack(
         raise InputError(f"{paths.SPLITS}: missing; run the ingest stage first")
     splits = json.loads(paths.SPLITS.read_text(encoding="utf-8"))
     manifest = make_pack(
-        destination, load_corpus(paths.RAW_CORPUS), splits, anonymized, train, evaluate
+        destination, load_corpus(paths.RAW_CORPUS), splits, anonymized, train, evaluate=evaluate
     )
     logger.info("%s: %s", destination, manifest["n_train_conversations"])
     return {"pack": str(destination), **manifest["n_train_conversations"]}
@@ -224,7 +225,12 @@ def grades_export(context: StageContext, output: Path, limit: int) -> Metrics:
     conversations = gradable(split(load_corpus(paths.RAW_CORPUS), "heldout"), limit)
     model, tokenizer = load_adapter(paths.BASE_MODEL, paths.ADAPTER)
     count = export_summaries(
-        conversations, model, tokenizer, output, config.max_new_tokens, config.max_prompt_tokens
+        conversations,
+        model,
+        tokenizer,
+        output,
+        config.max_new_tokens,
+        max_prompt_tokens=config.max_prompt_tokens,
     )
     return {"summaries": count, "output": str(output)}
 

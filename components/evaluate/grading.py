@@ -48,6 +48,7 @@ def export_summaries(
     tokenizer: Any,
     output: Path,
     max_new_tokens: int,
+    *,
     max_prompt_tokens: int,
 ) -> int:
     """Write the graders' file: one record per conversation; returns how many."""

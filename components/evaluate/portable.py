@@ -138,6 +138,7 @@ def make_pack(
     splits: Mapping[str, Sequence[str]],
     anonymized: Mapping[str, Path],
     train: TrainConfig,
+    *,
     evaluate: EvaluateConfig,
 ) -> dict[str, Any]:
     """Write a pack to ``destination`` (replacing it whole, atomically) and return its
@@ -290,7 +291,7 @@ def read_pack(folder: Path) -> Pack:
 
 
 def run_from_pack(
-    pack: Pack, variant: str, seed: int, base_model: Path, store: Path, work_dir: Path
+    pack: Pack, variant: str, seed: int, base_model: Path, store: Path, *, work_dir: Path
 ) -> Path:
     """Train ``variant`` at ``seed`` and evaluate it as the train and evaluate stages would,
     into the run store folder of that run (written whole, atomically); returns the folder."""
@@ -337,7 +338,7 @@ def run_from_pack(
         label_sets,
         pack.evaluate["max_new_tokens"],
         pack.evaluate["max_prompt_tokens"],
-        pack.evaluate.get("tasks"),  # packs before evaluate.tasks scored every task
+        tasks=pack.evaluate.get("tasks"),  # packs before evaluate.tasks scored every task
     )
     evaluation.update(scores)
     evaluation["runtime_s"] = {

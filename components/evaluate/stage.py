@@ -67,8 +67,8 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
             label_sets,
             config.max_new_tokens,
             config.max_prompt_tokens,
-            config.tasks,
-            judge,
+            tasks=config.tasks,
+            judge=judge,
         )
         if judge is not None:
             metrics["judge"] = config.judge.model or "offline"

@@ -45,7 +45,7 @@ def summarize(runs: Sequence[Run], resamples: int = RESAMPLES, seed: int = 0) ->
     }
     differences = {
         v: _differences(
-            variants[v], variants[ORACLE], averaged[v], averaged[ORACLE], resamples, seed
+            variants[v], variants[ORACLE], averaged[v], averaged[ORACLE], resamples, seed=seed
         )
         for v in variants
         if ORACLE in variants and v != ORACLE
@@ -144,6 +144,7 @@ def _differences(
     variant_samples: Samples,
     oracle_samples: Samples,
     resamples: int,
+    *,
     seed: int,
 ) -> dict[str, Any]:
     """``variant − oracle`` per metric: paired bootstrap where both have per-conversation
@@ -201,7 +202,9 @@ def comparison(
                 checks[name] = _check(name, relative, "within 5% of oracle", _within(key))
     if surrogate is not None and PLACEHOLDER in variants:
         for key in ROUGE_TARGETS:
-            relative = _relative(variants, averaged, surrogate, PLACEHOLDER, key, resamples, seed)
+            relative = _relative(
+                variants, averaged, surrogate, PLACEHOLDER, key, resamples=resamples, seed=seed
+            )
             if relative is not None:
                 name = f"{surrogate} {key} vs {PLACEHOLDER}"
                 checks[name] = _check(name, relative, "above placeholder", lambda r: r > 0)
@@ -231,6 +234,7 @@ def _relative(
     variant: str,
     reference: str,
     key: str,
+    *,
     resamples: int,
     seed: int,
 ) -> dict[str, Any] | None:

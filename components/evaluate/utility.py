@@ -88,6 +88,7 @@ def evaluate_utility(
     heldout: Sequence[Conversation],
     label_sets: Mapping[str, Sequence[str]],
     max_new_tokens: int,
+    *,
     max_prompt_tokens: int,
     batch_size: int = 8,
     progress: str = "evaluate",
@@ -170,6 +171,7 @@ def evaluate_datasets(
     datasets: Mapping[str, Sequence[Conversation]],
     label_sets: Mapping[str, Sequence[str]],
     max_new_tokens: int,
+    *,
     max_prompt_tokens: int,
     tasks: Collection[str] | None = None,
     judge: SummaryJudge | None = None,
@@ -195,7 +197,7 @@ def evaluate_datasets(
             conversations,
             label_sets,
             max_new_tokens,
-            max_prompt_tokens,
+            max_prompt_tokens=max_prompt_tokens,
             progress=name,
             tasks=tasks,
             judge=judge,
@@ -215,6 +217,7 @@ def evaluate_models(
     label_sets: Mapping[str, Sequence[str]],
     max_new_tokens: int,
     max_prompt_tokens: int,
+    *,
     tasks: Collection[str] | None = None,
     judge: SummaryJudge | None = None,
 ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
@@ -230,7 +233,14 @@ def evaluate_models(
         logger.info("evaluating %s (model %d of %d)", name, number, len(models))
         model, tokenizer = load()
         metrics[name], scored = evaluate_datasets(
-            model, tokenizer, datasets, label_sets, max_new_tokens, max_prompt_tokens, tasks, judge
+            model,
+            tokenizer,
+            datasets,
+            label_sets,
+            max_new_tokens,
+            max_prompt_tokens=max_prompt_tokens,
+            tasks=tasks,
+            judge=judge,
         )
         records += [{"model": name, **record} for record in scored]
         del model  # the next model loads without this one beside it

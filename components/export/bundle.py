@@ -113,6 +113,7 @@ def build_bundle(
     bundle_dir: Path,
     make_zip: bool,
     check: Callable[[Path], None] | None = None,
+    *,
     signing_key: Ed25519PrivateKey | None = None,
 ) -> dict[str, Any]:
     """Write ``contents`` (bundle name → file or bytes) into ``bundle_dir`` with a manifest,

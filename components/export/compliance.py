@@ -161,6 +161,7 @@ def write_scanned_bundle(
     bundle_dir: Path,
     make_zip: bool,
     pi: PiScanPolicy,
+    *,
     signing_key: Ed25519PrivateKey | None = None,
 ) -> tuple[dict[str, Any], BundleScan]:
     """Scan ``contents``, add the scan's record, and write the bundle (rescanned whole before

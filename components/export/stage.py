@@ -59,7 +59,7 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
         lineage_info["signing"] = signing_record(key.public_key())
         contents = bundle_contents(inputs, params, metrics, lineage_info, pi)
         manifest, scan = write_scanned_bundle(
-            contents, lineage_info, paths.BUNDLE, config.make_zip, pi, key
+            contents, lineage_info, paths.BUNDLE, config.make_zip, pi, signing_key=key
         )
         signature = (paths.BUNDLE / SIGNATURE).read_text(encoding="ascii").strip()
         record_bundle(MlflowClient(), manifest, signature)

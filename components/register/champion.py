@@ -60,6 +60,7 @@ def promote(
     version: str,
     trusted: Ed25519PublicKey | None,
     force: bool = False,
+    *,
     reason: str = "",
 ) -> dict[str, Any]:
     """Give ``champion`` to a version by hand, judged by its evidence checked with

@@ -26,7 +26,9 @@ def promote(
 
     trusted = _trusted_key(context)
     tracking.configure_tracking(config.experiment)
-    return promote_version(MlflowClient(), config.model_name, version, trusted, force, reason)
+    return promote_version(
+        MlflowClient(), config.model_name, version, trusted, force, reason=reason
+    )
 
 
 def check_champion(config: RegisterConfig, context: StageContext) -> ChampionCheck:

@@ -62,6 +62,7 @@ def register_version(
     base: BaseModel,
     model_name: str,
     tags: Mapping[str, str],
+    *,
     files: EvidenceFiles,
     rule: UtilityRule,
     model_card: str,
@@ -93,7 +94,7 @@ def register_version(
         base,
         model_name,
         {**tags, **base.to_tags(), **evidence_tags, **decision_tags},
-        model_card,
+        model_card=model_card,
     )
     client.set_registered_model_alias(model_name, CANDIDATE, version)
     aliases: tuple[str, ...] = (CANDIDATE,)

@@ -310,6 +310,7 @@ def log_and_register(
     base: BaseModel,
     model_name: str,
     tags: Mapping[str, str],
+    *,
     model_card: str,
 ) -> tuple[str, str]:
     """Log the adapter in the active run, ``model_card`` as its ``README.md``, on ``base``

@@ -143,10 +143,10 @@ def _register(
             found.base,
             config.model_name,
             {**found.tags, **headline, registry.FINGERPRINT_TAG: found.fingerprint},
-            found.files,
-            found.rule,
-            adapter_card(card),
-            key,
+            files=found.files,
+            rule=found.rule,
+            model_card=adapter_card(card),
+            key=key,
         )
         log_stage("register", config, {"champion": registry.CHAMPION in version.aliases}, [])
         # Before the run ends: its end puts the pipeline's headline together from it.

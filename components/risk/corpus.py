@@ -117,6 +117,7 @@ def score_corpus(
     replacements: Mapping[str, Sequence[Mapping[str, Any]]],
     policy: RiskPolicy,
     salt: str,
+    *,
     sources: Mapping[str, str],
     estimate: Estimator | None = None,
 ) -> CorpusRisk:

@@ -32,7 +32,14 @@ def cluster_estimator(
     ) -> list[list[ResidualItem]]:
         arguments = [policy, salt]
         results = run_shares(
-            cluster, workers, timeout_s, estimate_part, views, arguments, "estimate", tls
+            cluster,
+            workers,
+            timeout_s,
+            estimate_part,
+            views,
+            arguments=arguments,
+            description="estimate",
+            tls=tls,
         )
         return [items for result in results for items in result["items"]]
 

@@ -41,7 +41,13 @@ def run(config: RiskConfig, context: StageContext) -> Metrics:
             raise InputError(f"{paths.ANON_CORPUS}: conversation {missing} missing")
         sources = conversation_sources(raw, config.source, str(paths.RAW_CORPUS))
         scored = score_corpus(
-            raw, anonymized, by_conversation, policy, salt, sources, _estimator(context)
+            raw,
+            anonymized,
+            by_conversation,
+            policy,
+            salt,
+            sources=sources,
+            estimate=_estimator(context),
         )
         # The gate checks that the table it judges was computed on the corpus on disk.
         summary = {**scored.to_metrics(), CORPUS_KEY: sha256_file(paths.ANON_CORPUS)}

@@ -90,6 +90,7 @@ def generate(
     prompts: Sequence[str],
     max_new_tokens: int,
     batch_size: int = 8,
+    *,
     progress: str | None = None,
     settings: GenerationSettings | None = None,
 ) -> list[str]:

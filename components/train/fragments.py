@@ -156,6 +156,7 @@ def build_fragments(
     eval_fraction: float,
     seed: int,
     nlp: Language | None = None,
+    *,
     chunks: Sequence[Chunk] | None = None,
 ) -> Fragments:
     """The fragmented corpus of ``conversations``: their chunks mixed into examples.

@@ -51,8 +51,8 @@ class SupervisedFineTuning:
             job.config,
             job.output_dir,
             job.work_dir,
-            job.callbacks,
-            job.examples,
+            callbacks=job.callbacks,
+            examples=job.examples,
         )
 
 
@@ -65,6 +65,7 @@ def train_lora(
     config: TrainParams,
     output_dir: Path,
     work_dir: Path,
+    *,
     callbacks: Sequence[Any] = (),
     examples: TrainingExamples | None = None,
 ) -> TrainResult:
@@ -95,7 +96,7 @@ def train_lora(
     # The arguments start the launcher's process group: every rank now resumes as rank 0 says.
     resume = world_checkpoint(work_dir, training_fingerprint(config, tokenized))
     counted = CountingRows(batches.train)
-    trainer = _trainer(model, args, counted, batches, config, callbacks)
+    trainer = _trainer(model, args, counted, batches, config, callbacks=callbacks)
     run = run_trainer(trainer, resume)
     finish(
         trainer,
@@ -125,7 +126,12 @@ def corpus_examples(
         )
         return fragments.training_examples()
     return training_examples(
-        conversations, config.tasks, config.eval_fraction, config.seed, options, config.only_good
+        conversations,
+        config.tasks,
+        config.eval_fraction,
+        config.seed,
+        options,
+        only_good=config.only_good,
     )
 
 
@@ -207,6 +213,7 @@ def _trainer(
     rows: CountingRows,
     batches: SftBatches,
     config: TrainParams,
+    *,
     callbacks: Sequence[Any],
 ) -> Any:
     """The Trainer; it evaluates at every checkpoint and stops when the eval loss has not

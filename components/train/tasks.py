@@ -231,6 +231,7 @@ def training_examples(
     eval_fraction: float,
     seed: int,
     options: Mapping[str, Sequence[str]] | None = None,
+    *,
     only_good: bool = False,
 ) -> TrainingExamples:
     """The conversations' examples for ``tasks``, split by conversation into training and

@@ -154,6 +154,7 @@ def test_a_worker_killed_mid_run_has_its_parts_recomputed(
     tmp_path: Path,
     small_parts: None,
     scheduler: object,
+    *,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     from distributed import Client
@@ -221,7 +222,7 @@ def test_a_task_that_kills_its_workers_is_one_error() -> None:
         cluster.dask_client(cluster.LOCAL, 1, 30) as client,
         pytest.raises(BackendError, match=r"^the Dask cluster: .*all those workers died"),
     ):
-        cluster.run_parts(client, os._exit, [3], [], "dying", None)
+        cluster.run_parts(client, os._exit, [3], [], "dying", total=None)
 
 
 @pytest.mark.slow

@@ -100,7 +100,9 @@ def test_a_tls_scheduler_runs_a_job_for_a_client_with_the_cluster_certificates(
 ) -> None:
     assert tls_scheduler.startswith("tls://127.0.0.1:")
     tls = TlsFiles(certs / "ca.pem", certs / "node.pem", certs / "node-key.pem")
-    results = run_shares(tls_scheduler, 1, 10, add_up, list(range(10)), [0], "add", tls=tls)
+    results = run_shares(
+        tls_scheduler, 1, 10, add_up, list(range(10)), arguments=[0], description="add", tls=tls
+    )
     assert sum(result["sum"] for result in results) == 45
 
 
@@ -154,7 +156,7 @@ def test_a_tcp_scheduler_is_warned_about_once(caplog: pytest.LogCaptureFixture) 
         address = str(cluster.scheduler_address)
         with caplog.at_level(logging.WARNING, logger="components.core.cluster"):
             for _ in range(2):
-                run_shares(address, 1, 10, add_up, [1, 2, 3], [0], "add")
+                run_shares(address, 1, 10, add_up, [1, 2, 3], arguments=[0], description="add")
     warned = [r.getMessage() for r in caplog.records if r.name == "components.core.cluster"]
     assert len(warned) == 1, warned
     assert address in warned[0] and "salt" in warned[0] and "tls://" in warned[0]

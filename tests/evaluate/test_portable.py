@@ -55,7 +55,12 @@ def _pack(tmp_path: Path, corpus: list[Conversation]) -> Path:
         max_steps=1, save_steps=1, batch_size=1, max_seq_length=256, fragments=fragments
     )
     make_pack(
-        tmp_path / "pack", corpus, _splits(corpus), {"placeholder": anonymized}, train, config
+        tmp_path / "pack",
+        corpus,
+        _splits(corpus),
+        {"placeholder": anonymized},
+        train,
+        evaluate=config,
     )
     return tmp_path / "pack"
 
@@ -106,13 +111,24 @@ def test_a_pack_refuses_a_corpus_of_another_split_or_an_unknown_variant(
     other = _anonymized(tmp_path / "other", corpus[1:])  # one training conversation short
     train, evaluate = TrainConfig(), EvaluateConfig()
     with pytest.raises(InputError, match=r"other/corpus.jsonl: 3 of the raw corpus's 4"):
-        make_pack(tmp_path / "p", corpus, _splits(corpus), {"placeholder": other}, train, evaluate)
+        make_pack(
+            tmp_path / "p",
+            corpus,
+            _splits(corpus),
+            {"placeholder": other},
+            train,
+            evaluate=evaluate,
+        )
     for derived in ("oracle", "masked-no-loss", "fragmented"):
         with pytest.raises(InputError, match=f"--anonymized {derived}="):
-            make_pack(tmp_path / "p", corpus, _splits(corpus), {derived: other}, train, evaluate)
+            make_pack(
+                tmp_path / "p", corpus, _splits(corpus), {derived: other}, train, evaluate=evaluate
+            )
     with pytest.raises(InputError, match="spans.jsonl: missing"):
         (other / "spans.jsonl").unlink()
-        make_pack(tmp_path / "p", corpus, _splits(corpus), {"type": other}, train, evaluate)
+        make_pack(
+            tmp_path / "p", corpus, _splits(corpus), {"type": other}, train, evaluate=evaluate
+        )
     assert not (tmp_path / "p").exists()  # nothing half-written
 
 
@@ -153,7 +169,7 @@ def test_a_run_from_a_pack_lands_in_the_run_store_the_report_reads(
     folder = _pack(tmp_path, corpus)
     store = tmp_path / "store"
     run_folder = run_from_pack(
-        read_pack(folder), "masked", 21, base_model_dir, store, tmp_path / "work"
+        read_pack(folder), "masked", 21, base_model_dir, store, work_dir=tmp_path / "work"
     )
     assert run_folder == store / "masked" / "seed-21"
     evaluation = json.loads((run_folder / "evaluate.json").read_text(encoding="utf-8"))

@@ -66,7 +66,7 @@ def _section(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def write_run(
-    store: Path, variant: str, seed: int, level: float, loss: float, recorded: str | None = None
+    store: Path, variant: str, seed: int, level: float, loss: float, *, recorded: str | None = None
 ) -> Path:
     """A run folder as veiltune utility-profile leaves it."""
     folder = store / variant / f"seed-{seed}"

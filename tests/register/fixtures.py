@@ -92,6 +92,7 @@ def add_version(
     files: EvidenceFiles | None,
     key: Ed25519PrivateKey = PRODUCER,
     experiment: str = "0",
+    *,
     adapter: dict[str, bytes] = ADAPTER,
 ) -> tuple[str, str]:
     """A registered version whose run holds ``files`` as signed evidence (none when None)

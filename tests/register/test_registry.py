@@ -230,6 +230,7 @@ def register(
     base: BaseModel,
     utility: float,
     gate: bool = True,
+    *,
     corpus: str = "anonymized",
 ) -> Any:
     import mlflow
@@ -252,7 +253,15 @@ def register(
     with mlflow.start_run(experiment_id=experiment):
         model_card = card(gate_result, audit, corpus, utility)
         return register_version(
-            client, adapter, base, "m", tags, files, ROUGE, model_card, PRODUCER
+            client,
+            adapter,
+            base,
+            "m",
+            tags,
+            files=files,
+            rule=ROUGE,
+            model_card=model_card,
+            key=PRODUCER,
         )
 
 

@@ -95,10 +95,10 @@ def store(
                 base,
                 "m",
                 AuditResult(True, {}).to_tags(),
-                metrics_files(),
-                UtilityRule("summary.rouge1"),
-                "# m\n",
-                PRODUCER,
+                files=metrics_files(),
+                rule=UtilityRule("summary.rouge1"),
+                model_card="# m\n",
+                key=PRODUCER,
             )
         [base_run] = MlflowClient().search_runs([experiment], "tags.`veiltune.kind` = 'base_model'")
         yield Store(mlflow.get_tracking_uri(), version.model_uri, base_run.info.run_id, base.sha256)

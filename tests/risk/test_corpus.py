@@ -38,7 +38,9 @@ def _score(wanted: str) -> dict[str, Any]:
     raw = [LABELLED, UNLABELLED, CLEAN]
     anonymized = {"conv-1": LABELLED_ANON, "dialogsum-x": UNLABELLED, "dialogsum-y": CLEAN}
     sources = conversation_sources(raw, wanted, "corpus.jsonl")
-    scored = score_corpus(raw, anonymized, {"conv-1": LABELLED_SPANS}, POLICY, "salt", sources)
+    scored = score_corpus(
+        raw, anonymized, {"conv-1": LABELLED_SPANS}, POLICY, "salt", sources=sources
+    )
     rows = scored.table.set_index("conversation_id")
     return {
         "scores": rows["score"].to_dict(),

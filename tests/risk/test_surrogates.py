@@ -16,7 +16,9 @@ POLICY = RiskPolicy(DEFAULT_RISK_SCORES, 3)
 
 def _estimate(raw: Conversation, anonymized: Conversation, records: list[Any]) -> CorpusRisk:
     sources = conversation_sources([raw], "estimate", "corpus.jsonl")
-    return score_corpus([raw], {raw.id: anonymized}, {raw.id: records}, POLICY, "salt", sources)
+    return score_corpus(
+        [raw], {raw.id: anonymized}, {raw.id: records}, POLICY, "salt", sources=sources
+    )
 
 
 def test_surrogates_are_no_leak_but_the_same_text_without_its_records_is() -> None:

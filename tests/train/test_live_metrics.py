@@ -43,7 +43,12 @@ def test_each_step_loss_is_logged_as_it_happens(
     with mlflow.start_run(experiment_id=configure_tracking("live")) as run:
         probe = LossSeenMidRun(run.info.run_id)
         result = train_lora(
-            base_model_dir, conversations(4), config, tmp_path / "a", tmp_path / "w", [live, probe]
+            base_model_dir,
+            conversations(4),
+            config,
+            tmp_path / "a",
+            tmp_path / "w",
+            callbacks=[live, probe],
         )
     assert probe.seen == [1]  # step 1's loss was in MLflow before step 2 ran
     history = MlflowClient().get_metric_history(run.info.run_id, "loss")
@@ -63,7 +68,9 @@ def test_the_step_bar_shows_the_loss_and_prints_no_log_dicts(
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     config = TrainConfig(max_steps=2, batch_size=2, max_seq_length=96, lora_r=2, lora_alpha=4)
     with mlflow.start_run(experiment_id=configure_tracking("bar")):
-        train_lora(base_model_dir, conversations(4), config, tmp_path / "a", tmp_path / "w", [])
+        train_lora(
+            base_model_dir, conversations(4), config, tmp_path / "a", tmp_path / "w", callbacks=[]
+        )
     printed = capfd.readouterr()
     assert "2/2" in printed.err  # the bar is there
     assert "loss=" in printed.err  # with the loss on it

@@ -302,7 +302,9 @@ def test_killed_training_resumes_from_its_last_checkpoint(
     work = tmp_path / "work"
     whole = train_lora(base_model_dir, conversations(4), config, tmp_path / "u", tmp_path / "uw")
     with pytest.raises(KeyboardInterrupt):
-        train_lora(base_model_dir, conversations(4), config, tmp_path / "a", work, [Kill()])
+        train_lora(
+            base_model_dir, conversations(4), config, tmp_path / "a", work, callbacks=[Kill()]
+        )
     assert (work / "checkpoint-2").is_dir() and not (work / "checkpoint-4").exists()
     result = train_lora(base_model_dir, conversations(4), config, tmp_path / "a", work)
     assert result.resumed_from_step == 2 and result.steps == 4
@@ -386,7 +388,12 @@ def test_rerunning_a_finished_training_never_trains_past_max_steps(
     work = tmp_path / "work"
     with pytest.raises(KeyboardInterrupt):
         train_lora(
-            base_model_dir, conversations(2), config, tmp_path / "k", work, [KillBeforeSave()]
+            base_model_dir,
+            conversations(2),
+            config,
+            tmp_path / "k",
+            work,
+            callbacks=[KillBeforeSave()],
         )
     assert (work / "checkpoint-2").is_dir()  # the final checkpoint, no adapter yet
     first = train_lora(base_model_dir, conversations(2), config, tmp_path / "a", work)

@@ -733,6 +733,7 @@ def test_a_file_that_is_not_utf8_is_one_error_naming_its_line(
     capsys: pytest.CaptureFixture[str],
     command: list[str],
     name: str,
+    *,
     body: bytes,
     where: str,
 ) -> None:

@@ -112,11 +112,11 @@ def _evaluate_detection(args: argparse.Namespace) -> Any:
         args.dataset,
         args.path,
         args.limit,
-        args.output,
-        args.split,
-        args.show_false_positives,
-        args.sweep,
-        args.detectors,
+        output=args.output,
+        split=args.split,
+        show_false_positives=args.show_false_positives,
+        sweep=args.sweep,
+        detectors=args.detectors,
     )
     if samples:
         print(format_false_positives(samples), file=sys.stderr)

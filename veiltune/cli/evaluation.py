@@ -187,8 +187,8 @@ def _utility_pack(args: argparse.Namespace) -> Any:
         anonymized,
         args.steps,
         args.max_eval,
-        args.tasks,
-        args.eval_tasks,
+        tasks=args.tasks,
+        eval_tasks=args.eval_tasks,
     )
 
 

@@ -58,6 +58,7 @@ def sweep_detection(
     base_dir: Path,
     policy: AnonymizationPolicy,
     key: str,
+    *,
     values: Sequence[float],
 ) -> list[dict[str, Any]]:
     """One row of scores per value of ``key``, the other detectors of

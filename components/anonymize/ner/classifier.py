@@ -63,6 +63,7 @@ class TokenClassifier(ABC):
         max_tokens: int,
         batch_size: int,
         pad_id: int = 0,
+        *,
         window_chars: int = WINDOW_CHARS,
         window_overlap: int = WINDOW_OVERLAP,
     ) -> None:

@@ -93,7 +93,7 @@ def load_onnx(path: Path, threads: int, batch_size: int) -> TokenClassifier:
         scheme,
         _max_tokens(config),
         batch_size,
-        pad_id if isinstance(pad_id, int) else 0,
+        pad_id=pad_id if isinstance(pad_id, int) else 0,
     )
 
 

@@ -23,6 +23,7 @@ class OnnxTokenClassifier(TokenClassifier):
         scheme: LabelScheme,
         max_tokens: int,
         batch_size: int,
+        *,
         pad_id: int = 0,
         **windows: int,
     ) -> None:

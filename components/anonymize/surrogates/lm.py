@@ -118,6 +118,7 @@ class LmSource:
         k: int,
         top1: bool,
         check: TypeCheck,
+        *,
         proposer: Any | None = None,
     ) -> None:
         self.values, self.model_dir, self.k, self.top1, self.check = (

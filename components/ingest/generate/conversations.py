@@ -90,7 +90,7 @@ def _conversation(
     spans: list[PiSpan] = []
     lowercase = _lowercase_turns(len(lines), rng, noise)
     for index, ((role, segments), lower) in enumerate(zip(lines, lowercase, strict=True)):
-        turn, turn_spans = _turn(index, role, segments, cast, noise, lower, full_labels)
+        turn, turn_spans = _turn(index, role, segments, cast, noise, lower=lower, full=full_labels)
         turns.append(turn)
         spans.extend(turn_spans)
     labels: dict[str, Any] = {
@@ -143,6 +143,7 @@ def _turn(
     segments: tuple[Segment, ...],
     cast: Cast,
     noise: Noise,
+    *,
     lower: bool,
     full: bool,
 ) -> tuple[Turn, list[PiSpan]]:
