@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -374,9 +375,18 @@ def detection_context(params: Path | None) -> StageContext:
 
 
 def run_stage(name: str, params_path: Path) -> Metrics:
-    """Run one stage as ``dvc repro`` does: its config from params, its entry."""
-    context = stage_context(params_path)
+    """Run one stage as ``dvc repro`` does: its config from params, its entry, what it reads
+    held to its entry's contract."""
+    context = for_stage(stage_context(params_path), name)
     return BY_NAME[name].entry()(context.configs[name], context)
+
+
+def for_stage(context: StageContext, name: str) -> StageContext:
+    """``context`` as stage ``name`` sees it: the params keys and metrics it reads checked
+    against what its registry entry declares (``StageContext.setting``, ``metrics``)."""
+    stage = BY_NAME[name]
+    declared = frozenset(a.path for a in (*stage.deps, *stage.outs, *stage.metrics))
+    return replace(context, stage=name, reads=stage.params, inputs=declared)
 
 
 def names_param(dotted: str) -> bool:

@@ -152,6 +152,42 @@ def test_every_stage_has_its_package_entry_and_config() -> None:
         assert getattr(stage.config, "SECTION", None) == stage.name
 
 
+def test_a_stage_reads_only_the_params_and_metrics_its_entry_declares(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from components.core.stage import UndeclaredRead
+    from components.stages import default_context, for_stage
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "metrics").mkdir()
+    for name in ("risk", "train"):
+        (tmp_path / "metrics" / f"{name}.json").write_text("{}")
+    gate = for_stage(default_context(), "gate")
+    assert gate.setting("gate.threshold") == 5.0  # its own key
+    assert gate.metrics("risk") == {}  # a declared input
+    with pytest.raises(UndeclaredRead, match=r"stage gate reads params key 'train.seed'"):
+        gate.setting("train.seed")
+    with pytest.raises(UndeclaredRead, match=r"metrics/train.json"):
+        gate.metrics("train")
+    with pytest.raises(UndeclaredRead, match="'train'"):
+        gate.config(BY_NAME["train"].config)
+    # a key under a declared section, and the experiment every stage logs to
+    review = for_stage(default_context(), "review")
+    assert review.setting("gate.threshold") == 5.0
+    assert review.experiment == "veiltune"
+    # outside a stage run (the detection commands, the reports) everything may be read
+    assert default_context().setting("train.seed") == gate.configs["train"].seed
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=ORDER)
+def test_every_declared_read_is_a_key_of_params(stage: Any) -> None:
+    from components.stages import default_context, for_stage
+
+    context = for_stage(default_context(), stage.name)
+    for key in stage.params:
+        context.setting(key)  # an AttributeError or KeyError names a key that does not exist
+
+
 def test_a_stage_imports_only_core_and_the_stages_before_it() -> None:
     for index, stage in enumerate(STAGES):
         upstream = {s.package for s in STAGES[:index]}

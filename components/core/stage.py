@@ -27,7 +27,11 @@ class StageContext:
 
     A stage reads its own config as ``run``'s first argument; another stage's settings (the
     dotted keys its ``dvc.yaml`` entry lists under ``params``) through :meth:`setting` or,
-    for an upstream stage whose config class it imports, :meth:`config`.
+    for an upstream stage whose config class it imports, :meth:`config`; another stage's
+    metrics through :meth:`metrics`. For a stage run by the registry (``stage`` set), each
+    of these is checked against what its registry entry declares (``reads``: its own key
+    and the keys it lists; ``inputs``: the files it lists): what a stage reads is what
+    dvc.yaml says it reads.
     """
 
     params_path: Path
@@ -35,6 +39,9 @@ class StageContext:
     configs: Mapping[str, Any]  # stage name -> its config dataclass, defaults filled in
     order: tuple[str, ...] = ()  # every stage's name, in pipeline order
     root: Path | None = None  # where relative paths resolve, if not params.yaml's folder
+    stage: str | None = None  # the stage running (its reads are checked), or None
+    reads: tuple[str, ...] = ()  # the params keys it declares: its own, then others'
+    inputs: frozenset[str] = frozenset()  # the files and folders it declares it reads
 
     @property
     def base_dir(self) -> Path:
@@ -44,8 +51,9 @@ class StageContext:
 
     @property
     def experiment(self) -> str:
-        """The MLflow experiment every stage logs to (``register.experiment``)."""
-        return str(self.setting("register.experiment"))
+        """The MLflow experiment every stage logs to (``register.experiment``: every stage
+        reads it, none declares it)."""
+        return str(self.configs["register"].experiment)
 
     def config(self, cls: type[C]) -> C:
         """The validated config of the stage whose dataclass is ``cls``."""
@@ -53,6 +61,8 @@ class StageContext:
         config = self.configs.get(section)
         if not isinstance(config, cls):
             raise ParamsError(f"params: no section '{section}' for {cls.__name__}")
+        if not any(r == section or r.startswith(f"{section}.") for r in self._declared()):
+            self._undeclared(f"params key '{section}'")
         return config
 
     def stages_before(self, name: str) -> tuple[str, ...]:
@@ -61,11 +71,35 @@ class StageContext:
 
     def setting(self, dotted: str) -> Any:
         """One validated value by its dotted key, e.g. ``gate.threshold``."""
+        if not any(dotted == r or dotted.startswith(f"{r}.") for r in self._declared()):
+            self._undeclared(f"params key '{dotted}'")
         stage, *keys = dotted.split(".")
         value: Any = self.configs[stage]
         for key in keys:
             value = getattr(value, key)
         return value
+
+    def metrics(self, stage: str) -> Metrics:
+        """What an earlier stage wrote to ``metrics/<stage>.json``."""
+        path = paths.metrics_file(stage)
+        if self.stage is not None and path.as_posix() not in self.inputs:
+            self._undeclared(str(path))
+        return read_metrics(stage)
+
+    def _declared(self) -> tuple[str, ...]:
+        """Every key this context may read: all of them outside a stage run."""
+        return self.reads if self.stage is not None else tuple(self.configs)
+
+    def _undeclared(self, what: str) -> None:
+        raise UndeclaredRead(
+            f"stage {self.stage} reads {what}, which its entry in components/stages.py does "
+            "not declare (and so dvc.yaml does not list): declare it there, then make dvc-yaml"
+        )
+
+
+class UndeclaredRead(RuntimeError):
+    """A stage read what its registry entry does not declare: a bug in veiltune, not in the
+    user's input."""
 
 
 def check_paths(inputs: Sequence[Path], outputs: Sequence[Path | None], raw: bool = False) -> None:

@@ -11,7 +11,7 @@ from components.anonymize import AnonymizeConfig, anonymization_policy, entity_d
 from components.core import lineage, paths, tracking
 from components.core.errors import InputError
 from components.core.salt import read_salt
-from components.core.stage import Metrics, StageContext, log_stage, read_metrics
+from components.core.stage import Metrics, StageContext, log_stage
 from components.export.bundle import CREATED_AT, created_at
 from components.export.compliance import (
     ExportInputs,
@@ -29,7 +29,7 @@ from components.ingest import id_inventory_entries, read_id_pseudonyms, read_inv
 
 def run(config: ExportConfig, context: StageContext) -> Metrics:
     # The report reads every earlier stage's metrics; all of metrics/*.json goes in the bundle.
-    metrics = {stage: read_metrics(stage) for stage in context.stages_before("export")}
+    metrics = {stage: context.metrics(stage) for stage in context.stages_before("export")}
     for required in (paths.DVC_LOCK, paths.SALT, paths.RAW_CORPUS):
         if not required.is_file():
             raise InputError(f"{required}: missing; run the pipeline with `dvc repro` first")

@@ -14,7 +14,7 @@ from typing import Any
 from components.core import paths, tracking
 from components.core.errors import GateFailed
 from components.core.jsonio import write_json_atomic, write_text_atomic
-from components.core.stage import Metrics, StageContext, log_stage, read_metrics
+from components.core.stage import Metrics, StageContext, log_stage
 from components.gate.binding import gate_digests
 from components.gate.config import GateConfig
 from components.gate.page import validation_page_html
@@ -26,7 +26,7 @@ from components.risk import read_risk_table
 def run(config: GateConfig, context: StageContext) -> Metrics:
     risk_file = paths.metrics_file("risk")
     digests = gate_digests(
-        read_metrics("risk"), paths.ANON_CORPUS, paths.RISK_TABLE, str(risk_file)
+        context.metrics("risk"), paths.ANON_CORPUS, paths.RISK_TABLE, str(risk_file)
     )
     with tracking.stage_run("gate", context.experiment):
         table = read_risk_table(paths.RISK_TABLE)

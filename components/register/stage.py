@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from components.anonymize import detection_models
 from components.core import lineage, paths, tracking
 from components.core.headline import held_audits, write_dvc_headline
 from components.core.jsonio import write_json_atomic
 from components.core.signing import KEY_PARAM, signing_key
-from components.core.stage import Metrics, StageContext, log_stage, read_metrics
+from components.core.stage import Metrics, StageContext, log_stage
 from components.gate import GateResult, require_trained_on_gated_corpus
 from components.ingest import corpus_datasets
 from components.register import registry
@@ -43,7 +41,7 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
         version = _register(config, context, found)
     metrics = version.to_metrics()
     write_json_atomic(paths.metrics_file("register"), metrics)
-    write_headline(metrics, context.params)
+    write_headline(metrics, context)
     logger.info("%s v%s: %s", config.model_name, version.version, version.decision_reason)
     return metrics
 
@@ -69,19 +67,22 @@ def _evidence(config: RegisterConfig, context: StageContext) -> _Evidence:
     sources = {stage: str(paths.metrics_file(stage)) for stage in ("gate", "audit", "evaluate")}
     train_file = paths.metrics_file("train")
     require_trained_on_gated_corpus(
-        read_metrics("train"), read_metrics("gate"), train_file, paths.ANON_CORPUS
+        context.metrics("train"), context.metrics("gate"), train_file, paths.ANON_CORPUS
     )
     # What the adapter learnt from and which adapter was scored: the stages' own records.
     corpus = trained_corpus(
-        read_metrics("train"), read_metrics("gate"), train_file, context.setting("train.corpus")
+        context.metrics("train"),
+        context.metrics("gate"),
+        train_file,
+        context.setting("train.corpus"),
     )
-    scored = {paths.metrics_file(s): read_metrics(s) for s in ("train", "evaluate", "audit")}
+    scored = {paths.metrics_file(s): context.metrics(s) for s in ("train", "evaluate", "audit")}
     adapter = bound_adapter(paths.ADAPTER, scored)
-    gate = GateResult.from_metrics(read_metrics("gate"), sources["gate"])
-    audit = registry.audit_result(read_metrics("audit"), sources["audit"])
-    evaluation = registry.adapter_metrics(read_metrics("evaluate"), sources["evaluate"])
+    gate = GateResult.from_metrics(context.metrics("gate"), sources["gate"])
+    audit = registry.audit_result(context.metrics("audit"), sources["audit"])
+    evaluation = registry.adapter_metrics(context.metrics("evaluate"), sources["evaluate"])
     utility = registry.utility_of(evaluation, config.utility_metric, sources["evaluate"])
-    base = describe_base_model(paths.BASE_MODEL, str(read_metrics("base_model")["source"]))
+    base = describe_base_model(paths.BASE_MODEL, str(context.metrics("base_model")["source"]))
     tags = {
         **registry.version_tags(gate, audit, evaluation, _lineage_tags(context)),
         **base.to_tags(),
@@ -102,7 +103,7 @@ def _lineage_tags(context: StageContext) -> dict[str, str]:
         **lineage.dvc_lock_outs(paths.DVC_LOCK, "anonymize"),
     }
     return {
-        "train_loss": str(read_metrics("train")["train_loss"]),
+        "train_loss": str(context.metrics("train")["train_loss"]),
         "git_commit": lineage.git_commit(Path.cwd()),
         "params_hash": lineage.params_hash(dict(context.params)),
         "data_version": json.dumps(lock_outs, sort_keys=True),
@@ -117,10 +118,10 @@ def _register(
     from mlflow.tracking import MlflowClient
 
     key = signing_key(context.setting(KEY_PARAM), context.base_dir)  # made on first use
-    ingest = read_metrics("ingest")
+    ingest = context.metrics("ingest")
     card = CardFacts(
         config.model_name,
-        read_metrics("base_model"),
+        context.metrics("base_model"),
         ingest,
         corpus_datasets(context.params.get("ingest") or {}, ingest.get("by_dataset")),
         found.corpus,
@@ -154,11 +155,11 @@ def _register(
     return version
 
 
-def write_headline(registered: Metrics, params: Mapping[str, Any]) -> None:
+def write_headline(registered: Metrics, context: StageContext) -> None:
     """``metrics/headline.json``, declared by this stage, the last with a verdict: the gate's,
     the audits' and this version's verdicts and the utility the rule judged, in one row."""
-    found = {stage: read_metrics(stage) for stage in ("gate", "audit", "evaluate")}
-    write_dvc_headline(paths.HEADLINE, {**found, "register": registered}, params)
+    found = {stage: context.metrics(stage) for stage in ("gate", "audit", "evaluate")}
+    write_dvc_headline(paths.HEADLINE, {**found, "register": registered}, context.params)
 
 
 def summary(metrics: Metrics) -> str:

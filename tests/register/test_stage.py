@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from components.core.stage import StageContext
 from components.register.stage import write_headline
 
 
@@ -29,7 +30,8 @@ def test_register_writes_the_runs_verdicts_in_one_row(
     for stage, body in files.items():
         (tmp_path / "metrics" / f"{stage}.json").write_text(json.dumps(body))
     registered = {"champion": True, "model_version": "7"}
-    write_headline(registered, {"register": {"utility_metric": "summary.rouge2"}})
+    params = {"register": {"utility_metric": "summary.rouge2"}}
+    write_headline(registered, StageContext(tmp_path / "params.yaml", params, {}))
     assert json.loads((tmp_path / "metrics" / "headline.json").read_text()) == {
         "gate": "passed",
         "mu+sigma": 0.4912,

@@ -19,6 +19,7 @@ from components.stages import (
     STAGES,
     Stage,
     detection_context,
+    for_stage,
     run_stage,
     stage_context,
 )
@@ -134,7 +135,7 @@ def add_review(commands: Commands, stage: Stage) -> None:
 def _review_export(stage: Stage, args: argparse.Namespace) -> StageRun:
     from components.review.stage import run as review_export
 
-    context = stage_context(args.params)
+    context = for_stage(stage_context(args.params), stage.name)
     return StageRun(stage, review_export(context.config(ReviewConfig), context, args.output))
 
 
