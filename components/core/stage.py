@@ -61,7 +61,9 @@ class StageContext:
         config = self.configs.get(section)
         if not isinstance(config, cls):
             raise ParamsError(f"params: no section '{section}' for {cls.__name__}")
-        if not any(r == section or r.startswith(f"{section}.") for r in self._declared()):
+        if self.stage is not None and not any(
+            r == section or r.startswith(f"{section}.") for r in self.reads
+        ):
             self._undeclared(f"params key '{section}'")
         return config
 
@@ -71,7 +73,9 @@ class StageContext:
 
     def setting(self, dotted: str) -> Any:
         """One validated value by its dotted key, e.g. ``gate.threshold``."""
-        if not any(dotted == r or dotted.startswith(f"{r}.") for r in self._declared()):
+        if self.stage is not None and not any(
+            dotted == r or dotted.startswith(f"{r}.") for r in self.reads
+        ):
             self._undeclared(f"params key '{dotted}'")
         stage, *keys = dotted.split(".")
         value: Any = self.configs[stage]
@@ -85,10 +89,6 @@ class StageContext:
         if self.stage is not None and path.as_posix() not in self.inputs:
             self._undeclared(str(path))
         return read_metrics(stage)
-
-    def _declared(self) -> tuple[str, ...]:
-        """Every key this context may read: all of them outside a stage run."""
-        return self.reads if self.stage is not None else tuple(self.configs)
 
     def _undeclared(self, what: str) -> None:
         raise UndeclaredRead(
