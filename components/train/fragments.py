@@ -165,10 +165,9 @@ def build_fragments(
     carries them, so a GPU node needs no spaCy); else they are found now with ``nlp`` or
     ``config.spacy_model``.
 
-    Eval conversations are chosen as the other tasks choose them
-    (:func:`components.train.tasks.eval_conversations`, among the conversations with a
-    chunk); eval examples are mixed from their chunks alone, so no example holds chunks of
-    both sides. Drawing is seeded by ``seed``.
+    Eval conversations are chosen as the other tasks choose them, among those with a chunk
+    (:func:`components.train.tasks.eval_conversations`); eval examples are mixed from their
+    chunks alone, so no example holds chunks of both sides. Drawing is seeded by ``seed``.
 
     Raises:
         InputError: the conversations make no training example.
