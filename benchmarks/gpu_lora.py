@@ -67,9 +67,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from peft import LoraConfig, get_peft_model
     from transformers import LlamaConfig, LlamaForCausalLM, Trainer
 
+    from components.core import native_ops
     from components.train.engine import ensure_distributed_environment
 
     ensure_distributed_environment()
+    native_ops.prepare()
     cuda = torch.cuda.is_available()
     shape = TINY if args.smoke else LLAMA_1B
     config = LlamaConfig(**shape, use_cache=False)
