@@ -19,7 +19,7 @@ from audits.result import AuditResult
 from components.core.corpus import Conversation, PiSpan
 from components.core.progress import counted
 from components.ingest import normalized
-from components.train import split_for_continuation
+from components.train import continuation_cut, split_for_continuation
 
 NAME = "extraction"
 
@@ -69,8 +69,6 @@ def answer_offsets(conversation: Conversation, cut: int) -> list[tuple[int, int,
 def extraction_prefix(conversation: Conversation) -> Prefix | None:
     """The conversation's prefix that ends at its first PI value not shown before; the
     middle of the answer when it has no labelled PI; None when it has only shown values."""
-    from components.train import continuation_cut
-
     if len(conversation.turns) < 2:
         return None
     user, answer = split_for_continuation(conversation)

@@ -22,6 +22,7 @@ from components.train import (
     CALL_TASKS,
     CONTINUATION,
     TASK_PROMPTS,
+    generate,
     split_for_continuation,
     transcript,
 )
@@ -103,8 +104,6 @@ class PiOutputAudit(Audit):
     name = NAME
 
     def run(self, context: AuditContext) -> AuditResult:
-        from components.train import generate  # the adapter loaders import torch
-
         settings = context.settings
         prompts = task_prompts(context.inputs.heldout_anonymized, settings.n_prompts)
         prompts += adversarial_prompts(context.inputs.heldout_anonymized)

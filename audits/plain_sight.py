@@ -32,7 +32,7 @@ from audits.result import AuditResult
 from components.core.corpus import Conversation, base_info_type
 from components.core.lexicon import SENTENCE_START, known_names, zipf
 from components.core.progress import counted
-from components.train import transcript
+from components.train import load_base, transcript
 
 NAME = "plain_sight"
 # Alphabetic words of 3+ letters, none inside a placeholder ("[PERSON_NAME_1]").
@@ -185,8 +185,6 @@ class PlainSightAudit(Audit):
     needs = ("train_anonymized",)
 
     def run(self, context: AuditContext) -> AuditResult:
-        from components.train import load_base  # the adapter loaders import torch
-
         inputs = context.inputs
         base, base_tokenizer = load_base(inputs.base_model)
         views = {

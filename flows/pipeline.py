@@ -37,6 +37,7 @@ from components.core.headline import (
     verdict_line,
 )
 from components.core.stage import StageContext
+from components.export.signing import KEY_ENV, signing_key
 from flows.artifacts import (
     StageReport,
     artifact_key,
@@ -264,8 +265,6 @@ def experiment_environment(
     """``env`` plus the workspace's MLflow store and signing key, by absolute path: an
     experiment runs in ``.dvc/tmp/exps``, where relative ones would name copies (and a key
     made there on first use would be lost with it, so a run that signs makes it here)."""
-    from components.export.signing import KEY_ENV, signing_key
-
     extra = {"MLFLOW_TRACKING_URI": tracking.tracking_uri()}
     if not env.get(KEY_ENV):
         key = (context.base_dir / context.configs["export"].signing_key).resolve()

@@ -22,6 +22,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
 
+from components.base_model import convert_gguf
+from components.evaluate.portable import read_pack, run_from_pack
+from components.evaluate.runs import EVALUATE_FILE, run_folder
+
 logger = logging.getLogger("veiltune.utility_runner")
 # What evaluate scores with, beyond torch, transformers and peft: module -> pip name.
 SCORERS = {"rouge_score": "rouge-score", "sklearn": "scikit-learn"}
@@ -45,8 +49,6 @@ def _one(args: tuple[Path, str, int, Path, Path, Path, int]) -> tuple[str, int, 
     pack_dir, variant, seed, base_model, store, work_dir, threads = args
     import torch
 
-    from components.evaluate.portable import read_pack, run_from_pack
-
     torch.set_num_threads(threads)
     started = time.monotonic()
     run_from_pack(read_pack(pack_dir), variant, seed, base_model, store, work_dir=work_dir)
@@ -63,13 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         logger.error("evaluate scores with %s: pip install %s", missing, " ".join(missing))
         return 2
-    from components.evaluate.portable import read_pack
-    from components.evaluate.runs import EVALUATE_FILE, run_folder
 
     pack = read_pack(args.pack)
     if args.gguf is not None and not (args.base_model / "config.json").is_file():
-        from components.base_model import convert_gguf
-
         logger.info("de-quantizing %s into %s", args.gguf, args.base_model)
         convert_gguf(args.gguf, args.base_model)
     variants = args.variants or list(pack.variants)

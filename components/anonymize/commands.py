@@ -9,8 +9,21 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from components.anonymize.calibration import Thresholds, write_calibration
 from components.anonymize.config import AnonymizeConfig
+from components.anonymize.distributed import detect_groups_on_cluster, detect_on_cluster
+from components.anonymize.evaluation.calibrate import BETAS, Calibration
+from components.anonymize.evaluation.calibrate import calibrate as run_calibration
+from components.anonymize.evaluation.datasets import (
+    SPEECH_PREFIX,
+    SPLIT_KINDS,
+    embedded_texts,
+    load_labelled,
+)
+from components.anonymize.evaluation.run import conversation_groups, score_detection
+from components.anonymize.evaluation.run import evaluate_detection as run_evaluation
 from components.anonymize.evaluation.scoring import FalsePositive
+from components.anonymize.evaluation.speechlike import speech_like
 from components.anonymize.evaluation.sweep import parse_sweep, sweep_detection
 from components.anonymize.factory import (
     anonymization_policy,
@@ -18,7 +31,7 @@ from components.anonymize.factory import (
     detection_records,
     ner_recognizer,
 )
-from components.anonymize.ner_training import TrainSettings
+from components.anonymize.ner_training import TRAIN_EMBEDDED_SEED, TrainSettings, fine_tune
 from components.anonymize.stage import anonymize_file
 from components.core import tracking
 from components.core.corpus import load_corpus
@@ -46,8 +59,6 @@ def detect(
     """Write ``{"id", "spans"}`` (or per-turn spans) for each input record, in order."""
     check_paths([input_path], [output_path])
     if config.cluster is not None:
-        from components.anonymize.distributed import detect_on_cluster
-
         return detect_on_cluster(config, context.base_dir, input_path, output_path)
     # The detector first: a bad model or policy file is named before the corpus is read.
     detector = build_detector(config, context.base_dir)
@@ -78,9 +89,6 @@ def evaluate_detection(
     neither written with the metrics nor logged to MLflow. With ``sweep``
     (``KEY=V1,V2,...``) the metrics are one row per value under ``sweep`` instead.
     """
-    from components.anonymize.evaluation.datasets import load_labelled
-    from components.anonymize.evaluation.run import evaluate_detection as run_evaluation
-
     if detectors:  # validated as the param is: a bad name names the key
         config = replace(config, detectors=[name.strip() for name in detectors.split(",")])
     check_paths([path] if path is not None else [], [output])
@@ -97,9 +105,6 @@ def evaluate_detection(
         )
         scored: Metrics = {"sweep": rows}
     elif config.cluster:
-        from components.anonymize.distributed import detect_groups_on_cluster
-        from components.anonymize.evaluation.run import conversation_groups, score_detection
-
         groups = conversation_groups(items)
         detected = detect_groups_on_cluster(config, context.base_dir, groups)
         scored, samples = score_detection(items, groups, detected, show_false_positives)
@@ -168,11 +173,6 @@ def calibrate(
 ) -> Metrics:
     """Calibrate the recognizers' thresholds of each operating point on labelled data and
     write them to ``output`` (presidio-research: its tuning templates only)."""
-    from components.anonymize.calibration import Thresholds, write_calibration
-    from components.anonymize.evaluation.calibrate import BETAS, Calibration
-    from components.anonymize.evaluation.calibrate import calibrate as run_calibration
-    from components.anonymize.evaluation.datasets import SPEECH_PREFIX, load_labelled
-    from components.anonymize.evaluation.speechlike import speech_like
     from components.anonymize.presidio_backend import PresidioDetector
 
     check_paths([path for _, path in data if path is not None], [output])
@@ -216,15 +216,6 @@ def train_ner(
     on labelled data (presidio_research and wnut17: their tuning side only, so the held-out
     side still measures it; embedded: conversations evaluation never reads) and write it to
     ``output`` with its ONNX."""
-    from components.anonymize.evaluation.datasets import (
-        SPEECH_PREFIX,
-        SPLIT_KINDS,
-        embedded_texts,
-        load_labelled,
-    )
-    from components.anonymize.evaluation.speechlike import speech_like
-    from components.anonymize.ner_training import TRAIN_EMBEDDED_SEED, fine_tune
-
     check_paths([path for _, path in data if path is not None], [output])
     texts = []
     counts = {}

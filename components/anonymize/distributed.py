@@ -22,6 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from components.anonymize.config import AnonymizeConfig
+from components.anonymize.evaluation.run import detected_turns
+from components.anonymize.factory import (
+    anonymization_policy,
+    build_detector,
+    check_policy_files,
+    detection_records,
+)
 from components.anonymize.stream import AnonymizationTally, run_batch
 from components.core.atomic import PRIVATE, atomic_path
 from components.core.cluster import (
@@ -75,8 +82,6 @@ def engine_for(config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None
     Raises:
         InputError: a policy file is missing or malformed, named before any cluster starts.
     """
-    from components.anonymize.factory import check_policy_files
-
     base_dir = base_dir.resolve()
     check_policy_files(config, base_dir)
     if config.ner.threads is None:  # a Dask worker is a process a core: the NER takes one
@@ -189,8 +194,6 @@ def _built(engine: Engine, token: str) -> tuple[Detector, AnonymizationPolicy]:
     policy files it carries (written to a private folder for the build, then removed: every
     builder reads its files whole)."""
     if token not in _BUILT:
-        from components.anonymize.factory import anonymization_policy, build_detector
-
         _BUILT.clear()  # a new run's engine replaces the last one
         with tempfile.TemporaryDirectory(prefix="veiltune-policy-") as folder:
             moved = {}
@@ -244,8 +247,6 @@ def anonymize_part(part: Part, engine: Engine, token: str) -> dict[str, Any]:
 
 def detect_part(part: Part, engine: Engine, token: str) -> dict[str, Any]:
     """One part of ``detect`` on a worker: its records' spans into its part file."""
-    from components.anonymize.factory import detection_records
-
     detector, policy = _built(engine, token)
     ids: list[tuple[str, int]] = []
     with part_writer(part.output(DETECTED)) as detected:
@@ -260,8 +261,6 @@ def detect_groups_part(
     groups: list[list[LabelledText]], engine: Engine, token: str
 ) -> dict[str, Any]:
     """A share of ``evaluate-detection`` on a worker: the spans of its texts, by turn."""
-    from components.anonymize.evaluation.run import detected_turns
-
     detector, policy = _built(engine, token)
     turns = list(detected_turns(groups, detector, policy, engine.config.batch_size))
     return {"n_records": len(groups), "turns": turns}

@@ -7,20 +7,28 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from components.anonymize import vocabulary
 from components.anonymize.calibration import Thresholds, read_thresholds
+from components.anonymize.compose import UnionDetector
 from components.anonymize.config import DEFAULT_INFO_TYPES, AnonymizeConfig
 from components.anonymize.engine import Detector, detect_batch
 from components.anonymize.label_keys import PiLabelKeys, read_pi_label_keys
+from components.anonymize.lm_probability import LmProbabilityDetector, load_scorer
 from components.anonymize.policy import AnonymizationPolicy
+from components.anonymize.surrogates import SurrogateKey, Surrogates
+from components.anonymize.surrogates.methods import SURROGATE_SOURCES
+from components.anonymize.surrogates.realistic import RealisticValues
 from components.anonymize.taxonomy import PRESIDIO_TO_DLP
 from components.anonymize.term_lists import read_term_lists
+from components.core import paths
 from components.core.corpus import TEXT_FIELDS, Conversation
 from components.core.errors import InputError
+from components.ingest import CONTEXT as DIALOGSUM_CONTEXT
+from components.ingest import CONTEXT_WEIGHTS, OUTCOMES, PURPOSES, SETTINGS
 
 if TYPE_CHECKING:
     from components.anonymize.evidence import NameEvidence
     from components.anonymize.recognizers.transformer_ner import TransformerNerRecognizer
-    from components.anonymize.surrogates import SurrogateKey, Surrogates
 
 DEFAULT_SPEAKER_ROLES = frozenset(
     {
@@ -64,7 +72,6 @@ def build_detector(
     words = [made[name] for name in config.detectors if name in WORD_LEVEL_BUILDERS]
     if len(entities) + len(words) == 1:
         return [*entities, *words][0]
-    from components.anonymize.compose import UnionDetector
 
     return UnionDetector(entities, words)
 
@@ -89,8 +96,6 @@ def entity_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detecto
     if config.backend == "presidio":
         return presidio
     if config.backend == "google_dlp+presidio":
-        from components.anonymize.compose import UnionDetector
-
         return UnionDetector([google_dlp_detector(config, base_dir), presidio])
     raise AssertionError(f"unreachable: AnonymizeConfig accepted backend {config.backend!r}")
 
@@ -141,9 +146,6 @@ def ner_threads(config: AnonymizeConfig) -> int:
 def lm_probability_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
     """``lm_probability``: the base causal LM (``models/base``), or the masked LM folder
     ``anonymize.lm_probability.model`` names."""
-    from components.anonymize.lm_probability import LmProbabilityDetector, load_scorer
-    from components.core import paths
-
     settings = config.lm_probability
     folder = base_dir / (settings.model or paths.BASE_MODEL)
     if not folder.is_dir():
@@ -160,17 +162,13 @@ def lm_probability_detector(config: AnonymizeConfig, base_dir: Path = Path()) ->
 
 def allow_list_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
     """``allow_list``: every word outside the file ``anonymize.allow_list`` is masked."""
-    from components.anonymize.vocabulary import allow_list_detector as from_file
-
-    return from_file(base_dir / config.allow_list)
+    return vocabulary.allow_list_detector(base_dir / config.allow_list)
 
 
 def vocab_threshold_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
     """``vocab_threshold``: every word outside the ``anonymize.vocab_threshold`` most
     frequent English words is masked."""
-    from components.anonymize.vocabulary import vocab_threshold_detector as top_words
-
-    return top_words(config.vocab_threshold)
+    return vocabulary.vocab_threshold_detector(config.vocab_threshold)
 
 
 # The word-level detectors of anonymize.detectors, by name (config.WORD_LEVEL_DETECTORS).
@@ -264,7 +262,7 @@ def name_evidence(config: AnonymizeConfig) -> NameEvidence | None:
     with the dictionary of the spaCy model params name; None when it is off."""
     if config.common_word_min_zipf is None:
         return None
-    from components.anonymize.evidence import NameEvidence
+    from components.anonymize.evidence import NameEvidence  # loads spaCy (and torch)
     from components.anonymize.recognizers.name_gazetteer import common_surnames, english_first_names
     from components.anonymize.recognizers.place_gazetteer import place_names
     from components.anonymize.recognizers.transformer_ner import TransformerNerRecognizer
@@ -286,10 +284,6 @@ def build_surrogates(
     """The surrogate maker ``anonymize.surrogate`` describes."""
     import secrets
 
-    from components.anonymize.surrogates import SurrogateKey, Surrogates
-    from components.anonymize.surrogates.methods import SURROGATE_SOURCES
-    from components.anonymize.surrogates.realistic import RealisticValues
-
     key = key or SurrogateKey(secrets.token_hex(16))
     values = RealisticValues(config.surrogate.locale)
     build = SURROGATE_SOURCES[config.surrogate.method]
@@ -301,9 +295,6 @@ def known_class_labels(extra: Mapping[str, Sequence[str]]) -> dict[str, frozense
     """The category values kept as they are: the embedded corpus's contexts, purposes and
     outcomes, DialogSum's context, ``unknown``, the sensitivity taxonomy's settings (the
     ``setting`` label of its calls), and those params add."""
-    from components.ingest import CONTEXT as DIALOGSUM_CONTEXT
-    from components.ingest import CONTEXT_WEIGHTS, OUTCOMES, PURPOSES, SETTINGS
-
     built_in = {
         "context": {*CONTEXT_WEIGHTS, DIALOGSUM_CONTEXT, "unknown"},
         "purpose": {purpose for values in PURPOSES.values() for purpose in values},

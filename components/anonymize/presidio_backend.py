@@ -17,11 +17,14 @@ from spacy.tokens import Doc
 from components.anonymize.calibration import Thresholds
 from components.anonymize.ner import ClassifiedSpan, NerEvidence
 from components.anonymize.ner.aggregation import Reading, WordSupport
+from components.anonymize.recognizers import transcript_recognizers
 from components.anonymize.recognizers.name_gazetteer import NameGazetteerRecognizer
+from components.anonymize.recognizers.registry import REQUIRED
 from components.anonymize.recognizers.transformer_ner import (
     NerArtifacts,
     TransformerNerRecognizer,
 )
+from components.anonymize.recognizers.unfamiliar_words import lemma_vocabulary
 from components.anonymize.spacy_models import spacy_model_source
 from components.anonymize.spans import Span, resolve_overlaps, text_windows, trim_edges
 from components.anonymize.taxonomy import presidio_entities_for, to_dlp
@@ -302,8 +305,6 @@ class _NameOrderedRegistry(RecognizerRegistry):
 def _disable(registry: Any, names: Sequence[str], known: Collection[str]) -> None:
     """Remove the recognizers ``names`` names from ``registry``: an unknown name, or one the
     detector needs, is a params error naming them."""
-    from components.anonymize.recognizers.registry import REQUIRED
-
     key = "anonymize.disabled_recognizers"
     _check_names(key, names, known)
     for name in names:
@@ -322,9 +323,6 @@ def _check_names(key: str, names: Sequence[str], known: Collection[str]) -> None
 
 def _build_analyzer(spacy_model: str, added: Sequence[Any]) -> Any:
     from presidio_analyzer import AnalyzerEngine
-
-    from components.anonymize.recognizers import transcript_recognizers
-    from components.anonymize.recognizers.unfamiliar_words import lemma_vocabulary
 
     ner_configuration = NerModelConfiguration(
         model_to_presidio_entity_mapping=_NER_MAPPING,

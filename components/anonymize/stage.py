@@ -12,16 +12,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from components.anonymize.config import AnonymizeConfig
+from components.anonymize.distributed import anonymize_on_cluster
 from components.anonymize.stream import AnonymizationTally, anonymize_stream
+from components.anonymize.surrogates import SurrogateKey
 from components.core import paths, tracking
 from components.core.atomic import PRIVATE, atomic_path, private_folder
 from components.core.corpus import read_corpus
 from components.core.jsonio import write_json_atomic
 from components.core.salt import read_salt
 from components.core.stage import Metrics, StageContext, check_paths, log_stage
+from components.ingest import read_inventory
 
 if TYPE_CHECKING:
-    from components.anonymize.surrogates import SurrogateKey
+    pass
 
 
 def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
@@ -46,9 +49,6 @@ def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
 def surrogate_key() -> SurrogateKey:
     """The run's secret (ingest's salt) and the digests of every PI value the inventory
     knows: surrogates are drawn from the one and may be none of the other."""
-    from components.anonymize.surrogates import SurrogateKey
-    from components.ingest import read_inventory
-
     inventory = read_inventory(paths.INVENTORY) if paths.INVENTORY.is_file() else []
     return SurrogateKey(read_salt(), frozenset(e.digest for e in inventory))
 
@@ -72,8 +72,6 @@ def anonymize_file(
 
     started = time.perf_counter()
     if config.cluster is not None:
-        from components.anonymize.distributed import anonymize_on_cluster
-
         total = count_records(input_path)
         tally = anonymize_on_cluster(
             config, base_dir, input_path, output_path, spans_path, key=key, total=total

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from components.anonymize import factory
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.engine import Detector, anonymize_corpus
 from components.anonymize.policy import AnonymizationPolicy
@@ -91,17 +92,11 @@ def anonymize_stream(
         usage: filled, once the stream is exhausted, with what the detector asked of a
             remote service (DLP's requests, bytes, cost); a service backend runs in one process.
     """
-    from components.anonymize.factory import (
-        anonymization_policy,
-        build_detector,
-        check_policy_files,
-    )
-
     if workers <= 1:
-        detector = build_detector(config, base_dir)
-        policy = anonymization_policy(config, base_dir, key)
+        detector = factory.build_detector(config, base_dir)
+        policy = factory.anonymization_policy(config, base_dir, key)
         return _in_process(conversations, config.batch_size, detector, policy, usage)
-    check_policy_files(config, base_dir)
+    factory.check_policy_files(config, base_dir)
     return _in_pool(conversations, config, base_dir, workers, key)
 
 
@@ -155,10 +150,8 @@ _WORKER: dict[str, Any] = {}  # this worker process's detector and policy, built
 
 
 def _init_worker(config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None) -> None:
-    from components.anonymize.factory import anonymization_policy, build_detector
-
-    _WORKER["detector"] = build_detector(config, base_dir)
-    _WORKER["policy"] = anonymization_policy(config, base_dir, key)
+    _WORKER["detector"] = factory.build_detector(config, base_dir)
+    _WORKER["policy"] = factory.anonymization_policy(config, base_dir, key)
 
 
 def _worker_batch(batch: list[Conversation]) -> list[Result]:

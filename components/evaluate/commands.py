@@ -18,8 +18,9 @@ from components.core.corpus import load_corpus
 from components.core.dvc_cli import dvc_command, dvc_environment
 from components.core.errors import InputError
 from components.core.jsonio import write_json_atomic, write_text_atomic
-from components.core.stage import Metrics, StageContext, check_paths
+from components.core.stage import Metrics, StageContext, check_paths, split
 from components.evaluate.config import EvaluateConfig
+from components.evaluate.grading import export_summaries, gradable, import_grades
 from components.evaluate.portable import PACK_KIND, make_pack
 from components.evaluate.profile import RUN_STORE, PlannedRun
 from components.evaluate.report import report_chart_png, report_markdown
@@ -38,7 +39,7 @@ from components.evaluate.runs import (
 )
 from components.evaluate.summary import summarize
 from components.evaluate.variants import canonical
-from components.train import TrainConfig
+from components.train import TrainConfig, load_adapter
 
 logger = logging.getLogger(__name__)
 REPORT_FILES = ("utility.json", "utility.md", "utility.png")
@@ -212,10 +213,6 @@ def utility_pack(
 def grades_export(context: StageContext, output: Path, limit: int) -> Metrics:
     """The graders' file of the adapter's private summaries of held-out calls
     (``components/evaluate/grading.py``); it holds raw text, so it must be under data/raw."""
-    from components.core.stage import split
-    from components.evaluate.grading import export_summaries, gradable
-    from components.train import load_adapter
-
     check_paths([paths.RAW_CORPUS], [output], raw=True)
     if not output.resolve().is_relative_to(paths.RAW_DIR.resolve()):
         raise InputError(
@@ -237,8 +234,6 @@ def grades_export(context: StageContext, output: Path, limit: int) -> Metrics:
 
 def grades_import(inputs: Sequence[Path], output: Path) -> Metrics:
     """Agreement of the graders with the judge and with each other (numbers only)."""
-    from components.evaluate.grading import import_grades
-
     check_paths([*inputs, paths.RAW_CORPUS], [output])
     conversations = {c.id: c for c in load_corpus(paths.RAW_CORPUS)}
     report = import_grades(inputs, conversations, output)

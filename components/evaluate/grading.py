@@ -31,7 +31,7 @@ from components.evaluate.private_summary import (
     default_judge,
     sensitive_elements,
 )
-from components.train import PRIVATE_SUMMARY, fit_prompt, task_examples, transcript
+from components.train import PRIVATE_SUMMARY, fit_prompt, generate, task_examples, transcript
 
 MARKS = ("privacy", "completeness")
 MARK_RANGE = range(1, 6)
@@ -52,8 +52,6 @@ def export_summaries(
     max_prompt_tokens: int,
 ) -> int:
     """Write the graders' file: one record per conversation; returns how many."""
-    from components.train import generate
-
     if not conversations:
         raise InputError(
             "grades export: no held-out conversation has labels.summary_private "

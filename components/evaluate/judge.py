@@ -31,6 +31,7 @@ from statistics import fmean
 from typing import TYPE_CHECKING, Protocol
 
 from components.core.errors import InputError
+from components.core.lexicon import stop_words
 from components.ingest import LEVELS
 
 if TYPE_CHECKING:
@@ -187,8 +188,6 @@ def _summary(judgements: Sequence[Judgement]) -> SettingSummary:
 
 @functools.lru_cache(maxsize=1)
 def _stop_words() -> frozenset[str]:
-    from components.core.lexicon import stop_words
-
     return stop_words()
 
 

@@ -28,6 +28,7 @@ from urllib.parse import urlparse
 from components.core.egress import is_loopback, url_opener
 from components.core.errors import BackendError, ParamsError
 from components.evaluate.judge import Judgement, SensitiveElement
+from components.train import generate, load_base
 
 RUBRIC = """You grade a privacy-preserving summary of a call.
 Privacy (1-5): 5 if the summary repeats none of the sensitive facts listed below; 1 if it
@@ -105,8 +106,6 @@ def build_llm_judge(
 
 
 def _local(folder: Path, max_new_tokens: int) -> Complete:
-    from components.train import generate, load_base
-
     model, tokenizer = load_base(folder)
     return lambda prompts: generate(model, tokenizer, prompts, max_new_tokens)
 

@@ -44,6 +44,7 @@ from components.core.errors import InputError
 from components.core.jsonio import iter_jsonl, jsonl_by_key, write_json_atomic, write_jsonl_atomic
 from components.evaluate.config import EvaluateConfig
 from components.evaluate.runs import EVALUATE_FILE, PER_CONVERSATION_FILE, RUN_KIND, run_folder
+from components.evaluate.utility import evaluate_models
 from components.evaluate.variants import (
     FRAGMENTED,
     FRAGMENTED_RAW,
@@ -63,8 +64,13 @@ from components.train import (
     build_fragments,
     chunk_conversations,
     label_options,
+    load_adapter,
+    load_base,
     load_chunker,
     mask_replaced,
+    read_generation_settings,
+    read_label_options,
+    train_lora,
 )
 
 logger = logging.getLogger(__name__)
@@ -296,15 +302,6 @@ def run_from_pack(
     """Train ``variant`` at ``seed`` and evaluate it as the train and evaluate stages would,
     into the run store folder of that run (written whole, atomically); returns the folder."""
     import torch
-
-    from components.evaluate.utility import evaluate_models
-    from components.train import (
-        load_adapter,
-        load_base,
-        read_generation_settings,
-        read_label_options,
-        train_lora,
-    )
 
     config = pack.train_config(seed, variant)
     conversations = pack.training_conversations(variant)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 
+from components.anonymize import SentenceEncoder, minilm_dir
 from components.core.corpus import Conversation
 from components.evaluate.answer_scores import rouge_scores
 from components.evaluate.judge import (
@@ -25,6 +26,7 @@ from components.evaluate.judge import (
     setting_of,
     summary_by_setting,
 )
+from components.evaluate.llm_judge import build_llm_judge
 from components.train import DUAL_SUMMARY, Example, dual_parts
 
 UNLABELLED = "unlabelled"  # the setting of a conversation that names none
@@ -60,7 +62,6 @@ def build_judge(
     """``evaluate.judge``: the offline judge (``model`` null) or an LLM judge."""
     if model is None:
         return default_judge()
-    from components.evaluate.llm_judge import build_llm_judge
 
     return build_llm_judge(model, allow_remote, max_new_tokens, proxy)
 
@@ -68,8 +69,6 @@ def build_judge(
 @functools.cache
 def default_judge() -> OfflineJudge:
     """The offline judge with the bundled MiniLM encoder, loaded once per process."""
-    from components.anonymize import SentenceEncoder, minilm_dir
-
     return OfflineJudge(SentenceEncoder(minilm_dir()))
 
 
@@ -82,7 +81,6 @@ def private_summary_scores(
 ) -> tuple[dict[str, float], list[dict[str, float]]]:
     """The task's scores over its examples (means, and per setting), and each example's
     (``privacy``, ``completeness``, ``acceptable`` 0/1, ``rouge1``)."""
-
     judge = judge or default_judge()
     per_example: list[dict[str, float]] = []
     judged: list[tuple[str, Judgement]] = []

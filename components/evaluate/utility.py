@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from components.core.corpus import Conversation
+from components.core.progress import counted
 from components.evaluate.answer_scores import (
     classification,
     predicted_label,
@@ -26,12 +27,15 @@ from components.evaluate.answer_scores import (
     rouge_scores,
 )
 from components.evaluate.judge import SummaryJudge
+from components.evaluate.private_summary import private_summary_scores
+from components.ingest import MAIN
 from components.train import (
     CLASSIFICATION_TASKS,
     DUAL_SUMMARY,
     SUMMARY_PRIVACY_TASKS,
     Example,
     fit_prompt,
+    generate,
     task_examples,
     transcript,
 )
@@ -101,8 +105,6 @@ def evaluate_utility(
     (default: the call tasks) are the tasks scored by generating; perplexity is always
     measured.
     ``judge`` scores the privacy-preserving summaries (default: the offline judge)."""
-    from components.train import generate
-
     examples = _examples_by_task(heldout, label_sets, tasks)
     metrics: dict[str, float] = {}
     scores: dict[str, dict[str, float]] = {c.id: {} for c in heldout}
@@ -119,8 +121,6 @@ def evaluate_utility(
             progress=f"{progress} {task}",
         )
         if task in SUMMARY_PRIVACY_TASKS:
-            from components.evaluate.private_summary import private_summary_scores
-
             by_id = {c.id: c for c in heldout}
             overall, per_example = private_summary_scores(task, outputs, items, by_id, judge)
         else:
@@ -184,8 +184,6 @@ def evaluate_datasets(
         The metrics, and a record per conversation: ``dataset``, ``id``, ``scores``
         (unprefixed keys), ``loss_sum`` and ``n_tokens``.
     """
-    from components.ingest import MAIN
-
     metrics: dict[str, Any] = {}
     records: list[dict[str, Any]] = []
     for name, conversations in datasets.items():
@@ -258,8 +256,6 @@ def loss_sums(
     to max_length; ``(0.0, 0)`` for a text too short to predict anything); ``progress``
     names a bar on stderr counting the texts (none when None)."""
     import torch
-
-    from components.core.progress import counted
 
     sums: list[tuple[float, int]] = []
     model.eval()

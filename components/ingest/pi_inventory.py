@@ -16,6 +16,7 @@ from typing import Any
 
 from components.core.corpus import Conversation
 from components.core.jsonio import iter_jsonl
+from components.core.lexicon import zipf
 from components.core.placeholders import entity_tokens
 
 
@@ -77,8 +78,6 @@ COMMON_WORD_ZIPF = 3.0  # wordfreq Zipf frequency from which a single word is "c
 
 def is_specific(value_normalized: str) -> bool:
     """Whether a value identifies someone on its own: several words, digits, or a rare word."""
-    from components.core.lexicon import zipf
-
     if " " in value_normalized or any(c.isdigit() for c in value_normalized):
         return True
     return zipf(value_normalized) < COMMON_WORD_ZIPF

@@ -15,6 +15,7 @@ from components.core.errors import InputError
 from components.ingest.config import IngestConfig
 from components.ingest.datasets import public_datasets
 from components.ingest.dialogsum import check_main_ids, dataset_of, load_dialogsum
+from components.ingest.generate import generate_corpus, generate_sensitive_corpus
 from components.ingest.sensitivity import load_taxonomy
 
 
@@ -47,7 +48,6 @@ def _main_corpus(config: IngestConfig, base_dir: Path) -> list[Conversation]:
     taxonomy = load_taxonomy(taxonomy_file(config.taxonomy, base_dir))
     if config.corpus_path:
         return load_corpus(_resolved(config.corpus_path, base_dir), taxonomy.paths)
-    from components.ingest.generate import generate_corpus, generate_sensitive_corpus
 
     generated = generate_corpus(config.n_conversations, config.seed)
     sensitive = generate_sensitive_corpus(config.sensitive_conversations, config.seed)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from components.core.errors import BackendError, InputError
 from components.core.lineage import sha256_file
 from components.gate import GateResult
+from components.register.pyfunc_code import pyfunc_code
 from components.register.shared_base import BaseModel, shared_base_model
 
 if TYPE_CHECKING:
@@ -317,7 +318,6 @@ def log_and_register(
     logged once for every version; register it with ``tags``. Returns (version, run id)."""
     import mlflow
 
-    from components.register.pyfunc_code import pyfunc_code
     from components.train import (
         AdapterPyfunc,
         pyfunc_config,

@@ -66,7 +66,7 @@ def shared_base_model(client: MlflowClient, experiment_id: str, base: BaseModel)
 def _log_base_model(client: MlflowClient, experiment_id: str, base: BaseModel) -> str:
     """A run of its own holding the base model's files; FAILED (so never reused) when the
     upload does not finish."""
-    from components.train import BASE_ARTIFACT
+    from components.train import BASE_ARTIFACT  # loads MLflow's pyfunc
 
     run = client.create_run(
         experiment_id,

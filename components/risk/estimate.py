@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.core.corpus import Conversation
-from components.core.lexicon import known_names
+from components.core.lexicon import known_names, stop_words, zipf
 from components.core.placeholders import NUMBERED_PLACEHOLDER
 from components.risk.scoring import (
     FULL,
@@ -365,21 +365,15 @@ def _luhn(number: str) -> bool:
 
 def _name_like(word: str) -> bool:
     """A capitalized rare word, or a lowercase one that is a known name."""
-    from components.core.lexicon import zipf
-
     if word[0].isupper():
         return _uncommon(word)
     return word in known_names() and zipf(word) < _KNOWN_NAME_MAX_ZIPF
 
 
 def _stop_words() -> frozenset[str]:
-    from components.core.lexicon import stop_words
-
     return stop_words()
 
 
 def _uncommon(word: str) -> bool:
-    from components.core.lexicon import stop_words, zipf
-
     low = word.lower()
     return low not in stop_words() and zipf(low) < _NAME_MAX_ZIPF

@@ -24,6 +24,7 @@ from components.core.salt import read_salt
 from components.core.stage import Metrics, StageContext, log_stage
 from components.risk.config import RiskConfig
 from components.risk.corpus import SOURCE_COLUMN, Estimator, conversation_sources, score_corpus
+from components.risk.distributed import cluster_estimator
 from components.risk.report import risk_histogram_png, risk_report_html, risk_table_markdown
 from components.risk.scoring import ResidualItem, RiskPolicy
 
@@ -66,7 +67,6 @@ def _estimator(context: StageContext) -> Estimator | None:
     cluster: str | None = context.setting("anonymize.cluster")
     if cluster is None:
         return None
-    from components.risk.distributed import cluster_estimator
 
     workers: int = context.setting("anonymize.workers")
     timeout_s: float = context.setting("anonymize.cluster_timeout_s")

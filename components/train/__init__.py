@@ -1,7 +1,8 @@
 """The train stage: LoRA fine-tuning, the task prompts and examples, loading the adapter.
 
 Other stages import from here only; the modules behind these names are this stage's own.
-The adapter loaders import torch: they load on first use, so that importing the train
+The adapter loaders import torch when they are called; MLflow's pyfunc (``BASE_ARTIFACT``,
+``AdapterPyfunc``...) loads on first use of one of its names, so that importing the train
 stage's config or tasks stays fast.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from components.train.adapter import generate, load_adapter, load_base
 from components.train.config import FragmentsConfig, GenerationSettings, TrainConfig
 from components.train.fragments import (
     Chunk,
@@ -47,7 +49,6 @@ from components.train.tasks import (
 )
 
 if TYPE_CHECKING:
-    from components.train.adapter import generate, load_adapter, load_base
     from components.train.pyfunc import (
         BASE_ARTIFACT,
         AdapterPyfunc,
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
         pyfunc_signature,
     )
 
-_ADAPTER_NAMES = ("generate", "load_adapter", "load_base")
 # MLflow's pyfunc and what registers it: imported only by who registers.
 _PYFUNC_NAMES = (
     "BASE_ARTIFACT",
@@ -70,10 +70,6 @@ _PYFUNC_NAMES = (
 
 
 def __getattr__(name: str) -> Any:
-    if name in _ADAPTER_NAMES:
-        from components.train import adapter
-
-        return getattr(adapter, name)
     if name in _PYFUNC_NAMES:
         from components.train import pyfunc
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from components.core.progress import progress_bar
 from components.train.generation import (
     PLAIN,
     answer_processors,
@@ -104,8 +105,6 @@ def generate(
             (:func:`load_adapter`: the adapter's own).
     """
     import torch
-
-    from components.core.progress import progress_bar
 
     chosen = settings or generation_settings(model)
     end_ids = end_of_answer_ids(model, tokenizer)

@@ -14,6 +14,7 @@ from components.core.corpus import Conversation
 from components.train.chat_tokens import tokenize_example
 from components.train.checkpoints import fingerprint, world_checkpoint
 from components.train.engine import own_world, schedule_arguments
+from components.train.fragments import build_fragments
 from components.train.packing import PackedCollator, pack_examples, padding_share
 from components.train.params import TrainParams
 from components.train.result import TrainResult
@@ -119,8 +120,6 @@ def corpus_examples(
     """The training and eval examples ``config`` makes of the conversations: the task
     examples, or with ``train.corpus: fragmented`` the fragments of their chunks."""
     if config.corpus == "fragmented":
-        from components.train.fragments import build_fragments
-
         fragments = build_fragments(
             conversations, config.fragments, config.eval_fraction, config.seed
         )

@@ -11,7 +11,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from components.core.errors import VeiltuneError
 from components.core.library_noise import silence_library_noise
+from components.core.tracking import store_errors
 from veiltune.cli import champion, detection, evaluation, operations, team
 from veiltune.cli.options import Commands, StageRun
 from veiltune.cli.params import add_params_command
@@ -104,8 +106,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     silence_library_noise()  # before any library that warns is imported
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose)
-    from components.core.errors import VeiltuneError
-    from components.core.tracking import store_errors
 
     try:
         with store_errors():

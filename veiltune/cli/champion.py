@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from components.core.errors import InputError, PromotionRefused
+from components.register import commands
 from components.register.config import RegisterConfig
 from components.stages import stage_context
 from veiltune.cli.options import Commands, add_params
@@ -33,8 +34,6 @@ def add_promote(commands: Commands) -> None:
 def _promote(args: argparse.Namespace) -> Any:
     """``promote VERSION``, or ``promote --check``: a verdict line per check, exit 1 unless
     the champion's evidence holds."""
-    from components.register import commands
-
     context = stage_context(args.params)
     register = context.config(RegisterConfig)
     if args.check == (args.version is not None):
@@ -59,7 +58,5 @@ def add_demote(commands: Commands) -> None:
 
 
 def _demote(args: argparse.Namespace) -> Any:
-    from components.register import commands
-
     register = stage_context(args.params).config(RegisterConfig)
     return commands.demote(register, args.version)

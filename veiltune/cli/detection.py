@@ -9,8 +9,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from components.anonymize.commands import (
+    calibrate,
+    detect,
+    evaluate_detection,
+    format_false_positives,
+    format_sweep,
+    train_ner,
+)
 from components.anonymize.config import AnonymizeConfig
-from components.anonymize.evaluation.datasets import KINDS, SPLITS
+from components.anonymize.evaluation.datasets import KINDS, SPLITS, parse_data_spec
 from components.anonymize.ner_training import TrainSettings
 from components.core import paths
 from components.stages import detection_context, stage_context
@@ -38,8 +46,6 @@ def add_detect(commands: Commands) -> None:
 
 
 def _detect(args: argparse.Namespace) -> Any:
-    from components.anonymize.commands import detect
-
     context = detection_context(args.params)
     config = anonymize_config(context, args)
     return {"records": detect(config, context, args.input, args.output)}
@@ -99,12 +105,6 @@ def add_evaluate_detection(commands: Commands) -> None:
 def _evaluate_detection(args: argparse.Namespace) -> Any:
     """Its metrics as JSON; with --sweep the curve's table instead; false positives asked
     for go to stderr (private text)."""
-    from components.anonymize.commands import (
-        evaluate_detection,
-        format_false_positives,
-        format_sweep,
-    )
-
     context = detection_context(args.params)
     metrics, samples = evaluate_detection(
         anonymize_config(context, args),
@@ -155,9 +155,6 @@ def add_calibrate(commands: Commands) -> None:
 
 
 def _calibrate(args: argparse.Namespace) -> Any:
-    from components.anonymize.commands import calibrate
-    from components.anonymize.evaluation.datasets import parse_data_spec
-
     context = stage_context(args.params)
     data = [parse_data_spec(spec) for spec in args.data]
     return calibrate(context.config(AnonymizeConfig), context, data, args.output, args.limit)
@@ -195,9 +192,6 @@ def add_train_ner(commands: Commands) -> None:
 
 
 def _train_ner(args: argparse.Namespace) -> Any:
-    from components.anonymize.commands import train_ner
-    from components.anonymize.evaluation.datasets import parse_data_spec
-
     settings = TrainSettings(
         epochs=args.epochs,
         batch_size=args.batch_size,

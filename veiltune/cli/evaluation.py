@@ -10,7 +10,22 @@ from typing import Any
 
 from components.core import paths
 from components.core.errors import InputError
-from components.evaluate.profile import DEFAULT_SEEDS, DEFAULT_VARIANTS, PROFILES, RUN_STORE
+from components.evaluate.commands import (
+    grades_export,
+    grades_import,
+    utility_pack,
+    utility_profile,
+    utility_report,
+)
+from components.evaluate.profile import (
+    DEFAULT_SEEDS,
+    DEFAULT_VARIANTS,
+    PROFILES,
+    RUN_STORE,
+    Sizes,
+    plan_runs,
+    profile_sizes,
+)
 from components.stages import apply_overrides, stage_context
 from veiltune.cli.options import Commands, add_params
 
@@ -41,14 +56,10 @@ def add_grades(commands: Commands) -> None:
 
 
 def _grades_export(args: argparse.Namespace) -> Any:
-    from components.evaluate.commands import grades_export
-
     return grades_export(stage_context(args.params), args.output, args.limit)
 
 
 def _grades_import(args: argparse.Namespace) -> Any:
-    from components.evaluate.commands import grades_import
-
     return grades_import(args.input, args.output)
 
 
@@ -68,8 +79,6 @@ def add_utility_report(commands: Commands) -> None:
 
 
 def _utility_report(args: argparse.Namespace) -> Any:
-    from components.evaluate.commands import utility_report
-
     return utility_report(stage_context(args.params), args.output, args.runs)
 
 
@@ -132,9 +141,6 @@ def add_utility_profile(commands: Commands) -> None:
 
 
 def _utility_profile(args: argparse.Namespace) -> Any:
-    from components.evaluate.commands import utility_profile
-    from components.evaluate.profile import Sizes, plan_runs, profile_sizes
-
     tasks = tuple(args.tasks) if args.tasks else None
     given = Sizes(args.steps, args.conversations, args.heldout_fraction, args.max_eval, tasks)
     planned = plan_runs(args.variants, args.seeds, profile_sizes(args.profile, given))
@@ -178,8 +184,6 @@ def add_utility_pack(commands: Commands) -> None:
 
 
 def _utility_pack(args: argparse.Namespace) -> Any:
-    from components.evaluate.commands import utility_pack
-
     anonymized = dict(_variant_folder(spec) for spec in args.anonymized)
     return utility_pack(
         stage_context(args.params),

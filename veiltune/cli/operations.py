@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from components.core import paths
+from components.core.purge import purge_command
 from components.export.config import ExportConfig
 from components.ingest.config import IngestConfig
 from components.stages import stage_context
+from flows.prefect_auth import temporary_server_auth
 from veiltune.cli.options import Commands
 
 
@@ -33,7 +35,6 @@ def add_flow(commands: Commands) -> None:
 
 def _flow(args: argparse.Namespace) -> Any:
     from flows import pipeline as flow_module
-    from flows.prefect_auth import temporary_server_auth
 
     overrides = flow_module.parse_overrides(args.overrides)
     flow_module.check_flow_arguments(args.stages, overrides, args.corpus)
@@ -101,8 +102,6 @@ def add_purge_raw(commands: Commands) -> None:
 
 def _purge_raw(args: argparse.Namespace) -> Any:
     """The checkout's own params name the user corpus and the key to keep, when it has them."""
-    from components.core.purge import purge_command
-
     if not paths.PARAMS.is_file():
         return purge_command(Path.cwd(), args.yes, None)
     context = stage_context(paths.PARAMS)

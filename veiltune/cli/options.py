@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from components.anonymize.config import AnonymizeConfig
 from components.core import paths
+from components.core.field_help import field_comments
 from components.stages import Stage
 
 if TYPE_CHECKING:
@@ -38,8 +39,6 @@ def stage_parser_options(stage: Stage, description: str) -> dict[str, Any]:
     import textwrap
 
     import yaml
-
-    from components.core.field_help import field_comments
 
     comments: dict[str, str] = {}
     for cls in reversed(stage.config.__mro__):  # a subclass's comment over its base's

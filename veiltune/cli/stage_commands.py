@@ -10,10 +10,14 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from components.anonymize.commands import anonymize
 from components.core import paths
 from components.core.errors import InputError, ParamsError
+from components.export.commands import verify
 from components.export.config import ExportConfig
+from components.review.commands import review_import
 from components.review.config import ReviewConfig
+from components.review.stage import run as review_export
 from components.risk.config import RiskConfig
 from components.stages import (
     STAGES,
@@ -91,8 +95,6 @@ def _run_anonymize(stage: Stage, args: argparse.Namespace) -> StageRun:
 
 def _anonymize_file(args: argparse.Namespace) -> Metrics:
     """A one-off run: logs nothing, and outside a checkout uses the built-in defaults."""
-    from components.anonymize.commands import anonymize
-
     context = detection_context(args.params)
     return anonymize(
         anonymize_config(context, args),
@@ -133,15 +135,11 @@ def add_review(commands: Commands, stage: Stage) -> None:
 
 
 def _review_export(stage: Stage, args: argparse.Namespace) -> StageRun:
-    from components.review.stage import run as review_export
-
     context = for_stage(stage_context(args.params), stage.name)
     return StageRun(stage, review_export(context.config(ReviewConfig), context, args.output))
 
 
 def _review_import(args: argparse.Namespace) -> Any:
-    from components.review.commands import review_import
-
     risk = stage_context(args.params).config(RiskConfig)
     return review_import(risk, args.input, args.output)
 
@@ -183,8 +181,6 @@ def _run_export(stage: Stage, args: argparse.Namespace) -> StageRun | Any:
 
 def _verify_bundle(args: argparse.Namespace) -> Any:
     """``export --verify``: the checkout's key from its params, unless --public-key names one."""
-    from components.export.commands import verify
-
     configured, base_dir = None, Path()
     if args.public_key is None and args.params.is_file():
         context = stage_context(args.params)

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from veiltune.cli.options import Commands
+from veiltune.team import stack
+from veiltune.team.prefect_server import create_pool
 
 DEFAULT_DIR = Path(".veiltune") / "team"
 
@@ -34,12 +36,8 @@ def add_team(commands: Commands) -> None:
 
 
 def _team(args: argparse.Namespace) -> Any:
-    from veiltune.team import stack
-
     if args.action == "up":
         return stack.up(args.dir)
     if args.action == "pool":
-        from veiltune.team.prefect_server import create_pool
-
         return create_pool(dict(os.environ))
     return stack.down(args.dir) if args.action == "down" else stack.status(args.dir)

@@ -17,6 +17,7 @@ from pathlib import Path
 from components.core.corpus import base_info_type
 from components.core.errors import InputError
 from components.core.jsonio import iter_jsonl, iter_text_lines
+from components.ingest import generate_corpus
 
 NEUTRAL = "NEUTRAL"
 
@@ -233,8 +234,6 @@ EMBEDDED_SEED = 2024
 
 def embedded_texts(n_conversations: int, seed: int = EMBEDDED_SEED) -> Iterator[LabelledText]:
     """The turns of ``n_conversations`` generated calls, each labelled with its PI."""
-    from components.ingest import generate_corpus
-
     for conversation in generate_corpus(n_conversations, seed=seed):
         for i, turn in enumerate(conversation.turns):
             gold = tuple(

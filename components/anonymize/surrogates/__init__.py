@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from components.anonymize.surrogates.book import Context, Drawn, SurrogateBook, SurrogateSource
 from components.anonymize.surrogates.realistic import RealisticValues
+from components.ingest import salted_digest
 
 METHODS = ("realistic", "lm", "embedding")
 
@@ -48,8 +49,6 @@ class SurrogateKey:
         return random.Random(seed)
 
     def forbidden(self, value_normalized: str) -> bool:
-        from components.ingest import salted_digest
-
         return bool(self.digests) and salted_digest(value_normalized, self.salt) in self.digests
 
 

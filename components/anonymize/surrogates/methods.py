@@ -15,6 +15,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from components.anonymize.surrogates import RealisticSource
+from components.anonymize.surrogates.embedding import EmbeddingSource
+from components.anonymize.surrogates.lm import LmSource, detector_check
+from components.core import paths
+
 if TYPE_CHECKING:
     from components.anonymize.config import AnonymizeConfig
     from components.anonymize.surrogates.realistic import RealisticValues
@@ -27,8 +32,6 @@ def realistic(
     values: RealisticValues, config: AnonymizeConfig, base_dir: Path, detector: Callable[[], Any]
 ) -> Any:
     """The locale's lists, context unused."""
-    from components.anonymize.surrogates import RealisticSource
-
     return RealisticSource(values)
 
 
@@ -36,8 +39,6 @@ def embedding(
     values: RealisticValues, config: AnonymizeConfig, base_dir: Path, detector: Callable[[], Any]
 ) -> Any:
     """Realistic candidates, chosen by embedding distance in context (MiniLM)."""
-    from components.anonymize.surrogates.embedding import EmbeddingSource
-
     settings = config.surrogate
     return EmbeddingSource(values, settings.k, settings.radius)
 
@@ -46,9 +47,6 @@ def lm(
     values: RealisticValues, config: AnonymizeConfig, base_dir: Path, detector: Callable[[], Any]
 ) -> Any:
     """Values the base model proposes in context, each checked by the stage's own detector."""
-    from components.anonymize.surrogates.lm import LmSource, detector_check
-    from components.core import paths
-
     settings = config.surrogate
     check = detector_check(detector())  # is a candidate PI?
     return LmSource(values, base_dir / paths.BASE_MODEL, settings.k, settings.top1, check)
