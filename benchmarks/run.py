@@ -1,7 +1,8 @@
 """`make bench`: detection throughput of veiltune vs plain Presidio (same spaCy model, same
 texts, same process), the transformer NER's cost, anonymize with 1 and 2 worker processes,
-its peak memory as the corpus grows, LoRA training throughput packed vs padded, and
-anonymize on a Dask cluster against one process, on this machine.
+its peak memory as the corpus grows, one record of up to a megabyte, LoRA training
+throughput packed vs padded, and anonymize on a Dask cluster against one process, on this
+machine.
 
     python -m benchmarks.run [--only detection_speed,anonymize_workers,...]
 
@@ -199,6 +200,32 @@ def bench_detection_speed() -> dict[str, Any]:
     return bench_detection(bench_texts()) | {"texts": texts}
 
 
+def bench_long_record(sizes: tuple[int, ...] = (50_000, 200_000, 1_000_000)) -> dict[str, Any]:
+    """One record of each size through the detector (Presidio in overlapping windows, no
+    transformer NER): linear time keeps the characters per second flat as records grow."""
+    from components.anonymize.config import AnonymizeConfig, NerConfig
+    from components.anonymize.engine import anonymize_corpus
+    from components.anonymize.factory import anonymization_policy, build_detector
+    from components.core.corpus import Conversation, Turn
+    from components.ingest.generate import generate_corpus
+
+    config = AnonymizeConfig(ner=NerConfig(model=None))
+    detector, policy = build_detector(config, REPO), anonymization_policy(config, REPO)
+    words = " ".join(t.text for c in generate_corpus(600, 9) for t in c.turns)
+    text = words * (1 + max(sizes) // len(words))
+    results: dict[str, Any] = {}
+    for size in sizes:
+        record = [Conversation("long", (Turn(None, text[:size]),), plain=True)]
+        seconds = time_it(lambda record=record: list(anonymize_corpus(record, detector, policy)))
+        results[f"{size}_chars"] = {
+            "seconds": round(seconds, 2),
+            "chars_per_s": round(size / seconds),
+        }
+    first, last = (results[f"{size}_chars"]["chars_per_s"] for size in (sizes[0], sizes[-1]))
+    results["largest_vs_smallest_chars_per_s"] = round(last / first, 3)
+    return results
+
+
 def bench_ner_speed() -> dict[str, Any]:
     """Each built-in NER on 1 and 2 threads; detection with and without the NER vs plain
     Presidio."""
@@ -226,6 +253,7 @@ PARTS = {
     "ner_speed": bench_ner_speed,
     "anonymize_workers": bench_workers,
     "anonymize_memory": bench_memory,
+    "long_record": bench_long_record,
     "train_speed": bench_train_step,
     "cluster": bench_cluster,
     "team_load": bench_team_load,

@@ -30,8 +30,8 @@ DIALOGSUM_SAMPLE = REPO_ROOT / "components/ingest/samples/dialogsum/dialogsum.de
 TEST_DATA = REPO_ROOT / "tests" / "data"  # samples of presidio-research and WNUT-17
 
 
-# The longest modules are collected first, the longest of all first (measured 2026-11-27:
-# the end-to-end module about 5 minutes, on the real SmolLM2; two DeepSpeed ranks 2). `make
+# The longest modules are collected first, the longest of all first (measured 2026-11-28:
+# the end-to-end module about 5 minutes; two DeepSpeed ranks 2, gated repo included). `make
 # test` schedules whole modules (`--dist loadfile --no-loadscope-reorder`): one worker starts
 # on the end-to-end module, the other on the next, and each takes the next module in this
 # order whenever it runs low, so the rest fill in around the longest.
@@ -95,6 +95,21 @@ def base_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.tiny_model import build_tiny_smollm2, shared_folder
 
     return shared_folder(_shared_root(tmp_path_factory), "tiny-smollm2", build_tiny_smollm2)
+
+
+@pytest.fixture(scope="session")
+def gated_repo(tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path) -> Path:
+    """A pipeline repo on the tiny params, run through ``gate`` once for the whole run: the
+    tests that go on from there (two ranks, the cluster, a refused corpus) each take a copy
+    (``tests.pipeline_repo.copy_gated_repo``) instead of running ingest to gate again."""
+    from tests.pipeline_repo import build_gated_repo
+    from tests.tiny_model import shared_folder
+
+    return shared_folder(
+        _shared_root(tmp_path_factory),
+        "gated-repo",
+        lambda folder: build_gated_repo(folder, base_model_dir),
+    )
 
 
 def _shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -72,6 +72,35 @@ def make_pipeline_repo(root: Path, base_model_dir: Path, **overrides: dict[str, 
     return repo
 
 
+# What a copy of a repo leaves behind: the MLflow store (its experiment names the original's
+# artifact folder by absolute path), the original's open pipeline run, DVC's state.
+NOT_COPIED = ("mlflow.db", "mlartifacts", ".veiltune/pipeline_run.json", ".dvc/tmp")
+
+
+def build_gated_repo(root: Path, base_model_dir: Path) -> None:
+    """``root / "repo"``: a pipeline repo on the tiny params, run through ``gate``."""
+    repo = make_pipeline_repo(root, base_model_dir)
+    gated = dvc_repro(repo, "gate")
+    assert gated.returncode == 0, gated.stdout[-3000:] + gated.stderr[-3000:]
+
+
+def copy_gated_repo(template: Path, root: Path, **overrides: dict[str, Any]) -> Path:
+    """A repo of its own holding what ``build_gated_repo`` computed, ``overrides`` applied to
+    its params: `dvc repro` there reruns only what they change (and what follows ``gate``)."""
+    repo = root / "repo"
+    shutil.copytree(template / "repo", repo, symlinks=True)
+    for name in NOT_COPIED:
+        path = repo / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        path.unlink(missing_ok=True)
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    for stage, values in overrides.items():
+        params[stage].update(values)
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return repo
+
+
 def pipeline_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "PREFECT_"))}
     env.update(

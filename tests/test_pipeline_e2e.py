@@ -34,9 +34,11 @@ STAGES = (
 
 
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory, smollm2_dir: Path) -> Path:
-    """The one `dvc repro` on the real SmolLM2 (the oracle's `dvc exp run` follows on it)."""
-    repo = make_pipeline_repo(tmp_path_factory.mktemp("e2e"), smollm2_dir)
+def repo(tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path) -> Path:
+    """The one `dvc repro` of every stage, on the tiny base model (the oracle's `dvc exp run`
+    follows on it): nothing here depends on what a pretrained model says, and `make run`
+    runs the pipeline on the real SmolLM2."""
+    repo = make_pipeline_repo(tmp_path_factory.mktemp("e2e"), base_model_dir)
     result = dvc_repro(repo)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return repo
@@ -173,7 +175,8 @@ def test_registered_model_loads_back_and_generates(
         [{"task": "summary", "transcript": "[PERSON_NAME_1]: I would like a refund."}]
     )
     outputs = model.predict(request, params={"max_new_tokens": 6})
-    assert len(outputs) == 1 and isinstance(outputs[0], str) and outputs[0].strip()
+    # the tiny random model's text is any tokens (often newlines): that it answers is the claim
+    assert len(outputs) == 1 and isinstance(outputs[0], str) and outputs[0]
 
 
 def test_export_bundle_verifies(repo: Path) -> None:
@@ -517,7 +520,8 @@ def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
     subprocess.run([*git, "commit", "-qm", "pipeline"], cwd=repo, check=True, env=env)
     run = subprocess.run(
-        [str(BIN / "dvc"), "exp", "run", "-S", "train.corpus=raw", "-n", "oracle"],
+        # through register: the export's PI scan of a bundle is the anonymized run's test
+        [str(BIN / "dvc"), "exp", "run", "register", "-S", "train.corpus=raw", "-n", "oracle"],
         cwd=repo,
         env=env,
         capture_output=True,

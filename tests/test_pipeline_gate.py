@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.pipeline_repo import dvc_repro, make_pipeline_repo
+from tests.pipeline_repo import copy_gated_repo, dvc_repro
 
 pytestmark = pytest.mark.slow
 
 
-def test_failing_gate_stops_the_pipeline_before_training(
-    tmp_path: Path, base_model_dir: Path
-) -> None:
+def test_failing_gate_stops_the_pipeline_before_training(tmp_path: Path, gated_repo: Path) -> None:
     # Detecting only IP addresses leaves every name in clear: the corpus must be refused.
-    repo = make_pipeline_repo(tmp_path, base_model_dir, anonymize={"info_types": ["IP_ADDRESS"]})
+    repo = copy_gated_repo(gated_repo, tmp_path, anonymize={"info_types": ["IP_ADDRESS"]})
     result = dvc_repro(repo, "train")
     assert result.returncode != 0
     output = result.stdout + result.stderr

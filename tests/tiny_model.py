@@ -4,8 +4,10 @@ The plumbing (training loop, packing, resume, DeepSpeed ranks, DPO/ORPO, the pyf
 the audits' mechanics, the pipeline's stages) runs on a *tiny* model: SmolLM2's own
 architecture (Llama) and tokenizer, randomly initialised with two layers of width 64. It
 goes through exactly the code the real model does, in milliseconds. The real SmolLM2 is
-converted from its bundled GGUF only for the claims that depend on a pretrained model (one
-end-to-end `dvc repro` and one `dvc exp run`, the base_model stage's own conversion).
+converted from its bundled GGUF only for the claims that depend on a pretrained model (the
+base_model stage's own conversion, what a context does to a word's probability, fluent text's
+perplexity). The end-to-end `dvc repro` runs on the tiny model too: its claims are the
+pipeline's, and `make run` runs it on the real one.
 
 Each model is built by the first worker that asks, under a file lock in the run's shared
 temporary root, and read by the others.
@@ -13,6 +15,7 @@ temporary root, and read by the others.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,8 +38,9 @@ def shared_folder(root: Path, name: str, build: Callable[[Path], None]) -> Path:
     """``root / name``, built by ``build`` once across the run's worker processes."""
     folder = root / name
     with FileLock(str(root / f"{name}.lock")):
-        if not (folder / "config.json").is_file():
+        if not folder.is_dir():  # it appears whole, renamed from its staging folder
             staging = root / f"{name}.partial"
+            shutil.rmtree(staging, ignore_errors=True)  # a failed build's leftovers
             build(staging)
             staging.rename(folder)
     return folder

@@ -212,9 +212,11 @@ def test_windows_cover_long_texts_without_splitting_words() -> None:
 
 
 @pytest.mark.slow
-def test_a_one_megabyte_record() -> None:
-    """Without the transformer NER, whose own windowing over long texts is tested with a
-    tiny model (test_ner.py): on a megabyte it alone costs about 75 s of the suite."""
+def test_a_record_of_many_windows() -> None:
+    """A record of 200,000 characters: 40 of Presidio's windows, each cut where a value may
+    lie (the time a megabyte takes is `benchmarks/`' to measure, not a test's). Without the
+    transformer NER, whose own windowing over long texts is tested with a tiny model
+    (test_ner.py)."""
     from pathlib import Path
 
     from components.anonymize.config import AnonymizeConfig, NerConfig
@@ -225,10 +227,10 @@ def test_a_one_megabyte_record() -> None:
     detector = build_detector(config, Path(__file__).resolve().parents[2])
 
     text = " ".join(t.text for c in generate_corpus(600, 9) for t in c.turns)
-    text = (text * 3)[:1_000_000]
+    text = text[:200_000]
     corpus = [Conversation("big", (Turn(None, text),), plain=True)]
     ((anonymized, replacements),) = run(corpus, detector)
-    assert len(replacements) > 10_000
+    assert len(replacements) > 2_000
     import re
 
     assert re.findall(r"[\w.]+@[\w-]+\.\w+", text)  # the input has written emails ...
