@@ -108,8 +108,9 @@ utility: setup
 ui: setup
 	bash infra/prefect/ui.sh $(PREFECT_PORT) $(SERVE_ARGS)
 
+# Without MLflow's GenAI job runner (eight processes veiltune never uses; veiltune/team/mlflow_server.py)
 mlflow-ui: setup
-	$(BIN)/mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000
+	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false $(BIN)/mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000
 
 # Everything the pipeline made, but the signing key (.veiltune/keys: it vouches for every
 # bundle and registered version signed before, and goes with no erasure).

@@ -4,6 +4,7 @@ process workers taking runs from the pool."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -62,6 +63,28 @@ def test_up_writes_an_owner_only_folder_and_the_pipelines_account(team: Path) ->
     assert f"PREFECT_API_URL={state['prefect_api_url']}" in env and "PREFECT_API_AUTH_STRING" in env
     # A second `up` finds the stack running and leaves it as it is.
     assert stack.up(team) == state
+
+
+def test_the_mlflow_server_runs_no_genai_job_runner(team: Path) -> None:
+    # MLflow starts one by default: a runner and seven huey consumers, each loading MLflow.
+    leader = json.loads((team / "stack.json").read_text())["servers"]["mlflow"]["pid"]
+    commands = _process_group(leader)
+    assert any("uvicorn" in command for command in commands), commands  # the server's own
+    assert not [c for c in commands if "mlflow.server.jobs" in c or "huey" in c], commands
+
+
+def _process_group(leader: int) -> list[str]:
+    """The command lines of the processes in the group ``leader`` leads (from /proc)."""
+    commands = []
+    for proc_stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            group = proc_stat.read_text().rpartition(")")[2].split()[2]  # state, ppid, pgrp
+            if group == str(leader):
+                command = (proc_stat.parent / "cmdline").read_bytes()
+                commands.append(command.replace(b"\0", b" "))
+        except OSError:  # the process ended meanwhile
+            continue
+    return [command.decode(errors="replace") for command in commands]
 
 
 def test_the_server_refuses_unauthenticated_and_wrong_credentials(team: Path) -> None:

@@ -53,6 +53,10 @@ def start(
         "MLFLOW_AUTH_CONFIG_PATH": str(auth_config),
         "MLFLOW_FLASK_SERVER_SECRET_KEY": secrets["flask"],  # CSRF tokens of the auth app
         "MLFLOW_DISABLE_TELEMETRY": "true",
+        # MLflow's GenAI job runner (evaluations, scorers, prompt optimisation), which
+        # veiltune never uses: otherwise eight more processes, each loading MLflow, and a
+        # folder in /dev/shm that no one removes.
+        "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
     }
     log = folder / "mlflow.log"
     server = servers.start(command, env, log)
