@@ -101,8 +101,11 @@ class _RecordingProxy:
 
 
 # Where Chromium itself calls home whatever it loads (network time, sign-in, its search
-# engine's preconnect), flags or not: measured on an empty page, Chromium 150 (Debian 12).
-CHROMIUM_OWN_HOSTS = frozenset({"clients2.google.com", "accounts.google.com", "www.google.com"})
+# engine's preconnect, and from 156 its component updater despite --disable-component-update),
+# flags or not: measured on an empty page, Chromium 150 and 156 (Debian 12).
+CHROMIUM_OWN_HOSTS = frozenset(
+    {"clients2.google.com", "accounts.google.com", "www.google.com", "update.googleapis.com"}
+)
 
 
 def _host(request: str) -> str:
