@@ -53,11 +53,8 @@ def make_pipeline_repo(root: Path, base_model_dir: Path, **overrides: dict[str, 
             shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(source, repo / name)
-    params = yaml.safe_load((repo / "params.yaml").read_text())
-    for stage, values in {**TINY_PARAMS, **overrides}.items():
-        params[stage].update(values)
-    params["base_model"]["source"] = str(base_model_dir)
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    update_params(repo, {**TINY_PARAMS, **overrides})
+    update_params(repo, {"base_model": {"source": str(base_model_dir)}})
     for command in (
         ["git", "init", "-q"],
         ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty",
@@ -94,11 +91,16 @@ def copy_gated_repo(template: Path, root: Path, **overrides: dict[str, Any]) -> 
         if path.is_dir():
             shutil.rmtree(path)
         path.unlink(missing_ok=True)
+    update_params(repo, overrides)
+    return repo
+
+
+def update_params(repo: Path, sections: dict[str, dict[str, Any]]) -> None:
+    """Set ``sections``' keys in the repo's params.yaml, each in its stage's section."""
     params = yaml.safe_load((repo / "params.yaml").read_text())
-    for stage, values in overrides.items():
+    for stage, values in sections.items():
         params[stage].update(values)
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    return repo
 
 
 def pipeline_env(**extra: str) -> dict[str, str]:

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tests.pipeline_repo import (
     BIN,
@@ -26,6 +25,7 @@ from tests.pipeline_repo import (
     dvc_repro,
     free_port,
     pipeline_env,
+    update_params,
 )
 
 ZERO2 = REPO_ROOT / "infra" / "deepspeed" / "zero2.json"
@@ -44,9 +44,7 @@ TRAIN = {
 
 
 def set_train(repo: Path, **values: Any) -> None:
-    params = yaml.safe_load((repo / "params.yaml").read_text())
-    params["train"].update(values)
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    update_params(repo, {"train": values})
 
 
 def launch(repo: Path, **popen: Any) -> subprocess.Popen[str]:
