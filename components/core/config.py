@@ -4,27 +4,97 @@ Each stage's dataclass lives in its own package (``components/<stage>/config.py`
 its key of params.yaml in ``SECTION``; the registry (``components.stages``) lists them. Unknown
 keys are errors that name the key and list what is allowed; so is a value of the wrong type
 and, in every param, NaN or an infinity (YAML's ``.nan``, ``.inf``), which no range check
-below can be trusted to catch: ``gate.threshold: .inf`` was a gate that cannot fail. Each
-dataclass's ``__post_init__`` rejects values outside their range.
+can be trusted to catch: ``gate.threshold: .inf`` was a gate that cannot fail.
+
+pydantic validates each section against its dataclass (``params_section``: strict types, no
+unknown key, finite numbers), the ranges a field's type declares (``Count``, ``OpenUnit``,
+``Annotated[int, Field(ge=8)]``) included; the JSON schema (``veiltune params --schema``) and
+the params reference show the same ranges. What one field cannot say (a value among a
+registry's names, one field against another) stays in the dataclass's ``__post_init__``.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
+import json
 import math
+import operator
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
 
 from components.core.errors import InputError, ParamsError
 from components.core.jsonio import utf8_text, write_text_atomic
 
 C = TypeVar("C")
+
+# How pydantic reads a params section: "3" is no int and true no 1, a key the dataclass has no
+# field for is an error, and so are NaN and the infinities.
+PARAMS = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+# The ranges a param's type declares: checked on load, shown in the schema and the reference.
+Count = Annotated[int, Field(ge=1)]  # an integer >= 1
+NonNegativeInt = Annotated[int, Field(ge=0)]  # an integer >= 0
+Positive = Annotated[float, Field(gt=0)]  # a number > 0
+NonNegative = Annotated[float, Field(ge=0)]  # a number >= 0
+OpenUnit = Annotated[float, Field(gt=0, lt=1)]  # 0 < x < 1: a fraction, a probability
+Unit = Annotated[float, Field(ge=0, le=1)]  # 0 <= x <= 1: a score
+NonEmpty = Annotated[str, Field(min_length=1)]  # a non-empty string
+
+
+def params_section(key: str) -> Callable[[type[C]], type[C]]:
+    """Mark a config class as params.yaml's ``key`` (``gate``, ``anonymize.ner``): read
+    with ``PARAMS``, and its declared ranges checked whenever code builds one too (a
+    ``dataclasses.replace`` with a command-line option's value), before its own
+    ``__post_init__``. Below ``@dataclass``, which then calls that check from ``__init__``."""
+
+    def mark(cls: type[C]) -> type[C]:
+        own_checks = getattr(cls, "__post_init__", None)
+
+        def __post_init__(self: Any) -> None:
+            _check_declared_ranges(self, key)
+            if own_checks is not None:
+                own_checks(self)
+
+        cls.__post_init__ = __post_init__  # type: ignore[attr-defined]
+        return with_config(PARAMS)(cls)
+
+    return mark
+
+
+def _check_declared_ranges(config: Any, key: str) -> None:
+    for name, adapter in _range_adapters(type(config)).items():
+        value = getattr(config, name)
+        try:
+            adapter.validate_python(value)
+        except ValidationError:
+            hint = typing.get_type_hints(type(config), include_extras=True)[name]
+            raise ParamsError(
+                f"params: bad value for '{key}.{name}': {describe_range(hint)}, got {value!r}"
+            ) from None
+
+
+def _range_adapters(cls: type) -> dict[str, TypeAdapter[Any]]:
+    """A validator for each field of ``cls`` whose type declares a range (made once)."""
+    if cls not in _RANGE_ADAPTERS:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        _RANGE_ADAPTERS[cls] = {
+            f.name: TypeAdapter(hints[f.name])
+            for f in dataclasses.fields(cls)
+            if describe_range(hints[f.name])
+        }
+    return _RANGE_ADAPTERS[cls]
+
+
+_RANGE_ADAPTERS: dict[type, dict[str, TypeAdapter[Any]]] = {}
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
 
 
 def require(condition: bool, key: str, allowed: str) -> None:
@@ -63,7 +133,8 @@ def read_policy_yaml(path: Path, missing: str, malformed: str) -> Any:
 
 
 def stage_config(params: Mapping[str, Any], stage: str, cls: type[C]) -> C:
-    """Build ``cls`` from ``params[stage]``, rejecting unknown keys and wrong types."""
+    """Build ``cls`` from ``params[stage]``: pydantic validates it against the dataclass's
+    types and ranges; a failure is one ``ParamsError`` naming the key path."""
     return _build(params.get(stage) or {}, stage, cls)
 
 
@@ -73,65 +144,164 @@ def build_configs(params: Mapping[str, Any], sections: Mapping[str, type]) -> di
 
 
 def _build(section: Any, where: str, cls: type[C]) -> C:
-    """``cls`` from a mapping; a field typed as a dataclass is built from its own mapping."""
     if not isinstance(section, dict):
         raise ParamsError(f"params: '{where}' must be a mapping")
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    hints = typing.get_type_hints(cls)
-    values = {}
-    for key, value in section.items():
-        if key not in fields:
-            raise ParamsError(f"params: unknown key '{where}.{key}'; allowed: {', '.join(fields)}")
-        if dataclasses.is_dataclass(hints[key]):
-            values[key] = _build(value, f"{where}.{key}", hints[key])
-        else:
-            _check_type(f"{where}.{key}", value, hints[key])
-            values[key] = value
-    return cls(**values)
+    _check_plain(where, section)
+    try:
+        return _adapter(cls).validate_json(json.dumps(section))
+    except ValidationError as exc:
+        raise ParamsError(_message(exc, section, where, cls)) from None
 
 
-def _check_type(key: str, value: Any, hint: Any) -> None:
-    """Refuse a value of another type than ``hint``, or holding NaN or an infinity."""
-    if not _matches(value, hint):
-        raise ParamsError(f"params: '{key}' must be {_describe(hint)}, got {value!r}")
-    _check_finite(key, value)
+def _adapter(cls: type[C]) -> TypeAdapter[C]:
+    """The validator of a config class (made once)."""
+    if cls not in _ADAPTERS:
+        _ADAPTERS[cls] = TypeAdapter(cls)
+    return _ADAPTERS[cls]
 
 
-def _check_finite(key: str, value: Any) -> None:
-    """Refuse NaN and the infinities anywhere in a param's value, naming where."""
+def _check_plain(key: str, value: Any) -> None:
+    """Refuse what a JSON document cannot hold (YAML's dates, binary, keys that are not
+    strings), and NaN and the infinities anywhere in a param's value, naming where."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ParamsError(f"params: '{key}' must be a finite number, got {value!r}")
     if isinstance(value, dict):
         for name, item in value.items():
-            _check_finite(f"{key}.{name}", item)
+            if not isinstance(name, str):
+                raise ParamsError(f"params: '{key}' has a key that is not a string: {name!r}")
+            _check_plain(f"{key}.{name}", item)
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            _check_finite(f"{key}[{i}]", item)
-
-
-def _matches(value: Any, hint: Any) -> bool:
-    origin = typing.get_origin(hint)
-    if origin in (types.UnionType, typing.Union):
-        return any(_matches(value, arg) for arg in typing.get_args(hint))
-    if hint is type(None):
-        return value is None
-    if origin is list:
-        (item,) = typing.get_args(hint)
-        return isinstance(value, list) and all(_matches(v, item) for v in value)
-    if origin is dict:
-        key_hint, value_hint = typing.get_args(hint)
-        return isinstance(value, dict) and all(
-            _matches(k, key_hint) and _matches(v, value_hint) for k, v in value.items()
+            _check_plain(f"{key}[{i}]", item)
+    elif not isinstance(value, str | int | float | bool | type(None)):
+        raise ParamsError(
+            f"params: '{key}' holds {value!r}: a param is a string, a number, a boolean, "
+            "null, a list or a mapping"
         )
-    if hint is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, hint)
 
 
-def _describe(hint: Any) -> str:
-    return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+def _message(error: ValidationError, section: dict[str, Any], where: str, cls: type) -> str:
+    """pydantic's first error as one line naming the key path, the type or range the key
+    allows and the value given."""
+    errors = error.errors()
+    found = _locate(cls, section, errors[0]["loc"])
+    path = ".".join([where, *found.names])
+    if found.unknown is not None:
+        allowed = ", ".join(f.name for f in dataclasses.fields(found.owner))
+        return f"params: unknown key '{path}.{found.unknown}'; allowed: {allowed}"
+    same_key = [e for e in errors if _locate(cls, section, e["loc"]).names == found.names]
+    if any(e["type"] in _RANGE_ERRORS for e in same_key):
+        return f"params: bad value for '{path}': {describe_range(found.hint)}, got {found.value!r}"
+    if dataclasses.is_dataclass(_bare(found.hint)):
+        return f"params: '{path}' must be a mapping"
+    return f"params: '{path}' must be {describe_type(found.hint)}, got {found.value!r}"
+
+
+# pydantic's error types of a value of the right type out of its declared range
+_RANGE_ERRORS = {
+    "greater_than",
+    "greater_than_equal",
+    "less_than",
+    "less_than_equal",
+    "string_too_short",
+    "string_too_long",
+    "too_short",
+    "too_long",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Located:
+    names: tuple[str, ...]  # the fields from the section down to the key
+    owner: Any  # the config dataclass the last name is a field of
+    hint: Any  # the key's type, its ranges kept (Annotated)
+    value: Any  # what params gave it
+    unknown: str | None = None  # a key the owner has no field for
+
+
+def _locate(cls: type, section: Any, loc: tuple[int | str, ...]) -> _Located:
+    """The params key an error's location points at: the fields it walks through, down to
+    the first one that is not a config of its own (a list's item is its list's key)."""
+    names: list[str] = []
+    owner: Any = cls
+    hint: Any = cls
+    value: Any = section
+    for step in loc:
+        if not dataclasses.is_dataclass(_bare(hint)) or not isinstance(value, dict):
+            break
+        owner = _bare(hint)
+        if step not in {f.name for f in dataclasses.fields(owner)}:
+            return _Located(tuple(names), owner, hint, value, unknown=str(step))
+        hint = typing.get_type_hints(owner, include_extras=True)[str(step)]
+        names.append(str(step))
+        value = value.get(str(step))
+    return _Located(tuple(names), owner, hint, value)
+
+
+def _bare(hint: Any) -> Any:
+    """``hint`` without its ranges, and without ``| None``."""
+    if typing.get_origin(hint) is typing.Annotated:
+        return _bare(typing.get_args(hint)[0])
+    if typing.get_origin(hint) in (types.UnionType, typing.Union):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _bare(args[0]) if len(args) == 1 else hint
+    return hint
+
+
+def describe_type(hint: Any) -> str:
+    """A field's type as its errors and the params reference name it: ``int``,
+    ``list[str] | None``, without the ranges a type declares."""
+    plain = _strip_ranges(hint)
+    if typing.get_args(plain) or not hasattr(plain, "__name__"):
+        return str(plain).replace("typing.", "")
+    return str(plain.__name__)
+
+
+def _strip_ranges(hint: Any) -> Any:
+    if typing.get_origin(hint) is typing.Annotated:
+        return _strip_ranges(typing.get_args(hint)[0])
+    if typing.get_origin(hint) in (types.UnionType, typing.Union):
+        return functools.reduce(operator.or_, [_strip_ranges(a) for a in typing.get_args(hint)])
+    return hint
+
+
+def describe_range(hint: Any) -> str:
+    """What a ranged type allows, in words: ``an integer >= 1``, ``0 < x < 1``, ``null or a
+    non-empty string``; ``""`` for a type that declares no range."""
+    nullable = type(None) in typing.get_args(hint)
+    ranged = [a for a in (hint, *typing.get_args(hint)) if typing.get_origin(a) is Annotated]
+    if not ranged:
+        return ""
+    bounds = {
+        type(m).__name__: m
+        for info in typing.get_args(ranged[0])[1:]
+        for m in getattr(info, "metadata", [info])
+    }
+    words = _bounds_in_words(_bare(hint), bounds)
+    return f"null or {words}" if nullable else words
+
+
+def _bounds_in_words(bare: Any, bounds: dict[str, Any]) -> str:
+    if "MinLen" in bounds or "MaxLen" in bounds:
+        low = getattr(bounds.get("MinLen"), "min_length", 0)
+        high = getattr(bounds.get("MaxLen"), "max_length", None)
+        if bare is str:
+            return "a single character" if low == high == 1 else "a non-empty string"
+        return "a non-empty list" if low == 1 else f"a list of at least {low} items"
+    low = [
+        (f"{m.ge} <=", f">= {m.ge}") if n == "Ge" else (f"{m.gt} <", f"> {m.gt}")
+        for n, m in bounds.items()
+        if n in ("Ge", "Gt")
+    ]
+    high = [
+        (f"<= {m.le}", f"<= {m.le}") if n == "Le" else (f"< {m.lt}", f"< {m.lt}")
+        for n, m in bounds.items()
+        if n in ("Le", "Lt")
+    ]
+    if low and high:
+        return f"{low[0][0]} x {high[0][0]}"
+    kind = "an integer" if bare is int else "a number"
+    return f"{kind} {(low or high)[0][1]}"
 
 
 def names_param(dotted: str, sections: Mapping[str, type]) -> bool:

@@ -2,9 +2,10 @@
 (``components/<stage>/config.py``), so an editor or the Prefect deployment can check a
 params file before a stage reads it.
 
-The schema is pydantic's for each dataclass (types, defaults), with what the loader
-(``components.core.config``) adds: no key outside a config's fields, and each key described
-by the comment beside its field. The range checks of ``__post_init__`` stay the stages' own.
+The schema is pydantic's for each dataclass, read as the loader (``components.core.config``)
+reads it: types, defaults, the ranges the fields' types declare, no key outside a config's
+fields; each key described by the comment beside its field. What a ``__post_init__`` checks
+(a name among a registry's, one field against another) is the loader's alone.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 class _ParamsSchema(GenerateJsonSchema):
-    """pydantic's JSON schema of a dataclass, closed to other keys, each field described by
-    its comment in the code."""
+    """pydantic's JSON schema of a dataclass, each field described by its comment in the
+    code (closed to other keys by the dataclass's ``PARAMS``)."""
 
     def dataclass_schema(self, schema: core_schema.DataclassSchema) -> JsonSchemaValue:
         json_schema = super().dataclass_schema(schema)
@@ -31,7 +32,6 @@ class _ParamsSchema(GenerateJsonSchema):
         for name, field_schema in json_schema.get("properties", {}).items():
             if comments.get(name):
                 field_schema["description"] = comments[name]
-        json_schema["additionalProperties"] = False  # the loader refuses unknown keys
         return json_schema
 
 

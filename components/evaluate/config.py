@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Annotated, ClassVar
 from urllib.parse import urlparse
 
+from pydantic import Field
+
+from components.core.config import Count, NonEmpty, params_section
 from components.core.config import require as _require
 from components.core.egress import check_proxy
 from components.train import CALL_TASKS, SUMMARY_PRIVACY_TASKS
@@ -16,33 +19,33 @@ SCORED_TASKS = (*CALL_TASKS, *SUMMARY_PRIVACY_TASKS)
 
 
 @dataclass
+@params_section("evaluate.judge")
 class JudgeConfig:
     """``evaluate.judge``: who scores the privacy-preserving summaries."""
 
     # null: the offline judge (components/evaluate/judge.py); else an LLM judge with the
     # method's rubric: a local Hugging Face model folder, or an OpenAI-compatible URL
-    model: str | None = None
+    model: NonEmpty | None = None
     allow_remote: bool = False  # a URL off this machine receives facts of raw calls
-    max_new_tokens: int = 24
+    max_new_tokens: Annotated[int, Field(ge=4)] = 24
     # The proxy (http://HOST:PORT) a remote judge URL is reached through; null: none. The
     # environment's http(s)_proxy is never used, and a loopback URL never goes through one.
     proxy: str | None = None
 
     def __post_init__(self) -> None:
-        _require(self.model != "", "evaluate.judge.model", "null, a model folder or a URL")
         is_url = self.model is not None and self.model.startswith(("http://", "https://"))
         host = (urlparse(self.model).hostname or "") if is_url and self.model else None
         check_proxy(self.proxy, host, "evaluate.judge.proxy")
-        _require(self.max_new_tokens >= 4, "evaluate.judge.max_new_tokens", "an integer >= 4")
 
 
 @dataclass
+@params_section("evaluate")
 class EvaluateConfig:
     SECTION: ClassVar[str] = "evaluate"
 
-    max_conversations: int = 30  # held-out conversations scored (all tasks of each)
-    max_new_tokens: int = 48
-    max_prompt_tokens: int = 768
+    max_conversations: Count = 30  # held-out conversations scored (all tasks of each)
+    max_new_tokens: Count = 48
+    max_prompt_tokens: Annotated[int, Field(ge=16)] = 768
     include_base: bool = True  # also score the base model zero-shot, for the report
     # The tasks scored by generating; [] scores perplexity alone (the language-modelling
     # comparison of fragments and the masking baselines, minutes instead of most of an hour).
@@ -55,6 +58,3 @@ class EvaluateConfig:
             self.judge = JudgeConfig(**self.judge)
         unknown = sorted(set(self.tasks) - set(SCORED_TASKS))
         _require(not unknown, "evaluate.tasks", f"a list among {', '.join(SCORED_TASKS)}")
-        _require(self.max_conversations >= 1, "evaluate.max_conversations", "an integer >= 1")
-        _require(self.max_new_tokens >= 1, "evaluate.max_new_tokens", "an integer >= 1")
-        _require(self.max_prompt_tokens >= 16, "evaluate.max_prompt_tokens", "an integer >= 16")

@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from components.core.config import require as _require
+from components.core.config import Positive, params_section
 
 
 @dataclass
+@params_section("gate")
 class GateConfig:
     SECTION: ClassVar[str] = "gate"
 
-    threshold: float = 5.0
+    threshold: Positive = 5.0
     known_contexts: list[str] | None = field(
         default_factory=lambda: [
             "customer_support",
@@ -25,6 +26,3 @@ class GateConfig:
         ]
     )  # every conversation's context must be one of these
     per_context: bool = False  # also require mu + sigma < threshold within each context
-
-    def __post_init__(self) -> None:
-        _require(self.threshold > 0, "gate.threshold", "a number > 0")

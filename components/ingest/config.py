@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from components.core.config import Count, NonEmpty, NonNegativeInt, OpenUnit, params_section
 from components.core.config import require as _require
 
 CANARY_TYPES = ("PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER")
@@ -17,19 +18,19 @@ DIALOGSUM_APPEND = ("auto", "always", "never")
 
 
 @dataclass
+@params_section("ingest.dialogsum")
 class DialogSumConfig:
     """DialogSum dialogues appended to the corpus (CC BY-NC-SA 4.0, non-commercial): to the
     embedded corpus by default, to your own only with ``append: always``."""
 
     # from params.yaml's folder: the CC BY-NC-SA sample that ships with veiltune
-    path: str | None = "components/ingest/samples/dialogsum/dialogsum.dev.sample.jsonl"
-    max_dialogues: int = 200  # the first N records of the file
+    path: NonEmpty | None = "components/ingest/samples/dialogsum/dialogsum.dev.sample.jsonl"
+    max_dialogues: Count = 200  # the first N records of the file
     # auto: only with the embedded corpus (corpus_path null); always: your corpus too; never
     append: str = "auto"
 
     def __post_init__(self) -> None:
         _require(self.path != "", "ingest.dialogsum.path", "a JSONL file path, or null for off")
-        _require(self.max_dialogues >= 1, "ingest.dialogsum.max_dialogues", "an integer >= 1")
         _require(
             self.append in DIALOGSUM_APPEND,
             "ingest.dialogsum.append",
@@ -49,13 +50,15 @@ class DialogSumConfig:
 
 
 @dataclass
+@params_section("ingest")
 class IngestConfig:
     SECTION: ClassVar[str] = "ingest"
 
     corpus_path: str | None = None  # None: generate the embedded corpus
-    n_conversations: int = 300
+    n_conversations: Count = 300
     seed: int = 13
-    heldout_fraction: float = 0.1
+    # evaluate scores held-out conversations only: an empty split would score nothing
+    heldout_fraction: OpenUnit = 0.1
     # Canaries for the exposure audit: one random secret per (type, count), planted in
     # that many training conversations. An empty list plants none.
     canary_types: list[str] = field(default_factory=lambda: list(CANARY_TYPES))
@@ -63,19 +66,12 @@ class IngestConfig:
     dialogsum: DialogSumConfig = field(default_factory=DialogSumConfig)
     # The sensitivity taxonomy (from params.yaml's folder): the paths a corpus's
     # ``sensitive`` spans may name.
-    taxonomy: str = "veiltune/policy/taxonomy.yaml"
+    taxonomy: NonEmpty = "veiltune/policy/taxonomy.yaml"
     # Calls in the taxonomy's settings with sensitive facts and three reference summaries,
     # generated beside the embedded corpus (``sens-00001`` ...); 0 generates none.
-    sensitive_conversations: int = 0
+    sensitive_conversations: NonNegativeInt = 0
 
     def __post_init__(self) -> None:
-        _require(self.n_conversations >= 1, "ingest.n_conversations", "an integer >= 1")
-        _require(bool(self.taxonomy), "ingest.taxonomy", "a YAML file path")
-        _require(
-            self.sensitive_conversations >= 0, "ingest.sensitive_conversations", "an integer >= 0"
-        )
-        # evaluate scores held-out conversations only: an empty split would score nothing
-        _require(0.0 < self.heldout_fraction < 1.0, "ingest.heldout_fraction", "0 < x < 1")
         unknown = sorted(set(self.canary_types) - set(CANARY_TYPES))
         _require(not unknown, "ingest.canary_types", f"a list of {CANARY_TYPES}")
         _require(

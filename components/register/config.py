@@ -5,14 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from components.core.config import NonEmpty, params_section
 from components.core.config import require as _require
 
 
 @dataclass
+@params_section("register")
 class RegisterConfig:
     SECTION: ClassVar[str] = "register"
 
-    model_name: str = "veiltune-adapter"
+    model_name: NonEmpty = "veiltune-adapter"
     experiment: str = "veiltune"
     # A key of metrics/evaluate.json's adapter section: a new version becomes champion only
     # if this is at least the current champion's (at most, when lower is better).
@@ -20,7 +22,6 @@ class RegisterConfig:
     higher_is_better: bool = True
 
     def __post_init__(self) -> None:
-        _require(bool(self.model_name), "register.model_name", "a non-empty name")
         _require(
             bool(self.utility_metric.strip()),
             "register.utility_metric",

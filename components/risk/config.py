@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
+from pydantic import Field
+
+from components.core.config import params_section
 from components.core.config import require as _require
 
 RISK_SOURCES = ("auto", "ground_truth", "estimate")
@@ -52,11 +55,12 @@ DEFAULT_RISK_SCORES = {
 
 
 @dataclass
+@params_section("risk")
 class RiskConfig:
     SECTION: ClassVar[str] = "risk"
 
     scores: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_RISK_SCORES))
-    default_score: int = 3  # for an info type the table does not list
+    default_score: Annotated[int, Field(ge=0, le=5)] = 3  # for an info type the table does not list
     # Which residual items the gate reads: ground truth when the corpus carries labelled PI
     # (auto), or always the automatic estimate, or insist on ground truth.
     source: str = "auto"
@@ -64,5 +68,4 @@ class RiskConfig:
     def __post_init__(self) -> None:
         for info_type, score in self.scores.items():
             _require(isinstance(score, int) and 0 <= score <= 5, f"risk.scores.{info_type}", "0..5")
-        _require(0 <= self.default_score <= 5, "risk.default_score", "0..5")
         _require(self.source in RISK_SOURCES, "risk.source", " | ".join(RISK_SOURCES))

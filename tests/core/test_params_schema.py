@@ -98,3 +98,17 @@ def _with(params: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
         section = section.setdefault(key, {})
     section[last] = value
     return changed
+
+
+def test_the_schema_carries_the_ranges_the_loader_checks(
+    validator: jsonschema.Draft202012Validator,
+) -> None:
+    schema = params_schema(SECTIONS)
+    gate = schema["$defs"]["GateConfig"]["properties"]["threshold"]
+    assert gate["exclusiveMinimum"] == 0
+    heldout = schema["$defs"]["IngestConfig"]["properties"]["heldout_fraction"]
+    assert (heldout["exclusiveMinimum"], heldout["exclusiveMaximum"]) == (0, 1)
+    errors = list(validator.iter_errors({"train": {"max_steps": 0}}))
+    assert [list(e.absolute_path) for e in errors] == [["train", "max_steps"]]
+    with pytest.raises(ParamsError, match="'train.max_steps'"):
+        build_configs({"train": {"max_steps": 0}}, SECTIONS)
