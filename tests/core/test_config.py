@@ -130,7 +130,7 @@ def _config_classes(cls: type, seen: dict[type, None]) -> dict[type, None]:
     import typing
 
     seen[cls] = None
-    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for field in dataclasses.fields(cls):
         hint = typing.get_type_hints(cls)[field.name]
         if dataclasses.is_dataclass(hint) and hint not in seen:
             _config_classes(hint, seen)  # type: ignore[arg-type]
