@@ -82,8 +82,10 @@ def test_a_stage_commands_help_lists_its_params_with_defaults_and_comments(comma
     text = commands.choices[command].format_help()
     assert f"params.yaml's {BY_NAME[command.replace('-', '_')].name} (every stage's" in text
     if command == "train":
-        assert "  lora_r: 32\n" in text and "max_steps: 40" in text
+        assert "  lora_r: 32  # an integer >= 1\n" in text  # the range its type declares
+        assert "  seed: 13\n" in text and "max_steps: 40" in text
         assert "save_steps: 20  # checkpoint every N steps" in text  # a base class's comment
+        assert "a re-run resumes from the… (an integer >= 1)\n" in text  # the range kept
         assert "target_modules: [q_proj, k_proj, v_proj, o_proj]" in text
     if command == "gate":
-        assert "threshold: 5.0" in text
+        assert "  threshold: 5.0  # a number > 0\n" in text

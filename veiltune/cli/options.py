@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from components.anonymize.config import AnonymizeConfig
 from components.core import paths
+from components.core.config import describe_range
 from components.core.field_help import field_comments
 from components.stages import Stage
 
@@ -34,9 +35,11 @@ class StageRun:
 
 def stage_parser_options(stage: Stage, description: str) -> dict[str, Any]:
     """``add_parser`` keywords that give a stage's command its params in ``--help``: each
-    key of the stage's ``params.yaml`` section with its default and its comment."""
+    key of the stage's ``params.yaml`` section with its default, its comment and the range
+    its type declares."""
     import dataclasses
     import textwrap
+    import typing
 
     import yaml
 
@@ -45,6 +48,7 @@ def stage_parser_options(stage: Stage, description: str) -> dict[str, Any]:
         if dataclasses.is_dataclass(cls):
             comments |= {k: v for k, v in field_comments(cls).items() if v}
     defaults = stage.config()
+    hints = typing.get_type_hints(stage.config, include_extras=True)
     lines = [f"params.yaml's {stage.name} (every stage's: veiltune params):"]
     for field in dataclasses.fields(stage.config):
         value = getattr(defaults, field.name)
@@ -52,11 +56,8 @@ def stage_parser_options(stage: Stage, description: str) -> dict[str, Any]:
             shown = "{...}"  # a nested section: its keys in `veiltune params`
         else:
             shown = _yaml(yaml.safe_dump(value, default_flow_style=True))
-        comment = comments.get(field.name, "")
-        lines.append(
-            f"  {field.name}: {_short(shown, 40)}"
-            + (f"  # {_short(comment, 70)}" if comment else "")
-        )
+        note = _note(comments.get(field.name, ""), describe_range(hints[field.name]))
+        lines.append(f"  {field.name}: {_short(shown, 40)}" + (f"  # {note}" if note else ""))
     return {
         "description": textwrap.fill(description, 88),
         "epilog": "\n".join(lines),
@@ -67,6 +68,13 @@ def stage_parser_options(stage: Stage, description: str) -> dict[str, Any]:
 def _yaml(dumped: str) -> str:
     """A value as params.yaml writes it, on one line."""
     return " ".join(dumped.removesuffix("\n...\n").split())
+
+
+def _note(comment: str, allowed: str, width: int = 70) -> str:
+    """A key's comment, shortened to fit beside the range it allows, which is kept whole."""
+    if not allowed:
+        return _short(comment, width)
+    return f"{_short(comment, width - len(allowed) - 3)} ({allowed})" if comment else allowed
 
 
 def _short(text: str, width: int) -> str:
