@@ -2,8 +2,9 @@
 hostfile of one ``localhost`` node with two slots, the launch a cluster makes with more.
 
 Each rank trains on its own share of every batch; rank 0 alone writes the adapter, the
-metrics and the MLflow run; the adapter is the one a single process trains with the same
-global batch; and a two-process run killed after its first checkpoint resumes from it."""
+metrics and the MLflow run; a two-process run killed after its first checkpoint resumes from
+it; and the adapter it ends with is the one a single process trains with the same global
+batch."""
 
 from __future__ import annotations
 
@@ -129,30 +130,10 @@ def test_two_ranks_under_the_deepspeed_launcher(tmp_path: Path, gated_repo: Path
     assert train_metrics(repo)["world_size"] == 1
     single_loss = train_metrics(repo)["train_loss"]
 
-    # Two ranks, one row a step each.
+    # Two ranks, one row a step each: killed once rank 0 has written the step-2 checkpoint,
+    # then launched again. It resumes there and ends with the one process's adapter.
     set_train(repo, batch_size=1)
-    output = finished(launch(repo))
-    metrics = train_metrics(repo)
-    assert metrics["world_size"] == 2 and metrics["steps"] == 4
-    assert metrics["engine"] == "deepspeed-zero2"
-    rows = fetched_rows(output)
-    assert set(rows) == {0, 1}
-    # Each rank fetched its own rows, and together the rows the one process fetched (each
-    # rank's loader fetches a batch ahead: the first four of each are what it trained on).
-    assert not set(rows[0][:4]) & set(rows[1][:4])
-    assert sorted(rows[0][:4] + rows[1][:4]) == sorted(one_rows[:8])
-    two = adapter_weights(repo)
-    assert_same_adapter(two, one)
-    assert metrics["train_loss"] == pytest.approx(single_loss, abs=1e-3)
-    assert any(float(w.abs().sum()) > 0 for k, w in two.items() if "lora_B" in k)
-    runs = train_runs(repo)
-    assert len(runs) == 2  # one per launch: the second rank logged nothing
-    assert {r.data.metrics["world_size"] for r in runs} == {1.0, 2.0}
     work = repo / ".veiltune" / "train"
-    assert not (work / "rank-1").exists()
-
-    # The same run again, killed once rank 0 has written the step-2 checkpoint, then
-    # launched again: it resumes there and ends with the uninterrupted run's adapter.
     killed = launch(repo)
     state = work / "checkpoint-2" / "trainer_state.json"
     deadline = time.monotonic() + 900
@@ -162,10 +143,27 @@ def test_two_ranks_under_the_deepspeed_launcher(tmp_path: Path, gated_repo: Path
     os.killpg(killed.pid, signal.SIGKILL)
     killed.wait(timeout=60)
     assert killed.returncode != 0
-    finished(launch(repo))
-    resumed = train_metrics(repo)
-    assert resumed["resumed_from_step"] == 2 and resumed["steps"] == 4
-    assert resumed["world_size"] == 2
+
+    output = finished(launch(repo))
+    rows = fetched_rows(output)
+    assert set(rows) == {0, 1}
+    # Each rank fetched its own rows of steps 3 and 4, and together the rows the one process
+    # trained on at those steps (each rank's loader fetches a batch ahead; the resumed run
+    # skips the batches of steps 1 and 2 without fetching them).
+    assert not set(rows[0][:2]) & set(rows[1][:2])
+    assert sorted(rows[0][:2] + rows[1][:2]) == sorted(one_rows[4:8])
+    metrics = train_metrics(repo)
+    assert metrics["resumed_from_step"] == 2 and metrics["steps"] == 4
+    assert metrics["world_size"] == 2 and metrics["engine"] == "deepspeed-zero2"
     assert not list(work.glob("checkpoint-*"))  # a finished run removes its checkpoints
-    assert_same_adapter(adapter_weights(repo), two)
-    assert resumed["train_loss"] == pytest.approx(metrics["train_loss"], abs=1e-3)
+    assert not (work / "rank-1").exists()
+    two = adapter_weights(repo)
+    assert_same_adapter(two, one)
+    # within 1e-3 of an uninterrupted two-rank run, which is within 1e-3 of one process
+    assert metrics["train_loss"] == pytest.approx(single_loss, abs=2e-3)
+    assert any(float(w.abs().sum()) > 0 for k, w in two.items() if "lora_B" in k)
+    runs = train_runs(repo)
+    finished_runs = [r for r in runs if r.info.status == "FINISHED"]
+    # one per launch at most (the killed one may have begun its own): rank 1 logged nothing
+    assert len(finished_runs) == 2 and len(runs) <= 3
+    assert {r.data.metrics["world_size"] for r in finished_runs} == {1.0, 2.0}
