@@ -7,10 +7,14 @@ de-quantized once into safetensors; params may name any local Hugging Face folde
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
+import math
 import shutil
+import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from components.core.errors import BackendError, ParamsError
 
@@ -75,6 +79,36 @@ def convert_gguf(gguf: Path, output_dir: Path) -> BaseModelInfo:
 
 
 def _describe(source: str, folder: Path) -> BaseModelInfo:
+    """The model's type, vocabulary and parameter count, read from its config and its
+    safetensors headers (no model built, no torch imported: seconds less a run); a folder in
+    another format, or whose config leaves its tied weights unsaid, is counted by building
+    the model on the meta device."""
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    counted = _counted_from_headers(folder, config)
+    if counted is None or "model_type" not in config or "vocab_size" not in config:
+        return _described_by_building(source, folder)
+    return BaseModelInfo(source, str(config["model_type"]), counted, int(config["vocab_size"]))
+
+
+def _counted_from_headers(folder: Path, config: dict[str, Any]) -> int | None:
+    """The parameters the safetensors files hold, a tied output layer once (as
+    ``model.parameters()`` counts it); None where that cannot be read from the files."""
+    files = sorted(folder.glob("*.safetensors"))
+    tied = config.get("tie_word_embeddings")
+    if not files or not isinstance(tied, bool):
+        return None
+    shapes: dict[str, list[int]] = {}
+    for file in files:
+        with file.open("rb") as stream:
+            (size,) = struct.unpack("<Q", stream.read(8))
+            header = json.loads(stream.read(size))
+        shapes |= {k: v["shape"] for k, v in header.items() if k != "__metadata__"}
+    if tied:
+        shapes.pop("lm_head.weight", None)
+    return sum(math.prod(shape) for shape in shapes.values())
+
+
+def _described_by_building(source: str, folder: Path) -> BaseModelInfo:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
