@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,7 +41,7 @@ def shared() -> Iterator[AnonymizeConfig]:
     """The config of a cluster of two worker processes kept for the module (by its
     scheduler's address, as `anonymize.cluster: tcp://...` names an existing cluster): each
     worker builds its detector once for every test that runs there. The byte-for-byte test
-    starts its own `local` cluster, and the worker-kill test its own scheduler."""
+    starts its own `local` cluster; the worker-kill test, last, kills one of these workers."""
     from distributed import LocalCluster
 
     with LocalCluster(
@@ -105,20 +106,6 @@ def test_detect_on_a_cluster_writes_what_detect_writes_in_one_process(
     assert (tmp_path / "many.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
 
 
-@pytest.fixture
-def scheduler() -> Iterator[object]:
-    """A LocalCluster of two worker processes (each with a nanny that restarts it)."""
-    from distributed import Client, LocalCluster
-
-    with (
-        LocalCluster(
-            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
-        ) as local,
-        Client(local) as client,
-    ):
-        yield client
-
-
 @pytest.mark.slow
 def test_evaluate_detection_on_a_cluster_scores_what_one_process_scores(
     shared: AnonymizeConfig,
@@ -145,57 +132,6 @@ def test_evaluate_detection_on_a_cluster_scores_what_one_process_scores(
     }
     assert many_sample == one_sample
     assert one["n_texts"] == 120 and one["char_recall"] > 0
-
-
-@pytest.mark.slow
-def test_a_worker_killed_mid_run_has_its_parts_recomputed(
-    corpus: Path,
-    in_process: tuple[bytes, bytes],
-    tmp_path: Path,
-    small_parts: None,
-    scheduler: object,
-    *,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    from distributed import Client
-
-    assert isinstance(scheduler, Client)
-    pids = scheduler.run(os.getpid)
-    killed: list[int] = []
-
-    def kill_a_busy_worker() -> None:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and not killed:
-            busy = [w for w, tasks in scheduler.processing().items() if tasks and w in pids]
-            if busy:
-                os.kill(pids[busy[0]], signal.SIGKILL)
-                killed.append(pids[busy[0]])
-            time.sleep(0.05)
-
-    killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
-    killer.start()
-    config = AnonymizeConfig(
-        batch_size=8, replacement="placeholder", cluster=scheduler.scheduler.address, workers=2
-    )
-    _anonymize(config, corpus, tmp_path)
-    killer.join(timeout=5)
-    assert killed, "no worker was busy to kill"
-    with pytest.raises(ProcessLookupError):
-        os.kill(killed[0], 0)  # it died mid-run...
-    assert _outputs(tmp_path) == in_process  # ...and its parts were done again, whole
-    # A recovered worker is a warning line (and one more when the parts it had finished
-    # are recomputed), no traceback: none of distributed's INFO lines (every connection and
-    # worker, and a traceback for a connection closed at shutdown).
-    # The scheduler here runs in the test's process (a user's runs elsewhere): its own INFO
-    # line for the client closing may land while the run's log levels hold, or after.
-    noise = [
-        r
-        for r in caplog.records
-        if r.name.startswith("distributed") and r.name != "distributed.scheduler"
-    ]
-    assert all(r.levelno == logging.WARNING and r.exc_info is None for r in noise), noise
-    assert "Restarting worker (status=Status.running)" in [r.getMessage() for r in noise]
-    assert len(noise) <= 2
 
 
 @pytest.mark.slow
@@ -376,3 +312,61 @@ def test_a_share_of_texts_shows_its_size_not_its_texts_in_a_task_log() -> None:
     assert [len(p) for p in parts] == [2, 2, 2, 2, 2]
     assert repr(parts[0]) == "<share of 2>" and "Ann" not in repr(parts)
     assert pickle.loads(pickle.dumps(parts[0])) == ["Call me at 555-0100", "I'm Ann Lee"]
+
+
+@pytest.fixture
+def client_of_shared(shared: AnonymizeConfig) -> Iterator[Any]:
+    """A client of the shared cluster, connected before the test's logs are captured."""
+    from distributed import Client
+
+    with Client(shared.cluster) as client:
+        yield client
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_has_its_parts_recomputed(
+    corpus: Path,
+    in_process: tuple[bytes, bytes],
+    tmp_path: Path,
+    small_parts: None,
+    shared: AnonymizeConfig,
+    *,
+    client_of_shared: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Last in the module: it kills one of the shared cluster's workers (its nanny starts
+    another, which builds its detector again)."""
+    scheduler = client_of_shared
+    pids = scheduler.run(os.getpid)
+    killed: list[int] = []
+
+    def kill_a_busy_worker() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not killed:
+            busy = [w for w, tasks in scheduler.processing().items() if tasks and w in pids]
+            if busy:
+                os.kill(pids[busy[0]], signal.SIGKILL)
+                killed.append(pids[busy[0]])
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
+    killer.start()
+    _anonymize(shared, corpus, tmp_path)
+    killer.join(timeout=5)
+    assert killed, "no worker was busy to kill"
+    with pytest.raises(ProcessLookupError):
+        os.kill(killed[0], 0)  # it died mid-run...
+    assert _outputs(tmp_path) == in_process  # ...and its parts were done again, whole
+    # A recovered worker is a warning line (and one more when the parts it had finished
+    # are recomputed), no traceback: none of distributed's INFO lines (every connection and
+    # worker, and a traceback for a connection closed at shutdown).
+    # The scheduler here runs in the test's process (a user's runs elsewhere): its own INFO
+    # line for the client closing may land while the run's log levels hold, or after.
+    noise = [
+        r
+        for r in caplog.records
+        if r.name.startswith("distributed") and r.name != "distributed.scheduler"
+    ]
+    assert all(r.levelno == logging.WARNING and r.exc_info is None for r in noise), noise
+    assert "Restarting worker (status=Status.running)" in [r.getMessage() for r in noise]
+    assert len(noise) <= 2

@@ -63,6 +63,27 @@ def test_a_corpus_value_in_any_text_file_is_a_leak(policy: DetectorScanPolicy) -
     assert "Maria" not in record and "5309" not in record
 
 
+def test_a_value_only_the_detector_finds_stops_the_bundle_before_it_is_written(
+    policy: DetectorScanPolicy, tmp_path: Path
+) -> None:
+    # A corpus without labels has no inventory: the detector still finds the value, and the
+    # raw corpus confirms it (the end-to-end test plants one through `veiltune export`).
+    from components.core.errors import LeakageDetected
+    from components.export.compliance import PiScanPolicy, write_scanned_bundle
+
+    contents: dict[str, Any] = {
+        "metrics/planted.json": json.dumps({"note": "Maria Gonzalez"}).encode(),
+        "metrics/clean.json": json.dumps({"rouge1": 0.3}).encode(),
+    }
+    no_inventory = PiScanPolicy([], "salt", 4, policy)
+    bundle = tmp_path / "exports" / "bundle"
+    refused = r"detector found values of the raw corpus in the bundle \(metrics/planted.json: "
+    with pytest.raises(LeakageDetected, match=refused) as raised:
+        write_scanned_bundle(contents, {}, bundle, True, no_inventory)
+    assert "Maria" not in str(raised.value) and "nothing was written" in str(raised.value)
+    assert not (tmp_path / "exports").exists()
+
+
 def test_veiltunes_own_vocabulary_is_not_a_finding(policy: DetectorScanPolicy) -> None:
     files = [
         ("a.md", b"[PERSON_NAME_1] called [ORGANIZATION_NAME_2] about [USER_NAME_1]."),
