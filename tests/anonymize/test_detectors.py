@@ -145,7 +145,7 @@ def test_vocabulary_leaves_words_with_digits_out() -> None:
 @pytest.mark.parametrize(
     ("make", "key"),
     [
-        (lambda: AnonymizeConfig(detectors=["spellcheck"]), "anonymize.detectors"),
+        (lambda: AnonymizeConfig(detectors=["spellcheck"]), "anonymize.detectors"),  # type: ignore[list-item]
         (lambda: AnonymizeConfig(detectors=[]), "anonymize.detectors"),
         (lambda: AnonymizeConfig(detectors=["allow_list", "allow_list"]), "anonymize.detectors"),
         (lambda: AnonymizeConfig(vocab_threshold=0), "anonymize.vocab_threshold"),

@@ -339,13 +339,13 @@ def test_params_validation_names_the_key() -> None:
     with pytest.raises(ParamsError, match="anonymize.dlp.project"):
         AnonymizeConfig(backend="google_dlp")
     with pytest.raises(ParamsError, match="anonymize.dlp.min_likelihood"):
-        DlpConfig(min_likelihood="SURE")
+        DlpConfig(min_likelihood="SURE")  # type: ignore[arg-type]
     with pytest.raises(ParamsError, match="anonymize.dlp.endpoint"):
         DlpConfig(endpoint="localhost")
     with pytest.raises(ParamsError, match="anonymize.dlp.colour"):
         stage_config({"anonymize": {"dlp": {"colour": 1}}}, "anonymize", AnonymizeConfig)
     with pytest.raises(ParamsError, match="anonymize.backend"):
-        AnonymizeConfig(backend="dlp")
+        AnonymizeConfig(backend="dlp")  # type: ignore[arg-type]
     assert DlpConfig(project="p", endpoint="localhost:8080", insecure=True).insecure
 
 

@@ -108,6 +108,8 @@ def test_the_schema_carries_the_ranges_the_loader_checks(
     assert gate["exclusiveMinimum"] == 0
     heldout = schema["$defs"]["IngestConfig"]["properties"]["heldout_fraction"]
     assert (heldout["exclusiveMinimum"], heldout["exclusiveMaximum"]) == (0, 1)
+    padding = schema["$defs"]["TrainConfig"]["properties"]["padding"]
+    assert padding["enum"] == ["longest", "max_length"]  # a Literal's choices
     errors = list(validator.iter_errors({"train": {"max_steps": 0}}))
     assert [list(e.absolute_path) for e in errors] == [["train", "max_steps"]]
     with pytest.raises(ParamsError, match="'train.max_steps'"):

@@ -36,7 +36,7 @@ def test_allowed_values_are_the_checks_own_words() -> None:
     import components.anonymize.config as module
 
     allowed = allowed_values(module)
-    assert allowed["anonymize.backend"] == ("one of: presidio, google_dlp, google_dlp+presidio",)
+    assert allowed["anonymize.replacement"] == ("one of: placeholder, mask, type, surrogate",)
     # a value only known at run time is shown as an ellipsis, not guessed
     assert allowed["anonymize.dlp.project"] == (
         "the Google Cloud project to call DLP in (anonymize.backend: …)",

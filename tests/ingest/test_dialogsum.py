@@ -253,7 +253,10 @@ def test_params_mirror_the_nested_dialogsum_section() -> None:
             "params: bad value for 'ingest.dialogsum.path': a JSONL file path when "
             "ingest.dialogsum.append is always",
         ),
-        ({"append": True}, "params: 'ingest.dialogsum.append' must be"),
+        (
+            {"append": True},
+            "params: bad value for 'ingest.dialogsum.append': one of: auto, always, never, got True",
+        ),
     ],
 )
 def test_a_bad_append_is_one_error_line_and_ingest_writes_nothing(

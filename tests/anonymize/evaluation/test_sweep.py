@@ -117,7 +117,7 @@ def test_labelled_turns_are_detected_as_their_conversation() -> None:
 
 def test_a_sweep_rejects_a_config_without_its_detector_through_replace() -> None:
     with pytest.raises(ParamsError, match="anonymize.detectors"):
-        dataclasses.replace(AnonymizeConfig(), detectors=["entities", "no_such"])
+        dataclasses.replace(AnonymizeConfig(), detectors=["entities", "no_such"])  # type: ignore[list-item]
 
 
 def test_a_memo_asks_once_per_text_and_context_and_counts_what_it_asked() -> None:
