@@ -56,13 +56,16 @@ def params_section(key: str) -> Callable[[type[C]], type[C]]:
     ``__post_init__``. Below ``@dataclass``, which then calls that check from ``__init__``."""
 
     def mark(cls: type[C]) -> type[C]:
-        own_checks = getattr(cls, "__post_init__", None)
+        found = getattr(cls, "__post_init__", None)
+        # a base's checks, not its range check too: this one covers the inherited fields
+        own_checks = getattr(found, "own_checks", found)
 
         def __post_init__(self: Any) -> None:
             _check_declared_ranges(self, key)
             if own_checks is not None:
                 own_checks(self)
 
+        __post_init__.own_checks = own_checks  # type: ignore[attr-defined]
         cls.__post_init__ = __post_init__  # type: ignore[attr-defined]
         return with_config(PARAMS)(cls)
 

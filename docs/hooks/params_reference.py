@@ -12,6 +12,7 @@ import dataclasses
 import inspect
 import json
 import sys
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -56,13 +57,15 @@ def stage_keys(config: type, prefix: str) -> list[Key]:
         for key, texts in allowed_values(module).items():
             allowed[key] = tuple(dict.fromkeys((*allowed.get(key, ()), *texts)))
     defaults = config()
+    hints = typing.get_type_hints(config, include_extras=True)  # ranges kept: the allowed column
     keys: list[Key] = []
     for item in dataclasses.fields(config):
         dotted = f"{prefix}.{item.name}"
         value = getattr(defaults, item.name)
-        hint = _annotation(config, item.name)
-        checks = (*_declared_range(config, item.name), *allowed.get(dotted, ()))
-        keys.append(Key(dotted, hint, value, comments.get(item.name, ""), checks))
+        hint = hints[item.name]
+        declared = describe_range(hint)
+        checks = (*([declared] if declared else []), *allowed.get(dotted, ()))
+        keys.append(Key(dotted, describe_type(hint), value, comments.get(item.name, ""), checks))
     return keys
 
 
@@ -131,31 +134,8 @@ def _table(config: type, prefix: str) -> list[str]:
 
 
 def _nested(config: type, name: str) -> type | None:
-    hint = _resolved_hints(config)[name]
+    hint = typing.get_type_hints(config)[name]
     return hint if dataclasses.is_dataclass(hint) and isinstance(hint, type) else None
-
-
-def _resolved_hints(config: type) -> dict[str, Any]:
-    import typing
-
-    return typing.get_type_hints(config)
-
-
-def _annotation(config: type, name: str) -> str:
-    """The field's type (``list[str] | None``), its declared range left to the allowed column."""
-    return describe_type(_hints_with_ranges(config)[name])
-
-
-def _declared_range(config: type, name: str) -> tuple[str, ...]:
-    """What the range a field's type declares allows (``an integer >= 1``), if it has one."""
-    words = describe_range(_hints_with_ranges(config)[name])
-    return (words,) if words else ()
-
-
-def _hints_with_ranges(config: type) -> dict[str, Any]:
-    import typing
-
-    return typing.get_type_hints(config, include_extras=True)
 
 
 def _anchor(dotted: str) -> str:
