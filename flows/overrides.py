@@ -14,10 +14,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    create_model,
+    model_serializer,
+)
+
+from components.core.config import param_field
 from components.core.errors import ParamsError
-from components.stages import names_param
+from components.core.field_help import field_comments
+from components.stages import SECTIONS, names_param
 
 # In code, not params.yaml: a list kept in params could itself be overridden from the UI.
 # Each names a value that changes how much is generated, trained or scored, never where
@@ -49,6 +60,52 @@ UI_OVERRIDABLE = (
     "evaluate.max_prompt_tokens",
     "evaluate.include_base",
 )
+
+
+class _Overrides(BaseModel):
+    """What ``_overrides_model`` builds on: strict as params.yaml is read, open to keys
+    beyond its fields, and dumped as the keys a run sets."""
+
+    model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="allow")
+
+    @model_serializer(mode="wrap")
+    def _set_keys(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The fields given a value and every other key as given: an empty field keeps
+        params.yaml's value (no field of the list may be null there)."""
+        extra = self.model_extra or {}
+        values: dict[str, Any] = dump(self)
+        return {k: v for k, v in values.items() if v is not None or k in extra}
+
+
+def _overrides_model() -> type[_Overrides]:
+    """The flow's ``overrides`` parameter as a model: each of ``UI_OVERRIDABLE`` a field
+    named by its dotted key, typed and ranged as its config declares it and described by the
+    comment beside it, so the Prefect UI's form shows what each takes and refuses what it does
+    not. A field left empty (null) keeps params.yaml's value. Other keys pass through to the
+    run's own checks (``refuse_unallowed_overrides``, then the params' validation): what
+    ``veiltune serve --allow-overrides`` allows, and anything from the command line."""
+    fields: dict[str, Any] = {}
+    for key in UI_OVERRIDABLE:
+        owner, name, hint = param_field(key, SECTIONS)
+        help_text = field_comments(owner).get(name) or None
+        fields[key.replace(".", "__")] = (
+            hint | None,
+            Field(default=None, alias=key, title=key, description=help_text),
+        )
+    return create_model("RunOverrides", __base__=_Overrides, **fields)
+
+
+if TYPE_CHECKING:  # a model made at import: to mypy, its base
+    RunOverrides = _Overrides
+else:
+    RunOverrides = _overrides_model()
+
+
+def override_values(overrides: BaseModel | None) -> dict[str, Any]:
+    """The dotted params a run sets (none without overrides)."""
+    return {} if overrides is None else overrides.model_dump(by_alias=True)
+
+
 ALLOW_OVERRIDES_ENV = "VEILTUNE_ALLOW_OVERRIDES"
 _ALLOW_FLAG = "veiltune serve --allow-overrides"
 

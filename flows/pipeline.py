@@ -56,9 +56,11 @@ from flows.experiment import (
     uncached_outputs,
 )
 from flows.overrides import (
+    RunOverrides,
     allowed_from_environment,
     export_allowed,
     override_changes,
+    override_values,
     parse_allowed,
     refuse_unallowed_overrides,
     ui_may_override,
@@ -329,7 +331,7 @@ def _header(name: str | None, changes: Mapping[str, Any], link: str) -> list[str
 @flow(name="veiltune-pipeline", log_prints=False)
 def pipeline(
     stages: list[StageName] | None = None,
-    overrides: dict[str, Any] | None = None,
+    overrides: RunOverrides | None = None,
     corpus: str | None = None,
     timeouts: dict[str, float] | None = None,
 ) -> list[str]:
@@ -340,8 +342,9 @@ def pipeline(
         overrides: dotted params for this run, e.g. ``{"train.max_steps": 5}``; validated
             before anything runs. The run is then a DVC experiment named after the flow run
             (params.yaml is not written). From the UI, only the sizes and training
-            hyperparameters of ``flows.overrides.UI_OVERRIDABLE``, and what ``veiltune serve
-            --allow-overrides`` allows besides.
+            hyperparameters of ``flows.overrides.UI_OVERRIDABLE`` (the form shows each with
+            its type and range; one left empty keeps params.yaml's value), and what
+            ``veiltune serve --allow-overrides`` allows besides.
         corpus: path of a JSONL corpus to ingest (sets ``ingest.corpus_path``; from the UI,
             only where ``veiltune serve --allow-overrides ingest.corpus_path`` allows it).
         timeouts: seconds a stage may run before it is stopped, e.g. ``{"train": 7200}``
@@ -349,7 +352,7 @@ def pipeline(
     """
     selected = _stage_list(stages)
     limits = stage_timeouts(timeouts)
-    changes = run_changes(overrides, corpus)
+    changes = run_changes(override_values(overrides), corpus)
     if changes:
         check_run_params(paths.PARAMS, changes)
     context = registry.stage_context(paths.PARAMS)

@@ -345,6 +345,28 @@ def names_param(dotted: str, sections: Mapping[str, type]) -> bool:
     return stage in sections
 
 
+def param_field(dotted: str, sections: Mapping[str, type]) -> tuple[type, str, Any]:
+    """The field ``dotted`` names (``train.max_steps``, ``ingest.dialogsum.path``): the
+    config class that declares it, its name there, and its type with the ranges it declares.
+
+    Raises:
+        ParamsError: ``dotted`` names no field of a config (a stage, a mapping's key).
+    """
+    stage, *keys = dotted.split(".")
+    owner: Any = sections.get(stage)
+    for i, key in enumerate(keys):
+        fields = (
+            {f.name for f in dataclasses.fields(owner)} if dataclasses.is_dataclass(owner) else ()
+        )
+        if key not in fields:
+            break
+        hint = typing.get_type_hints(owner, include_extras=True)[key]
+        if i == len(keys) - 1:
+            return owner, key, hint
+        owner = hint
+    raise ParamsError(f"'{dotted}' names no field of a stage's config")
+
+
 def apply_overrides(
     params: Mapping[str, Any], overrides: Mapping[str, Any], sections: Mapping[str, type]
 ) -> dict[str, Any]:

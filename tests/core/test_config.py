@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from components.core.config import stage_config
+from components.core.config import OpenUnit, param_field, stage_config
 from components.core.errors import ParamsError
 from components.ingest.config import DialogSumConfig, IngestConfig
 from components.stages import SECTIONS, apply_overrides, load_params, stage_context
@@ -205,3 +205,18 @@ def test_what_json_cannot_hold_is_refused_naming_the_key() -> None:
     numbered = {"risk": {"scores": {5: 1}}}
     with pytest.raises(ParamsError, match=r"'risk.scores' has a key that is not a string: 5"):
         stage_config(numbered, "risk", SECTIONS["risk"])
+
+
+def test_param_field_finds_a_nested_field_with_its_ranges() -> None:
+    assert param_field("ingest.dialogsum.max_dialogues", SECTIONS)[:2] == (
+        DialogSumConfig,
+        "max_dialogues",
+    )
+    assert param_field("ingest.heldout_fraction", SECTIONS) == (
+        IngestConfig,
+        "heldout_fraction",
+        OpenUnit,
+    )
+    for not_a_field in ("train", "train.colour", "anonymize.exclusions.PERSON_NAME", "x.y"):
+        with pytest.raises(ParamsError, match=re.escape(f"'{not_a_field}' names no field")):
+            param_field(not_a_field, SECTIONS)

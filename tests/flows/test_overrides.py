@@ -8,19 +8,26 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, get_args
 
 import pytest
+from prefect.utilities.callables import parameter_schema
+from pydantic import ValidationError
 
+from components.core.config import param_field
 from components.core.errors import ParamsError
-from components.stages import names_param
+from components.core.params_schema import params_schema
+from components.stages import SECTIONS, names_param
 from flows import pipeline as pipeline_module
 from flows.overrides import (
     ALLOW_OVERRIDES_ENV,
     UI_OVERRIDABLE,
     OverrideChange,
+    RunOverrides,
     allowed_from_environment,
     export_allowed,
     override_changes,
+    override_values,
     parse_allowed,
     refuse_unallowed_overrides,
     ui_may_override,
@@ -224,3 +231,69 @@ def test_flow_overrides_are_checked_by_the_config_classes(
 ) -> None:
     with pytest.raises(ParamsError, match=re.escape(message)):
         pipeline_module.check_flow_arguments(None, overrides, None, REPO_PARAMS)
+
+
+def _params_property(schema: dict[str, Any], dotted: str) -> dict[str, Any]:
+    """The property of ``veiltune params --schema`` that names dotted ``key``."""
+    node: dict[str, Any] = schema
+    for part in dotted.split("."):
+        node = node["properties"][part]
+        while "$ref" in node:
+            node = schema["$defs"][node["$ref"].rpartition("/")[2]]
+    return node
+
+
+def test_the_ui_form_types_each_overridable_param_as_the_params_schema_does() -> None:
+    """The deployment's parameter schema (what the Prefect UI's form is drawn from) offers
+    every key of the allow-list, each with the type, range or choices `veiltune params
+    --schema` gives it, or empty (null: params.yaml's value)."""
+    flow_schema = parameter_schema(pipeline_module.pipeline.fn).model_dump()
+    overrides = flow_schema["definitions"]["RunOverrides"]
+    assert list(overrides["properties"]) == list(UI_OVERRIDABLE)
+    params = params_schema(SECTIONS)
+    for key in UI_OVERRIDABLE:
+        offered = overrides["properties"][key]
+        declared = _params_property(params, key)
+        branches = declared.get("anyOf", [declared])
+        expected = [
+            {k: v for k, v in branch.items() if k not in ("default", "description", "title")}
+            for branch in branches
+        ]
+        assert offered["anyOf"][: len(expected)] == expected, key
+        assert {"type": "null"} in offered["anyOf"] and offered["default"] is None, key
+    assert "exclusiveMinimum" in overrides["properties"]["train.learning_rate"]["anyOf"][0]
+    assert overrides["properties"]["train.padding"]["anyOf"][0]["enum"] == [
+        "longest",
+        "max_length",
+    ]
+
+
+def test_run_overrides_refuse_a_bad_value_naming_its_key_and_keep_what_is_set() -> None:
+    with pytest.raises(ValidationError) as refused:
+        RunOverrides.model_validate({"train.max_steps": 0, "train.padding": "both"})
+    assert {error["loc"][0] for error in refused.value.errors()} == {
+        "train.max_steps",
+        "train.padding",
+    }
+    with pytest.raises(ValidationError, match="train.lora_r"):
+        RunOverrides.model_validate({"train.lora_r": "8"})  # strict, as params.yaml is read
+    given = RunOverrides.model_validate(
+        {"train.max_steps": 5, "train.learning_rate": 1, "evaluate.max_new_tokens": None,
+         "gate.threshold": 1000}
+    )  # fmt: skip
+    # empty fields are left out; a key beyond the list goes on to the run's own checks
+    assert override_values(given) == {
+        "train.max_steps": 5,
+        "train.learning_rate": 1.0,
+        "gate.threshold": 1000,
+    }
+    assert override_values(None) == {}
+    # an empty field means "keep params.yaml's value" only while no key of the list is nullable
+    nullable = [k for k in UI_OVERRIDABLE if type(None) in get_args(param_field(k, SECTIONS)[2])]
+    assert nullable == []
+    # the flow run's parameters, as Prefect stores them: the keys set, nothing else
+    assert pipeline_module.pipeline.serialize_parameters({"overrides": given}) == {
+        "overrides": {"train.max_steps": 5, "train.learning_rate": 1.0, "gate.threshold": 1000}
+    }
+    nulled = RunOverrides.model_validate({"train.max_steps": 5, "ingest.corpus_path": None})
+    assert override_values(nulled) == {"train.max_steps": 5, "ingest.corpus_path": None}
