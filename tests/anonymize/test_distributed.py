@@ -30,7 +30,7 @@ from components.core.stage import StageContext
 from components.ingest.generate import generate_corpus
 
 REPO = Path(__file__).resolve().parents[2]
-N_CONVERSATIONS = 60
+N_CONVERSATIONS = 30
 ON_TWO_WORKERS = AnonymizeConfig(
     batch_size=8, replacement="placeholder", cluster="local", workers=2
 )

@@ -299,7 +299,9 @@ def test_two_workers_on_the_pool_run_each_flow_run_once(team: Path, tmp_path: Pa
     workers = [
         subprocess.Popen(
             [sys.executable, "-m", "prefect", "worker", "start", "--pool", "veiltune"],
-            env=env | {"WORKER_NAME": name},
+            # polling every second, not every 10: the runs start sooner, and the two workers
+            # race for each of them more often
+            env=env | {"WORKER_NAME": name, "PREFECT_WORKER_QUERY_SECONDS": "1"},
             cwd=tmp_path,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
