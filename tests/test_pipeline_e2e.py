@@ -333,6 +333,20 @@ def test_export_verify_cli_on_the_real_bundle(repo: Path, tmp_path: Path) -> Non
     assert verify(repo / "exports" / "bundle.zip", *with_key).returncode == 0
     in_checkout = verify(repo / "exports" / "bundle", "--against-registry", cwd=repo)
     assert in_checkout.returncode == 0, in_checkout.stderr
+    # the registered version's bundle, from the artifact store: the files export wrote
+    fetched = subprocess.run(
+        [str(BIN / "veiltune"), "export", "--fetch", "1", "--output", str(tmp_path / "v1")],
+        cwd=repo, env=pipeline_env(), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert fetched.returncode == 0, fetched.stderr
+    assert json.loads(fetched.stdout)["fetched_from"].endswith("/bundle")
+    exported = repo / "exports" / "bundle"
+    assert sorted(p.relative_to(tmp_path / "v1") for p in (tmp_path / "v1").rglob("*")) == sorted(
+        p.relative_to(exported) for p in exported.rglob("*")
+    )
+    assert (tmp_path / "v1" / "manifest.json").read_bytes() == (
+        exported / "manifest.json"
+    ).read_bytes()
     assert verify(repo / "exports" / "bundle.zip").returncode == 1  # no key: it says so
     copy = shutil.copytree(repo / "exports" / "bundle", tmp_path / "bundle")
     (copy / "report.html").write_text("<p>all fine</p>")

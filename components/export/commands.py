@@ -1,5 +1,6 @@
 """Checking a bundle an auditor received against its manifest, the producer's signature and,
-in the producer's checkout, what the model registry recorded."""
+in the producer's checkout, what the model registry recorded; fetching a registered
+version's bundle from the artifact store."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from components.core import tracking
-from components.core.errors import BundleTampered, InputError
+from components.core.atomic import atomic_folder
+from components.core.errors import BackendError, BundleTampered, InputError
 from components.core.stage import Metrics
 from components.export.bundle import read_manifest, verify_bundle
-from components.export.registry_record import registry_problems
+from components.export.registry_record import ARTIFACT_PATH, RUN_TAG, registry_problems
 from components.export.signing import (
     KEY_ENV,
     configured_key_path,
@@ -18,7 +20,7 @@ from components.export.signing import (
     read_private_key,
     read_public_key,
 )
-from components.export.verify import read_signature
+from components.export.verify import BUNDLE_KIND, read_signature
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -96,3 +98,60 @@ def _registry_client() -> MlflowClient:
             "registered the model, or set MLFLOW_TRACKING_URI"
         )
     return MlflowClient(tracking_uri=uri)
+
+
+def fetch(
+    model_name: str,
+    version: str,
+    output: Path,
+    *,
+    public_key: Path | None = None,
+    configured_key: str | None = None,
+    base_dir: Path = Path(),
+) -> Metrics:
+    """Download the bundle of a registered version from the artifact store into ``output``
+    and check it (``verify``, against the registry too); nothing is written unless it holds.
+
+    Args:
+        model_name: the registered model (``register.model_name``).
+        version: its version number.
+        output: the folder to write (replaced whole only when veiltune wrote it as a bundle).
+        public_key, configured_key, base_dir: the key to check the signature with, as
+            ``verify`` takes it.
+
+    Raises:
+        InputError: the version records no bundle in the artifact store.
+        BackendError: the registry or the artifact store cannot be read.
+        BundleTampered: the downloaded bundle does not verify.
+    """
+    import mlflow.artifacts
+    from mlflow.exceptions import MlflowException
+
+    where = f"registry: {model_name} v{version}"
+    client = _registry_client()
+    try:
+        tags = client.get_model_version(model_name, version).tags
+    except MlflowException as exc:
+        raise BackendError(f"{where}: {exc.message}") from exc
+    run_id = tags.get(RUN_TAG)
+    if not run_id:
+        raise InputError(
+            f"{where}: records no bundle in the artifact store (no tag {RUN_TAG}); run the "
+            "export stage again for it"
+        )
+    with atomic_folder(output, BUNDLE_KIND) as tmp:
+        try:
+            mlflow.artifacts.download_artifacts(
+                run_id=run_id,
+                artifact_path=ARTIFACT_PATH,
+                dst_path=str(tmp),
+                tracking_uri=client.tracking_uri,
+            )
+        except (MlflowException, OSError) as exc:
+            source = f"runs:/{run_id}/{ARTIFACT_PATH}"
+            raise BackendError(f"{where}: cannot download {source}: {exc}") from exc
+        for item in (tmp / ARTIFACT_PATH).iterdir():
+            item.rename(tmp / item.name)
+        (tmp / ARTIFACT_PATH).rmdir()
+        result = verify(tmp, public_key, configured_key, base_dir, against_registry=True)
+    return {**result, "bundle": str(output), "fetched_from": f"runs:/{run_id}/{ARTIFACT_PATH}"}

@@ -6,6 +6,10 @@ the manifest it signs holds what register produced (``metrics/register.json``, t
 aliases at export time), so no manifest exists while register runs. Each export tags the
 version it bundles again: the registry names the latest bundle of that version, and
 ``veiltune export --verify BUNDLE --against-registry`` fails on any other.
+
+The bundle itself is in the artifact store, under ``bundle/`` of the export stage's run,
+which the version's ``bundle.run_id`` names: ``veiltune export --fetch VERSION`` downloads it
+from there and checks it.
 """
 
 from __future__ import annotations
@@ -21,19 +25,26 @@ if TYPE_CHECKING:
 MANIFEST_TAG = "bundle.manifest_sha256"
 SIGNATURE_TAG = "bundle.signature"  # base64, as manifest.sig holds it
 KEY_TAG = "bundle.public_key_sha256"
+RUN_TAG = "bundle.run_id"  # the run whose artifacts hold the bundle
+ARTIFACT_PATH = "bundle"  # where in that run's artifacts
 
 
-def bundle_tags(manifest: Mapping[str, Any], signature: str) -> dict[str, str]:
-    """The tags that name a signed bundle: its manifest's sha256, signature and key."""
+def bundle_tags(manifest: Mapping[str, Any], signature: str, run_id: str) -> dict[str, str]:
+    """The tags that name a signed bundle: its manifest's sha256, signature and key, and the
+    run whose artifacts hold it."""
     return {
         MANIFEST_TAG: str(manifest["manifest_sha256"]),
         SIGNATURE_TAG: signature,
         KEY_TAG: str(manifest["signing"]["public_key_sha256"]),
+        RUN_TAG: run_id,
     }
 
 
-def record_bundle(client: MlflowClient, manifest: Mapping[str, Any], signature: str) -> None:
-    """Tag the model version the manifest's ``registered_model`` names with the bundle.
+def record_bundle(
+    client: MlflowClient, manifest: Mapping[str, Any], signature: str, run_id: str
+) -> None:
+    """Tag the model version the manifest's ``registered_model`` names with the bundle,
+    whose files run ``run_id`` holds under ``ARTIFACT_PATH``.
 
     Raises:
         BackendError: the registry has no such version, or cannot be written.
@@ -42,7 +53,7 @@ def record_bundle(client: MlflowClient, manifest: Mapping[str, Any], signature: 
 
     name, version = _registered(manifest)
     try:
-        for key, value in bundle_tags(manifest, signature).items():
+        for key, value in bundle_tags(manifest, signature, run_id).items():
             client.set_model_version_tag(name, version, key, value)
     except MlflowException as exc:
         raise BackendError(

@@ -21,6 +21,7 @@ from components.export.compliance import (
 )
 from components.export.config import ExportConfig
 from components.export.detector_scan import DetectorScanPolicy
+from components.export.registry_record import ARTIFACT_PATH as BUNDLE_ARTIFACTS
 from components.export.registry_record import record_bundle
 from components.export.signing import SIGNATURE, fingerprint, signing_key, signing_record
 from components.export.sources import registry_status
@@ -51,6 +52,7 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
         audit_details=paths.AUDIT_DETAILS,
     )
     with tracking.stage_run("export", context.experiment) as run:
+        import mlflow
         from mlflow.tracking import MlflowClient
 
         parent = run.data.tags.get("mlflow.parentRunId", "")
@@ -62,15 +64,16 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
             contents, lineage_info, paths.BUNDLE, config.make_zip, pi, signing_key=key
         )
         signature = (paths.BUNDLE / SIGNATURE).read_text(encoding="ascii").strip()
-        record_bundle(MlflowClient(), manifest, signature)
+        # the files before the tags that point to them
+        mlflow.log_artifacts(str(paths.BUNDLE), BUNDLE_ARTIFACTS)
+        record_bundle(MlflowClient(), manifest, signature, run.info.run_id)
         result = {
             "n_files": len(manifest["files"]),
             "manifest_sha256": manifest["manifest_sha256"],
             "public_key_sha256": fingerprint(key.public_key()),
             "pi_scan": {"n_scanned": len(scan.scanned), "n_skipped": len(scan.skipped)},
         }
-        bundled = [paths.BUNDLE / "manifest.json", paths.BUNDLE / "report.html"]
-        log_stage("export", config, result, bundled)
+        log_stage("export", config, result, [])  # the bundle is logged whole, above
     if parent:
         tracking.finish_pipeline_run(parent)
     return result

@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from components.core import paths
+from components.core.atomic import FOLDER_MARK
 from components.core.errors import InputError, ParamsError
 from components.core.lineage import sha256_text
 from components.core.signing import checkout_public_key
@@ -31,7 +32,9 @@ from components.export.bundle import (
     verify_bundle,
 )
 from components.export.registry_record import (
+    ARTIFACT_PATH,
     MANIFEST_TAG,
+    RUN_TAG,
     SIGNATURE_TAG,
     record_bundle,
     registry_problems,
@@ -379,7 +382,7 @@ def test_against_registry_passes_on_the_recorded_bundle_and_catches_another(
     recorded = build_signed(tmp_path / "first", key)
     [problem] = registry_problems(registry, read_manifest(recorded), read_signature(recorded))
     assert problem.startswith("registry: veiltune-adapter v1: records no bundle")
-    record_bundle(registry, read_manifest(recorded), read_signature(recorded) or "")
+    record_bundle(registry, read_manifest(recorded), read_signature(recorded) or "", "run-1")
     tags = registry.get_model_version("veiltune-adapter", "1").tags
     assert tags[MANIFEST_TAG] == read_manifest(recorded)["manifest_sha256"]
     assert tags[SIGNATURE_TAG] == (recorded / SIGNATURE).read_text().strip()
@@ -399,6 +402,48 @@ def test_against_registry_passes_on_the_recorded_bundle_and_catches_another(
     assert "records another signature than this bundle's" in err
     code, _, err = run_verify(capsys, monkeypatch, tmp_path, other)
     assert code == 0, err  # without --against-registry nothing compares it
+
+
+def _stored_files(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != FOLDER_MARK
+    }
+
+
+def test_fetch_downloads_a_versions_bundle_from_the_artifact_store_and_checks_it(
+    tmp_path: Path,
+    registry: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    key = producer_key(tmp_path)
+    (tmp_path / "params.yaml").write_text(f"export:\n  signing_key: {KEY_PARAM}\n")
+    recorded = build_signed(tmp_path / "first", key)
+    assert main(["export", "--fetch", "1"]) == 1  # exported before bundles were stored
+    assert f"records no bundle in the artifact store (no tag {RUN_TAG})" in capsys.readouterr().err
+    # stored as the export stage stores it: the folder under bundle/ of its run
+    run = registry.create_run("0").info.run_id
+    registry.log_artifacts(run, str(recorded), ARTIFACT_PATH)
+    record_bundle(registry, read_manifest(recorded), read_signature(recorded) or "", run)
+    assert registry.get_model_version("veiltune-adapter", "1").tags[RUN_TAG] == run
+
+    assert main(["export", "--fetch", "1"]) == 0, capsys.readouterr().err
+    fetched = json.loads(capsys.readouterr().out)
+    assert fetched["against_registry"] is True and fetched["signed"] is True
+    assert fetched["fetched_from"] == f"runs:/{run}/bundle"
+    assert fetched["bundle"] == "exports/veiltune-adapter-v1"
+    assert _stored_files(tmp_path / fetched["bundle"]) == _stored_files(recorded)
+
+    # The stored copy altered: refused, and nothing written.
+    stored = Path(registry.get_run(run).info.artifact_uri.removeprefix("file://")) / "bundle"
+    (stored / "report.html").write_bytes(b"<html>altered</html>")
+    assert main(["export", "--fetch", "1", "--output", "again"]) == 5
+    assert "report.html" in capsys.readouterr().err
+    assert not (tmp_path / "again").exists()
+    assert main(["export", "--output", "again"]) == 1
+    assert "add --fetch VERSION" in capsys.readouterr().err
 
 
 def test_the_verify_options_without_verify_are_refused(

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from components.anonymize.commands import anonymize
 from components.core import paths
 from components.core.errors import InputError, ParamsError
-from components.export.commands import verify
+from components.export.commands import fetch, verify
 from components.export.config import ExportConfig
+from components.register.config import RegisterConfig
 from components.review.commands import review_import
 from components.review.config import ReviewConfig
 from components.review.stage import run as review_export
@@ -145,7 +146,8 @@ def _review_import(args: argparse.Namespace) -> Any:
 
 
 def add_export(commands: Commands, stage: Stage) -> None:
-    """The stage, and ``export --verify BUNDLE``: a bundle checked against its signature."""
+    """The stage, ``export --verify BUNDLE`` (a bundle checked against its signature) and
+    ``export --fetch VERSION`` (a registered version's bundle from the artifact store)."""
     export = add_stage(commands, stage)
     export.add_argument(
         "--verify",
@@ -158,8 +160,8 @@ def add_export(commands: Commands, stage: Stage) -> None:
         "--public-key",
         type=Path,
         metavar="FILE",
-        help="with --verify: the producer's Ed25519 public key (PEM) to check the signature "
-        "with (default: the key pair of this checkout, export.signing_key)",
+        help="with --verify or --fetch: the producer's Ed25519 public key (PEM) to check the "
+        "signature with (default: the key pair of this checkout, export.signing_key)",
     )
     export.add_argument(
         "--against-registry",
@@ -167,13 +169,33 @@ def add_export(commands: Commands, stage: Stage) -> None:
         help="with --verify: also compare the manifest's sha256 and signature with what the "
         "MLflow registry recorded on the model version the bundle names",
     )
+    export.add_argument(
+        "--fetch",
+        metavar="VERSION",
+        help="download the bundle of a registered version (register.model_name) from the "
+        "MLflow artifact store and check it as --verify --against-registry does; nothing is "
+        "written unless it holds",
+    )
+    export.add_argument(
+        "--output",
+        type=Path,
+        metavar="DIR",
+        help="with --fetch: the folder to write (default: exports/<model>-v<VERSION>)",
+    )
     export.set_defaults(handler=partial(_run_export, stage))
 
 
 def _run_export(stage: Stage, args: argparse.Namespace) -> StageRun | Any:
-    """The stage, or with --verify the check of a bundle (whose result prints as JSON)."""
+    """The stage; with --verify the check of a bundle, with --fetch a version's bundle
+    downloaded and checked (each result prints as JSON)."""
+    if args.verify is not None and args.fetch is not None:
+        raise InputError("--verify checks a bundle here, --fetch one from the registry: not both")
+    if args.output is not None and args.fetch is None:
+        raise InputError("--output names where --fetch writes: add --fetch VERSION")
     if args.verify is not None:
         return _verify_bundle(args)
+    if args.fetch is not None:
+        return _fetch_bundle(args)
     if args.public_key or args.against_registry:
         raise InputError("--public-key and --against-registry check a bundle: add --verify BUNDLE")
     return _run_stage(stage, args)
@@ -186,6 +208,22 @@ def _verify_bundle(args: argparse.Namespace) -> Any:
         context = stage_context(args.params)
         configured, base_dir = context.config(ExportConfig).signing_key, context.base_dir
     return verify(args.verify, args.public_key, configured, base_dir, args.against_registry)
+
+
+def _fetch_bundle(args: argparse.Namespace) -> Any:
+    """``export --fetch VERSION``: the model's name and the key from the checkout's params."""
+    context = stage_context(args.params)
+    model = context.config(RegisterConfig).model_name
+    configured = None if args.public_key else context.config(ExportConfig).signing_key
+    output = args.output or Path("exports") / f"{model}-v{args.fetch}"
+    return fetch(
+        model,
+        args.fetch,
+        output,
+        public_key=args.public_key,
+        configured_key=configured,
+        base_dir=context.base_dir,
+    )
 
 
 # The stages whose command takes more than --params and --json: its builder, by stage name.
