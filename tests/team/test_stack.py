@@ -20,11 +20,13 @@ import pytest
 import requests
 
 from components.core.errors import InputError
+from tests.pipeline_repo import copy_gated_repo
 from veiltune.team import stack
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 MODEL = "veiltune-adapter"
+E2E_MODEL = "veiltune-adapter-e2e"
 
 
 @pytest.fixture(scope="module")
@@ -267,6 +269,70 @@ def test_deploy_puts_the_pipeline_on_the_pool_whose_runs_cannot_set_a_workers_en
         assert refused.status_code == 422, (job_variables, refused.text)
 
 
+def test_a_run_on_a_worker_registers_on_the_stack_and_its_bundle_is_fetched_by_version(
+    team: Path, gated_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pipeline deployed to the pool and started through the API: a worker runs it in its
+    own checkout (a clone past the gate, so train to export run), logging to the stack's
+    MLflow with the pipeline's account; the version lands in the server's registry with its
+    evidence, and its bundle comes back from the server's artifact store by version."""
+    # a model of its own: the permission test above registers MODEL with a champion
+    checkout = copy_gated_repo(gated_repo, tmp_path / "worker", register={"model_name": E2E_MODEL})
+    shutil.copytree(
+        REPO / "flows", checkout / "flows", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    env = os.environ | _client_env(team) | {"PREFECT_HOME": str(tmp_path / "home")}
+    deploy = [sys.executable, "-m", "veiltune.cli", "deploy", "--name", "e2e", "--checkout", "."]
+    done = subprocess.run(
+        deploy, cwd=checkout, env=env, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "prefect", "worker", "start", "--pool", "veiltune"],
+        env=env | {"PREFECT_WORKER_QUERY_SECONDS": "1"},
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        run = subprocess.run(
+            [sys.executable, "-c", RUN_PIPELINE], env=env, capture_output=True, text=True,
+            timeout=RUNS_DEADLINE_S + 60,
+        )  # fmt: skip
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(timeout=60)
+    assert run.returncode == 0, run.stderr[-3000:]
+    state, _, message = run.stdout.strip().splitlines()[-1].partition(" ")
+    assert state == "COMPLETED", message
+
+    from mlflow.tracking import MlflowClient
+
+    for variable in ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"):
+        monkeypatch.setenv(variable, env[variable])  # the pipeline's account
+    client = MlflowClient(tracking_uri=env["MLFLOW_TRACKING_URI"])
+    version = client.get_model_version(E2E_MODEL, "1")
+    assert version.tags["gate_passed"] == "true", version.tags
+    assert {"bundle.manifest_sha256", "bundle.signature", "bundle.run_id"} <= set(version.tags)
+    assert client.get_model_version_by_alias(E2E_MODEL, "champion").version == "1"
+    checked = subprocess.run(  # the champion's signed evidence, read back from the server
+        [sys.executable, "-m", "veiltune.cli", "promote", "--check"],
+        cwd=checkout, env=env, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stdout + checked.stderr[-2000:]
+    fetched = subprocess.run(
+        [sys.executable, "-m", "veiltune.cli", "export", "--fetch", "1", "--output",
+         str(tmp_path / "v1")],
+        cwd=checkout, env=env, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert fetched.returncode == 0, fetched.stderr[-2000:]
+    assert json.loads(fetched.stdout)["against_registry"] is True
+    assert (tmp_path / "v1" / "manifest.json").read_bytes() == (
+        checkout / "exports" / "bundle" / "manifest.json"
+    ).read_bytes()
+
+
 TINY_FLOW = """
 import os
 from pathlib import Path
@@ -354,6 +420,18 @@ async def final():
             await asyncio.sleep(1)
 
 print(*[s.type.value for s in asyncio.run(final())], *[str(r.id) for r in runs])
+"""
+
+
+RUN_PIPELINE = f"""
+from prefect.deployments import run_deployment
+
+stages = ["review", "train", "evaluate", "audit", "register", "export"]  # past the gate
+run = run_deployment(
+    "veiltune-pipeline/e2e", parameters={{"stages": stages}}, timeout={RUNS_DEADLINE_S},
+    poll_interval=2,
+)
+print(run.state.type.value, run.state.message or "")
 """
 
 
