@@ -24,6 +24,7 @@ from benchmarks.results import write_result
 SLOWEST = 25
 _DURATION = re.compile(r"^(\d+\.\d+)s (setup|call|teardown)\s+(\S.*)$")
 _COUNT = re.compile(r"(\d+) (passed|failed|skipped|errors?)")
+_FAILED = re.compile(r"^(FAILED|ERROR) (\S+)")  # -ra's short summary
 
 
 def suite_command(workers: int) -> list[str]:
@@ -36,7 +37,8 @@ def suite_command(workers: int) -> list[str]:
 
 
 def parse_report(output: str) -> dict[str, Any]:
-    """The counts of pytest's last line and its slowest tests, from its output."""
+    """The counts of pytest's last line, the tests that failed and the slowest tests, from
+    its output."""
     last = output.strip().splitlines()[-1] if output.strip() else ""
     counts = {("errors" if kind == "error" else kind): int(n) for n, kind in _COUNT.findall(last)}
     slowest = [
@@ -44,7 +46,8 @@ def parse_report(output: str) -> dict[str, Any]:
         for line in output.splitlines()
         if (m := _DURATION.match(line.strip()))
     ]
-    return {"counts": counts, "slowest": slowest[:SLOWEST]}
+    failed = [m.group(2) for line in output.splitlines() if (m := _FAILED.match(line))]
+    return {"counts": counts, "failed": failed, "slowest": slowest[:SLOWEST]}
 
 
 def main() -> int:

@@ -18,15 +18,19 @@ def test_counts_and_slowest_come_from_pytests_report() -> None:
             "============ slowest 25 durations ============",
             "139.45s setup    tests/test_pipeline_e2e.py::test_every_stage",
             "35.56s call     tests/train/test_deepspeed.py::test_zero[zero2.json-2]",
-            "1634 passed, 2 skipped, 37 warnings in 559.43s (0:09:19)",
+            "=========== short test summary info ===========",
+            "FAILED tests/flows/test_a.py::test_b - AssertionError: 1 != 2",
+            "ERROR tests/team/test_c.py::test_d - TimeoutError",
+            "1634 passed, 1 failed, 2 skipped, 1 error, 37 warnings in 559.43s (0:09:19)",
         ]
     )
     report = parse_report(output)
-    assert report["counts"] == {"passed": 1634, "skipped": 2}
+    assert report["counts"] == {"passed": 1634, "failed": 1, "skipped": 2, "errors": 1}
+    assert report["failed"] == ["tests/flows/test_a.py::test_b", "tests/team/test_c.py::test_d"]
     assert report["slowest"][0] == {
         "seconds": 139.45,
         "phase": "setup",
         "test": "tests/test_pipeline_e2e.py::test_every_stage",
     }
     assert report["slowest"][1]["test"].endswith("[zero2.json-2]")
-    assert parse_report("") == {"counts": {}, "slowest": []}
+    assert parse_report("") == {"counts": {}, "failed": [], "slowest": []}
