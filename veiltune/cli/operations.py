@@ -35,11 +35,10 @@ def add_flow(commands: Commands) -> None:
 
 def _flow(args: argparse.Namespace) -> Any:
     from flows import pipeline as flow_module
-    from flows.overrides import RunOverrides
 
     overrides = flow_module.parse_overrides(args.overrides)
     flow_module.check_flow_arguments(args.stages, overrides, args.corpus)
-    given = RunOverrides.model_validate(overrides)  # checked above: its errors are ours
+    given = flow_module.RunOverrides.model_validate(overrides)  # checked above
     with temporary_server_auth():  # the temporary server, if Prefect starts one
         return flow_module.pipeline(stages=args.stages, overrides=given, corpus=args.corpus)
 
