@@ -525,9 +525,19 @@ def test_oracle_experiment_and_the_utility_report(repo: Path) -> None:
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
     subprocess.run([*git, "commit", "-qm", "pipeline"], cwd=repo, check=True, env=env)
     run = subprocess.run(
-        # through audit: the utility report reads its privacy figures; that a raw-trained
+        # evaluate and audit, whose figures the utility report reads; that a raw-trained
         # version is never champion is register's test (tests/veiltune/test_registry_cli.py)
-        [str(BIN / "dvc"), "exp", "run", "audit", "-S", "train.corpus=raw", "-n", "oracle"],
+        [
+            str(BIN / "dvc"),
+            "exp",
+            "run",
+            "evaluate",
+            "audit",
+            "-S",
+            "train.corpus=raw",
+            "-n",
+            "oracle",
+        ],
         cwd=repo,
         env=env,
         capture_output=True,

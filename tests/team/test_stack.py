@@ -20,7 +20,7 @@ import pytest
 import requests
 
 from components.core.errors import InputError
-from tests.pipeline_repo import copy_gated_repo
+from tests.pipeline_repo import copy_gated_repo, pipeline_env
 from veiltune.team import stack
 
 pytestmark = pytest.mark.slow
@@ -281,7 +281,8 @@ def test_a_run_on_a_worker_registers_on_the_stack_and_its_bundle_is_fetched_by_v
     shutil.copytree(
         REPO / "flows", checkout / "flows", ignore=shutil.ignore_patterns("__pycache__")
     )
-    env = os.environ | _client_env(team) | {"PREFECT_HOME": str(tmp_path / "home")}
+    # as the other pipeline runs: no MLflow or Prefect setting of this process's own
+    env = pipeline_env(**_client_env(team), PREFECT_HOME=str(tmp_path / "home"))
     deploy = [sys.executable, "-m", "veiltune.cli", "deploy", "--name", "e2e", "--checkout", "."]
     done = subprocess.run(
         deploy, cwd=checkout, env=env, capture_output=True, text=True, timeout=180
