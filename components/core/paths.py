@@ -38,7 +38,9 @@ RISK_REPORT_MD = RISK_DIR / "report.md"
 RISK_REPORT_HTML = RISK_DIR / "report.html"
 RISK_HISTOGRAM = RISK_DIR / "histogram.png"
 RISK_BREAKDOWN = RISK_DIR / "breakdown.json"  # every statistic; metrics/risk.json the headline
-REVIEW_DIR = Path("data/review")  # the review sample: anonymized text, never in MLflow
+# The review sample: anonymized text, never logged to MLflow as it is. Only the bundle's copy,
+# with its residual PI masked and scanned, reaches the artifact store (the export run's bundle/).
+REVIEW_DIR = Path("data/review")
 GATE_RESULT = Path("data/gate/validation.json")
 GATE_PAGE = Path("data/gate/validation.html")  # the validation result, as an offline page
 ADAPTER = Path("models/adapter")

@@ -310,18 +310,22 @@ def test_a_run_on_a_worker_registers_on_the_stack_and_its_bundle_is_fetched_by_v
 
     from mlflow.tracking import MlflowClient
 
-    for variable in ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"):
-        monkeypatch.setenv(variable, env[variable])  # the pipeline's account
+    from components.export.signing import read_private_key
+    from components.register.evidence import read_version_evidence
+
+    for variable in ("MLFLOW_TRACKING_URI", "MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"):
+        monkeypatch.setenv(variable, env[variable])  # the stack, as the pipeline's account
     client = MlflowClient(tracking_uri=env["MLFLOW_TRACKING_URI"])
     version = client.get_model_version(E2E_MODEL, "1")
     assert version.tags["gate_passed"] == "true", version.tags
     assert {"bundle.manifest_sha256", "bundle.signature", "bundle.run_id"} <= set(version.tags)
-    assert client.get_model_version_by_alias(E2E_MODEL, "champion").version == "1"
-    checked = subprocess.run(  # the champion's signed evidence, read back from the server
-        [sys.executable, "-m", "veiltune.cli", "promote", "--check"],
-        cwd=checkout, env=env, capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
-    assert checked.returncode == 0, checked.stdout + checked.stderr[-2000:]
+    # its signed evidence, read back from the server's artifact store, holds; champion or not
+    # is the rule's call on it (the tiny model's membership audit may fail)
+    key = read_private_key(checkout / ".veiltune" / "keys" / "signing_key.pem").public_key()
+    evidence = read_version_evidence(client, version, key)
+    assert evidence.problem is None and evidence.gate_passed, evidence.checks
+    register = json.loads((checkout / "metrics" / "register.json").read_text())
+    assert register["champion"] == ("champion" in version.aliases) == (not evidence.refusals())
     fetched = subprocess.run(
         [sys.executable, "-m", "veiltune.cli", "export", "--fetch", "1", "--output",
          str(tmp_path / "v1")],
