@@ -302,8 +302,7 @@ def test_a_run_on_a_worker_registers_on_the_stack_and_its_bundle_is_fetched_by_v
             timeout=RUNS_DEADLINE_S + 60,
         )  # fmt: skip
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        worker.wait(timeout=60)
+        _stop_worker(worker)
     assert run.returncode == 0, run.stderr[-3000:]
     state, _, message = run.stdout.strip().splitlines()[-1].partition(" ")
     assert state == "COMPLETED", message
@@ -336,6 +335,17 @@ def test_a_run_on_a_worker_registers_on_the_stack_and_its_bundle_is_fetched_by_v
     assert (tmp_path / "v1" / "manifest.json").read_bytes() == (
         checkout / "exports" / "bundle" / "manifest.json"
     ).read_bytes()
+
+
+def _stop_worker(worker: subprocess.Popen[bytes]) -> None:
+    """Stop a worker and its children for good: a worker left polling would take the next
+    test's runs from the pool."""
+    os.killpg(worker.pid, signal.SIGTERM)
+    try:
+        worker.wait(timeout=30)
+    except subprocess.TimeoutExpired:  # a loaded machine: it may still be polling
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=30)
 
 
 TINY_FLOW = """
@@ -390,12 +400,7 @@ def test_two_workers_on_the_pool_run_each_flow_run_once(team: Path, tmp_path: Pa
         )
     finally:
         for worker in workers:
-            os.killpg(worker.pid, signal.SIGTERM)
-            try:
-                worker.wait(timeout=30)
-            except subprocess.TimeoutExpired:  # a loaded machine: it may still be polling
-                os.killpg(worker.pid, signal.SIGKILL)
-                worker.wait(timeout=30)
+            _stop_worker(worker)
         shutil.rmtree(source)
     assert runs.returncode == 0, runs.stderr[-2000:]
     states, ids = runs.stdout.split()[:4], runs.stdout.split()[4:]
