@@ -413,10 +413,7 @@ def _stored_files(folder: Path) -> dict[str, bytes]:
 
 
 def test_fetch_downloads_a_versions_bundle_from_the_artifact_store_and_checks_it(
-    tmp_path: Path,
-    registry: Any,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, registry: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     key = producer_key(tmp_path)
     (tmp_path / "params.yaml").write_text(f"export:\n  signing_key: {KEY_PARAM}\n")
