@@ -461,14 +461,16 @@ def test_eval_split_keeps_each_conversation_on_one_side() -> None:
 def test_training_stops_early_when_eval_loss_stops_improving(
     tmp_path: Path, base_model_dir: Path
 ) -> None:
-    # A learning rate far too high makes the eval loss worse after the first evaluation.
+    # A learning rate of 1e-30 leaves the adapter's output below float32's resolution: the eval
+    # loss stays where it was, and the second evaluation is one without improvement. (A rate far
+    # too high, 5.0, made it worse in most runs, not all: it improved in a full run on 2026-12-06.)
     config = TrainConfig(
         max_steps=8,
         batch_size=2,
         max_seq_length=96,
         lora_r=4,
         lora_alpha=8,
-        learning_rate=5.0,
+        learning_rate=1e-30,
         save_steps=2,
         eval_fraction=0.3,
         early_stopping_patience=1,
