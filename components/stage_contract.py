@@ -77,6 +77,8 @@ class Stage:
             its ``dvc.yaml`` entry lists under ``params`` beside its own key.
         command: the CLI words that run it (``veiltune <command>``), also its dvc.yaml cmd.
         deps: the files and folders it reads (its code is found from its imports).
+        optional: what it reads when present but cannot list as a dep, for no stage makes
+            it (a command outside the pipeline does): not in dvc.yaml.
         outs: what it writes besides its metrics.
         metrics: its metrics files (``metrics/<name>.json``, and any other).
         plots: plot files it writes beside its metrics.
@@ -94,6 +96,7 @@ class Stage:
     reads: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
     deps: tuple[Artifact, ...] = ()
+    optional: tuple[Artifact, ...] = ()
     outs: tuple[Artifact, ...] = ()
     metrics: tuple[Artifact, ...] = ()
     plots: tuple[Plot, ...] = ()

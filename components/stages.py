@@ -90,7 +90,11 @@ STAGES: tuple[Stage, ...] = (
             "anonymize.cluster_timeout_s",
             "anonymize.cluster_tls",
         ),
-        deps=(artifact(paths.RAW_CORPUS), artifact(_ANONYMIZED)),
+        deps=(
+            artifact(paths.RAW_CORPUS),
+            artifact(paths.SALT, "residual items are recorded by salted digest, never text"),
+            artifact(_ANONYMIZED),
+        ),
         outs=(artifact(paths.RISK_DIR),),
         metrics=(metrics_out(paths.metrics_file("risk")),),
         folder_plots=(
@@ -309,6 +313,7 @@ STAGES: tuple[Stage, ...] = (
             artifact(paths.REVIEW_DIR),
             artifact(paths.INVENTORY, "the bundle's PI scans: the inventory's values ..."),
             artifact(paths.SALT),
+            artifact(paths.ID_PSEUDONYMS, "... a user corpus's original record ids ..."),
             artifact(
                 paths.RAW_CORPUS, "... and what the detector finds, confirmed in the raw corpus"
             ),
@@ -316,6 +321,7 @@ STAGES: tuple[Stage, ...] = (
             artifact(_POLICY, "the policy lists (data, shipped with the package)"),
         ),
         outs=(artifact(paths.BUNDLE), artifact(paths.BUNDLE.with_suffix(".zip"))),
+        optional=(artifact(paths.UTILITY_REPORT),),
         notes=(
             "Also bundles reports/utility/ when `veiltune utility-report` made it (not a dep: it "
             "is optional); rerun `veiltune export` after a new utility report. It signs the "
@@ -374,10 +380,11 @@ def detection_context(params: Path | None) -> StageContext:
     return context
 
 
-def run_stage(name: str, params_path: Path) -> Metrics:
+def run_stage(name: str, params_path: Path, workspace: Path = Path(".")) -> Metrics:
     """Run one stage as ``dvc repro`` does: its config from params, its entry, what it reads
-    held to its entry's contract."""
-    context = for_stage(stage_context(params_path), name)
+    and writes held to its entry's contract, in ``workspace`` (the CLI's: the working
+    directory)."""
+    context = replace(for_stage(stage_context(params_path), name), workspace=workspace)
     return BY_NAME[name].entry()(context.configs[name], context)
 
 
@@ -385,8 +392,11 @@ def for_stage(context: StageContext, name: str) -> StageContext:
     """``context`` as stage ``name`` sees it: the params keys and metrics it reads checked
     against what its registry entry declares (``StageContext.setting``, ``metrics``)."""
     stage = BY_NAME[name]
-    declared = frozenset(a.path for a in (*stage.deps, *stage.outs, *stage.metrics))
-    return replace(context, stage=name, reads=stage.params, inputs=declared)
+    writes = frozenset(a.path for a in (*stage.outs, *stage.metrics)) | {
+        p.path for p in stage.plots
+    }
+    reads = frozenset(a.path for a in (*stage.deps, *stage.optional)) | writes
+    return replace(context, stage=name, reads=stage.params, inputs=reads, outputs=writes)
 
 
 def names_param(dotted: str) -> bool:

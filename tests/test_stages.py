@@ -152,17 +152,23 @@ def test_every_stage_has_its_package_entry_and_config() -> None:
         assert getattr(stage.config, "SECTION", None) == stage.name
 
 
-def test_a_stage_reads_only_the_params_and_metrics_its_entry_declares(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_stage_reads_only_the_params_metrics_and_files_its_entry_declares(
+    tmp_path: Path,
 ) -> None:
     from components.core.stage import UndeclaredRead
     from components.stages import default_context, for_stage
 
-    monkeypatch.chdir(tmp_path)
     (tmp_path / "metrics").mkdir()
     for name in ("risk", "train"):
         (tmp_path / "metrics" / f"{name}.json").write_text("{}")
-    gate = for_stage(default_context(), "gate")
+    gate = dataclasses.replace(for_stage(default_context(), "gate"), workspace=tmp_path)
+    # files, in its workspace: what it reads, what it writes, inside a folder it writes
+    assert gate.input(paths.RISK_TABLE) == tmp_path / "data/risk/risk_table.csv"
+    assert gate.output(paths.GATE_PAGE) == tmp_path / paths.GATE_PAGE
+    with pytest.raises(UndeclaredRead, match=r"stage gate reads data/raw/corpus.jsonl"):
+        gate.input(paths.RAW_CORPUS)
+    with pytest.raises(UndeclaredRead, match=r"stage gate writes data/risk/risk_table.csv"):
+        gate.output(paths.RISK_TABLE)  # an input, not its output
     assert gate.setting("gate.threshold") == 5.0  # its own key
     assert gate.metrics("risk") == {}  # a declared input
     with pytest.raises(UndeclaredRead, match=r"stage gate reads params key 'train.seed'"):

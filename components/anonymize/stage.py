@@ -15,7 +15,7 @@ from components.anonymize.config import AnonymizeConfig
 from components.anonymize.distributed import anonymize_on_cluster
 from components.anonymize.stream import AnonymizationTally, anonymize_stream
 from components.anonymize.surrogates import SurrogateKey
-from components.core import paths, tracking
+from components.core import paths
 from components.core.atomic import PRIVATE, atomic_path, private_folder
 from components.core.corpus import read_corpus
 from components.core.jsonio import write_json_atomic
@@ -28,29 +28,30 @@ if TYPE_CHECKING:
 
 
 def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
-    spans, metrics_path = paths.ANON_SPANS, paths.metrics_file("anonymize")
-    check_paths([paths.RAW_CORPUS], [paths.ANON_CORPUS, spans, metrics_path])
+    raw, corpus = context.input(paths.RAW_CORPUS), context.output(paths.ANON_CORPUS)
+    spans, metrics_path = (
+        context.output(paths.ANON_SPANS),
+        context.output(paths.metrics_file("anonymize")),
+    )
+    check_paths([raw], [corpus, spans, metrics_path], root=context.workspace)
     # Anonymized text may still hold what the detector missed: owner-only, as data/raw.
-    private_folder(paths.ANON_CORPUS.parent)
-    with tracking.stage_run("anonymize", context.experiment):
-        metrics = anonymize_file(
-            config,
-            context.base_dir,
-            paths.RAW_CORPUS,
-            paths.ANON_CORPUS,
-            spans,
-            key=surrogate_key() if config.replacement == "surrogate" else None,
-        )
+    private_folder(corpus.parent)
+    with context.mlflow_run("anonymize"):
+        key = None
+        if config.replacement == "surrogate":
+            key = surrogate_key(context.input(paths.SALT), context.input(paths.INVENTORY))
+        metrics = anonymize_file(config, context.base_dir, raw, corpus, spans, key=key)
         write_json_atomic(metrics_path, metrics)
         log_stage("anonymize", config, metrics, [metrics_path])
     return metrics
 
 
-def surrogate_key() -> SurrogateKey:
+def surrogate_key(salt: Path, inventory: Path) -> SurrogateKey:
     """The run's secret (ingest's salt) and the digests of every PI value the inventory
-    knows: surrogates are drawn from the one and may be none of the other."""
-    inventory = read_inventory(paths.INVENTORY) if paths.INVENTORY.is_file() else []
-    return SurrogateKey(read_salt(), frozenset(e.digest for e in inventory))
+    knows (if there is one): surrogates are drawn from the one and may be none of the
+    other."""
+    entries = read_inventory(inventory) if inventory.is_file() else []
+    return SurrogateKey(read_salt(salt), frozenset(e.digest for e in entries))
 
 
 def anonymize_file(

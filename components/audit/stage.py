@@ -9,7 +9,7 @@ from audits.result import audit_summary
 from components.anonymize import AnonymizeConfig, entity_detector, placeholder_view
 from components.audit.config import AuditConfig
 from components.audit.runner import AuditInputs, run_audits
-from components.core import paths, tracking
+from components.core import paths
 from components.core.audit_record import split_details
 from components.core.corpus import load_corpus
 from components.core.jsonio import iter_jsonl, jsonl_by_key, write_json_atomic
@@ -22,33 +22,36 @@ from components.train import TrainConfig, corpus_examples, load_adapter
 
 def run(config: AuditConfig, context: StageContext) -> Metrics:
     train_config = context.config(TrainConfig)
-    with tracking.stage_run("audit", context.experiment):
-        raw = load_corpus(paths.RAW_CORPUS)
-        train_raw = split(raw, "train")
+    read = context.input
+    splits, adapter = read(paths.SPLITS), read(paths.ADAPTER)
+    with context.mlflow_run("audit"):
+        raw = load_corpus(read(paths.RAW_CORPUS))
+        train_raw = split(raw, "train", splits)
         # Members are what the model trained on: not the conversations train kept aside to
         # measure eval loss, nor those it skipped for want of labels for its tasks (with
         # fragments: the conversations one of its training chunks came from).
         members = corpus_examples(train_raw, train_config).trained_ids
         trained = [c for c in train_raw if c.id in members]
-        anonymized = load_corpus(paths.ANON_CORPUS)
+        anonymized = load_corpus(read(paths.ANON_CORPUS))
         by_id = {c.id: c for c in anonymized}
         train_anonymized = [by_id[c.id] for c in trained]
-        records = jsonl_by_key(paths.ANON_SPANS, "conversation_id")
+        records = jsonl_by_key(read(paths.ANON_SPANS), "conversation_id")
         inputs = AuditInputs(
             train_raw=trained,
-            heldout_raw=split(raw, "heldout"),
-            heldout_anonymized=split(anonymized, "heldout"),
-            canaries=[Canary.from_record(obj) for _, obj in iter_jsonl(paths.CANARIES)],
-            inventory=read_inventory(paths.INVENTORY),
-            salt=read_salt(),
+            heldout_raw=split(raw, "heldout", splits),
+            heldout_anonymized=split(anonymized, "heldout", splits),
+            canaries=[Canary.from_record(obj) for _, obj in iter_jsonl(read(paths.CANARIES))],
+            inventory=read_inventory(read(paths.INVENTORY)),
+            salt=read_salt(read(paths.SALT)),
             train_anonymized=train_anonymized,
             train_placeholder_view=[
                 placeholder_view(c, records.get(c.id, [])) for c in train_anonymized
             ],
+            base_model=read(paths.BASE_MODEL),
             locale=context.config(AnonymizeConfig).surrogate.locale,
         )
-        attacked = adapter_sha256(paths.ADAPTER)  # the adapter audited: register checks
-        model, tokenizer = load_adapter(paths.BASE_MODEL, paths.ADAPTER)
+        attacked = adapter_sha256(adapter)  # the adapter audited: register checks
+        model, tokenizer = load_adapter(read(paths.BASE_MODEL), adapter)
         # the entity engine's findings in outputs (word-level detectors flag most words)
         detector = entity_detector(context.config(AnonymizeConfig), context.base_dir)
         results = run_audits(model, tokenizer, config, inputs, detector)
@@ -56,10 +59,11 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
         # what decides in the metrics file; the other figures (each canary, each info type)
         # apart: DVC's table has a column per key
         metrics, details = split_details(summary)
-        write_json_atomic(paths.AUDIT_DETAILS, details)
-        write_json_atomic(paths.metrics_file("audit"), metrics)
-        outputs = [paths.metrics_file("audit"), paths.AUDIT_DETAILS]
-        log_stage("audit", config, audit_figures(summary), outputs)
+        details_file = context.output(paths.AUDIT_DETAILS)
+        metrics_file = context.output(paths.metrics_file("audit"))
+        write_json_atomic(details_file, details)
+        write_json_atomic(metrics_file, metrics)
+        log_stage("audit", config, audit_figures(summary), [metrics_file, details_file])
     return metrics
 
 

@@ -46,11 +46,14 @@ def bundled_gguf_path() -> Path:
     return path
 
 
-def materialize_base_model(source: str, output_dir: Path) -> BaseModelInfo:
-    """Write a plain Hugging Face model folder (weights, config, tokenizer) to ``output_dir``."""
+def materialize_base_model(
+    source: str, output_dir: Path, *, root: Path = Path(".")
+) -> BaseModelInfo:
+    """Write a plain Hugging Face model folder (weights, config, tokenizer) to ``output_dir``;
+    a relative folder ``source`` is read from ``root`` (the stage's: its workspace)."""
     if source == BUNDLED_SMOLLM2:
         return convert_gguf(bundled_gguf_path(), output_dir)
-    folder = Path(source)
+    folder = root / source
     if not (folder / "config.json").is_file():
         raise ParamsError(
             f"base_model.source: {source!r} is neither {BUNDLED_SMOLLM2!r} "

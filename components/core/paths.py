@@ -69,10 +69,11 @@ def metrics_file(stage: str) -> Path:
     return METRICS_DIR / f"{stage}.json"
 
 
-def is_pipeline_output(path: Path) -> bool:
-    """Whether ``path`` lies in one of the pipeline's own output folders (``OUTPUT_ROOTS``)."""
+def is_pipeline_output(path: Path, workspace: Path = Path(".")) -> bool:
+    """Whether ``path`` lies in one of the pipeline's own output folders (``OUTPUT_ROOTS``)
+    of ``workspace``."""
     resolved = path.resolve()
-    return any(resolved.is_relative_to(root.resolve()) for root in OUTPUT_ROOTS)
+    return any(resolved.is_relative_to((workspace / root).resolve()) for root in OUTPUT_ROOTS)
 
 
 GRADES_REPORT = Path("reports/grading.json")  # graders' and the judge's agreement: numbers

@@ -6,7 +6,6 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from components.core import paths
 from components.core.errors import InputError
 
 
@@ -15,8 +14,8 @@ def new_salt() -> str:
     return secrets.token_hex(16)
 
 
-def read_salt(path: Path = paths.SALT) -> str:
-    """The salt ingest wrote.
+def read_salt(path: Path) -> str:
+    """The salt ingest wrote (``data/raw/salt``).
 
     Raises:
         InputError: the file is missing or empty; run ingest first.

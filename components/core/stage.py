@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,15 +24,18 @@ Metrics = dict[str, Any]
 
 @dataclass(frozen=True)
 class StageContext:
-    """A stage's view of the run: the params file and every stage's validated config.
+    """A stage's view of the run: the workspace, the params file and every stage's validated
+    config.
 
     A stage reads its own config as ``run``'s first argument; another stage's settings (the
     dotted keys its ``dvc.yaml`` entry lists under ``params``) through :meth:`setting` or,
     for an upstream stage whose config class it imports, :meth:`config`; another stage's
-    metrics through :meth:`metrics`. For a stage run by the registry (``stage`` set), each
-    of these is checked against what its registry entry declares (``reads``: its own key
-    and the keys it lists; ``inputs``: the files it lists): what a stage reads is what
-    dvc.yaml says it reads.
+    metrics through :meth:`metrics`; the files and folders it reads and writes through
+    :meth:`input` and :meth:`output`, which resolve the workspace-relative paths of its
+    registry entry against ``workspace``, never the working directory. For a
+    stage run by the registry (``stage`` set), each of these is checked against what its
+    registry entry declares (``reads``: its own key and the keys it lists; ``inputs`` and
+    ``outputs``: the files it lists): what a stage reads and writes is what dvc.yaml says.
     """
 
     params_path: Path
@@ -39,9 +43,13 @@ class StageContext:
     configs: Mapping[str, Any]  # stage name -> its config dataclass, defaults filled in
     order: tuple[str, ...] = ()  # every stage's name, in pipeline order
     root: Path | None = None  # where relative paths resolve, if not params.yaml's folder
+    # The folder holding the pipeline's files (data/, models/, metrics/, the MLflow store):
+    # the CLI's is the working directory, where `dvc repro` runs it; a caller names another.
+    workspace: Path = Path(".")
     stage: str | None = None  # the stage running (its reads are checked), or None
     reads: tuple[str, ...] = ()  # the params keys it declares: its own, then others'
-    inputs: frozenset[str] = frozenset()  # the files and folders it declares it reads
+    inputs: frozenset[str] = frozenset()  # what it declares it reads (its outputs too)
+    outputs: frozenset[str] = frozenset()  # what it declares it writes
 
     @property
     def base_dir(self) -> Path:
@@ -85,16 +93,37 @@ class StageContext:
 
     def metrics(self, stage: str) -> Metrics:
         """What an earlier stage wrote to ``metrics/<stage>.json``."""
-        path = paths.metrics_file(stage)
-        if self.stage is not None and path.as_posix() not in self.inputs:
-            self._undeclared(str(path))
-        return read_metrics(stage)
+        return read_metrics(self.input(paths.metrics_file(stage)), stage)
 
-    def _undeclared(self, what: str) -> None:
+    def input(self, path: Path) -> Path:
+        """A file or folder the stage reads (a workspace-relative path of its registry
+        entry's, or one inside a folder it lists), in the workspace."""
+        return self._in_workspace(path, self.inputs, "reads")
+
+    def output(self, path: Path) -> Path:
+        """A file or folder the stage writes (as :meth:`input`, of its entry's outputs)."""
+        return self._in_workspace(path, self.outputs, "writes")
+
+    def mlflow_run(self, stage: str) -> AbstractContextManager[Any]:
+        """The stage's nested MLflow run, in the workspace's store
+        (``components.core.tracking.stage_run``)."""
+        return tracking.stage_run(stage, self.experiment, self.workspace)
+
+    def _in_workspace(self, path: Path, declared: frozenset[str], verb: str) -> Path:
+        if self.stage is not None and not _declared(path, declared):
+            self._undeclared(str(path), verb)
+        return self.workspace / path
+
+    def _undeclared(self, what: str, verb: str = "reads") -> None:
         raise UndeclaredRead(
-            f"stage {self.stage} reads {what}, which its entry in components/stages.py does "
+            f"stage {self.stage} {verb} {what}, which its entry in components/stages.py does "
             "not declare (and so dvc.yaml does not list): declare it there, then make dvc-yaml"
         )
+
+
+def _declared(path: Path, declared: frozenset[str]) -> bool:
+    """Whether ``path`` is one of ``declared`` or lies in a folder among them."""
+    return path.as_posix() in declared or any(path.is_relative_to(d) for d in declared)
 
 
 class UndeclaredRead(RuntimeError):
@@ -102,14 +131,20 @@ class UndeclaredRead(RuntimeError):
     user's input."""
 
 
-def check_paths(inputs: Sequence[Path], outputs: Sequence[Path | None], raw: bool = False) -> None:
+def check_paths(
+    inputs: Sequence[Path],
+    outputs: Sequence[Path | None],
+    raw: bool = False,
+    *,
+    root: Path = Path("."),
+) -> None:
     """Refuse missing inputs and unsafe outputs before any work (or model loading) starts.
 
     An output must name a file: not ``.``, an empty name or an existing folder, not one of
     the inputs or another output, not what no command may write over (``params.yaml``, the
     signing key, ``data/raw``: ``components.core.workspace``; ``raw`` outputs hold raw text
     and may lie in a folder of their own there), in an existing folder unless the folder is
-    one of the pipeline's own (``paths.OUTPUT_ROOTS``).
+    one of the pipeline's own (``paths.OUTPUT_ROOTS`` of the workspace ``root``).
     """
     for path in inputs:
         check_input_file(path)
@@ -118,7 +153,7 @@ def check_paths(inputs: Sequence[Path], outputs: Sequence[Path | None], raw: boo
         check_output_file(
             output,
             [*inputs, *named[:i]],
-            create_parent=paths.is_pipeline_output(output),
+            create_parent=paths.is_pipeline_output(output, root),
             raw=raw,
         )
 
@@ -133,18 +168,18 @@ def log_stage(stage: str, config: object, metrics: Metrics, artifacts: Sequence[
         mlflow.log_artifact(str(artifact))
 
 
-def read_metrics(stage: str) -> Metrics:
-    """What an earlier stage wrote to ``metrics/<stage>.json``."""
-    path = paths.metrics_file(stage)
+def read_metrics(path: Path, stage: str) -> Metrics:
+    """What an earlier stage wrote to its metrics file ``path``."""
     if not path.is_file():
         raise InputError(f"{path}: missing; run the {stage} stage first")
     data: Metrics = json.loads(path.read_text(encoding="utf-8"))
     return data
 
 
-def split(conversations: Sequence[Conversation], name: str) -> list[Conversation]:
-    """The conversations of one split (``train`` or ``heldout``) of ``data/splits.json``."""
-    if not paths.SPLITS.is_file():
-        raise InputError(f"{paths.SPLITS}: missing; run the ingest stage first")
-    ids = set(json.loads(paths.SPLITS.read_text(encoding="utf-8"))[name])
+def split(conversations: Sequence[Conversation], name: str, splits: Path) -> list[Conversation]:
+    """The conversations of one split (``train`` or ``heldout``) of the splits file
+    (``data/splits.json``)."""
+    if not splits.is_file():
+        raise InputError(f"{splits}: missing; run the ingest stage first")
+    ids = set(json.loads(splits.read_text(encoding="utf-8"))[name])
     return [c for c in conversations if c.id in ids]

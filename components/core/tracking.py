@@ -51,11 +51,12 @@ _STORE_ADVICE = {
 }
 
 
-def tracking_uri() -> str:
-    """The store MLflow writes to: ``MLFLOW_TRACKING_URI``, or ``mlflow.db`` here."""
+def tracking_uri(root: Path = Path(".")) -> str:
+    """The store MLflow writes to: ``MLFLOW_TRACKING_URI``, or ``mlflow.db`` in the workspace
+    ``root`` (a command's default: the working directory)."""
     # An absolute path: MLflow caches stores by URI, and a relative one changes with the cwd.
-    default = f"sqlite:///{Path(DEFAULT_TRACKING_URI.removeprefix('sqlite:///')).resolve()}"
-    return os.environ.get("MLFLOW_TRACKING_URI", default)
+    store = root / DEFAULT_TRACKING_URI.removeprefix("sqlite:///")
+    return os.environ.get("MLFLOW_TRACKING_URI", f"sqlite:///{store.resolve()}")
 
 
 @contextlib.contextmanager
@@ -113,11 +114,11 @@ def _store_advice(exc: Exception) -> str | None:
     return next((advice for key, advice in _STORE_ADVICE.items() if key in text), None)
 
 
-def configure_tracking(experiment: str) -> str:
-    """Point MLflow at the project's store and return the experiment's id."""
+def configure_tracking(experiment: str, root: Path = Path(".")) -> str:
+    """Point MLflow at the store of the workspace ``root`` and return the experiment's id."""
     import mlflow
 
-    uri = tracking_uri()
+    uri = tracking_uri(root)
     if tracking_server.is_remote(uri):
         tracking_server.check_server(uri)
     mlflow.set_tracking_uri(uri)
@@ -132,7 +133,7 @@ def configure_tracking(experiment: str) -> str:
     tags = {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND}
     if tracking_server.is_remote(uri):  # the server's artifact store (proxied, for a team)
         return str(mlflow.create_experiment(experiment, tags=tags))
-    artifact_root = Path(DEFAULT_ARTIFACT_ROOT).resolve().as_uri()
+    artifact_root = (root / DEFAULT_ARTIFACT_ROOT).resolve().as_uri()
     return str(mlflow.create_experiment(experiment, artifact_location=artifact_root, tags=tags))
 
 
@@ -148,15 +149,17 @@ def start_pipeline_run(experiment_id: str, tags: dict[str, str] | None = None) -
     return str(run.info.run_id)
 
 
-def pipeline_run_id(experiment_id: str) -> str:
-    """The parent run of the pipeline run in progress (RUNNING), opening one if there is none."""
+def pipeline_run_id(experiment_id: str, root: Path = Path(".")) -> str:
+    """The parent run of the pipeline run in progress (RUNNING) in the workspace ``root``,
+    opening one if there is none."""
     from mlflow.exceptions import MlflowException
     from mlflow.tracking import MlflowClient
 
     if os.environ.get(PARENT_RUN_ENV):
         return os.environ[PARENT_RUN_ENV]
-    if PIPELINE_STATE.is_file():
-        run_id = str(json.loads(PIPELINE_STATE.read_text(encoding="utf-8"))["run_id"])
+    state = root / PIPELINE_STATE
+    if state.is_file():
+        run_id = str(json.loads(state.read_text(encoding="utf-8"))["run_id"])
         client = MlflowClient()
         try:
             info = client.get_run(run_id).info
@@ -166,8 +169,8 @@ def pipeline_run_id(experiment_id: str) -> str:
             client.update_run(run_id, status="RUNNING")
             return run_id
     run_id = start_pipeline_run(experiment_id)
-    PIPELINE_STATE.parent.mkdir(parents=True, exist_ok=True)
-    PIPELINE_STATE.write_text(json.dumps({"run_id": run_id}), encoding="utf-8")
+    state.parent.mkdir(parents=True, exist_ok=True)
+    state.write_text(json.dumps({"run_id": run_id}), encoding="utf-8")
     return run_id
 
 
@@ -179,23 +182,26 @@ def _continues(status: str, end_time: int | None) -> bool:
     return status == "FINISHED" and ended_ago < REOPEN_WINDOW_S
 
 
-def finish_pipeline_run(run_id: str, status: str = "FINISHED") -> None:
-    """Close the parent run and forget it, so the next pipeline run opens a new one."""
+def finish_pipeline_run(run_id: str, status: str = "FINISHED", root: Path = Path(".")) -> None:
+    """Close the parent run and forget it (in the workspace ``root``), so the next pipeline
+    run opens a new one."""
     from mlflow.tracking import MlflowClient
 
     MlflowClient().set_terminated(run_id, status=status)
-    if PIPELINE_STATE.is_file() and not os.environ.get(PARENT_RUN_ENV):
-        PIPELINE_STATE.unlink()
+    state = root / PIPELINE_STATE
+    if state.is_file() and not os.environ.get(PARENT_RUN_ENV):
+        state.unlink()
 
 
 @contextlib.contextmanager
-def stage_run(stage: str, experiment: str) -> Iterator[Any]:
-    """A nested MLflow run for one stage under the pipeline's parent run."""
+def stage_run(stage: str, experiment: str, root: Path) -> Iterator[Any]:
+    """A nested MLflow run for one stage under the pipeline's parent run, in the store of the
+    workspace ``root`` (unless ``MLFLOW_TRACKING_URI`` names another)."""
     import mlflow
     from mlflow.tracking import MlflowClient
 
-    experiment_id = configure_tracking(experiment)
-    parent = pipeline_run_id(experiment_id)
+    experiment_id = configure_tracking(experiment, root)
+    parent = pipeline_run_id(experiment_id, root)
     own_parent = not os.environ.get(PARENT_RUN_ENV)  # the flow ends its own parent
     try:
         with mlflow.start_run(
@@ -207,10 +213,11 @@ def stage_run(stage: str, experiment: str) -> Iterator[Any]:
             yield run
     except BaseException:
         if own_parent:
-            finish_pipeline_run(parent, status="FAILED")
+            finish_pipeline_run(parent, status="FAILED", root=root)
         raise
     # The parent run, not metrics/headline.json: that file is register's declared output.
-    summarize_pipeline_run(parent, *headline.read_headline_inputs(paths.METRICS_DIR, paths.PARAMS))
+    inputs = headline.read_headline_inputs(root / paths.METRICS_DIR, root / paths.PARAMS)
+    summarize_pipeline_run(parent, *inputs)
     if own_parent:
         MlflowClient().set_terminated(parent, status="FINISHED")
 

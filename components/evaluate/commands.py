@@ -219,7 +219,7 @@ def grades_export(context: StageContext, output: Path, limit: int) -> Metrics:
             f"grades export: {output} holds raw text and must be under {paths.RAW_DIR}"
         )
     config = context.config(EvaluateConfig)
-    conversations = gradable(split(load_corpus(paths.RAW_CORPUS), "heldout"), limit)
+    conversations = gradable(split(load_corpus(paths.RAW_CORPUS), "heldout", paths.SPLITS), limit)
     model, tokenizer = load_adapter(paths.BASE_MODEL, paths.ADAPTER)
     count = export_summaries(
         conversations,

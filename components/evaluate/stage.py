@@ -4,6 +4,7 @@ held-out raw text: ROUGE, accuracy/macro-F1, perplexity, per dataset."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from components.core import paths, tracking
@@ -31,28 +32,30 @@ from components.train import (
 
 
 def run(config: EvaluateConfig, context: StageContext) -> Metrics:
-    with tracking.stage_run("evaluate", context.experiment):
-        raw = load_corpus(paths.RAW_CORPUS)
-        datasets = split_by_dataset(split(raw, "heldout"), config.max_conversations)
+    raw_file, splits = context.input(paths.RAW_CORPUS), context.input(paths.SPLITS)
+    base, adapter = context.input(paths.BASE_MODEL), context.input(paths.ADAPTER)
+    with context.mlflow_run("evaluate"):
+        raw = load_corpus(raw_file)
+        datasets = split_by_dataset(split(raw, "heldout", splits), config.max_conversations)
         if not any(datasets.values()):
-            raise InputError(f"{paths.SPLITS}: the held-out split is empty; nothing to evaluate")
+            raise InputError(f"{splits}: the held-out split is empty; nothing to evaluate")
         tracking.log_corpus_input(
-            paths.RAW_CORPUS,
+            raw_file,
             [c.id for conversations in datasets.values() for c in conversations],
             "raw corpus: held-out split",
             "evaluation",
         )
         # The options the adapter was trained to choose from (the base model gets the same).
-        label_sets = read_label_options(paths.ADAPTER) or label_options(split(raw, "train"))
+        label_sets = read_label_options(adapter) or label_options(split(raw, "train", splits))
         models: dict[str, Callable[[], tuple[Any, Any]]] = {
-            "adapter": lambda: load_adapter(paths.BASE_MODEL, paths.ADAPTER)
+            "adapter": lambda: load_adapter(base, adapter)
         }
         if config.include_base:
             # The base model answers as the adapter does: a difference is the training's.
-            settings = read_generation_settings(paths.ADAPTER)
-            models["base"] = lambda: load_base(paths.BASE_MODEL, settings)
+            settings = read_generation_settings(adapter)
+            models["base"] = lambda: load_base(base, settings)
         metrics: Metrics = {
-            ADAPTER_KEY: adapter_sha256(paths.ADAPTER),  # the adapter scored: register checks
+            ADAPTER_KEY: adapter_sha256(adapter),  # the adapter scored: register checks
             "variant": run_variant(context),
             "train_seed": context.setting("train.seed"),
             "train_steps": context.setting("train.max_steps"),
@@ -60,7 +63,7 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
             f"{DATASET}.n_conversations": len(datasets[DATASET]),
             f"{SENSITIVE}.n_conversations": len(datasets[SENSITIVE]),
         }
-        judge = _summary_judge(config)
+        judge = _summary_judge(config, context.base_dir)
         scores, records = evaluate_models(
             models,
             datasets,
@@ -78,27 +81,39 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
         # file, the headline scores' in the metrics file too
         every = utility_intervals({model: samples(records, model) for model in models})
         metrics["intervals"] = headline_intervals(every)
-        write_jsonl_atomic(paths.PER_CONVERSATION, records)
-        write_json_atomic(paths.UTILITY_INTERVALS, intervals_record(every))
-        write_json_atomic(paths.metrics_file("evaluate"), metrics)
-        write_text_atomic(paths.UTILITY_SCORES, utility_csv(metrics))
-        outputs = [
-            paths.metrics_file("evaluate"),
-            paths.PER_CONVERSATION,
-            paths.UTILITY_INTERVALS,
-            paths.UTILITY_SCORES,
-        ]
-        log_stage("evaluate", config, metrics, outputs)
+        log_stage("evaluate", config, metrics, _write(context, metrics, records, every))
     return metrics
 
 
-def _summary_judge(config: EvaluateConfig) -> SummaryJudge | None:
+def _write(
+    context: StageContext,
+    metrics: Metrics,
+    records: list[dict[str, Any]],
+    intervals: dict[str, Any],
+) -> list[Path]:
+    """Write the stage's outputs (the metrics file first among them) and return them."""
+    out = context.output
+    write_jsonl_atomic(out(paths.PER_CONVERSATION), records)
+    write_json_atomic(out(paths.UTILITY_INTERVALS), intervals_record(intervals))
+    write_json_atomic(out(paths.metrics_file("evaluate")), metrics)
+    write_text_atomic(out(paths.UTILITY_SCORES), utility_csv(metrics))
+    return [
+        out(paths.metrics_file("evaluate")),
+        out(paths.PER_CONVERSATION),
+        out(paths.UTILITY_INTERVALS),
+        out(paths.UTILITY_SCORES),
+    ]
+
+
+def _summary_judge(config: EvaluateConfig, base_dir: Path) -> SummaryJudge | None:
     """The judge of the privacy-preserving summaries, built before any model is scored (a
     bad ``evaluate.judge.model`` stops here); None when no such task is scored."""
     if not set(config.tasks) & set(SUMMARY_PRIVACY_TASKS):
         return None
-    judge = config.judge
-    return build_judge(judge.model, judge.allow_remote, judge.max_new_tokens, judge.proxy)
+    judge, model = config.judge, config.judge.model
+    if model is not None and not model.startswith(("http://", "https://")):
+        model = str(base_dir / model)  # a folder, named as every path in params: from its folder
+    return build_judge(model, judge.allow_remote, judge.max_new_tokens, judge.proxy)
 
 
 def utility_csv(metrics: Metrics) -> str:

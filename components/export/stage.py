@@ -31,7 +31,10 @@ from components.ingest import id_inventory_entries, read_id_pseudonyms, read_inv
 def run(config: ExportConfig, context: StageContext) -> Metrics:
     # The report reads every earlier stage's metrics; all of metrics/*.json goes in the bundle.
     metrics = {stage: context.metrics(stage) for stage in context.stages_before("export")}
-    for required in (paths.DVC_LOCK, paths.SALT, paths.RAW_CORPUS):
+    read = context.input
+    # DVC's record of the run: the workspace's lineage, which no stage can declare.
+    lock = context.workspace / paths.DVC_LOCK
+    for required in (lock, read(paths.SALT), read(paths.RAW_CORPUS)):
         if not required.is_file():
             raise InputError(f"{required}: missing; run the pipeline with `dvc repro` first")
     pi = _pi_scan_policy(config, context)
@@ -39,33 +42,35 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
     params = dict(context.params)
     inputs = ExportInputs(
         params=context.params_path,
-        dvc_lock=paths.DVC_LOCK,
-        gate_result=paths.GATE_RESULT,
-        gate_page=paths.GATE_PAGE,
-        risk_dir=paths.RISK_DIR,
-        risk_histogram=paths.RISK_HISTOGRAM,
-        review_dir=paths.REVIEW_DIR,
-        metrics_dir=paths.METRICS_DIR,
-        adapter_dir=paths.ADAPTER,
-        utility_dir=paths.UTILITY_REPORT,
-        utility_intervals=paths.UTILITY_INTERVALS,
-        audit_details=paths.AUDIT_DETAILS,
+        dvc_lock=lock,
+        gate_result=read(paths.GATE_RESULT),
+        gate_page=read(paths.GATE_PAGE),
+        risk_dir=read(paths.RISK_DIR),
+        risk_histogram=read(paths.RISK_HISTOGRAM),
+        review_dir=read(paths.REVIEW_DIR),
+        # every stage's metrics file, each declared (context.metrics above)
+        metrics_dir=context.workspace / paths.METRICS_DIR,
+        adapter_dir=read(paths.ADAPTER),
+        utility_dir=read(paths.UTILITY_REPORT),
+        utility_intervals=read(paths.UTILITY_INTERVALS),
+        audit_details=read(paths.AUDIT_DETAILS),
     )
-    with tracking.stage_run("export", context.experiment) as run:
+    bundle = context.output(paths.BUNDLE)
+    with context.mlflow_run("export") as run:
         import mlflow
         from mlflow.tracking import MlflowClient
 
         parent = run.data.tags.get("mlflow.parentRunId", "")
-        lineage_info = _lineage(params, metrics, parent, run.info.run_id)
+        lineage_info = _lineage(params, metrics, (parent, run.info.run_id), context.workspace)
         # In the lineage the report reads too: the key's fingerprint is on its page.
         lineage_info["signing"] = signing_record(key.public_key())
         contents = bundle_contents(inputs, params, metrics, lineage_info, pi)
         manifest, scan = write_scanned_bundle(
-            contents, lineage_info, paths.BUNDLE, config.make_zip, pi, signing_key=key
+            contents, lineage_info, bundle, config.make_zip, pi, signing_key=key
         )
-        signature = (paths.BUNDLE / SIGNATURE).read_text(encoding="ascii").strip()
+        signature = (bundle / SIGNATURE).read_text(encoding="ascii").strip()
         # the files before the tags that point to them
-        mlflow.log_artifacts(str(paths.BUNDLE), BUNDLE_ARTIFACTS)
+        mlflow.log_artifacts(str(bundle), BUNDLE_ARTIFACTS)
         record_bundle(MlflowClient(), manifest, signature, run.info.run_id)
         result = {
             "n_files": len(manifest["files"]),
@@ -75,7 +80,7 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
         }
         log_stage("export", config, result, [])  # the bundle is logged whole, above
     if parent:
-        tracking.finish_pipeline_run(parent)
+        tracking.finish_pipeline_run(parent, root=context.workspace)
     return result
 
 
@@ -83,35 +88,40 @@ def _pi_scan_policy(config: ExportConfig, context: StageContext) -> PiScanPolicy
     """What the bundle is scanned for: the inventory's values and a user corpus's original
     record ids, and the detector's hits (confirmed in the raw corpus or those ids)."""
     anonymize = context.config(AnonymizeConfig)
-    original_ids = read_id_pseudonyms(paths.ID_PSEUDONYMS)
+    original_ids = read_id_pseudonyms(context.input(paths.ID_PSEUDONYMS))
     detector = DetectorScanPolicy(
         # the entity engine: a word-level detector (allow_list) flags most prose
         entity_detector(anonymize, context.base_dir),
         anonymization_policy(anonymize, context.base_dir),
-        paths.RAW_CORPUS,
+        context.input(paths.RAW_CORPUS),
         config.pi_scan_min_chars,
         anonymize.batch_size,
         tuple(original_ids),
     )
-    salt = read_salt()
-    inventory = [*read_inventory(paths.INVENTORY), *id_inventory_entries(original_ids, salt)]
+    salt = read_salt(context.input(paths.SALT))
+    inventory = [
+        *read_inventory(context.input(paths.INVENTORY)),
+        *id_inventory_entries(original_ids, salt),
+    ]
     return PiScanPolicy(inventory, salt, config.pi_scan_min_chars, detector)
 
 
 def _lineage(
-    params: dict[str, Any], metrics: dict[str, Metrics], parent_run: str, export_run: str
+    params: dict[str, Any], metrics: dict[str, Metrics], runs: tuple[str, str], workspace: Path
 ) -> dict[str, Any]:
+    """The bundle's lineage: the commit, params and DVC lock of ``workspace``, and the MLflow
+    ``runs`` (the pipeline's, the export's)."""
+    lock = workspace / paths.DVC_LOCK
     return {
         CREATED_AT: created_at(),  # the manifest, the report and the model card state it
-        "git_commit": lineage.git_commit(Path.cwd()),
+        "git_commit": lineage.git_commit(workspace),
         "params": params,
         "params_hash": lineage.params_hash(params),
-        "dvc_lock_sha256": lineage.sha256_file(paths.DVC_LOCK),
+        "dvc_lock_sha256": lineage.sha256_file(lock),
         "data_versions": {
-            stage: lineage.dvc_lock_outs(paths.DVC_LOCK, stage)
-            for stage in ("ingest", "anonymize", "train")
+            stage: lineage.dvc_lock_outs(lock, stage) for stage in ("ingest", "anonymize", "train")
         },
-        "mlflow": {"pipeline_run_id": parent_run, "export_run_id": export_run},
+        "mlflow": {"pipeline_run_id": runs[0], "export_run_id": runs[1]},
         "registered_model": registry_status(metrics["register"]),
         "tool_versions": lineage.tool_versions(),
     }

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from components.core import paths, tracking
+from components.core import paths
 from components.core.errors import GateFailed
 from components.core.jsonio import write_json_atomic, write_text_atomic
 from components.core.stage import Metrics, StageContext, log_stage
@@ -24,13 +24,14 @@ from components.risk import read_risk_table
 
 
 def run(config: GateConfig, context: StageContext) -> Metrics:
+    corpus, table_file = context.input(paths.ANON_CORPUS), context.input(paths.RISK_TABLE)
     risk_file = paths.metrics_file("risk")
-    digests = gate_digests(
-        context.metrics("risk"), paths.ANON_CORPUS, paths.RISK_TABLE, str(risk_file)
-    )
-    with tracking.stage_run("gate", context.experiment):
-        table = read_risk_table(paths.RISK_TABLE)
-        splits = json.loads(paths.SPLITS.read_text(encoding="utf-8"))
+    digests = gate_digests(context.metrics("risk"), corpus, table_file, str(risk_file))
+    result_file, page_file = context.output(paths.GATE_RESULT), context.output(paths.GATE_PAGE)
+    metrics_file = context.output(paths.metrics_file("gate"))
+    with context.mlflow_run("gate"):
+        table = read_risk_table(table_file)
+        splits = json.loads(context.input(paths.SPLITS).read_text(encoding="utf-8"))
         expected_ids = [*splits["train"], *splits["heldout"]]
         result, validation = validate_risk_table(
             table,
@@ -39,11 +40,10 @@ def run(config: GateConfig, context: StageContext) -> Metrics:
             expected_ids=expected_ids,
             per_context=config.per_context,
         )
-        write_validation(validation, paths.GATE_RESULT, paths.GATE_PAGE)
+        write_validation(validation, result_file, page_file)
         metrics = {**result.to_metrics(), **digests}
-        write_json_atomic(paths.metrics_file("gate"), metrics)
-        outputs = [paths.metrics_file("gate"), paths.GATE_RESULT, paths.GATE_PAGE]
-        log_stage("gate", config, metrics, outputs)
+        write_json_atomic(metrics_file, metrics)
+        log_stage("gate", config, metrics, [metrics_file, result_file, page_file])
     if not result.passed:
         raise GateFailed(f"gate refused the corpus: {result.failure_message()}")
     return metrics

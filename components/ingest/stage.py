@@ -3,7 +3,7 @@ canaries, split train/held-out, and write the raw corpus, its salt and the PI in
 
 from __future__ import annotations
 
-from components.core import paths, tracking
+from components.core import paths
 from components.core.atomic import PRIVATE, private_folder
 from components.core.errors import ParamsError
 from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
@@ -39,22 +39,23 @@ def run(config: IngestConfig, context: StageContext) -> Metrics:
     pseudonyms = IdPseudonyms.of(user_ids, salt, str(config.corpus_path))
     conversations = pseudonyms.conversations(conversations)
     splits, canaries = pseudonyms.splits(splits), pseudonyms.canaries(canaries)
-    with tracking.stage_run("ingest", context.experiment):
+    out = context.output
+    with context.mlflow_run("ingest"):
         # Raw text, the key and the inventory are readable by their owner only, whatever
         # the umask: 0700 folders, 0600 files.
-        for folder in (paths.RAW_DIR, paths.INVENTORY.parent):
+        for folder in (out(paths.RAW_DIR), out(paths.INVENTORY).parent):
             private_folder(folder)
-        write_jsonl_atomic(paths.RAW_CORPUS, (c.to_record() for c in conversations), PRIVATE)
-        write_jsonl_atomic(paths.CANARIES, (c.to_record() for c in canaries), PRIVATE)
-        write_text_atomic(paths.SALT, salt + "\n", PRIVATE)
+        write_jsonl_atomic(out(paths.RAW_CORPUS), (c.to_record() for c in conversations), PRIVATE)
+        write_jsonl_atomic(out(paths.CANARIES), (c.to_record() for c in canaries), PRIVATE)
+        write_text_atomic(out(paths.SALT), salt + "\n", PRIVATE)
         # The one way back from a pseudonym (empty for veiltune's own corpora).
-        write_jsonl_atomic(paths.ID_PSEUDONYMS, pseudonyms.records(), PRIVATE)
+        write_jsonl_atomic(out(paths.ID_PSEUDONYMS), pseudonyms.records(), PRIVATE)
         entries = inventory_entries(conversations, salt)
-        write_jsonl_atomic(paths.INVENTORY, (e.to_record() for e in entries), PRIVATE)
-        write_json_atomic(paths.SPLITS, splits, PRIVATE)
+        write_jsonl_atomic(out(paths.INVENTORY), (e.to_record() for e in entries), PRIVATE)
+        write_json_atomic(out(paths.SPLITS), splits, PRIVATE)
         metrics = {**corpus_metrics(conversations, splits), "n_canaries": len(canaries)}
-        write_json_atomic(paths.metrics_file("ingest"), metrics)
-        log_stage("ingest", config, metrics, [paths.metrics_file("ingest")])
+        write_json_atomic(out(paths.metrics_file("ingest")), metrics)
+        log_stage("ingest", config, metrics, [out(paths.metrics_file("ingest"))])
     return metrics
 
 

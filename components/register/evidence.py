@@ -79,9 +79,11 @@ class EvidenceFiles:
     adapter_sha256: str
 
     @classmethod
-    def read(cls, metrics_dir: Path, train_corpus: str, adapter_sha256: str) -> EvidenceFiles:
-        """The metrics files of ``METRICS_FILES`` from ``metrics_dir``, as they are now."""
-        files = {name: (metrics_dir / name).read_bytes() for name in METRICS_FILES}
+    def read(
+        cls, metrics_files: Mapping[str, Path], train_corpus: str, adapter_sha256: str
+    ) -> EvidenceFiles:
+        """The metrics files of ``METRICS_FILES`` (name → its path), as they are now."""
+        files = {name: metrics_files[name].read_bytes() for name in METRICS_FILES}
         return cls(files, train_corpus, adapter_sha256)
 
     def hashes(self) -> dict[str, str]:

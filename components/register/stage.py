@@ -22,7 +22,7 @@ from components.register import registry
 from components.register.binding import bound_adapter, trained_corpus
 from components.register.card import CardFacts, adapter_card
 from components.register.config import RegisterConfig
-from components.register.evidence import EvidenceFiles
+from components.register.evidence import METRICS_FILES, EvidenceFiles
 from components.register.promotion import register_version
 from components.register.shared_base import BaseModel, describe_base_model
 
@@ -33,14 +33,14 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
     from mlflow.tracking import MlflowClient
 
     found = _evidence(config, context)
-    tracking.configure_tracking(config.experiment)
+    tracking.configure_tracking(config.experiment, context.workspace)
     # Register runs on every `dvc repro` (DVC cannot restore the registry): an adapter
     # registered before with the same evidence is reported, not registered again.
     version = registry.find_registered(MlflowClient(), config.model_name, found.fingerprint)
     if version is None:
         version = _register(config, context, found)
     metrics = version.to_metrics()
-    write_json_atomic(paths.metrics_file("register"), metrics)
+    write_json_atomic(context.output(paths.metrics_file("register")), metrics)
     write_headline(metrics, context)
     logger.info("%s v%s: %s", config.model_name, version.version, version.decision_reason)
     return metrics
@@ -67,7 +67,10 @@ def _evidence(config: RegisterConfig, context: StageContext) -> _Evidence:
     sources = {stage: str(paths.metrics_file(stage)) for stage in ("gate", "audit", "evaluate")}
     train_file = paths.metrics_file("train")
     require_trained_on_gated_corpus(
-        context.metrics("train"), context.metrics("gate"), train_file, paths.ANON_CORPUS
+        context.metrics("train"),
+        context.metrics("gate"),
+        train_file,
+        context.input(paths.ANON_CORPUS),
     )
     # What the adapter learnt from and which adapter was scored: the stages' own records.
     corpus = trained_corpus(
@@ -77,12 +80,13 @@ def _evidence(config: RegisterConfig, context: StageContext) -> _Evidence:
         context.setting("train.corpus"),
     )
     scored = {paths.metrics_file(s): context.metrics(s) for s in ("train", "evaluate", "audit")}
-    adapter = bound_adapter(paths.ADAPTER, scored)
+    adapter = bound_adapter(context.input(paths.ADAPTER), scored)
     gate = GateResult.from_metrics(context.metrics("gate"), sources["gate"])
     audit = registry.audit_result(context.metrics("audit"), sources["audit"])
     evaluation = registry.adapter_metrics(context.metrics("evaluate"), sources["evaluate"])
     utility = registry.utility_of(evaluation, config.utility_metric, sources["evaluate"])
-    base = describe_base_model(paths.BASE_MODEL, str(context.metrics("base_model")["source"]))
+    base_source = str(context.metrics("base_model")["source"])
+    base = describe_base_model(context.input(paths.BASE_MODEL), base_source)
     tags = {
         **registry.version_tags(gate, audit, evaluation, _lineage_tags(context)),
         **base.to_tags(),
@@ -90,21 +94,26 @@ def _evidence(config: RegisterConfig, context: StageContext) -> _Evidence:
     # What the decision is made from, stored with the version: the files as they are now.
     # A baseline trained on the raw or masked corpus is for the utility report only: it
     # is registered as a candidate to compare against, never promoted.
-    files = EvidenceFiles.read(paths.METRICS_DIR, corpus, adapter)
+    metrics_files = {name: context.input(paths.METRICS_DIR / name) for name in METRICS_FILES}
+    files = EvidenceFiles.read(metrics_files, corpus, adapter)
     rule = registry.UtilityRule(config.utility_metric, config.higher_is_better)
     stakes = {"files": files.hashes(), **files.inputs()}
-    fingerprint = registry.registration_fingerprint(paths.ADAPTER, tags, stakes, rule)
+    fingerprint = registry.registration_fingerprint(
+        context.input(paths.ADAPTER), tags, stakes, rule
+    )
     return _Evidence(corpus, scored, gate, audit, utility, base, tags, files, rule, fingerprint)
 
 
 def _lineage_tags(context: StageContext) -> dict[str, str]:
+    # DVC's own record and git's: the workspace's lineage, which no stage declares.
+    lock = context.workspace / paths.DVC_LOCK
     lock_outs = {
-        **lineage.dvc_lock_outs(paths.DVC_LOCK, "ingest"),
-        **lineage.dvc_lock_outs(paths.DVC_LOCK, "anonymize"),
+        **lineage.dvc_lock_outs(lock, "ingest"),
+        **lineage.dvc_lock_outs(lock, "anonymize"),
     }
     return {
         "train_loss": str(context.metrics("train")["train_loss"]),
-        "git_commit": lineage.git_commit(Path.cwd()),
+        "git_commit": lineage.git_commit(context.workspace),
         "params_hash": lineage.params_hash(dict(context.params)),
         "data_version": json.dumps(lock_outs, sort_keys=True),
     }
@@ -137,10 +146,10 @@ def _register(
     headline = registry.headline_tags(
         found.gate, found.audit, held, config.utility_metric, found.utility
     )
-    with tracking.stage_run("register", config.experiment):
+    with context.mlflow_run("register"):
         version = register_version(
             MlflowClient(),
-            paths.ADAPTER,
+            context.input(paths.ADAPTER),
             found.base,
             config.model_name,
             {**found.tags, **headline, registry.FINGERPRINT_TAG: found.fingerprint},
@@ -151,7 +160,7 @@ def _register(
         )
         log_stage("register", config, {"champion": registry.CHAMPION in version.aliases}, [])
         # Before the run ends: its end puts the pipeline's headline together from it.
-        write_json_atomic(paths.metrics_file("register"), version.to_metrics())
+        write_json_atomic(context.output(paths.metrics_file("register")), version.to_metrics())
     return version
 
 
@@ -159,7 +168,9 @@ def write_headline(registered: Metrics, context: StageContext) -> None:
     """``metrics/headline.json``, declared by this stage, the last with a verdict: the gate's,
     the audits' and this version's verdicts and the utility the rule judged, in one row."""
     found = {stage: context.metrics(stage) for stage in ("gate", "audit", "evaluate")}
-    write_dvc_headline(paths.HEADLINE, {**found, "register": registered}, context.params)
+    write_dvc_headline(
+        context.output(paths.HEADLINE), {**found, "register": registered}, context.params
+    )
 
 
 def summary(metrics: Metrics) -> str:

@@ -19,7 +19,7 @@ def review_import(risk: RiskConfig, input_path: Path, output: Path) -> Metrics:
     automatic estimate. Leaked text is hashed with the corpus's salt when there is one."""
     check_paths([input_path], [output])
     policy = RiskPolicy(risk.scores, risk.default_score)
-    salt = read_salt() if paths.SALT.is_file() else ""
+    salt = read_salt(paths.SALT) if paths.SALT.is_file() else ""
     reviewed = read_annotations(input_path, policy, salt)
     estimated = {r.conversation.id: estimate_items(r.conversation, policy, salt) for r in reviewed}
     rows = annotated_summary(reviewed, estimated)

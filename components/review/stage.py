@@ -27,22 +27,22 @@ from components.risk import read_risk_table
 REVIEW_KIND = "review"  # the sample folder's marker: only a sample replaces a sample
 
 
-def run(
-    config: ReviewConfig, context: StageContext, output_dir: Path = paths.REVIEW_DIR
-) -> Metrics:
+def run(config: ReviewConfig, context: StageContext, output_dir: Path | None = None) -> Metrics:
+    """The review sample, written to ``output_dir`` (default: the stage's own folder,
+    ``data/review``)."""
     threshold: float = context.setting("gate.threshold")
+    output_dir = context.output(paths.REVIEW_DIR) if output_dir is None else output_dir
     check_output_folder(output_dir, REVIEW_KIND)
-    with tracking.stage_run("review", context.experiment):
-        table = read_risk_table(paths.RISK_TABLE)
+    with context.mlflow_run("review"):
+        table = read_risk_table(context.input(paths.RISK_TABLE))
         scores = dict(zip(table["conversation_id"], table["score"].astype(int), strict=True))
         # Reviewers look for what the anonymizer missed: they see placeholders where it
         # put surrogates, so a realistic surrogate is never mistaken for a leak.
-        replaced = jsonl_by_key(paths.ANON_SPANS, "conversation_id")
-        conversations = [
-            placeholder_view(c, replaced.get(c.id, [])) for c in load_corpus(paths.ANON_CORPUS)
-        ]
+        replaced = jsonl_by_key(context.input(paths.ANON_SPANS), "conversation_id")
+        corpus = load_corpus(context.input(paths.ANON_CORPUS))
+        conversations = [placeholder_view(c, replaced.get(c.id, [])) for c in corpus]
         metrics = write_review_sample(conversations, scores, config, threshold, output_dir)
-        write_json_atomic(paths.metrics_file("review"), metrics)
+        write_json_atomic(context.output(paths.metrics_file("review")), metrics)
         tracking.log_numeric_metrics({"sampled": metrics["sampled"]})
     return metrics
 

@@ -4,12 +4,12 @@ scan, which also runs on every conversation; the gate reads the chosen scores.""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from components.core import paths, tracking
+from components.core import paths
 from components.core.atomic import atomic_path
 from components.core.corpus import load_corpus
 from components.core.errors import InputError
@@ -32,15 +32,16 @@ from components.risk.scoring import ResidualItem, RiskPolicy
 def run(config: RiskConfig, context: StageContext) -> Metrics:
     threshold: float = context.setting("gate.threshold")
     policy = RiskPolicy(config.scores, config.default_score)
-    with tracking.stage_run("risk", context.experiment):
-        salt = read_salt()
-        by_conversation = jsonl_by_key(paths.ANON_SPANS, "conversation_id")
-        raw = load_corpus(paths.RAW_CORPUS)
-        anonymized = {c.id: c for c in load_corpus(paths.ANON_CORPUS)}
+    raw_file, corpus_file = context.input(paths.RAW_CORPUS), context.input(paths.ANON_CORPUS)
+    with context.mlflow_run("risk"):
+        salt = read_salt(context.input(paths.SALT))
+        by_conversation = jsonl_by_key(context.input(paths.ANON_SPANS), "conversation_id")
+        raw = load_corpus(raw_file)
+        anonymized = {c.id: c for c in load_corpus(corpus_file)}
         missing = next((c.id for c in raw if c.id not in anonymized), None)
         if missing is not None:
-            raise InputError(f"{paths.ANON_CORPUS}: conversation {missing} missing")
-        sources = conversation_sources(raw, config.source, str(paths.RAW_CORPUS))
+            raise InputError(f"{corpus_file}: conversation {missing} missing")
+        sources = conversation_sources(raw, config.source, str(raw_file))
         scored = score_corpus(
             raw,
             anonymized,
@@ -51,13 +52,19 @@ def run(config: RiskConfig, context: StageContext) -> Metrics:
             estimate=_estimator(context),
         )
         # The gate checks that the table it judges was computed on the corpus on disk.
-        summary = {**scored.to_metrics(), CORPUS_KEY: sha256_file(paths.ANON_CORPUS)}
+        summary = {**scored.to_metrics(), CORPUS_KEY: sha256_file(corpus_file)}
         metrics = headline(summary)
         artifacts = _write_outputs(
-            scored.table, scored.estimate_table, scored.items, summary, threshold
+            scored.table,
+            scored.estimate_table,
+            scored.items,
+            summary,
+            threshold=threshold,
+            output=context.output,
         )
-        write_json_atomic(paths.metrics_file("risk"), metrics)
-        log_stage("risk", config, metrics, [paths.metrics_file("risk"), *artifacts])
+        metrics_file = context.output(paths.metrics_file("risk"))
+        write_json_atomic(metrics_file, metrics)
+        log_stage("risk", config, metrics, [metrics_file, *artifacts])
     return metrics
 
 
@@ -90,8 +97,12 @@ def _write_outputs(
     estimate_table: pd.DataFrame,
     items: Sequence[ResidualItem],
     metrics: Metrics,
+    *,
     threshold: float,
+    output: Callable[[Path], Path],
 ) -> list[Path]:
+    """Write the risk folder's files (each resolved by ``output``: the stage's
+    ``StageContext.output``) and return them."""
     png = risk_histogram_png(
         [int(v) for v in table["score"]],
         threshold,
@@ -101,22 +112,25 @@ def _write_outputs(
     )
     markdown = risk_table_markdown(metrics, threshold)
     html = risk_report_html(metrics, threshold, png, title=f"Residual risk ({metrics['source']})")
-    write_text_atomic(paths.RISK_TABLE, table.to_csv(index=False))
-    write_text_atomic(paths.RISK_ESTIMATE_TABLE, estimate_table.to_csv(index=False))
-    write_jsonl_atomic(paths.RISK_ITEMS, [item.to_record() for item in items])
-    write_text_atomic(paths.RISK_REPORT_MD, markdown)
-    write_text_atomic(paths.RISK_REPORT_HTML, html)
-    with atomic_path(paths.RISK_HISTOGRAM) as tmp:
+    write_text_atomic(output(paths.RISK_TABLE), table.to_csv(index=False))
+    write_text_atomic(output(paths.RISK_ESTIMATE_TABLE), estimate_table.to_csv(index=False))
+    write_jsonl_atomic(output(paths.RISK_ITEMS), [item.to_record() for item in items])
+    write_text_atomic(output(paths.RISK_REPORT_MD), markdown)
+    write_text_atomic(output(paths.RISK_REPORT_HTML), html)
+    with atomic_path(output(paths.RISK_HISTOGRAM)) as tmp:
         tmp.write_bytes(png)
-    write_json_atomic(paths.RISK_BREAKDOWN, metrics)
+    write_json_atomic(output(paths.RISK_BREAKDOWN), metrics)
     return [
-        paths.RISK_BREAKDOWN,
-        paths.RISK_TABLE,
-        paths.RISK_ESTIMATE_TABLE,
-        paths.RISK_ITEMS,
-        paths.RISK_REPORT_MD,
-        paths.RISK_REPORT_HTML,
-        paths.RISK_HISTOGRAM,
+        output(path)
+        for path in (
+            paths.RISK_BREAKDOWN,
+            paths.RISK_TABLE,
+            paths.RISK_ESTIMATE_TABLE,
+            paths.RISK_ITEMS,
+            paths.RISK_REPORT_MD,
+            paths.RISK_REPORT_HTML,
+            paths.RISK_HISTOGRAM,
+        )
     ]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,17 +39,18 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
 
     from components.train.live_metrics import MlflowLossCallback
 
-    gated_corpus = _require_gate_passed()
+    gated_corpus = _require_gate_passed(context)
     rank = world_rank()
     if rank:
         # Under a launcher every rank runs the stage and trains on its share of each batch;
         # rank 0 alone writes the adapter, the metrics and the MLflow run.
-        data = training_data(config)
-        result = _train(config, data, paths.TRAIN_WORK / f"rank-{rank}", [])
+        data = training_data(config, context)
+        result = _train(config, data, _work(context) / f"rank-{rank}", [], context)
         return {"rank": rank, "world_size": result.world_size, "steps": result.steps}
     mlflow.enable_system_metrics_logging()  # CPU, memory (and GPU) use while training
-    with tracking.stage_run("train", context.experiment):
-        data = training_data(config)
+    adapter = context.output(paths.ADAPTER)
+    with context.mlflow_run("train"):
+        data = training_data(config, context)
         if config.corpus == "fragmented":
             mlflow.set_tag("veiltune.fragments_source", config.fragments.source)
         mlflow.set_tag("veiltune.train_corpus", config.corpus)
@@ -61,8 +62,8 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
         )
         mlflow.set_tag("veiltune.train_method", config.method)
         live = MlflowLossCallback()
-        with atomic_folder(paths.ADAPTER, "adapter") as tmp:
-            result = _train(config, data, tmp, [live])
+        with atomic_folder(adapter, "adapter") as tmp:
+            result = _train(config, data, tmp, [live], context)
         # A resumed run has the steps before its checkpoint in its history, not live.
         for name, history in (("loss", result.loss_history), ("eval_loss", result.eval_history)):
             for step, loss in history:
@@ -75,11 +76,15 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
             # what this run read and wrote, whatever params.yaml says by register's time
             TRAIN_CORPUS_KEY: config.corpus,
             TRAINED_CORPUS_KEY: sha256_file(data.source),
-            ADAPTER_KEY: adapter_sha256(paths.ADAPTER),
+            ADAPTER_KEY: adapter_sha256(adapter),
         }
-        write_json_atomic(paths.metrics_file("train"), metrics)
-        write_text_atomic(paths.TRAIN_LOSS, loss_csv(result.loss_history))
-        log_stage("train", config, metrics, [paths.metrics_file("train"), paths.TRAIN_LOSS])
+        metrics_file, loss_file = (
+            context.output(paths.metrics_file("train")),
+            context.output(paths.TRAIN_LOSS),
+        )
+        write_json_atomic(metrics_file, metrics)
+        write_text_atomic(loss_file, loss_csv(result.loss_history))
+        log_stage("train", config, metrics, [metrics_file, loss_file])
     return metrics
 
 
@@ -94,13 +99,14 @@ class TrainingData:
     fragment_metrics: dict[str, float] = field(default_factory=dict)
 
 
-def training_data(config: TrainConfig) -> TrainingData:
-    source = training_corpus(config.corpus, config.fragments.source)
-    conversations = split(load_corpus(source), "train")
+def training_data(config: TrainConfig, context: StageContext) -> TrainingData:
+    source = context.input(training_corpus(config.corpus, config.fragments.source))
+    splits = context.input(paths.SPLITS)
+    conversations = split(load_corpus(source), "train", splits)
     if not conversations:
-        raise InputError(f"{paths.SPLITS}: the train split is empty")
+        raise InputError(f"{splits}: the train split is empty")
     if config.corpus == "masked":
-        records = jsonl_by_key(paths.ANON_SPANS, "conversation_id")
+        records = jsonl_by_key(context.input(paths.ANON_SPANS), "conversation_id")
         conversations = [mask_replaced(c, records.get(c.id, [])) for c in conversations]
     if config.corpus != "fragmented":
         return TrainingData(source, conversations)
@@ -111,15 +117,21 @@ def training_data(config: TrainConfig) -> TrainingData:
 
 
 def _train(
-    config: TrainConfig, data: TrainingData, output: Path, callbacks: list[Any]
+    config: TrainConfig,
+    data: TrainingData,
+    output: Path,
+    callbacks: list[Any],
+    context: StageContext,
 ) -> TrainResult:
     """Train with the method ``train.method`` names, on the stage's data."""
+    if config.deepspeed:  # named as every path in params: from params.yaml's folder
+        config = replace(config, deepspeed=str(context.base_dir / config.deepspeed))
     job = TrainingJob(
-        paths.BASE_MODEL,
+        context.input(paths.BASE_MODEL),
         data.conversations,
         config,
         output,
-        paths.TRAIN_WORK,
+        _work(context),
         callbacks,
         examples=data.examples,
         source=str(data.source),
@@ -139,12 +151,18 @@ def training_corpus(corpus: str, fragments_source: str = "anonymized") -> Path:
     return paths.RAW_CORPUS if raw else paths.ANON_CORPUS
 
 
-def _require_gate_passed() -> str:
+def _work(context: StageContext) -> Path:
+    """The stage's checkpoints (``train.resume``): its own scratch in the workspace, which
+    no stage reads and DVC does not track."""
+    return context.workspace / paths.TRAIN_WORK
+
+
+def _require_gate_passed(context: StageContext) -> str:
     """Train never runs on a corpus that failed the gate, or on another corpus than the one
     the gate passed, whatever called it; returns that corpus's sha256."""
-    gate_file = paths.metrics_file("gate")
+    gate_file = context.input(paths.metrics_file("gate"))
     verdict = json.loads(gate_file.read_text(encoding="utf-8")) if gate_file.is_file() else None
-    return require_gate_passed(verdict, gate_file, paths.ANON_CORPUS)
+    return require_gate_passed(verdict, gate_file, context.input(paths.ANON_CORPUS))
 
 
 def summary(metrics: Metrics) -> str:

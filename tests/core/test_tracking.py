@@ -100,7 +100,7 @@ def test_the_pipeline_run_carries_the_headline_results_and_params(
     _local_store(tmp_path, monkeypatch)
     monkeypatch.delenv(PARENT_RUN_ENV, raising=False)
     write_results(tmp_path)
-    with stage_run("register", "headline") as run:
+    with stage_run("register", "headline", tmp_path) as run:
         parent = run.data.tags["mlflow.parentRunId"]
     # The one-row file is register's declared output (components.register.stage), not every
     # stage's: DVC holds an output to the stage that declares it.
@@ -129,7 +129,7 @@ def test_the_pipeline_run_carries_the_headline_results_and_params(
     }
     # A second stage of the same pipeline run updates the results; params stay as logged.
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"train": {"method": "dpo"}}))
-    with stage_run("export", "headline"):
+    with stage_run("export", "headline", tmp_path):
         pass
     assert MlflowClient().get_run(parent).data.params["train.method"] == "sft"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import types
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import yaml
 
 from components.core.corpus import Conversation, Turn
 from components.core.errors import ParamsError
+from components.stages import default_context
 from components.train.config import TrainConfig
 from components.train.generation import read_generation_settings
 from components.train.methods import TRAINING_METHODS
@@ -66,13 +68,13 @@ def test_the_stage_trains_with_the_method_train_method_names(
 ) -> None:
     example = example_module()
     monkeypatch.setitem(TRAINING_METHODS, "untrained", example.UNTRAINED)
-    monkeypatch.chdir(tmp_path)  # the stage reads models/base
-    (tmp_path / "models").mkdir()
+    (tmp_path / "models").mkdir()  # the stage reads models/base of its workspace
     (tmp_path / "models" / "base").symlink_to(base_model_dir)
     config = TrainConfig(method="untrained", lora_r=2, lora_alpha=4)
     calls = [Conversation("c0", (Turn("A", "Hello."),), labels={"summary": "A greeting."})]
     data = TrainingData(tmp_path / "corpus.jsonl", calls)
-    result = _train(config, data, tmp_path / "adapter", [])
+    context = replace(default_context(), workspace=tmp_path)
+    result = _train(config, data, tmp_path / "adapter", [], context)
     assert result.steps == 0 and 0 < result.trainable_parameters < result.total_parameters
     assert (tmp_path / "adapter" / "adapter_config.json").is_file()
     assert read_generation_settings(tmp_path / "adapter") == config.generation

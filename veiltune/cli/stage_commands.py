@@ -120,7 +120,9 @@ def add_review(commands: Commands, stage: Stage) -> None:
     actions = sub.add_subparsers(dest="action", required=True, metavar="ACTION")
     export = actions.add_parser("export", help=stage.help)
     add_params(export)
-    export.add_argument("--output", type=Path, default=paths.REVIEW_DIR, help="folder to write")
+    export.add_argument(
+        "--output", type=Path, help=f"folder to write (default: {paths.REVIEW_DIR})"
+    )
     add_json(export)
     export.set_defaults(handler=partial(_review_export, stage))
     imported = actions.add_parser("import", help="score annotations next to the automatic estimate")
