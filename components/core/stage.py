@@ -127,8 +127,8 @@ def _declared(path: Path, declared: frozenset[str]) -> bool:
 
 
 class UndeclaredRead(RuntimeError):
-    """A stage read what its registry entry does not declare: a bug in veiltune, not in the
-    user's input."""
+    """A stage read or wrote what its registry entry does not declare: a bug in veiltune,
+    not in the user's input."""
 
 
 def check_paths(
