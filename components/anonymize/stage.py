@@ -18,9 +18,8 @@ from components.anonymize.surrogates import SurrogateKey
 from components.core import paths
 from components.core.atomic import PRIVATE, atomic_path, private_folder
 from components.core.corpus import read_corpus
-from components.core.jsonio import write_json_atomic
 from components.core.salt import read_salt
-from components.core.stage import Metrics, StageContext, check_paths, log_stage
+from components.core.stage import Metrics, StageContext, check_paths
 from components.ingest import read_inventory
 
 if TYPE_CHECKING:
@@ -36,13 +35,12 @@ def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
     check_paths([raw], [corpus, spans, metrics_path], root=context.workspace)
     # Anonymized text may still hold what the detector missed: owner-only, as data/raw.
     private_folder(corpus.parent)
-    with context.mlflow_run("anonymize"):
+    with context.mlflow_run():
         key = None
         if config.replacement == "surrogate":
             key = surrogate_key(context.input(paths.SALT), context.input(paths.INVENTORY))
         metrics = anonymize_file(config, context.base_dir, raw, corpus, spans, key=key)
-        write_json_atomic(metrics_path, metrics)
-        log_stage("anonymize", config, metrics, [metrics_path])
+        context.record(metrics)
     return metrics
 
 

@@ -15,7 +15,7 @@ from components.core.corpus import load_corpus
 from components.core.jsonio import iter_jsonl, jsonl_by_key, write_json_atomic
 from components.core.lineage import ADAPTER_KEY, adapter_sha256
 from components.core.salt import read_salt
-from components.core.stage import Metrics, StageContext, log_stage, split
+from components.core.stage import Metrics, StageContext, split
 from components.ingest import Canary, read_inventory
 from components.train import TrainConfig, corpus_examples, load_adapter
 
@@ -24,7 +24,7 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
     train_config = context.config(TrainConfig)
     read = context.input
     splits, adapter = read(paths.SPLITS), read(paths.ADAPTER)
-    with context.mlflow_run("audit"):
+    with context.mlflow_run():
         raw = load_corpus(read(paths.RAW_CORPUS))
         train_raw = split(raw, "train", splits)
         # Members are what the model trained on: not the conversations train kept aside to
@@ -60,10 +60,8 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
         # apart: DVC's table has a column per key
         metrics, details = split_details(summary)
         details_file = context.output(paths.AUDIT_DETAILS)
-        metrics_file = context.output(paths.metrics_file("audit"))
         write_json_atomic(details_file, details)
-        write_json_atomic(metrics_file, metrics)
-        log_stage("audit", config, audit_figures(summary), [metrics_file, details_file])
+        context.record(metrics, artifacts=[details_file], logged=audit_figures(summary))
     return metrics
 
 

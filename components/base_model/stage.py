@@ -9,18 +9,15 @@ from components.base_model.config import BaseModelConfig
 from components.base_model.materialize import materialize_base_model
 from components.core import paths
 from components.core.atomic import atomic_folder
-from components.core.jsonio import write_json_atomic
-from components.core.stage import Metrics, StageContext, log_stage
+from components.core.stage import Metrics, StageContext
 
 
 def run(config: BaseModelConfig, context: StageContext) -> Metrics:
-    metrics_file = context.output(paths.metrics_file("base_model"))
-    with context.mlflow_run("base_model"):
+    with context.mlflow_run():
         with atomic_folder(context.output(paths.BASE_MODEL), "base-model") as tmp:
             info = materialize_base_model(config.source, tmp, root=context.base_dir)
         metrics = asdict(info)
-        write_json_atomic(metrics_file, metrics)
-        log_stage("base_model", config, metrics, [metrics_file])
+        context.record(metrics)
     return metrics
 
 

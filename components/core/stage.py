@@ -16,6 +16,7 @@ from components.core import paths, tracking
 from components.core.atomic import check_input_file, check_output_file
 from components.core.corpus import Conversation
 from components.core.errors import InputError, ParamsError
+from components.core.jsonio import write_json_atomic
 
 C = TypeVar("C")
 
@@ -104,10 +105,38 @@ class StageContext:
         """A file or folder the stage writes (as :meth:`input`, of its entry's outputs)."""
         return self._in_workspace(path, self.outputs, "writes")
 
-    def mlflow_run(self, stage: str) -> AbstractContextManager[Any]:
-        """The stage's nested MLflow run, in the workspace's store
+    def mlflow_run(self) -> AbstractContextManager[Any]:
+        """The running stage's nested MLflow run, in the workspace's store
         (``components.core.tracking.stage_run``)."""
-        return tracking.stage_run(stage, self.experiment, self.workspace)
+        return tracking.stage_run(self._running(), self.experiment, self.workspace)
+
+    def record(
+        self,
+        metrics: Metrics,
+        *,
+        artifacts: Sequence[Path] = (),
+        logged: Metrics | None = None,
+    ) -> Path:
+        """Record what the running stage found, inside its :meth:`mlflow_run`: ``metrics``
+        written atomically to its metrics file (``metrics/<stage>.json``, which its entry
+        declares), and on the run its config as params, the numbers of ``logged`` (default:
+        ``metrics``) as metrics, the metrics file and ``artifacts`` as artifacts. Returns
+        the metrics file."""
+        stage = self._running()
+        metrics_file = self.output(paths.metrics_file(stage))
+        write_json_atomic(metrics_file, metrics)
+        _log_stage(
+            stage,
+            self.configs[stage],
+            metrics if logged is None else logged,
+            [metrics_file, *artifacts],
+        )
+        return metrics_file
+
+    def _running(self) -> str:
+        if self.stage is None:
+            raise UndeclaredRead("no stage is running: run it through components.stages")
+        return self.stage
 
     def _in_workspace(self, path: Path, declared: frozenset[str], verb: str) -> Path:
         if self.stage is not None and not _declared(path, declared):
@@ -158,7 +187,7 @@ def check_paths(
         )
 
 
-def log_stage(stage: str, config: object, metrics: Metrics, artifacts: Sequence[Path]) -> None:
+def _log_stage(stage: str, config: object, metrics: Metrics, artifacts: Sequence[Path]) -> None:
     """Log a stage's params, numeric metrics and artifacts to the active MLflow run."""
     import mlflow
 

@@ -12,7 +12,7 @@ from components.core.corpus import load_corpus
 from components.core.errors import InputError
 from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from components.core.lineage import ADAPTER_KEY, adapter_sha256
-from components.core.stage import Metrics, StageContext, log_stage, split
+from components.core.stage import Metrics, StageContext, split
 from components.evaluate.config import EvaluateConfig
 from components.evaluate.intervals import headline_intervals, intervals_record, utility_intervals
 from components.evaluate.judge import SummaryJudge
@@ -34,7 +34,7 @@ from components.train import (
 def run(config: EvaluateConfig, context: StageContext) -> Metrics:
     raw_file, splits = context.input(paths.RAW_CORPUS), context.input(paths.SPLITS)
     base, adapter = context.input(paths.BASE_MODEL), context.input(paths.ADAPTER)
-    with context.mlflow_run("evaluate"):
+    with context.mlflow_run():
         raw = load_corpus(raw_file)
         datasets = split_by_dataset(split(raw, "heldout", splits), config.max_conversations)
         if not any(datasets.values()):
@@ -81,7 +81,7 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
         # file, the headline scores' in the metrics file too
         every = utility_intervals({model: samples(records, model) for model in models})
         metrics["intervals"] = headline_intervals(every)
-        log_stage("evaluate", config, metrics, _write(context, metrics, records, every))
+        context.record(metrics, artifacts=_write(context, metrics, records, every))
     return metrics
 
 
@@ -91,14 +91,12 @@ def _write(
     records: list[dict[str, Any]],
     intervals: dict[str, Any],
 ) -> list[Path]:
-    """Write the stage's outputs (the metrics file first among them) and return them."""
+    """Write the stage's outputs besides its metrics file and return them."""
     out = context.output
     write_jsonl_atomic(out(paths.PER_CONVERSATION), records)
     write_json_atomic(out(paths.UTILITY_INTERVALS), intervals_record(intervals))
-    write_json_atomic(out(paths.metrics_file("evaluate")), metrics)
     write_text_atomic(out(paths.UTILITY_SCORES), utility_csv(metrics))
     return [
-        out(paths.metrics_file("evaluate")),
         out(paths.PER_CONVERSATION),
         out(paths.UTILITY_INTERVALS),
         out(paths.UTILITY_SCORES),

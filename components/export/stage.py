@@ -11,7 +11,7 @@ from components.anonymize import AnonymizeConfig, anonymization_policy, entity_d
 from components.core import lineage, paths, tracking
 from components.core.errors import InputError
 from components.core.salt import read_salt
-from components.core.stage import Metrics, StageContext, log_stage
+from components.core.stage import Metrics, StageContext
 from components.export.bundle import CREATED_AT, created_at
 from components.export.compliance import (
     ExportInputs,
@@ -56,7 +56,7 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
         audit_details=read(paths.AUDIT_DETAILS),
     )
     bundle = context.output(paths.BUNDLE)
-    with context.mlflow_run("export") as run:
+    with context.mlflow_run() as run:
         import mlflow
         from mlflow.tracking import MlflowClient
 
@@ -78,7 +78,7 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
             "public_key_sha256": fingerprint(key.public_key()),
             "pi_scan": {"n_scanned": len(scan.scanned), "n_skipped": len(scan.skipped)},
         }
-        log_stage("export", config, result, [])  # the bundle is logged whole, above
+        context.record(result)  # the bundle is logged whole, above
     if parent:
         tracking.finish_pipeline_run(parent, root=context.workspace)
     return result

@@ -14,7 +14,7 @@ from typing import Any
 from components.core import paths
 from components.core.errors import GateFailed
 from components.core.jsonio import write_json_atomic, write_text_atomic
-from components.core.stage import Metrics, StageContext, log_stage
+from components.core.stage import Metrics, StageContext
 from components.gate.binding import gate_digests
 from components.gate.config import GateConfig
 from components.gate.page import validation_page_html
@@ -28,8 +28,7 @@ def run(config: GateConfig, context: StageContext) -> Metrics:
     risk_file = paths.metrics_file("risk")
     digests = gate_digests(context.metrics("risk"), corpus, table_file, str(risk_file))
     result_file, page_file = context.output(paths.GATE_RESULT), context.output(paths.GATE_PAGE)
-    metrics_file = context.output(paths.metrics_file("gate"))
-    with context.mlflow_run("gate"):
+    with context.mlflow_run():
         table = read_risk_table(table_file)
         splits = json.loads(context.input(paths.SPLITS).read_text(encoding="utf-8"))
         expected_ids = [*splits["train"], *splits["heldout"]]
@@ -42,8 +41,7 @@ def run(config: GateConfig, context: StageContext) -> Metrics:
         )
         write_validation(validation, result_file, page_file)
         metrics = {**result.to_metrics(), **digests}
-        write_json_atomic(metrics_file, metrics)
-        log_stage("gate", config, metrics, [metrics_file, result_file, page_file])
+        context.record(metrics, artifacts=[result_file, page_file])
     if not result.passed:
         raise GateFailed(f"gate refused the corpus: {result.failure_message()}")
     return metrics

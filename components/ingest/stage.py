@@ -8,7 +8,7 @@ from components.core.atomic import PRIVATE, private_folder
 from components.core.errors import ParamsError
 from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from components.core.salt import new_salt
-from components.core.stage import Metrics, StageContext, log_stage
+from components.core.stage import Metrics, StageContext
 from components.ingest.canaries import plant_canaries
 from components.ingest.config import IngestConfig
 from components.ingest.pi_inventory import inventory_entries
@@ -40,7 +40,7 @@ def run(config: IngestConfig, context: StageContext) -> Metrics:
     conversations = pseudonyms.conversations(conversations)
     splits, canaries = pseudonyms.splits(splits), pseudonyms.canaries(canaries)
     out = context.output
-    with context.mlflow_run("ingest"):
+    with context.mlflow_run():
         # Raw text, the key and the inventory are readable by their owner only, whatever
         # the umask: 0700 folders, 0600 files.
         for folder in (out(paths.RAW_DIR), out(paths.INVENTORY).parent):
@@ -54,8 +54,7 @@ def run(config: IngestConfig, context: StageContext) -> Metrics:
         write_jsonl_atomic(out(paths.INVENTORY), (e.to_record() for e in entries), PRIVATE)
         write_json_atomic(out(paths.SPLITS), splits, PRIVATE)
         metrics = {**corpus_metrics(conversations, splits), "n_canaries": len(canaries)}
-        write_json_atomic(out(paths.metrics_file("ingest")), metrics)
-        log_stage("ingest", config, metrics, [out(paths.metrics_file("ingest"))])
+        context.record(metrics)
     return metrics
 
 

@@ -15,7 +15,7 @@ from components.core import lineage, paths, tracking
 from components.core.headline import held_audits, write_dvc_headline
 from components.core.jsonio import write_json_atomic
 from components.core.signing import KEY_PARAM, signing_key
-from components.core.stage import Metrics, StageContext, log_stage
+from components.core.stage import Metrics, StageContext
 from components.gate import GateResult, require_trained_on_gated_corpus
 from components.ingest import corpus_datasets
 from components.register import registry
@@ -38,9 +38,11 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
     # registered before with the same evidence is reported, not registered again.
     version = registry.find_registered(MlflowClient(), config.model_name, found.fingerprint)
     if version is None:
-        version = _register(config, context, found)
+        version = _register(config, context, found)  # recorded in its own MLflow run
+    else:
+        # no run: its record is the registry's, as it stands now (aliases move)
+        write_json_atomic(context.output(paths.metrics_file("register")), version.to_metrics())
     metrics = version.to_metrics()
-    write_json_atomic(context.output(paths.metrics_file("register")), metrics)
     write_headline(metrics, context)
     logger.info("%s v%s: %s", config.model_name, version.version, version.decision_reason)
     return metrics
@@ -146,7 +148,7 @@ def _register(
     headline = registry.headline_tags(
         found.gate, found.audit, held, config.utility_metric, found.utility
     )
-    with context.mlflow_run("register"):
+    with context.mlflow_run():
         version = register_version(
             MlflowClient(),
             context.input(paths.ADAPTER),
@@ -158,9 +160,9 @@ def _register(
             model_card=adapter_card(card),
             key=key,
         )
-        log_stage("register", config, {"champion": registry.CHAMPION in version.aliases}, [])
         # Before the run ends: its end puts the pipeline's headline together from it.
-        write_json_atomic(context.output(paths.metrics_file("register")), version.to_metrics())
+        champion = {"champion": registry.CHAMPION in version.aliases}
+        context.record(version.to_metrics(), logged=champion)
     return version
 
 

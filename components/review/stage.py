@@ -9,12 +9,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from components.anonymize import placeholder_view
-from components.core import paths, tracking
+from components.core import paths
 from components.core.atomic import atomic_folder, check_output_folder
 from components.core.corpus import Conversation, load_corpus
 from components.core.jsonio import (
     jsonl_by_key,
-    write_json_atomic,
     write_jsonl_atomic,
     write_text_atomic,
 )
@@ -33,7 +32,7 @@ def run(config: ReviewConfig, context: StageContext, output_dir: Path | None = N
     threshold: float = context.setting("gate.threshold")
     output_dir = context.output(paths.REVIEW_DIR) if output_dir is None else output_dir
     check_output_folder(output_dir, REVIEW_KIND)
-    with context.mlflow_run("review"):
+    with context.mlflow_run():
         table = read_risk_table(context.input(paths.RISK_TABLE))
         scores = dict(zip(table["conversation_id"], table["score"].astype(int), strict=True))
         # Reviewers look for what the anonymizer missed: they see placeholders where it
@@ -42,8 +41,7 @@ def run(config: ReviewConfig, context: StageContext, output_dir: Path | None = N
         corpus = load_corpus(context.input(paths.ANON_CORPUS))
         conversations = [placeholder_view(c, replaced.get(c.id, [])) for c in corpus]
         metrics = write_review_sample(conversations, scores, config, threshold, output_dir)
-        write_json_atomic(context.output(paths.metrics_file("review")), metrics)
-        tracking.log_numeric_metrics({"sampled": metrics["sampled"]})
+        context.record(metrics)
     return metrics
 
 

@@ -21,7 +21,7 @@ from components.core.jsonio import (
 )
 from components.core.lineage import CORPUS_KEY, sha256_file
 from components.core.salt import read_salt
-from components.core.stage import Metrics, StageContext, log_stage
+from components.core.stage import Metrics, StageContext
 from components.risk.config import RiskConfig
 from components.risk.corpus import SOURCE_COLUMN, Estimator, conversation_sources, score_corpus
 from components.risk.distributed import cluster_estimator
@@ -33,7 +33,7 @@ def run(config: RiskConfig, context: StageContext) -> Metrics:
     threshold: float = context.setting("gate.threshold")
     policy = RiskPolicy(config.scores, config.default_score)
     raw_file, corpus_file = context.input(paths.RAW_CORPUS), context.input(paths.ANON_CORPUS)
-    with context.mlflow_run("risk"):
+    with context.mlflow_run():
         salt = read_salt(context.input(paths.SALT))
         by_conversation = jsonl_by_key(context.input(paths.ANON_SPANS), "conversation_id")
         raw = load_corpus(raw_file)
@@ -62,9 +62,7 @@ def run(config: RiskConfig, context: StageContext) -> Metrics:
             threshold=threshold,
             output=context.output,
         )
-        metrics_file = context.output(paths.metrics_file("risk"))
-        write_json_atomic(metrics_file, metrics)
-        log_stage("risk", config, metrics, [metrics_file, *artifacts])
+        context.record(metrics, artifacts=artifacts)
     return metrics
 
 

@@ -14,7 +14,7 @@ from components.core import paths, tracking
 from components.core.atomic import atomic_folder
 from components.core.corpus import Conversation, load_corpus
 from components.core.errors import InputError
-from components.core.jsonio import jsonl_by_key, write_json_atomic, write_text_atomic
+from components.core.jsonio import jsonl_by_key, write_text_atomic
 from components.core.lineage import (
     ADAPTER_KEY,
     CORPUS_KEY,
@@ -23,7 +23,7 @@ from components.core.lineage import (
     adapter_sha256,
     sha256_file,
 )
-from components.core.stage import Metrics, StageContext, log_stage, split
+from components.core.stage import Metrics, StageContext, split
 from components.gate import require_gate_passed
 from components.train.config import TrainConfig
 from components.train.engine import world_rank
@@ -49,7 +49,7 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
         return {"rank": rank, "world_size": result.world_size, "steps": result.steps}
     mlflow.enable_system_metrics_logging()  # CPU, memory (and GPU) use while training
     adapter = context.output(paths.ADAPTER)
-    with context.mlflow_run("train"):
+    with context.mlflow_run():
         data = training_data(config, context)
         if config.corpus == "fragmented":
             mlflow.set_tag("veiltune.fragments_source", config.fragments.source)
@@ -78,13 +78,9 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
             TRAINED_CORPUS_KEY: sha256_file(data.source),
             ADAPTER_KEY: adapter_sha256(adapter),
         }
-        metrics_file, loss_file = (
-            context.output(paths.metrics_file("train")),
-            context.output(paths.TRAIN_LOSS),
-        )
-        write_json_atomic(metrics_file, metrics)
+        loss_file = context.output(paths.TRAIN_LOSS)
         write_text_atomic(loss_file, loss_csv(result.loss_history))
-        log_stage("train", config, metrics, [metrics_file, loss_file])
+        context.record(metrics, artifacts=[loss_file])
     return metrics
 
 

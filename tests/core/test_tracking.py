@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -193,3 +194,36 @@ def _local_store(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """MLflow's default store, ``./mlruns``, in ``folder``: no tracking URI from outside."""
     monkeypatch.chdir(folder)
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+
+
+def test_a_stage_records_its_metrics_file_and_its_run_in_one_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from components.core.stage import UndeclaredRead
+    from components.stages import default_context, for_stage
+
+    _local_store(tmp_path, monkeypatch)
+    monkeypatch.delenv(PARENT_RUN_ENV, raising=False)
+    gate = dataclasses.replace(for_stage(default_context(), "gate"), workspace=tmp_path)
+    page = gate.output(paths.GATE_PAGE)
+    page.parent.mkdir(parents=True)
+    page.write_text("<p>verdict</p>", encoding="utf-8")
+    with gate.mlflow_run() as run:
+        written = gate.record(
+            {"passed": True, "mu_plus_sigma": 0.5, "note": "text"},
+            artifacts=[page],
+            logged={"mu_plus_sigma": 0.5},
+        )
+    assert written == tmp_path / paths.metrics_file("gate")
+    assert json.loads(written.read_text(encoding="utf-8"))["note"] == "text"
+    client = MlflowClient()
+    data = client.get_run(run.info.run_id).data
+    assert data.metrics == {"mu_plus_sigma": 0.5}  # what `logged` names, not the file's
+    assert data.params["gate.threshold"] == "5.0"  # the stage's config
+    logged = {a.path for a in client.list_artifacts(run.info.run_id)}
+    assert logged == {"gate.json", paths.GATE_PAGE.name}
+    # only a stage the registry runs records, and only to its own metrics file
+    with pytest.raises(UndeclaredRead, match="no stage is running"):
+        dataclasses.replace(gate, stage=None).record({})
