@@ -85,8 +85,8 @@ def audit_canaries(
     tokenizer: Any,
     canaries: Sequence[Canary],
     hosts: Mapping[str, Conversation],
-    n_candidates: int,
     *,
+    n_candidates: int,
     max_exposure: float,
     seed: int,
     batch_size: int = 64,
@@ -138,7 +138,7 @@ class CanaryAudit(Audit):
             context.tokenizer,
             context.inputs.canaries,
             hosts,
-            context.settings.canary_candidates,
+            n_candidates=context.settings.canary_candidates,
             max_exposure=context.settings.max_canary_exposure,
             seed=context.settings.seed,
         )

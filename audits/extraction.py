@@ -97,8 +97,8 @@ def audit_extraction(
     tokenizer: Any,
     conversations: Sequence[Conversation],
     n_prefixes: int,
-    k: int,
     *,
+    k: int,
     max_rate: float,
     max_prompt_tokens: int,
 ) -> AuditResult:
@@ -135,7 +135,7 @@ class ExtractionAudit(Audit):
             context.tokenizer,
             context.inputs.train_raw,
             settings.extraction_prefixes,
-            settings.extraction_k,
+            k=settings.extraction_k,
             max_rate=settings.max_extraction_rate,
             max_prompt_tokens=settings.max_prompt_tokens,
         )

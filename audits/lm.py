@@ -83,7 +83,7 @@ class TokenLosses:
 
 
 def assistant_token_losses(
-    model: Any, tokenizer: Any, user: str, assistant: str, max_tokens: int
+    model: Any, tokenizer: Any, user: str, assistant: str, *, max_tokens: int
 ) -> TokenLosses:
     """The loss of each token of ``assistant`` (at most ``max_tokens``) as the model's answer
     to ``user``, the way training computed it."""

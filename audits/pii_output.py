@@ -72,8 +72,8 @@ def audit_outputs(
     inventory: Sequence[InventoryEntry],
     salt: str,
     min_value_chars: int,
-    max_leaks: int,
     *,
+    max_leaks: int,
     detector: Any | None = None,
 ) -> AuditResult:
     """Distinct inventory values found in each output, by type; the detector's findings."""
@@ -119,6 +119,6 @@ class PiOutputAudit(Audit):
             context.inputs.inventory,
             context.inputs.salt,
             settings.min_value_chars,
-            settings.max_leaks,
+            max_leaks=settings.max_leaks,
             detector=context.detector,
         )

@@ -150,8 +150,8 @@ def audit_plain_sight(
     tokenizer: Any,
     raw: Sequence[Conversation],
     views: Mapping[str, Sequence[Conversation]],
-    max_conversations: int,
     *,
+    max_conversations: int,
     max_tokens: int,
 ) -> AuditResult:
     """Both attacks on each view (name → the training conversations as that view reads
@@ -196,6 +196,6 @@ class PlainSightAudit(Audit):
             base_tokenizer,
             inputs.train_raw,
             views,
-            context.settings.plain_sight_conversations,
+            max_conversations=context.settings.plain_sight_conversations,
             max_tokens=context.settings.max_prompt_tokens,
         )

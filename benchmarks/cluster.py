@@ -45,7 +45,7 @@ def anonymize_seconds(corpus: Path, out: Path, cluster: str | None, workers: int
 
     config = AnonymizeConfig(cluster=cluster, workers=workers)
     started = time.perf_counter()
-    anonymize_file(config, REPO, corpus, out / "corpus.jsonl", out / "spans.jsonl")
+    anonymize_file(config, REPO, corpus, out / "corpus.jsonl", spans_path=out / "spans.jsonl")
     return time.perf_counter() - started
 
 

@@ -121,7 +121,9 @@ def context_comparison(items: list[Any], values: tuple[int, ...] = (0, 64)) -> d
     return rows
 
 
-def labelled(kind: str, path: Path | None, split: str, limit: int, conversations: int) -> list[Any]:
+def labelled(
+    kind: str, path: Path | None, split: str, limit: int, *, conversations: int
+) -> list[Any]:
     """The first ``limit`` texts of a shared set; the embedded corpus's first
     ``conversations``, every turn of each (a turn is read with the turns before it)."""
     from components.anonymize.evaluation.datasets import load_labelled
@@ -140,7 +142,7 @@ def main() -> int:
     parser.add_argument("--context-only", action="store_true", help="lm_probability's context")
     args = parser.parse_args()
     if args.context_only:
-        items = labelled("embedded", None, "all", 0, args.conversations)
+        items = labelled("embedded", None, "all", 0, conversations=args.conversations)
         rows = context_comparison(items)
         write_result("lm_context", {f"context_tokens {k}": v for k, v in rows.items()})
         header = "char precision | char recall | entity recall | words masked | chars/s"
@@ -158,7 +160,9 @@ def main() -> int:
         return 1
     results = {}
     for name, (kind, path, split) in DATASETS.items():
-        results[name] = measure(labelled(kind, path, split, args.limit, args.conversations))
+        results[name] = measure(
+            labelled(kind, path, split, args.limit, conversations=args.conversations)
+        )
         print(f"{name}: done", file=sys.stderr)
     write_result("detection_transforms", results)
     columns = "char precision | char recall | entity recall | words masked | chars/s"

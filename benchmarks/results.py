@@ -36,6 +36,7 @@ def write_result(
     figures: Mapping[str, Any],
     command: str | None = None,
     folder: Path = RESULTS,
+    *,
     envelope: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``figures`` as ``<folder>/<name>.json`` inside the envelope, atomically.

@@ -176,7 +176,7 @@ def bench_train_step(steps: int = 6) -> dict[str, float]:
                 # No eval split: the timing is of training steps alone.
                 config = TrainConfig(max_steps=steps, eval_fraction=0.0, **settings)  # type: ignore[arg-type]
                 result = train_lora(
-                    base, corpus, config, Path(tmp) / f"a-{name}", Path(tmp) / f"w-{name}"
+                    base, corpus, config, Path(tmp) / f"a-{name}", work_dir=Path(tmp) / f"w-{name}"
                 )
                 results[f"{name}_tokens_per_s"] = round(result.tokens_per_second, 1)
                 results[f"{name}_seconds_per_step"] = round(result.runtime_s / result.steps, 2)

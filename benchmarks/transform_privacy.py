@@ -93,7 +93,7 @@ def linking(raw: Sequence[Any], sources: dict[str, Sequence[Any]]) -> dict[str, 
     for name, conversations in sources.items():
         runs = []
         for seed in SEEDS:
-            fragments = build_fragments(conversations, config, 0.0, seed, nlp)
+            fragments = build_fragments(conversations, config, 0.0, seed, nlp=nlp)
             examples = [*fragments.train, *fragments.evaluation]
             runs.append((len(examples), examples_linking_values(examples, values)))
         result[f"fragments ({name})"] = {

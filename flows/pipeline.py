@@ -136,6 +136,7 @@ def repro_stage(
     env: Mapping[str, str],
     cwd: Path | None = None,
     on_line: Callable[[str], None] = logger.info,
+    *,
     timeout_s: float | None = None,
 ) -> StageOutcome:
     """Run ``dvc repro --single-item <stage>``, each output line to ``on_line`` as it comes.
@@ -144,7 +145,7 @@ def repro_stage(
         StageFailed: DVC exited non-zero (the message carries its last lines) or the stage
             outlived ``timeout_s``.
     """
-    return run_streamed(stage, stage_command(stage), env, on_line, cwd, timeout_s=timeout_s)
+    return run_streamed(stage, stage_command(stage), env, on_line, cwd=cwd, timeout_s=timeout_s)
 
 
 def workspace_metrics(stage: str) -> dict[str, Any] | None:
@@ -293,8 +294,8 @@ def run_experiment(
     stages: Sequence[str],
     changes: Mapping[str, Any],
     env: dict[str, str],
-    timeouts: Mapping[str, float],
     *,
+    timeouts: Mapping[str, float],
     reports: list[StageReport],
 ) -> None:
     copy = copy_paths(Path.cwd(), uncached_outputs(Path("dvc.yaml")))
@@ -369,7 +370,7 @@ def pipeline(
         else:
             signs = bool({"register", "export"} & set(selected))
             env = experiment_environment(env, context, signs)
-            run_experiment(name, selected, changes, env, limits, reports=reports)
+            run_experiment(name, selected, changes, env, timeouts=limits, reports=reports)
     except BaseException:
         tracking.finish_pipeline_run(parent, status="FAILED")
         failed = next((s for s in selected if s not in {r.stage for r in reports}), "")

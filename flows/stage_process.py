@@ -150,8 +150,8 @@ def run_streamed(
     argv: list[str],
     env: Mapping[str, str],
     on_line: LineSink,
-    cwd: Path | None = None,
     *,
+    cwd: Path | None = None,
     timeout_s: float | None = None,
 ) -> StageOutcome:
     """Run one stage's DVC command, handing each output line to ``on_line`` as it comes.

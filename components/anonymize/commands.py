@@ -46,11 +46,12 @@ def anonymize(
     context: StageContext,
     input_path: Path,
     output_path: Path,
+    *,
     spans_path: Path | None = None,
 ) -> Metrics:
     """Anonymize any corpus file (outside the pipeline: nothing logged to MLflow)."""
     check_paths([input_path], [output_path, spans_path])
-    return anonymize_file(config, context.base_dir, input_path, output_path, spans_path)
+    return anonymize_file(config, context.base_dir, input_path, output_path, spans_path=spans_path)
 
 
 def detect(
@@ -73,8 +74,8 @@ def evaluate_detection(
     context: StageContext,
     dataset: str,
     path: Path | None,
-    limit: int | None,
     *,
+    limit: int | None,
     output: Path,
     split: str = "all",
     show_false_positives: int = 0,
@@ -102,7 +103,7 @@ def evaluate_detection(
             logger.info("a sweep runs in one process: anonymize.cluster is not used")
         swept_key, swept_values = swept
         rows = sweep_detection(
-            items, config, context.base_dir, policy, swept_key, values=swept_values
+            items, config, context.base_dir, policy, key=swept_key, values=swept_values
         )
         scored: Metrics = {"sweep": rows}
     elif config.cluster:
@@ -112,12 +113,12 @@ def evaluate_detection(
     else:
         detector = build_detector(config, context.base_dir)
         scored, samples = run_evaluation(
-            items, detector, policy, config.batch_size, show_false_positives
+            items, detector, policy, config.batch_size, sample_size=show_false_positives
         )
     metrics = {"dataset": dataset, "split": split, "detectors": config.detectors, **scored}
     write_json_atomic(output, metrics)
     where = {"dataset": dataset, "path": str(path), "limit": str(limit), "split": split}
-    _log_detection_run(config, context, where, metrics, output)
+    _log_detection_run(config, context, where, metrics, output=output)
     return metrics, samples
 
 
@@ -126,6 +127,7 @@ def _log_detection_run(
     context: StageContext,
     where: dict[str, str],
     metrics: Metrics,
+    *,
     output: Path,
 ) -> None:
     """One MLflow run of the scoring: the params, the metrics (a sweep's curve a step a
@@ -170,6 +172,7 @@ def calibrate(
     context: StageContext,
     data: Sequence[tuple[str, Path | None]],
     output: Path,
+    *,
     limit: int | None = None,
 ) -> Metrics:
     """Calibrate the recognizers' thresholds of each operating point on labelled data and
@@ -211,6 +214,7 @@ def train_ner(
     base: Path,
     output: Path,
     settings: TrainSettings,
+    *,
     embedded_conversations: int = 200,
 ) -> Metrics:
     """Fine-tune the encoder at ``base`` into a token classifier for ``anonymize.ner.model``

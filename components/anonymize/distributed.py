@@ -95,8 +95,8 @@ def anonymize_on_cluster(
     base_dir: Path,
     input_path: Path,
     output_path: Path,
-    spans_path: Path | None,
     *,
+    spans_path: Path | None,
     key: SurrogateKey | None,
     total: int | None,
 ) -> AnonymizationTally:
@@ -105,7 +105,7 @@ def anonymize_on_cluster(
     engine = engine_for(config, base_dir, key)
     outputs = {CORPUS: output_path, SPANS: spans_path}
     results = _run_on_cluster(
-        config, engine, anonymize_part, input_path, outputs, total=total, mode=PRIVATE
+        config, engine, anonymize_part, input_path, outputs=outputs, total=total, mode=PRIVATE
     )
     tally = AnonymizationTally()
     for result in results:
@@ -119,7 +119,7 @@ def detect_on_cluster(
     """``detect`` on ``config.cluster``: the spans of each record, in input order."""
     engine = engine_for(config, base_dir, None)
     outputs: dict[str, Path | None] = {DETECTED: output_path}
-    results = _run_on_cluster(config, engine, detect_part, input_path, outputs, total=None)
+    results = _run_on_cluster(config, engine, detect_part, input_path, outputs=outputs, total=None)
     return sum(int(result["n_records"]) for result in results)
 
 
@@ -142,7 +142,7 @@ def detect_groups_on_cluster(
         config.workers,
         config.cluster_timeout_s,
         detect_groups_part,
-        groups,
+        items=groups,
         arguments=arguments,
         description="detect",
         tls=tls,
@@ -156,8 +156,8 @@ def _run_on_cluster(
     engine: Engine,
     task: Callable[..., dict[str, Any]],
     input_path: Path,
-    outputs: Mapping[str, Path | None],
     *,
+    outputs: Mapping[str, Path | None],
     total: int | None,
     mode: int | None = None,
 ) -> list[dict[str, Any]]:
@@ -175,7 +175,9 @@ def _run_on_cluster(
     ):
         parts = partition(input_path, max(len(client.nthreads()), 1), folder)
         description = task.__name__.removesuffix("_part")  # "anonymize", "detect"
-        results = run_parts(client, task, parts, [engine, token], description, total=total)
+        results = run_parts(
+            client, task, parts, [engine, token], description=description, total=total
+        )
         check_unique_ids(results, input_path)
         with contextlib.ExitStack() as stack:
             for suffix, path in outputs.items():

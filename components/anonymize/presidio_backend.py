@@ -93,8 +93,8 @@ class PresidioDetector:
         info_types: Sequence[str],
         thresholds: Thresholds,
         ner: TransformerNerRecognizer | None = None,
-        own: Sequence[Any] = (),
         *,
+        own: Sequence[Any] = (),
         disabled: Sequence[str] = (),
         corroborate: Sequence[str] = (),
     ):

@@ -39,7 +39,7 @@ def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
         key = None
         if config.replacement == "surrogate":
             key = surrogate_key(context.input(paths.SALT), context.input(paths.INVENTORY))
-        metrics = anonymize_file(config, context.base_dir, raw, corpus, spans, key=key)
+        metrics = anonymize_file(config, context.base_dir, raw, corpus, spans_path=spans, key=key)
         context.record(metrics)
     return metrics
 
@@ -57,8 +57,8 @@ def anonymize_file(
     base_dir: Path,
     input_path: Path,
     output_path: Path,
-    spans_path: Path | None,
     *,
+    spans_path: Path | None,
     key: SurrogateKey | None = None,
 ) -> Metrics:
     """Stream a corpus through the anonymizer; both outputs appear only if all succeeds,
@@ -73,13 +73,13 @@ def anonymize_file(
     if config.cluster is not None:
         total = count_records(input_path)
         tally = anonymize_on_cluster(
-            config, base_dir, input_path, output_path, spans_path, key=key, total=total
+            config, base_dir, input_path, output_path, spans_path=spans_path, key=key, total=total
         )
         return tally.to_metrics(time.perf_counter() - started, config.workers)
     tally = AnonymizationTally()
     usage: dict[str, Any] = {}  # a remote backend's requests, bytes and cost
     stream = anonymize_stream(
-        read_corpus(input_path), config, base_dir, config.workers, key, usage=usage
+        read_corpus(input_path), config, base_dir, config.workers, key=key, usage=usage
     )
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(

@@ -78,8 +78,8 @@ def anonymize_stream(
     config: AnonymizeConfig,
     base_dir: Path,
     workers: int = 1,
-    key: SurrogateKey | None = None,
     *,
+    key: SurrogateKey | None = None,
     usage: dict[str, Any] | None = None,
 ) -> Iterator[tuple[Conversation, Result]]:
     """Yield (original, (anonymized, replacements)) in input order.
@@ -95,9 +95,9 @@ def anonymize_stream(
     if workers <= 1:
         detector = factory.build_detector(config, base_dir)
         policy = factory.anonymization_policy(config, base_dir, key)
-        return _in_process(conversations, config.batch_size, detector, policy, usage)
+        return _in_process(conversations, config.batch_size, detector, policy, usage=usage)
     factory.check_policy_files(config, base_dir)
-    return _in_pool(conversations, config, base_dir, workers, key)
+    return _in_pool(conversations, config, base_dir, workers, key=key)
 
 
 def _in_process(
@@ -105,6 +105,7 @@ def _in_process(
     batch_size: int,
     detector: Detector,
     policy: AnonymizationPolicy,
+    *,
     usage: dict[str, Any] | None,
 ) -> Iterator[tuple[Conversation, Result]]:
     for batch in _batches(conversations, batch_size):
@@ -119,6 +120,7 @@ def _in_pool(
     config: AnonymizeConfig,
     base_dir: Path,
     workers: int,
+    *,
     key: SurrogateKey | None,
 ) -> Iterator[tuple[Conversation, Result]]:
     context = multiprocessing.get_context("fork")

@@ -272,8 +272,8 @@ def run_shares(
     workers: int,
     timeout_s: float,
     task: Callable[..., dict[str, Any]],
-    items: Sequence[Any],
     *,
+    items: Sequence[Any],
     arguments: Sequence[Any],
     description: str,
     tls: TlsFiles | None = None,
@@ -282,7 +282,7 @@ def run_shares(
     a file) on ``cluster``; the results in order."""
     with dask_client(cluster, workers, timeout_s, tls) as client:
         parts = shares(items, len(client.nthreads()))
-        return run_parts(client, task, parts, arguments, description, total=len(items))
+        return run_parts(client, task, parts, arguments, description=description, total=len(items))
 
 
 class Share(list[T]):
@@ -306,8 +306,8 @@ def run_parts(
     task: Callable[..., dict[str, Any]],
     parts: Sequence[Any],
     arguments: Sequence[Any],
-    description: str,
     *,
+    description: str,
     total: int | None,
 ) -> list[dict[str, Any]]:
     """``task(part, *arguments)`` for every part (a :class:`Part` of a file, or any other

@@ -207,7 +207,7 @@ def _pi_from(value: Any, turns: tuple[Turn, ...], where: str) -> tuple[PiSpan, .
             field=_string(item, "field", f"pi[{i}]", where, default="text"),
         )
         _check_offsets(
-            span.turn, span.field, span.start, span.end, turns, name=f"pi[{i}]", where=where
+            span.turn, span.field, span.start, span.end, turns=turns, name=f"pi[{i}]", where=where
         )
         spans.append(span)
     return tuple(spans)
@@ -236,13 +236,15 @@ def _sensitive_from(
                 f"{where}: key '{name}.path': {span.path!r} is not a path of the sensitivity "
                 "taxonomy (ingest.taxonomy)"
             )
-        _check_offsets(span.turn, span.field, span.start, span.end, turns, name=name, where=where)
+        _check_offsets(
+            span.turn, span.field, span.start, span.end, turns=turns, name=name, where=where
+        )
         spans.append(span)
     return tuple(spans)
 
 
 def _check_offsets(
-    turn: int, field: str, start: int, end: int, turns: tuple[Turn, ...], *, name: str, where: str
+    turn: int, field: str, start: int, end: int, *, turns: tuple[Turn, ...], name: str, where: str
 ) -> None:
     """A span's turn, field and offsets must point inside the conversation's text."""
     if field not in TEXT_FIELDS or not 0 <= turn < len(turns):
@@ -263,7 +265,7 @@ def _integer(item: dict[str, Any], key: str, prefix: str, where: str) -> int:
 
 
 def _string(
-    item: dict[str, Any], key: str, prefix: str, where: str, default: str | None = None
+    item: dict[str, Any], key: str, prefix: str, where: str, *, default: str | None = None
 ) -> str:
     value = item.get(key, default)
     if not isinstance(value, str) or not value:

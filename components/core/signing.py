@@ -222,6 +222,7 @@ def signature_problem(
     signature: bytes,
     named_key: str | None,
     trusted: Ed25519PublicKey,
+    *,
     names: tuple[str, str, str],
 ) -> str | None:
     """Why ``data`` is not vouched for by ``trusted``; None when its signature is good.

@@ -180,8 +180,8 @@ def utility_pack(
     destination: Path,
     anonymized: Mapping[str, Path],
     steps: int | None,
-    max_eval: int | None,
     *,
+    max_eval: int | None,
     tasks: Sequence[str] | None = None,
     eval_tasks: Sequence[str] | None = None,
 ) -> Metrics:
@@ -204,7 +204,12 @@ def utility_pack(
         raise InputError(f"{paths.SPLITS}: missing; run the ingest stage first")
     splits = json.loads(paths.SPLITS.read_text(encoding="utf-8"))
     manifest = make_pack(
-        destination, load_corpus(paths.RAW_CORPUS), splits, anonymized, train, evaluate=evaluate
+        destination,
+        load_corpus(paths.RAW_CORPUS),
+        splits,
+        anonymized,
+        train=train,
+        evaluate=evaluate,
     )
     logger.info("%s: %s", destination, manifest["n_train_conversations"])
     return {"pack": str(destination), **manifest["n_train_conversations"]}
@@ -226,7 +231,7 @@ def grades_export(context: StageContext, output: Path, limit: int) -> Metrics:
         model,
         tokenizer,
         output,
-        config.max_new_tokens,
+        max_new_tokens=config.max_new_tokens,
         max_prompt_tokens=config.max_prompt_tokens,
     )
     return {"summaries": count, "output": str(output)}

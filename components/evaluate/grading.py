@@ -47,8 +47,8 @@ def export_summaries(
     model: Any,
     tokenizer: Any,
     output: Path,
-    max_new_tokens: int,
     *,
+    max_new_tokens: int,
     max_prompt_tokens: int,
 ) -> int:
     """Write the graders' file: one record per conversation; returns how many."""

@@ -92,6 +92,7 @@ def paired_difference(
     reference: Sample,
     exponentiate: bool = False,
     resamples: int = RESAMPLES,
+    *,
     seed: int = 0,
 ) -> Difference:
     """``variant − reference`` over the conversations both scored, each resample drawing the
@@ -100,7 +101,9 @@ def paired_difference(
     ids = sorted(set(variant) & set(reference))
     arrays = (*_arrays(variant, ids), *_arrays(reference, ids))
 
-    def both(v_num: _Array, v_den: _Array, r_num: _Array, r_den: _Array, axis: int = -1) -> _Array:
+    def both(
+        v_num: _Array, v_den: _Array, r_num: _Array, r_den: _Array, *, axis: int = -1
+    ) -> _Array:
         v = _ratio(v_num, v_den, exponentiate, axis)
         r = _ratio(r_num, r_den, exponentiate, axis)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -151,6 +154,7 @@ def _bootstrap(
     statistic: Any,
     resamples: int,
     seed: int,
+    *,
     keep_draws: bool = False,
 ) -> Any:
     """``scipy.stats.bootstrap``'s percentile interval, conversations resampled together

@@ -116,13 +116,20 @@ def _endpoint(url: str, max_new_tokens: int, proxy: str | None) -> Complete:
     opener = url_opener(target, proxy)
 
     def complete(prompts: Sequence[str]) -> list[str]:
-        return [_ask(opener, target, key, prompt, max_new_tokens) for prompt in prompts]
+        return [
+            _ask(opener, target, key, prompt, max_new_tokens=max_new_tokens) for prompt in prompts
+        ]
 
     return complete
 
 
 def _ask(
-    opener: urllib.request.OpenerDirector, target: str, key: str, prompt: str, max_new_tokens: int
+    opener: urllib.request.OpenerDirector,
+    target: str,
+    key: str,
+    prompt: str,
+    *,
+    max_new_tokens: int,
 ) -> str:
     body = {
         "model": "judge",

@@ -143,8 +143,8 @@ def make_pack(
     raw: Sequence[Conversation],
     splits: Mapping[str, Sequence[str]],
     anonymized: Mapping[str, Path],
-    train: TrainConfig,
     *,
+    train: TrainConfig,
     evaluate: EvaluateConfig,
 ) -> dict[str, Any]:
     """Write a pack to ``destination`` (replacing it whole, atomically) and return its
@@ -189,7 +189,7 @@ def make_pack(
         for variant, conversations in corpora.items():
             write_jsonl_atomic(tmp / TRAIN_DIR / f"{variant}.jsonl", _records(conversations))
         write_jsonl_atomic(tmp / HELDOUT_FILE, _records(heldout))
-        _write_chunks(tmp, manifest["chunks"], corpora, files, train.fragments)
+        _write_chunks(tmp, manifest["chunks"], corpora, files, config=train.fragments)
         write_json_atomic(tmp / PACK_FILE, manifest)
     return manifest
 
@@ -219,6 +219,7 @@ def _write_chunks(
     chunk_files: Mapping[str, str],
     corpora: Mapping[str, Sequence[Conversation]],
     files: Mapping[str, str],
+    *,
     config: FragmentsConfig,
 ) -> None:
     """The chunks of each fragmented variant's corpus (spaCy's parse, here once rather than
@@ -297,7 +298,7 @@ def read_pack(folder: Path) -> Pack:
 
 
 def run_from_pack(
-    pack: Pack, variant: str, seed: int, base_model: Path, store: Path, *, work_dir: Path
+    pack: Pack, variant: str, seed: int, base_model: Path, *, store: Path, work_dir: Path
 ) -> Path:
     """Train ``variant`` at ``seed`` and evaluate it as the train and evaluate stages would,
     into the run store folder of that run (written whole, atomically); returns the folder."""
@@ -310,7 +311,12 @@ def run_from_pack(
     started = time.monotonic()
     examples = pack.training_examples(variant, config)
     result = train_lora(
-        base_model, conversations, config, adapter_dir, work_dir / "checkpoints", examples=examples
+        base_model,
+        conversations,
+        config,
+        adapter_dir,
+        work_dir=work_dir / "checkpoints",
+        examples=examples,
     )
     trained = time.monotonic()
     label_sets = read_label_options(adapter_dir) or pack.label_sets
@@ -334,7 +340,7 @@ def run_from_pack(
         datasets,
         label_sets,
         pack.evaluate["max_new_tokens"],
-        pack.evaluate["max_prompt_tokens"],
+        max_prompt_tokens=pack.evaluate["max_prompt_tokens"],
         tasks=pack.evaluate.get("tasks"),  # packs before evaluate.tasks scored every task
     )
     evaluation.update(scores)

@@ -77,6 +77,7 @@ def private_summary_scores(
     outputs: Sequence[str],
     items: Sequence[Example],
     conversations: Mapping[str, Conversation],
+    *,
     judge: SummaryJudge | None = None,
 ) -> tuple[dict[str, float], list[dict[str, float]]]:
     """The task's scores over its examples (means, and per setting), and each example's

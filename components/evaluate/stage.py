@@ -69,7 +69,7 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
             datasets,
             label_sets,
             config.max_new_tokens,
-            config.max_prompt_tokens,
+            max_prompt_tokens=config.max_prompt_tokens,
             tasks=config.tasks,
             judge=judge,
         )

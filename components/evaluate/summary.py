@@ -40,12 +40,17 @@ def summarize(runs: Sequence[Run], resamples: int = RESAMPLES, seed: int = 0) ->
     groups = _groups(runs)
     averaged = {v: _seed_averaged(group, _model(v)) for v, group in groups.items()}
     variants = {
-        v: _variant_entry(group, _model(v), averaged[v], resamples, seed)
+        v: _variant_entry(group, _model(v), averaged[v], resamples, seed=seed)
         for v, group in groups.items()
     }
     differences = {
         v: _differences(
-            variants[v], variants[ORACLE], averaged[v], averaged[ORACLE], resamples, seed=seed
+            variants[v],
+            variants[ORACLE],
+            averaged[v],
+            averaged[ORACLE],
+            resamples=resamples,
+            seed=seed,
         )
         for v in variants
         if ORACLE in variants and v != ORACLE
@@ -53,7 +58,7 @@ def summarize(runs: Sequence[Run], resamples: int = RESAMPLES, seed: int = 0) ->
     return {
         "variants": variants,
         "differences": differences,
-        "comparison": comparison(variants, differences, averaged, resamples, seed),
+        "comparison": comparison(variants, differences, averaged, resamples, seed=seed),
     }
 
 
@@ -86,7 +91,7 @@ def _seed_averaged(group: Sequence[Run], model: str) -> Samples:
 
 
 def _variant_entry(
-    group: Sequence[Run], model: str, averaged: Samples, resamples: int, seed: int
+    group: Sequence[Run], model: str, averaged: Samples, resamples: int, *, seed: int
 ) -> dict[str, Any]:
     per_seed = _per_seed_metrics(group, model)
     metrics = {key: sum(values) / len(values) for key, values in per_seed.items()}
@@ -143,8 +148,8 @@ def _differences(
     oracle: Mapping[str, Any],
     variant_samples: Samples,
     oracle_samples: Samples,
-    resamples: int,
     *,
+    resamples: int,
     seed: int,
 ) -> dict[str, Any]:
     """``variant − oracle`` per metric: paired bootstrap where both have per-conversation
@@ -153,7 +158,7 @@ def _differences(
     for key in sorted(set(variant["metrics"]) & set(oracle["metrics"])):
         if variant_samples.get(key) and oracle_samples.get(key):
             difference = paired_difference(
-                variant_samples[key], oracle_samples[key], is_perplexity(key), resamples, seed
+                variant_samples[key], oracle_samples[key], is_perplexity(key), resamples, seed=seed
             )
             found[key] = _difference_entry(difference)
         else:
@@ -187,6 +192,7 @@ def comparison(
     differences: Mapping[str, Mapping[str, Any]],
     averaged: Mapping[str, Samples],
     resamples: int = RESAMPLES,
+    *,
     seed: int = 0,
 ) -> dict[str, dict[str, Any]]:
     """Check name → the check, for the best surrogate variant and the placeholder one:
@@ -203,7 +209,7 @@ def comparison(
     if surrogate is not None and PLACEHOLDER in variants:
         for key in ROUGE_TARGETS:
             relative = _relative(
-                variants, averaged, surrogate, PLACEHOLDER, key, resamples=resamples, seed=seed
+                variants, averaged, surrogate, PLACEHOLDER, key=key, resamples=resamples, seed=seed
             )
             if relative is not None:
                 name = f"{surrogate} {key} vs {PLACEHOLDER}"
@@ -233,8 +239,8 @@ def _relative(
     averaged: Mapping[str, Samples],
     variant: str,
     reference: str,
-    key: str,
     *,
+    key: str,
     resamples: int,
     seed: int,
 ) -> dict[str, Any] | None:
@@ -243,7 +249,7 @@ def _relative(
     v_sample: Sample = averaged[variant].get(key) or {}
     r_sample: Sample = averaged[reference].get(key) or {}
     if v_sample and r_sample:
-        difference = paired_difference(v_sample, r_sample, is_perplexity(key), resamples, seed)
+        difference = paired_difference(v_sample, r_sample, is_perplexity(key), resamples, seed=seed)
         entry = _difference_entry(difference)
         return entry["relative"]
     v_metric, r_metric = (variants[name]["metrics"].get(key) for name in (variant, reference))

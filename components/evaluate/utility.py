@@ -91,8 +91,8 @@ def evaluate_utility(
     tokenizer: Any,
     heldout: Sequence[Conversation],
     label_sets: Mapping[str, Sequence[str]],
-    max_new_tokens: int,
     *,
+    max_new_tokens: int,
     max_prompt_tokens: int,
     batch_size: int = 8,
     progress: str = "evaluate",
@@ -122,7 +122,7 @@ def evaluate_utility(
         )
         if task in SUMMARY_PRIVACY_TASKS:
             by_id = {c.id: c for c in heldout}
-            overall, per_example = private_summary_scores(task, outputs, items, by_id, judge)
+            overall, per_example = private_summary_scores(task, outputs, items, by_id, judge=judge)
         else:
             overall, per_example = _task_scores(task, outputs, items, label_sets)
         metrics.update({f"{task}.{k}": v for k, v in overall.items()})
@@ -170,8 +170,8 @@ def evaluate_datasets(
     tokenizer: Any,
     datasets: Mapping[str, Sequence[Conversation]],
     label_sets: Mapping[str, Sequence[str]],
-    max_new_tokens: int,
     *,
+    max_new_tokens: int,
     max_prompt_tokens: int,
     tasks: Collection[str] | None = None,
     judge: SummaryJudge | None = None,
@@ -194,7 +194,7 @@ def evaluate_datasets(
             tokenizer,
             conversations,
             label_sets,
-            max_new_tokens,
+            max_new_tokens=max_new_tokens,
             max_prompt_tokens=max_prompt_tokens,
             progress=name,
             tasks=tasks,
@@ -214,8 +214,8 @@ def evaluate_models(
     datasets: Mapping[str, Sequence[Conversation]],
     label_sets: Mapping[str, Sequence[str]],
     max_new_tokens: int,
-    max_prompt_tokens: int,
     *,
+    max_prompt_tokens: int,
     tasks: Collection[str] | None = None,
     judge: SummaryJudge | None = None,
 ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
@@ -235,7 +235,7 @@ def evaluate_models(
             tokenizer,
             datasets,
             label_sets,
-            max_new_tokens,
+            max_new_tokens=max_new_tokens,
             max_prompt_tokens=max_prompt_tokens,
             tasks=tasks,
             judge=judge,
@@ -250,6 +250,7 @@ def loss_sums(
     tokenizer: Any,
     texts: Sequence[str],
     max_length: int = 512,
+    *,
     progress: str | None = None,
 ) -> list[tuple[float, int]]:
     """Each text's summed next-token loss and the number of tokens it is over (each text cut

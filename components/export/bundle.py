@@ -112,8 +112,8 @@ def build_bundle(
     lineage: Mapping[str, Any],
     bundle_dir: Path,
     make_zip: bool,
-    check: Callable[[Path], None] | None = None,
     *,
+    check: Callable[[Path], None] | None = None,
     signing_key: Ed25519PrivateKey | None = None,
 ) -> dict[str, Any]:
     """Write ``contents`` (bundle name → file or bytes) into ``bundle_dir`` with a manifest,

@@ -32,6 +32,7 @@ def verify(
     public_key: Path | None = None,
     configured_key: str | None = None,
     base_dir: Path = Path(),
+    *,
     against_registry: bool = False,
 ) -> Metrics:
     """Check a bundle folder or zip: its files against its manifest, and the manifest's

@@ -92,6 +92,7 @@ def bundle_contents(
     params: dict[str, Any],
     metrics: dict[str, dict[str, Any]],
     lineage: dict[str, Any],
+    *,
     pi: PiScanPolicy,
 ) -> dict[str, Source]:
     """Bundle name → file or bytes: the stage outputs an auditor reads, the policy, the
@@ -103,7 +104,7 @@ def bundle_contents(
     """
     policy, policy_summary = policy_contents(params.get("anonymize") or {}, inputs.params.parent)
     review, review_summary = review_contents(
-        inputs.review_dir, pi.entries, pi.salt, pi.min_chars, pi.detector
+        inputs.review_dir, pi.entries, pi.salt, pi.min_chars, detector=pi.detector
     )
     utility, utility_report, utility_png = utility_contents(inputs.utility_dir)
     adapter_config = inputs.adapter_dir / "adapter_config.json"
@@ -160,8 +161,8 @@ def write_scanned_bundle(
     lineage: dict[str, Any],
     bundle_dir: Path,
     make_zip: bool,
-    pi: PiScanPolicy,
     *,
+    pi: PiScanPolicy,
     signing_key: Ed25519PrivateKey | None = None,
 ) -> tuple[dict[str, Any], BundleScan]:
     """Scan ``contents``, add the scan's record, and write the bundle (rescanned whole before

@@ -281,6 +281,7 @@ def decision(
     registry: Mapping[str, Any],
     gate: Mapping[str, Any],
     audit: Mapping[str, Any],
+    *,
     train_corpus: str,
 ) -> Decision:
     """Whether the registered version is champion, and why (``decision_reason`` of the
@@ -369,7 +370,11 @@ class ExportFacts:
     def decision(self) -> Decision:
         corpus = str((self.params.get("train") or {}).get("corpus", "anonymized"))
         return decision(
-            self.stage("register"), self.registry, self.stage("gate"), self.stage("audit"), corpus
+            self.stage("register"),
+            self.registry,
+            self.stage("gate"),
+            self.stage("audit"),
+            train_corpus=corpus,
         )
 
     def datasets(self) -> list[DatasetSource]:

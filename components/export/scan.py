@@ -282,7 +282,7 @@ def _apply_masks(
 
 
 def redact_record(
-    record: Any, entries: list[InventoryEntry], salt: str, min_chars: int, counts: Counter[str]
+    record: Any, entries: list[InventoryEntry], salt: str, min_chars: int, *, counts: Counter[str]
 ) -> Any:
     """A JSON value with ``redact_residual`` applied to every string in it (keys kept)."""
     if isinstance(record, str):
@@ -290,7 +290,9 @@ def redact_record(
         counts.update(found)
         return text
     if isinstance(record, dict):
-        return {k: redact_record(v, entries, salt, min_chars, counts) for k, v in record.items()}
+        return {
+            k: redact_record(v, entries, salt, min_chars, counts=counts) for k, v in record.items()
+        }
     if isinstance(record, list):
-        return [redact_record(v, entries, salt, min_chars, counts) for v in record]
+        return [redact_record(v, entries, salt, min_chars, counts=counts) for v in record]
     return record

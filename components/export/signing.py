@@ -88,6 +88,6 @@ def signature_problems(
         ]
     named = (manifest.get("signing") or {}).get("public_key_sha256")
     problem = signature_problem(
-        manifest_bytes, signature, named, trusted, (SIGNATURE, _MANIFEST, "the manifest")
+        manifest_bytes, signature, named, trusted, names=(SIGNATURE, _MANIFEST, "the manifest")
     )
     return [problem] if problem else []

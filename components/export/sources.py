@@ -93,6 +93,7 @@ def review_contents(
     entries: list[InventoryEntry],
     salt: str,
     min_chars: int,
+    *,
     detector: DetectorScanPolicy | None = None,
 ) -> tuple[Contents, dict[str, Any]]:
     """The review sample with the PI it still holds (what anonymization missed) masked as
@@ -121,7 +122,7 @@ def review_contents(
         masked = []
         for _, obj in iter_jsonl(path):
             own = common_by_conversation.get(str(obj.get("id")), [])
-            masked.append(redact_record(obj, specific + own, salt, min_chars, counts))
+            masked.append(redact_record(obj, specific + own, salt, min_chars, counts=counts))
         if detector is not None:
             masked = mask_records(masked, detector, detected)
         contents[f"review/{path.name}"] = b"".join(

@@ -64,9 +64,9 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
         lineage_info = _lineage(params, metrics, (parent, run.info.run_id), context.workspace)
         # In the lineage the report reads too: the key's fingerprint is on its page.
         lineage_info["signing"] = signing_record(key.public_key())
-        contents = bundle_contents(inputs, params, metrics, lineage_info, pi)
+        contents = bundle_contents(inputs, params, metrics, lineage_info, pi=pi)
         manifest, scan = write_scanned_bundle(
-            contents, lineage_info, bundle, config.make_zip, pi, signing_key=key
+            contents, lineage_info, bundle, config.make_zip, pi=pi, signing_key=key
         )
         signature = (bundle / SIGNATURE).read_text(encoding="ascii").strip()
         # the files before the tags that point to them

@@ -77,6 +77,7 @@ def plant_canaries(
     train_ids: Sequence[str],
     entity_types: Sequence[str],
     repetitions: Sequence[int],
+    *,
     seed: int,
 ) -> tuple[list[Conversation], list[Canary]]:
     """Insert one canary per (type, repetition count) into that many distinct training

@@ -29,7 +29,7 @@ def run(config: IngestConfig, context: StageContext) -> Metrics:
             splits["train"],
             config.canary_types,
             config.canary_repetitions,
-            config.seed,
+            seed=config.seed,
         )
     except ValueError as exc:
         raise ParamsError(f"params: ingest.canary_repetitions: {exc}") from exc

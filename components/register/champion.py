@@ -59,8 +59,8 @@ def promote(
     model_name: str,
     version: str,
     trusted: Ed25519PublicKey | None,
-    force: bool = False,
     *,
+    force: bool = False,
     reason: str = "",
 ) -> dict[str, Any]:
     """Give ``champion`` to a version by hand, judged by its evidence checked with

@@ -323,7 +323,7 @@ def _signed(
         )
     named = (record.get("signing") or {}).get("public_key_sha256")
     names = (SIGNATURE, RECORD, "the evidence")
-    problem = signature_problem(blobs[RECORD], blobs[SIGNATURE], named, trusted, names)
+    problem = signature_problem(blobs[RECORD], blobs[SIGNATURE], named, trusted, names=names)
     if problem is not None:
         return Check("signature", False, problem)
     return Check("signature", True, f"{ALGORITHM}, by the trusted key sha256 {named}")

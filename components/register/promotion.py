@@ -61,8 +61,8 @@ def register_version(
     adapter_dir: Path,
     base: BaseModel,
     model_name: str,
-    tags: Mapping[str, str],
     *,
+    tags: Mapping[str, str],
     files: EvidenceFiles,
     rule: UtilityRule,
     model_card: str,
@@ -79,7 +79,7 @@ def register_version(
     run_id = active.info.run_id
     evidence_tags = log_evidence(client, run_id, files, key)
     previous = current_champion(client, model_name, rule.metric, key.public_key())
-    decision = _decide(client, run_id, key.public_key(), previous, rule)
+    decision = _decide(client, run_id, key.public_key(), previous, rule=rule)
     decision_tags = {
         "utility_metric": rule.metric,
         "train_corpus": files.train_corpus,
@@ -93,7 +93,7 @@ def register_version(
         adapter_dir,
         base,
         model_name,
-        {**tags, **base.to_tags(), **evidence_tags, **decision_tags},
+        tags={**tags, **base.to_tags(), **evidence_tags, **decision_tags},
         model_card=model_card,
     )
     client.set_registered_model_alias(model_name, CANDIDATE, version)
@@ -101,7 +101,7 @@ def register_version(
     if decision.champion:
         move_champion(client, model_name, version, previous.version if previous else None)
         aliases = (CANDIDATE, CHAMPION)
-    _describe(client, model_name, version, model_card, decision)
+    _describe(client, model_name, version, model_card, decision=decision)
     return RegisteredVersion(
         model_name,
         version,
@@ -118,6 +118,7 @@ def _describe(
     model_name: str,
     version: str,
     model_card: str,
+    *,
     decision: PromotionDecision,
 ) -> None:
     """The version's description (its verdict, then its card) and the model's: what the
@@ -132,6 +133,7 @@ def _decide(
     run_id: str,
     trusted: Ed25519PublicKey,
     previous: ChampionUtility | None,
+    *,
     rule: UtilityRule,
 ) -> PromotionDecision:
     """The rule over the evidence as the store returns it."""

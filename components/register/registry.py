@@ -222,7 +222,7 @@ def version_tags(
 
 
 def headline_tags(
-    gate: GateResult, audit: AuditResult, held: Mapping[str, bool], metric: str, utility: float
+    gate: GateResult, audit: AuditResult, held: Mapping[str, bool], metric: str, *, utility: float
 ) -> dict[str, str]:
     """The gate's, the audits' and the utility's verdicts in a few short words; ``held``:
     the audits held to a threshold and their verdicts (``core.headline.held_audits``)."""
@@ -310,8 +310,8 @@ def log_and_register(
     adapter_dir: Path,
     base: BaseModel,
     model_name: str,
-    tags: Mapping[str, str],
     *,
+    tags: Mapping[str, str],
     model_card: str,
 ) -> tuple[str, str]:
     """Log the adapter in the active run, ``model_card`` as its ``README.md``, on ``base``

@@ -146,7 +146,7 @@ def _register(
     # Not in the fingerprint: a short rewording of the evidence registers nothing new.
     held = held_audits(found.scored[paths.metrics_file("audit")].get("audits") or {})
     headline = registry.headline_tags(
-        found.gate, found.audit, held, config.utility_metric, found.utility
+        found.gate, found.audit, held, config.utility_metric, utility=found.utility
     )
     with context.mlflow_run():
         version = register_version(
@@ -154,7 +154,7 @@ def _register(
             context.input(paths.ADAPTER),
             found.base,
             config.model_name,
-            {**found.tags, **headline, registry.FINGERPRINT_TAG: found.fingerprint},
+            tags={**found.tags, **headline, registry.FINGERPRINT_TAG: found.fingerprint},
             files=found.files,
             rule=found.rule,
             model_card=adapter_card(card),

@@ -40,7 +40,9 @@ def run(config: ReviewConfig, context: StageContext, output_dir: Path | None = N
         replaced = jsonl_by_key(context.input(paths.ANON_SPANS), "conversation_id")
         corpus = load_corpus(context.input(paths.ANON_CORPUS))
         conversations = [placeholder_view(c, replaced.get(c.id, [])) for c in corpus]
-        metrics = write_review_sample(conversations, scores, config, threshold, output_dir)
+        metrics = write_review_sample(
+            conversations, scores, config, threshold, output_dir=output_dir
+        )
         context.record(metrics)
     return metrics
 
@@ -50,12 +52,13 @@ def write_review_sample(
     scores: Mapping[str, int],
     config: ReviewConfig,
     threshold: float,
+    *,
     output_dir: Path,
 ) -> Metrics:
     """Write the sample to the folder ``output_dir`` (owner-only: anonymized text may hold
     what the anonymizer missed), replacing an earlier sample whole; return its counts by
     risk band and context."""
-    records = review_sample(conversations, scores, config.sample_size, threshold, config.seed)
+    records = review_sample(conversations, scores, config.sample_size, threshold, seed=config.seed)
     with atomic_folder(output_dir, REVIEW_KIND, private=True) as tmp:
         write_jsonl_atomic(tmp / "review_sample.jsonl", records)
         write_text_atomic(tmp / "review.html", review_page_html(records))

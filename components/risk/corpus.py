@@ -116,8 +116,8 @@ def score_corpus(
     anonymized: Mapping[str, Conversation],
     replacements: Mapping[str, Sequence[Mapping[str, Any]]],
     policy: RiskPolicy,
-    salt: str,
     *,
+    salt: str,
     sources: Mapping[str, str],
     estimate: Estimator | None = None,
 ) -> CorpusRisk:

@@ -36,7 +36,7 @@ def cluster_estimator(
             workers,
             timeout_s,
             estimate_part,
-            views,
+            items=views,
             arguments=arguments,
             description="estimate",
             tls=tls,

@@ -240,7 +240,9 @@ def _suspected_texts(conversation: Conversation) -> list[tuple[str, str, str]]:
 
 def estimate_items(conversation: Conversation, policy: RiskPolicy, salt: str) -> list[ResidualItem]:
     """The conversation's suspected leaked items, scored and identified by salted hash."""
-    return scored_items(conversation.id, _suspected_texts(conversation), policy, salt, "estimate")
+    return scored_items(
+        conversation.id, _suspected_texts(conversation), policy, salt, source="estimate"
+    )
 
 
 def scored_items(
@@ -248,6 +250,7 @@ def scored_items(
     found: Sequence[tuple[str, str, str]],
     policy: RiskPolicy,
     salt: str,
+    *,
     source: str,
 ) -> list[ResidualItem]:
     """(text, info type, status) findings of one conversation as distinct scored items,

@@ -108,6 +108,7 @@ def risk_histogram_figure(
     threshold: float,
     mean: float,
     std: float,
+    *,
     sources: Sequence[str] | None = None,
 ) -> Figure:
     """Histogram of per-conversation risk scores, stacked by the source that scored each
@@ -161,11 +162,12 @@ def risk_histogram_png(
     threshold: float,
     mean: float,
     std: float,
+    *,
     sources: Sequence[str] | None = None,
 ) -> bytes:
     """``risk_histogram_figure`` as PNG bytes. The PNG carries no software or time
     metadata, so identical input gives identical bytes."""
-    figure = risk_histogram_figure(scores, threshold, mean, std, sources)
+    figure = risk_histogram_figure(scores, threshold, mean, std, sources=sources)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", metadata={"Software": None})
     return buffer.getvalue()

@@ -47,7 +47,7 @@ def run(config: RiskConfig, context: StageContext) -> Metrics:
             anonymized,
             by_conversation,
             policy,
-            salt,
+            salt=salt,
             sources=sources,
             estimate=_estimator(context),
         )
@@ -106,7 +106,7 @@ def _write_outputs(
         threshold,
         metrics["mean"],
         metrics["std"],
-        [str(v) for v in table[SOURCE_COLUMN]],
+        sources=[str(v) for v in table[SOURCE_COLUMN]],
     )
     markdown = risk_table_markdown(metrics, threshold)
     html = risk_report_html(metrics, threshold, png, title=f"Residual risk ({metrics['source']})")

@@ -90,8 +90,8 @@ def generate(
     tokenizer: Any,
     prompts: Sequence[str],
     max_new_tokens: int,
-    batch_size: int = 8,
     *,
+    batch_size: int = 8,
     progress: str | None = None,
     settings: GenerationSettings | None = None,
 ) -> list[str]:

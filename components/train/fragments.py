@@ -155,8 +155,8 @@ def build_fragments(
     config: FragmentsConfig,
     eval_fraction: float,
     seed: int,
-    nlp: Language | None = None,
     *,
+    nlp: Language | None = None,
     chunks: Sequence[Chunk] | None = None,
 ) -> Fragments:
     """The fragmented corpus of ``conversations``: their chunks mixed into examples.

@@ -51,7 +51,7 @@ class SupervisedFineTuning:
             job.conversations,
             job.config,
             job.output_dir,
-            job.work_dir,
+            work_dir=job.work_dir,
             callbacks=job.callbacks,
             examples=job.examples,
         )
@@ -65,8 +65,8 @@ def train_lora(
     conversations: Sequence[Conversation],
     config: TrainParams,
     output_dir: Path,
-    work_dir: Path,
     *,
+    work_dir: Path,
     callbacks: Sequence[Any] = (),
     examples: TrainingExamples | None = None,
 ) -> TrainResult:
@@ -97,7 +97,7 @@ def train_lora(
     # The arguments start the launcher's process group: every rank now resumes as rank 0 says.
     resume = world_checkpoint(work_dir, training_fingerprint(config, tokenized))
     counted = CountingRows(batches.train)
-    trainer = _trainer(model, args, counted, batches, config, callbacks=callbacks)
+    trainer = _trainer(model, args, counted, batches, config=config, callbacks=callbacks)
     run = run_trainer(trainer, resume)
     finish(
         trainer,
@@ -109,7 +109,7 @@ def train_lora(
         own_world=own,
     )
     _log_fetched(args, counted)
-    return trained(trainer, run, **_sft_figures(split, batches, counted, config, run))
+    return trained(trainer, run, **_sft_figures(split, batches, counted, config, run=run))
 
 
 def corpus_examples(
@@ -129,7 +129,7 @@ def corpus_examples(
         config.tasks,
         config.eval_fraction,
         config.seed,
-        options,
+        options=options,
         only_good=config.only_good,
     )
 
@@ -211,8 +211,8 @@ def _trainer(
     args: Any,
     rows: CountingRows,
     batches: SftBatches,
-    config: TrainParams,
     *,
+    config: TrainParams,
     callbacks: Sequence[Any],
 ) -> Any:
     """The Trainer; it evaluates at every checkpoint and stops when the eval loss has not
@@ -250,6 +250,7 @@ def _sft_figures(
     batches: SftBatches,
     counted: CountingRows,
     config: TrainParams,
+    *,
     run: TrainerRun,
 ) -> dict[str, Any]:
     """SFT's own figures: examples and rows, padding, and the tokens trained on."""

@@ -189,7 +189,7 @@ def train_preference(job: TrainingJob, method: PreferenceMethod) -> TrainResult:
     own = own_world(deepspeed)
     args = method.arguments(config, job.work_dir, deepspeed, bool(evaluation))
     resume = world_checkpoint(job.work_dir, _fingerprint(config, train))
-    trainer = _trainer(method, model, args, (train, evaluation), tokenizer, job=job)
+    trainer = _trainer(method, model, args, (train, evaluation), tokenizer=tokenizer, job=job)
     run = run_trainer(trainer, resume)
     finish(
         trainer,
@@ -218,8 +218,8 @@ def _trainer(
     model: Any,
     args: Any,
     pairs: tuple[list[PreferencePair], list[PreferencePair]],
-    tokenizer: Any,
     *,
+    tokenizer: Any,
     job: TrainingJob,
 ) -> Any:
     """The method's TRL trainer on the training and eval pairs; LoRA through peft (with it,

@@ -45,7 +45,7 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
         # Under a launcher every rank runs the stage and trains on its share of each batch;
         # rank 0 alone writes the adapter, the metrics and the MLflow run.
         data = training_data(config, context)
-        result = _train(config, data, _work(context) / f"rank-{rank}", [], context)
+        result = _train(config, data, _work(context) / f"rank-{rank}", [], context=context)
         return {"rank": rank, "world_size": result.world_size, "steps": result.steps}
     mlflow.enable_system_metrics_logging()  # CPU, memory (and GPU) use while training
     adapter = context.output(paths.ADAPTER)
@@ -63,7 +63,7 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
         mlflow.set_tag("veiltune.train_method", config.method)
         live = MlflowLossCallback()
         with atomic_folder(adapter, "adapter") as tmp:
-            result = _train(config, data, tmp, [live], context)
+            result = _train(config, data, tmp, [live], context=context)
         # A resumed run has the steps before its checkpoint in its history, not live.
         for name, history in (("loss", result.loss_history), ("eval_loss", result.eval_history)):
             for step, loss in history:
@@ -117,6 +117,7 @@ def _train(
     data: TrainingData,
     output: Path,
     callbacks: list[Any],
+    *,
     context: StageContext,
 ) -> TrainResult:
     """Train with the method ``train.method`` names, on the stage's data."""

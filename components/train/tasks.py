@@ -230,8 +230,8 @@ def training_examples(
     tasks: Sequence[str],
     eval_fraction: float,
     seed: int,
-    options: Mapping[str, Sequence[str]] | None = None,
     *,
+    options: Mapping[str, Sequence[str]] | None = None,
     only_good: bool = False,
 ) -> TrainingExamples:
     """The conversations' examples for ``tasks``, split by conversation into training and

@@ -75,7 +75,9 @@ def _outputs(folder: Path) -> tuple[bytes, bytes]:
 
 
 def _anonymize(config: AnonymizeConfig, corpus: Path, out: Path) -> dict[str, object]:
-    return anonymize_file(config, REPO, corpus, out / "corpus.jsonl", out / "spans.jsonl")
+    return anonymize_file(
+        config, REPO, corpus, out / "corpus.jsonl", spans_path=out / "spans.jsonl"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +160,7 @@ def test_a_task_that_kills_its_workers_is_one_error() -> None:
         cluster.dask_client(cluster.LOCAL, 1, 30) as client,
         pytest.raises(BackendError, match=r"^the Dask cluster: .*all those workers died"),
     ):
-        cluster.run_parts(client, os._exit, [3], [], "dying", total=None)
+        cluster.run_parts(client, os._exit, [3], [], description="dying", total=None)
 
 
 @pytest.mark.slow
@@ -203,7 +205,9 @@ def test_the_policy_files_travel_with_the_task_not_on_the_workers_file_system(
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
     config = AnonymizeConfig(batch_size=4, replacement="placeholder")
-    one = anonymize_file(config, project, corpus, tmp_path / "one.jsonl", tmp_path / "one.spans")
+    one = anonymize_file(
+        config, project, corpus, tmp_path / "one.jsonl", spans_path=tmp_path / "one.spans"
+    )
     assert "reference word is quelbrin." in (tmp_path / "one.jsonl").read_text()
     cluster_client = distributed.dask_client
 
@@ -219,7 +223,7 @@ def test_the_policy_files_travel_with_the_task_not_on_the_workers_file_system(
         project,
         corpus,
         tmp_path / "many.jsonl",
-        tmp_path / "many.spans",
+        spans_path=tmp_path / "many.spans",
     )
     assert not (project / "veiltune").exists()
     assert (tmp_path / "many.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
@@ -329,8 +333,8 @@ def test_a_worker_killed_mid_run_has_its_parts_recomputed(
     in_process: tuple[bytes, bytes],
     tmp_path: Path,
     small_parts: None,
-    shared: AnonymizeConfig,
     *,
+    shared: AnonymizeConfig,
     client_of_shared: Any,
     caplog: pytest.LogCaptureFixture,
 ) -> None:

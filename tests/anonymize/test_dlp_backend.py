@@ -440,7 +440,9 @@ def test_anonymize_stage_with_google_dlp(server: FakeDlpServer, policy: Path) ->
     ]
     raw.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
     out, spans = policy / "anonymized.jsonl", policy / "spans.jsonl"
-    metrics = anonymize_file(config_for(server, price_per_gb=2.0), policy, raw, out, spans)
+    metrics = anonymize_file(
+        config_for(server, price_per_gb=2.0), policy, raw, out, spans_path=spans
+    )
     anonymized = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     turn = anonymized[0]["turns"][1]["text"]
     assert "zorb_77" not in turn and "jo@example.com" not in turn and turn.endswith("😀")
@@ -463,5 +465,5 @@ def test_a_failing_service_writes_nothing(server: FakeDlpServer, policy: Path) -
     server.dlp.faults = [Fault(grpc.StatusCode.RESOURCE_EXHAUSTED)] * 3
     config = config_for(server, max_attempts=3, retry_seconds=0.0)
     with pytest.raises(BackendError, match="nothing was written"):
-        anonymize_file(config, policy, raw, out, spans)
+        anonymize_file(config, policy, raw, out, spans_path=spans)
     assert not out.exists() and not spans.exists()

@@ -106,7 +106,7 @@ def test_a_long_text_is_read_in_windows_with_exact_offsets_and_whole_entities(
     model = AutoModelForTokenClassification.from_pretrained(folder)
     scheme = LabelScheme(tuple(model.config.id2label[i] for i in range(len(model.config.id2label))))
     tiny = TorchTokenClassifier(
-        model, AutoTokenizer.from_pretrained(folder), scheme, max_positions, 4, **windows
+        model, AutoTokenizer.from_pretrained(folder), scheme, max_positions, batch_size=4, **windows
     )
     text, expected = long_text(30)
     assert texts_of(tiny, [text]) == [expected]

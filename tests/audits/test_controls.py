@@ -58,7 +58,11 @@ def audited(detector: Any, base_model_dir: Path) -> dict[str, dict[str, Any]]:
     corpus = generate_corpus(12, SEED)
     splits = split_ids([c.id for c in corpus], 0.4, SEED)
     corpus, canaries = plant_canaries(
-        corpus, splits["train"], ["PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER"], REPETITIONS, SEED
+        corpus,
+        splits["train"],
+        ["PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER"],
+        REPETITIONS,
+        seed=SEED,
     )
     # the default replacement (surrogates) under a fixed key: a key drawn per process made
     # the anonymized calls, and so the audits' figures, differ from run to run
@@ -83,7 +87,7 @@ def audited(detector: Any, base_model_dir: Path) -> dict[str, dict[str, Any]]:
         rows = [tokenize_example(e, tokenizer, 512) for e in examples.train]
         memorize(model, rows, tokenizer.pad_token_id, STEPS)
         results[name] = audit_summary(
-            run_audits(model, tokenizer, CONTROL_AUDIT, inputs, detector), name
+            run_audits(model, tokenizer, CONTROL_AUDIT, inputs, detector=detector), name
         )
     return results
 

@@ -79,7 +79,7 @@ def test_a_surrogate_in_an_output_is_no_leak_but_the_real_value_is() -> None:
 
 def test_the_detector_reports_made_up_values_beside_the_verdict(detector) -> None:  # type: ignore[no-untyped-def]
     outputs = ["Please call Jennifer Alvarez at 415-555-0199."]  # in no inventory
-    result = audit_outputs(outputs, inventory(), SALT, 6, 0, detector=detector)
+    result = audit_outputs(outputs, inventory(), SALT, 6, max_leaks=0, detector=detector)
     assert result.passed  # nothing real leaked
     found = result.figures["detector_findings_by_type"]
     assert found.get("PERSON_NAME") == 1 and sum(found.values()) == 2  # the name and number

@@ -17,8 +17,8 @@ from tests.evaluate.test_report import write_run
 def store(tmp_path: Path) -> Path:
     store = tmp_path / "runs"
     for seed in (13, 14):
-        write_run(store, "oracle", seed, 0.40, 2.00)
-        write_run(store, "placeholder", seed, 0.30, 2.02)
+        write_run(store, "oracle", seed, 0.40, loss=2.00)
+        write_run(store, "placeholder", seed, 0.30, loss=2.02)
     return store
 
 

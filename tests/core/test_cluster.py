@@ -101,7 +101,14 @@ def test_a_tls_scheduler_runs_a_job_for_a_client_with_the_cluster_certificates(
     assert tls_scheduler.startswith("tls://127.0.0.1:")
     tls = TlsFiles(certs / "ca.pem", certs / "node.pem", certs / "node-key.pem")
     results = run_shares(
-        tls_scheduler, 1, 10, add_up, list(range(10)), arguments=[0], description="add", tls=tls
+        tls_scheduler,
+        1,
+        10,
+        add_up,
+        items=list(range(10)),
+        arguments=[0],
+        description="add",
+        tls=tls,
     )
     assert sum(result["sum"] for result in results) == 45
 
@@ -156,7 +163,9 @@ def test_a_tcp_scheduler_is_warned_about_once(caplog: pytest.LogCaptureFixture) 
         address = str(cluster.scheduler_address)
         with caplog.at_level(logging.WARNING, logger="components.core.cluster"):
             for _ in range(2):
-                run_shares(address, 1, 10, add_up, [1, 2, 3], arguments=[0], description="add")
+                run_shares(
+                    address, 1, 10, add_up, items=[1, 2, 3], arguments=[0], description="add"
+                )
     warned = [r.getMessage() for r in caplog.records if r.name == "components.core.cluster"]
     assert len(warned) == 1, warned
     assert address in warned[0] and "salt" in warned[0] and "tls://" in warned[0]

@@ -45,7 +45,10 @@ def test_export_writes_a_blank_owner_only_file_for_graders(
     output = tmp_path / "raw" / "summaries.jsonl"
     chosen = gradable([Conversation("plain", calls[0].turns), *calls], 2)
     assert [c.id for c in chosen] == [c.id for c in calls[:2]]  # only calls with a reference
-    assert export_summaries(chosen, model, tokenizer, output, 12, max_prompt_tokens=512) == 2
+    assert (
+        export_summaries(chosen, model, tokenizer, output, max_new_tokens=12, max_prompt_tokens=512)
+        == 2
+    )
     records = [json.loads(line) for line in output.read_text().splitlines()]
     assert [r["id"] for r in records] == [c.id for c in calls[:2]]
     assert all(r["privacy"] is None and r["completeness"] is None for r in records)

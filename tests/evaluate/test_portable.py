@@ -59,7 +59,7 @@ def _pack(tmp_path: Path, corpus: list[Conversation]) -> Path:
         corpus,
         _splits(corpus),
         {"placeholder": anonymized},
-        train,
+        train=train,
         evaluate=config,
     )
     return tmp_path / "pack"
@@ -116,18 +116,23 @@ def test_a_pack_refuses_a_corpus_of_another_split_or_an_unknown_variant(
             corpus,
             _splits(corpus),
             {"placeholder": other},
-            train,
+            train=train,
             evaluate=evaluate,
         )
     for derived in ("oracle", "masked-no-loss", "fragmented"):
         with pytest.raises(InputError, match=f"--anonymized {derived}="):
             make_pack(
-                tmp_path / "p", corpus, _splits(corpus), {derived: other}, train, evaluate=evaluate
+                tmp_path / "p",
+                corpus,
+                _splits(corpus),
+                {derived: other},
+                train=train,
+                evaluate=evaluate,
             )
     with pytest.raises(InputError, match="spans.jsonl: missing"):
         (other / "spans.jsonl").unlink()
         make_pack(
-            tmp_path / "p", corpus, _splits(corpus), {"type": other}, train, evaluate=evaluate
+            tmp_path / "p", corpus, _splits(corpus), {"type": other}, train=train, evaluate=evaluate
         )
     assert not (tmp_path / "p").exists()  # nothing half-written
 
@@ -169,7 +174,7 @@ def test_a_run_from_a_pack_lands_in_the_run_store_the_report_reads(
     folder = _pack(tmp_path, corpus)
     store = tmp_path / "store"
     run_folder = run_from_pack(
-        read_pack(folder), "masked", 21, base_model_dir, store, work_dir=tmp_path / "work"
+        read_pack(folder), "masked", 21, base_model_dir, store=store, work_dir=tmp_path / "work"
     )
     assert run_folder == store / "masked" / "seed-21"
     evaluation = json.loads((run_folder / "evaluate.json").read_text(encoding="utf-8"))

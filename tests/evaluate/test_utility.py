@@ -99,7 +99,9 @@ def test_each_dataset_is_scored_apart_on_its_own_conversations(base_model_dir: P
         "f:1",
     )
     datasets = {"main": generated, "dialogsum": [dialogue]}
-    metrics, records = evaluate_datasets(model, tokenizer, datasets, {}, 4, max_prompt_tokens=128)
+    metrics, records = evaluate_datasets(
+        model, tokenizer, datasets, {}, max_new_tokens=4, max_prompt_tokens=128
+    )
     assert metrics["n_examples"] == {"summary": 1, "action_items": 1, "purpose": 1, "outcome": 1}
     assert metrics["dialogsum.n_examples"] == {
         "summary": 1,
@@ -122,7 +124,12 @@ def test_each_dataset_is_scored_apart_on_its_own_conversations(base_model_dir: P
     assert metrics["perplexity_raw"] == pytest.approx(main, abs=1e-3)
     assert abs(own - main) > 1e-2
     alone, _ = evaluate_datasets(
-        model, tokenizer, {"main": [], "dialogsum": [dialogue]}, {}, 4, max_prompt_tokens=128
+        model,
+        tokenizer,
+        {"main": [], "dialogsum": [dialogue]},
+        {},
+        max_new_tokens=4,
+        max_prompt_tokens=128,
     )
     assert all(key.startswith("dialogsum.") for key in alone)  # an empty dataset is left out
     assert alone["dialogsum.summary.rougeL"] == metrics["dialogsum.summary.rougeL"]
@@ -159,7 +166,7 @@ def test_no_tasks_scores_perplexity_alone_and_the_same_perplexity(base_model_dir
     model, tokenizer = load_base(base_model_dir)
     generated = generate_corpus(1, 13)
     metrics, records = evaluate_datasets(
-        model, tokenizer, {"main": generated}, {}, 4, max_prompt_tokens=128, tasks=[]
+        model, tokenizer, {"main": generated}, {}, max_new_tokens=4, max_prompt_tokens=128, tasks=[]
     )
     assert metrics["n_examples"] == {}
     assert not [key for key in metrics if key.startswith(("summary", "purpose"))]
@@ -168,7 +175,13 @@ def test_no_tasks_scores_perplexity_alone_and_the_same_perplexity(base_model_dir
     )
     assert records[0]["scores"] == {}
     summary_only, _ = evaluate_datasets(
-        model, tokenizer, {"main": generated}, {}, 4, max_prompt_tokens=128, tasks=["summary"]
+        model,
+        tokenizer,
+        {"main": generated},
+        {},
+        max_new_tokens=4,
+        max_prompt_tokens=128,
+        tasks=["summary"],
     )
     assert summary_only["n_examples"] == {"summary": 1}
     assert "summary.rouge1" in summary_only and "purpose.accuracy" not in summary_only

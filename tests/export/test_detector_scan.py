@@ -79,7 +79,7 @@ def test_a_value_only_the_detector_finds_stops_the_bundle_before_it_is_written(
     bundle = tmp_path / "exports" / "bundle"
     refused = r"detector found values of the raw corpus in the bundle \(metrics/planted.json: "
     with pytest.raises(LeakageDetected, match=refused) as raised:
-        write_scanned_bundle(contents, {}, bundle, True, no_inventory)
+        write_scanned_bundle(contents, {}, bundle, True, pi=no_inventory)
     assert "Maria" not in str(raised.value) and "nothing was written" in str(raised.value)
     assert not (tmp_path / "exports").exists()
 

@@ -171,9 +171,11 @@ def test_the_decision_reason(
     corpus: str, gate_passed: bool, audit_passed: bool, reason: str
 ) -> None:
     audit = {**stage_metrics()["audit"], "passed": audit_passed}
-    decided = decision({}, REGISTRY, {"passed": gate_passed}, audit, corpus)
+    decided = decision({}, REGISTRY, {"passed": gate_passed}, audit, train_corpus=corpus)
     assert reason in decided.reason
-    stated = decision({"decision_reason": "stated by register"}, REGISTRY, {}, audit, corpus)
+    stated = decision(
+        {"decision_reason": "stated by register"}, REGISTRY, {}, audit, train_corpus=corpus
+    )
     assert stated.reason == "stated by register"
 
 

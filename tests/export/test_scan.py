@@ -129,7 +129,7 @@ def test_redaction_masks_each_value_in_place() -> None:
 def test_redact_record_masks_strings_and_keeps_structure() -> None:
     record = {"id": "c1", "turns": [{"speaker": "Marta Kowalczyk", "text": "hi"}], "n": 2}
     counts: Counter[str] = Counter()
-    masked = redact_record(record, inventory(), SALT, 4, counts)
+    masked = redact_record(record, inventory(), SALT, 4, counts=counts)
     assert masked == {
         "id": "c1",
         "turns": [{"speaker": "[RESIDUAL_PERSON_NAME]", "text": "hi"}],

@@ -111,7 +111,7 @@ def test_review_sample_values_no_inventory_knows_are_masked_by_the_detector(
     (review / "review.html").write_text("<p>old page</p>")
     roles = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
     policy = DetectorScanPolicy(detector, roles, tmp_path / "unused.jsonl", 4)
-    contents, summary = review_contents(review, [], SALT, 4, policy)
+    contents, summary = review_contents(review, [], SALT, 4, detector=policy)
     bundled = b"".join(c for c in contents.values() if isinstance(c, bytes))
     assert b"Wojciechowski" not in bundled and b"5309" not in bundled
     assert summary["residual_masked"] == {} and sum(summary["detector_masked"].values()) == 2

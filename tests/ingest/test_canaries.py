@@ -68,7 +68,7 @@ def test_only_labelled_conversations_host_canaries_in_a_partly_labelled_corpus()
     corpus = conversations(4)
     unlabelled = [Conversation(f"u{i}", c.turns) for i, c in enumerate(corpus)]
     mixed = corpus[:2] + unlabelled
-    planted, canaries = plant_canaries(mixed, [c.id for c in mixed], ["PHONE_NUMBER"], [2], 1)
+    planted, canaries = plant_canaries(mixed, [c.id for c in mixed], ["PHONE_NUMBER"], [2], seed=1)
     assert set(canaries[0].conversation_ids) == {"c0", "c1"}
     assert all(not c.pi for c in planted if c.id.startswith("u"))
 

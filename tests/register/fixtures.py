@@ -46,6 +46,7 @@ def metrics_files(
     gate: bool = True,
     failed_audits: tuple[str, ...] = (),
     corpus: str = "anonymized",
+    *,
     adapter: str = ADAPTER_SHA256,
 ) -> EvidenceFiles:
     """gate.json, audit.json, train.json and evaluate.json as the stages write them, each
@@ -91,8 +92,8 @@ def add_version(
     model_name: str,
     files: EvidenceFiles | None,
     key: Ed25519PrivateKey = PRODUCER,
-    experiment: str = "0",
     *,
+    experiment: str = "0",
     adapter: dict[str, bytes] = ADAPTER,
 ) -> tuple[str, str]:
     """A registered version whose run holds ``files`` as signed evidence (none when None)

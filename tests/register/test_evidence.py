@@ -54,7 +54,7 @@ def champion_of(client: Any, model: str) -> str:
     return str(client.get_model_version_by_alias(model, "champion").version)
 
 
-def relog(client: Any, run_id: str, tmp_path: Path, name: str, data: bytes) -> None:
+def relog(client: Any, run_id: str, tmp_path: Path, name: str, *, data: bytes) -> None:
     """Someone replaces one evidence file of a run (MLflow lets anyone log to a run)."""
     folder = tmp_path / "forged"
     folder.mkdir(exist_ok=True)
@@ -84,7 +84,7 @@ def test_an_evidence_file_changed_after_registration_is_refused(
     promote(client, "edit", "1", TRUSTED)
     blocked, run_id = add_version(client, "edit", metrics_files(failed_audits=("membership",)))
     passing = metrics_files().files["audit.json"]
-    relog(client, run_id, tmp_path, "audit.json", passing)
+    relog(client, run_id, tmp_path, "audit.json", data=passing)
     with pytest.raises(PromotionRefused) as refused:
         promote(client, "edit", blocked, TRUSTED)
     message = str(refused.value)
@@ -92,7 +92,7 @@ def test_an_evidence_file_changed_after_registration_is_refused(
     assert "changed after it was registered" in message and champion_of(client, "edit") == "1"
     # Re-hashing the record too breaks its signature: only the producer's key can sign.
     record = json.loads(evidence_record(metrics_files(), run_id, TRUSTED))
-    relog(client, run_id, tmp_path, RECORD, json.dumps(record).encode())
+    relog(client, run_id, tmp_path, RECORD, data=json.dumps(record).encode())
     with pytest.raises(PromotionRefused, match="the evidence was changed after it was signed"):
         promote(client, "edit", blocked, TRUSTED)
     # Forced, it goes through, and still says what failed.
@@ -126,8 +126,8 @@ def test_evidence_that_does_not_hold_is_refused_naming_what_failed(
     if case == "copied":  # a passing version's evidence, signed, moved to another run
         _, other = add_version(client, model, metrics_files())
         record = evidence_record(metrics_files(), other, TRUSTED)
-        relog(client, run_id, tmp_path, RECORD, record)
-        relog(client, run_id, tmp_path, SIGNATURE, sign(record, PRODUCER).encode())
+        relog(client, run_id, tmp_path, RECORD, data=record)
+        relog(client, run_id, tmp_path, SIGNATURE, data=sign(record, PRODUCER).encode())
     trusted = None if case == "no key here" else TRUSTED
     with pytest.raises(PromotionRefused) as refused:
         promote(client, model, version, trusted)
@@ -179,7 +179,7 @@ def test_a_champion_whose_evidence_fails_is_not_replaced_automatically(
     promote(client, "fallen", "1", TRUSTED)
     champion = current_champion(client, "fallen", "summary.rouge1", TRUSTED)
     assert champion is not None and champion.utility == 0.3
-    relog(client, run_id, tmp_path, "evaluate.json", b'{"adapter": {"summary.rouge1": 0.01}}')
+    relog(client, run_id, tmp_path, "evaluate.json", data=b'{"adapter": {"summary.rouge1": 0.01}}')
     champion = current_champion(client, "fallen", "summary.rouge1", TRUSTED)
     assert champion is not None and champion.utility is None
     assert champion.problem.startswith("has evidence that does not hold (files: evaluate.json")

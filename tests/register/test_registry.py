@@ -138,7 +138,12 @@ def evidence(utility: float, **changes: Any) -> Evidence:
     ],
 )
 def test_promotion_rules(
-    new: Evidence, champion: ChampionUtility | None, rule: UtilityRule, promoted: bool, reason: str
+    new: Evidence,
+    champion: ChampionUtility | None,
+    rule: UtilityRule,
+    promoted: bool,
+    *,
+    reason: str,
 ) -> None:
     decision = promotion_decision(new, champion, rule)
     assert decision.champion is promoted
@@ -229,8 +234,8 @@ def register(
     adapter: Path,
     base: BaseModel,
     utility: float,
-    gate: bool = True,
     *,
+    gate: bool = True,
     corpus: str = "anonymized",
 ) -> Any:
     import mlflow
@@ -245,7 +250,7 @@ def register(
         {"summary.rouge1": utility, "perplexity_raw": 21.0},
         {"git_commit": "abc", "params_hash": "p", "data_version": "{}"},
     )
-    tags.update(headline_tags(gate_result, audit, audit.audits, "summary.rouge1", utility))
+    tags.update(headline_tags(gate_result, audit, audit.audits, "summary.rouge1", utility=utility))
     files = metrics_files(utility, gate, corpus=corpus)
     found = mlflow.get_experiment_by_name("registry-test")
     assert found is not None
@@ -257,7 +262,7 @@ def register(
             adapter,
             base,
             "m",
-            tags,
+            tags=tags,
             files=files,
             rule=ROUGE,
             model_card=model_card,

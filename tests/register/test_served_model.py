@@ -94,7 +94,7 @@ def store(
                 adapter,
                 base,
                 "m",
-                AuditResult(True, {}).to_tags(),
+                tags=AuditResult(True, {}).to_tags(),
                 files=metrics_files(),
                 rule=UtilityRule("summary.rouge1"),
                 model_card="# m\n",

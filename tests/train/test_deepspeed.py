@@ -88,7 +88,7 @@ def test_bad_deepspeed_config_is_refused_before_training(
         deepspeed_config(str(path))
     config = TrainConfig(max_steps=1, deepspeed=str(path))
     with pytest.raises(ParamsError, match="train.deepspeed"):
-        train_lora(tmp_path / "no-model", [], config, tmp_path / "a", tmp_path / "w")
+        train_lora(tmp_path / "no-model", [], config, tmp_path / "a", work_dir=tmp_path / "w")
 
 
 def test_shipped_configs_parse() -> None:

@@ -47,7 +47,7 @@ def test_each_step_loss_is_logged_as_it_happens(
             conversations(4),
             config,
             tmp_path / "a",
-            tmp_path / "w",
+            work_dir=tmp_path / "w",
             callbacks=[live, probe],
         )
     assert probe.seen == [1]  # step 1's loss was in MLflow before step 2 ran
@@ -69,7 +69,12 @@ def test_the_step_bar_shows_the_loss_and_prints_no_log_dicts(
     config = TrainConfig(max_steps=2, batch_size=2, max_seq_length=96, lora_r=2, lora_alpha=4)
     with mlflow.start_run(experiment_id=configure_tracking("bar")):
         train_lora(
-            base_model_dir, conversations(4), config, tmp_path / "a", tmp_path / "w", callbacks=[]
+            base_model_dir,
+            conversations(4),
+            config,
+            tmp_path / "a",
+            work_dir=tmp_path / "w",
+            callbacks=[],
         )
     printed = capfd.readouterr()
     assert "2/2" in printed.err  # the bar is there

@@ -329,6 +329,7 @@ def test_a_bad_ner_model_or_label_mapping_is_one_error_before_the_corpus_is_read
     ner: Any,
     message: str,
     command: list[str],
+    *,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     params = ner_params(tmp_path, ner(tmp_path))
@@ -697,6 +698,7 @@ def test_ingest_refuses_a_corpus_that_holds_no_conversation_out(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     records: list[dict[str, object]],
+    *,
     fraction: float,
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -732,8 +734,8 @@ def test_a_file_that_is_not_utf8_is_one_error_naming_its_line(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     command: list[str],
-    name: str,
     *,
+    name: str,
     body: bytes,
     where: str,
 ) -> None:

@@ -154,6 +154,7 @@ def test_a_malicious_bundle_exits_non_zero_with_a_message_not_a_traceback(
     forge: Callable[[Path, Path], Path],
     code: int,
     message: str,
+    *,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     target = forge(bundle(tmp_path), tmp_path)

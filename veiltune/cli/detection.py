@@ -111,7 +111,7 @@ def _evaluate_detection(args: argparse.Namespace) -> Any:
         context,
         args.dataset,
         args.path,
-        args.limit,
+        limit=args.limit,
         output=args.output,
         split=args.split,
         show_false_positives=args.show_false_positives,
@@ -157,7 +157,7 @@ def add_calibrate(commands: Commands) -> None:
 def _calibrate(args: argparse.Namespace) -> Any:
     context = stage_context(args.params)
     data = [parse_data_spec(spec) for spec in args.data]
-    return calibrate(context.config(AnonymizeConfig), context, data, args.output, args.limit)
+    return calibrate(context.config(AnonymizeConfig), context, data, args.output, limit=args.limit)
 
 
 def add_train_ner(commands: Commands) -> None:
@@ -199,4 +199,6 @@ def _train_ner(args: argparse.Namespace) -> Any:
         seed=args.seed,
     )
     data = [parse_data_spec(spec) for spec in args.data]
-    return train_ner(data, args.base, args.output, settings, args.embedded_conversations)
+    return train_ner(
+        data, args.base, args.output, settings, embedded_conversations=args.embedded_conversations
+    )

@@ -190,7 +190,7 @@ def _utility_pack(args: argparse.Namespace) -> Any:
         args.output,
         anonymized,
         args.steps,
-        args.max_eval,
+        max_eval=args.max_eval,
         tasks=args.tasks,
         eval_tasks=args.eval_tasks,
     )

@@ -102,7 +102,7 @@ def _anonymize_file(args: argparse.Namespace) -> Metrics:
         context,
         args.input or paths.RAW_CORPUS,
         args.output or paths.ANON_CORPUS,
-        args.spans,
+        spans_path=args.spans,
     )
 
 
@@ -209,7 +209,9 @@ def _verify_bundle(args: argparse.Namespace) -> Any:
     if args.public_key is None and args.params.is_file():
         context = stage_context(args.params)
         configured, base_dir = context.config(ExportConfig).signing_key, context.base_dir
-    return verify(args.verify, args.public_key, configured, base_dir, args.against_registry)
+    return verify(
+        args.verify, args.public_key, configured, base_dir, against_registry=args.against_registry
+    )
 
 
 def _fetch_bundle(args: argparse.Namespace) -> Any:

@@ -35,6 +35,7 @@ def wait_healthy(
     url: str,
     server: subprocess.Popen[bytes],
     log: Path,
+    *,
     auth: tuple[str, str] | None = None,
 ) -> None:
     """Return once ``url`` answers 200; an error naming the log if the server exits first or

@@ -18,6 +18,7 @@ def evaluate_detection(
     detector: Detector,
     policy: AnonymizationPolicy,
     batch_size: int,
+    *,
     sample_size: int = 0,
 ) -> tuple[dict[str, Any], list[FalsePositive]]:
     """Character precision/recall, entity recall per type, predicted characters by

@@ -59,8 +59,8 @@ def sweep_detection(
     config: AnonymizeConfig,
     base_dir: Path,
     policy: AnonymizationPolicy,
-    key: str,
     *,
+    key: str,
     values: Sequence[float],
 ) -> list[dict[str, Any]]:
     """One row of scores per value of ``key``, the other detectors of

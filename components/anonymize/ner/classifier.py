@@ -62,8 +62,8 @@ class TokenClassifier(ABC):
         scheme: LabelScheme,
         max_tokens: int,
         batch_size: int,
-        pad_id: int = 0,
         *,
+        pad_id: int = 0,
         window_chars: int = WINDOW_CHARS,
         window_overlap: int = WINDOW_OVERLAP,
     ) -> None:

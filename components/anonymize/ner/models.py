@@ -92,7 +92,7 @@ def load_onnx(path: Path, threads: int, batch_size: int) -> TokenClassifier:
         tokenizer,
         scheme,
         _max_tokens(config),
-        batch_size,
+        batch_size=batch_size,
         pad_id=pad_id if isinstance(pad_id, int) else 0,
     )
 
@@ -121,7 +121,9 @@ def load_torch(folder: Path, batch_size: int) -> TokenClassifier:
             f"{MODEL_KEY}: {folder}: its tokenizer is not a fast one (a tokenizer.json): "
             "exact offsets need one"
         )
-    return TorchTokenClassifier(model, tokenizer, scheme, _max_tokens(config), batch_size)
+    return TorchTokenClassifier(
+        model, tokenizer, scheme, _max_tokens(config), batch_size=batch_size
+    )
 
 
 def _beside(model_file: Path, name: str) -> Path:

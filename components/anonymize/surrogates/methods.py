@@ -49,7 +49,7 @@ def lm(
     """Values the base model proposes in context, each checked by the stage's own detector."""
     settings = config.surrogate
     check = detector_check(detector())  # is a candidate PI?
-    return LmSource(values, base_dir / paths.BASE_MODEL, settings.k, settings.top1, check)
+    return LmSource(values, base_dir / paths.BASE_MODEL, settings.k, settings.top1, check=check)
 
 
 SURROGATE_SOURCES: Mapping[str, SourceBuilder] = {

@@ -59,7 +59,7 @@ def generate_corpus(
     fake.seed_instance(seed)
     # Contexts are drawn lazily, in step with the conversations, so prefixes are stable.
     numbered = zip(range(1, n_conversations + 1), _contexts(rng), strict=False)
-    return [_conversation(number, context, rng, fake, policy) for number, context in numbered]
+    return [_conversation(number, context, rng, fake, noise=policy) for number, context in numbered]
 
 
 def _contexts(rng: random.Random) -> Iterator[str]:
@@ -71,7 +71,7 @@ def _contexts(rng: random.Random) -> Iterator[str]:
 
 
 def _conversation(
-    number: int, context: str, rng: random.Random, fake: Faker, noise: Noise
+    number: int, context: str, rng: random.Random, fake: Faker, *, noise: Noise
 ) -> Conversation:
     scenario = rng.choice([spec for spec in templates.SCENARIOS if spec.context == context])
     ending = rng.choice(scenario.endings)
@@ -90,7 +90,9 @@ def _conversation(
     spans: list[PiSpan] = []
     lowercase = _lowercase_turns(len(lines), rng, noise)
     for index, ((role, segments), lower) in enumerate(zip(lines, lowercase, strict=True)):
-        turn, turn_spans = _turn(index, role, segments, cast, noise, lower=lower, full=full_labels)
+        turn, turn_spans = _turn(
+            index, role, segments, cast, noise=noise, lower=lower, full=full_labels
+        )
         turns.append(turn)
         spans.extend(turn_spans)
     labels: dict[str, Any] = {
@@ -142,8 +144,8 @@ def _turn(
     role: str,
     segments: tuple[Segment, ...],
     cast: Cast,
-    noise: Noise,
     *,
+    noise: Noise,
     lower: bool,
     full: bool,
 ) -> tuple[Turn, list[PiSpan]]:

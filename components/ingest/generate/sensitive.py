@@ -70,7 +70,7 @@ def generate_sensitive_corpus(
         if (number - 1) % len(order) == 0:
             rng.shuffle(order)  # each setting once per round, in a new order
         scenario = order[(number - 1) % len(order)]
-        conversations.append(_conversation(number, scenario, rng, fake, policy))
+        conversations.append(_conversation(number, scenario, rng, fake, noise=policy))
     return conversations
 
 
@@ -80,7 +80,7 @@ def is_generated_sensitive(conversation: Conversation) -> bool:
 
 
 def _conversation(
-    number: int, scenario: SensitiveScenario, rng: random.Random, fake: Faker, noise: Noise
+    number: int, scenario: SensitiveScenario, rng: random.Random, fake: Faker, *, noise: Noise
 ) -> Conversation:
     cast = Cast(rng, fake)
     facts = {name: rng.choice(options) for name, options in sorted(scenario.facts.items())}
@@ -97,7 +97,7 @@ def _conversation(
             if piece.entity_type:
                 pi.append(PiSpan(index, position, end, piece.entity_type, piece.entity))
             if piece.path:
-                sensitive.append(_extended(sensitive, index, position, end, piece))
+                sensitive.append(_extended(sensitive, index, position, end, piece=piece))
             position = end
         turns.append(Turn(speaker, "".join(piece.text for piece in pieces)))
     labels = {
@@ -117,7 +117,7 @@ def _conversation(
 
 
 def _extended(
-    spans: list[SensitiveSpan], turn: int, start: int, end: int, piece: _Piece
+    spans: list[SensitiveSpan], turn: int, start: int, end: int, *, piece: _Piece
 ) -> SensitiveSpan:
     """The span of a fact's piece: one mention's pieces (its words and the personal
     information inside it) make one span, so the last span grows instead."""

@@ -59,7 +59,9 @@ def test_the_masked_word_share_counts_words_a_span_touches() -> None:
 
 def test_a_vocabulary_sweep_masks_more_as_the_list_shrinks(tmp_path: Path) -> None:
     config = AnonymizeConfig(detectors=["vocab_threshold"])
-    rows = sweep_detection(ITEMS, config, tmp_path, POLICY, "vocab_threshold", values=[50, 100_000])
+    rows = sweep_detection(
+        ITEMS, config, tmp_path, POLICY, key="vocab_threshold", values=[50, 100_000]
+    )
     short, long = rows
     assert (short["vocab_threshold"], long["vocab_threshold"]) == (50, 100_000)
     # 50 words keep the stop words only; 100,000 keep every word but the name
@@ -71,7 +73,7 @@ def test_a_vocabulary_sweep_masks_more_as_the_list_shrinks(tmp_path: Path) -> No
 def test_a_sweep_of_a_detector_not_configured_says_how_to_add_it(tmp_path: Path) -> None:
     config = AnonymizeConfig(detectors=["allow_list"])
     with pytest.raises(ParamsError, match="--detectors entities,vocab_threshold"):
-        sweep_detection(ITEMS, config, tmp_path, POLICY, "vocab_threshold", values=[100])
+        sweep_detection(ITEMS, config, tmp_path, POLICY, key="vocab_threshold", values=[100])
 
 
 class ContextRecorder:
