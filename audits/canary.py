@@ -84,8 +84,8 @@ def audit_canaries(
     model: Any,
     tokenizer: Any,
     canaries: Sequence[Canary],
-    hosts: Mapping[str, Conversation],
     *,
+    hosts: Mapping[str, Conversation],
     n_candidates: int,
     max_exposure: float,
     seed: int,
@@ -102,7 +102,7 @@ def audit_canaries(
             list(tokenizer(" " + s + suffix, add_special_tokens=False)["input_ids"])
             for s in secrets
         ]
-        scores = continuation_logprobs(model, prefix, ids, batch_size)
+        scores = continuation_logprobs(model, prefix, ids, batch_size=batch_size)
         rank = rank_of(scores[0], scores[1:])
         by_canary[canary.id] = {
             "entity_type": canary.entity_type,
@@ -137,7 +137,7 @@ class CanaryAudit(Audit):
             context.model,
             context.tokenizer,
             context.inputs.canaries,
-            hosts,
+            hosts=hosts,
             n_candidates=context.settings.canary_candidates,
             max_exposure=context.settings.max_canary_exposure,
             seed=context.settings.seed,

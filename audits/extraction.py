@@ -96,8 +96,8 @@ def audit_extraction(
     model: Any,
     tokenizer: Any,
     conversations: Sequence[Conversation],
-    n_prefixes: int,
     *,
+    n_prefixes: int,
     k: int,
     max_rate: float,
     max_prompt_tokens: int,
@@ -110,7 +110,8 @@ def audit_extraction(
         reference_ids = tokenizer(prefix.answer_rest, add_special_tokens=False)["input_ids"][:k]
         reference = tokenizer.decode(reference_ids, skip_special_tokens=True)
         generated = tokenizer.decode(
-            greedy_tokens(model, tokenizer, ids, len(reference_ids)), skip_special_tokens=True
+            greedy_tokens(model, tokenizer, ids, n_tokens=len(reference_ids)),
+            skip_special_tokens=True,
         )
         extracted += reproduces(generated, reference)
     rate = extracted / len(prefixes) if prefixes else 0.0
@@ -134,7 +135,7 @@ class ExtractionAudit(Audit):
             context.model,
             context.tokenizer,
             context.inputs.train_raw,
-            settings.extraction_prefixes,
+            n_prefixes=settings.extraction_prefixes,
             k=settings.extraction_k,
             max_rate=settings.max_extraction_rate,
             max_prompt_tokens=settings.max_prompt_tokens,

@@ -124,15 +124,15 @@ def membership_score(
     model: Any,
     tokenizer: Any,
     conversation: Conversation,
-    max_tokens: int,
     *,
+    max_tokens: int,
     stand_ins: StandInSource | None,
 ) -> float | None:
     """Higher = more likely a member. With ``stand_ins``: the model's mean loss on the
     stand-ins' tokens minus on the real values' (None when the answer shows no unseen PI,
     or its values lie beyond ``max_tokens``); without: minus the mean loss of the answer."""
     user, answer = split_for_continuation(conversation)
-    losses = assistant_token_losses(model, tokenizer, user, answer, max_tokens=max_tokens)
+    losses = assistant_token_losses(model, tokenizer, user, assistant=answer, max_tokens=max_tokens)
     if stand_ins is None:
         loss = losses.mean()
         return -(loss if loss is not None else 0.0)
@@ -141,9 +141,9 @@ def membership_score(
         return None
     other, placed = stand_ins.replace(conversation.id, answer, spans)
     real = losses.mean([(s.start, s.end) for s in spans])
-    reference = assistant_token_losses(model, tokenizer, user, other, max_tokens=max_tokens).mean(
-        placed
-    )
+    reference = assistant_token_losses(
+        model, tokenizer, user, assistant=other, max_tokens=max_tokens
+    ).mean(placed)
     return None if real is None or reference is None else reference - real
 
 
@@ -151,8 +151,8 @@ def audit_membership(
     model: Any,
     tokenizer: Any,
     members: Sequence[Conversation],
-    nonmembers: Sequence[Conversation],
     *,
+    nonmembers: Sequence[Conversation],
     max_auc: float,
     max_tokens: int,
     stand_ins: StandInSource,
@@ -170,7 +170,7 @@ def audit_membership(
 
     def scores(side: Sequence[Conversation], what: str, refs: StandInSource | None) -> list[float]:
         scored = (
-            membership_score(model, tokenizer, c, max_tokens, stand_ins=refs)
+            membership_score(model, tokenizer, c, max_tokens=max_tokens, stand_ins=refs)
             for c in counted(side, f"audit membership ({what})", "conversations")
         )
         return [s for s in scored if s is not None]
@@ -205,7 +205,7 @@ class MembershipAudit(Audit):
             context.model,
             context.tokenizer,
             context.inputs.train_raw[:n],
-            context.inputs.heldout_raw[:n],
+            nonmembers=context.inputs.heldout_raw[:n],
             max_auc=context.settings.max_mia_auc,
             max_tokens=context.settings.max_prompt_tokens,
             stand_ins=context.stand_ins,

@@ -71,8 +71,8 @@ def audit_outputs(
     outputs: Sequence[str],
     inventory: Sequence[InventoryEntry],
     salt: str,
-    min_value_chars: int,
     *,
+    min_value_chars: int,
     max_leaks: int,
     detector: Any | None = None,
 ) -> AuditResult:
@@ -80,7 +80,7 @@ def audit_outputs(
     by_type: Counter[str] = Counter()
     leaky_outputs = 0
     for text in outputs:
-        leaks = find_leaks(text, inventory, salt, min_value_chars)
+        leaks = find_leaks(text, inventory, salt, min_chars=min_value_chars)
         leaky_outputs += bool(leaks)
         by_type.update(entry.entity_type for entry in leaks)
     figures: dict[str, Any] = {
@@ -111,14 +111,14 @@ class PiOutputAudit(Audit):
             context.model,
             context.tokenizer,
             prompts,
-            settings.max_new_tokens,
+            max_new_tokens=settings.max_new_tokens,
             progress="audit pii_output",
         )
         return audit_outputs(
             outputs,
             context.inputs.inventory,
             context.inputs.salt,
-            settings.min_value_chars,
+            min_value_chars=settings.min_value_chars,
             max_leaks=settings.max_leaks,
             detector=context.detector,
         )

@@ -109,7 +109,7 @@ def lm_scorer(model: Any, tokenizer: Any, max_tokens: int) -> WordScorer:
     them is not scored."""
 
     def score(text: str, candidates: Sequence[Candidate]) -> list[float | None]:
-        losses = text_token_losses(model, tokenizer, text, max_tokens)
+        losses = text_token_losses(model, tokenizer, text, max_tokens=max_tokens)
         return [losses.mean([(c.start, c.end)]) for c in candidates]
 
     return score
@@ -149,8 +149,8 @@ def audit_plain_sight(
     model: Any,
     tokenizer: Any,
     raw: Sequence[Conversation],
-    views: Mapping[str, Sequence[Conversation]],
     *,
+    views: Mapping[str, Sequence[Conversation]],
     max_conversations: int,
     max_tokens: int,
 ) -> AuditResult:
@@ -195,7 +195,7 @@ class PlainSightAudit(Audit):
             base,
             base_tokenizer,
             inputs.train_raw,
-            views,
+            views=views,
             max_conversations=context.settings.plain_sight_conversations,
             max_tokens=context.settings.max_prompt_tokens,
         )

@@ -68,7 +68,7 @@ def corpora(seed: int, detector: Any) -> tuple[dict[str, list[Any]], Any]:
         corpus,
         splits["train"],
         ["PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER"],
-        REPETITIONS,
+        repetitions=REPETITIONS,
         seed=seed,
     )
     policy = anonymization_policy(AnonymizeConfig(replacement="placeholder"))
@@ -90,7 +90,7 @@ def corpora(seed: int, detector: Any) -> tuple[dict[str, list[Any]], Any]:
     return {name: [c for c in calls if c.id in train] for name, calls in texts.items()}, inputs
 
 
-def run_seed(seed: int, steps: int, base: Path, detector: Any, *, work: Path) -> dict[str, Any]:
+def run_seed(seed: int, steps: int, base: Path, *, detector: Any, work: Path) -> dict[str, Any]:
     """Each adapter's audit summary (``metrics/audit.json``'s shape) and run time."""
     from audits.result import audit_summary
     from components.audit.runner import run_audits
@@ -103,11 +103,15 @@ def run_seed(seed: int, steps: int, base: Path, detector: Any, *, work: Path) ->
         started = time.monotonic()
         adapter = work / f"{seed}-{name}"
         train_lora(
-            base, training[name], control_train(steps), adapter, work_dir=work / f"{seed}-w-{name}"
+            base,
+            training[name],
+            control_train(steps),
+            output_dir=adapter,
+            work_dir=work / f"{seed}-w-{name}",
         )
         model, tokenizer = load_adapter(base, adapter)
         summary = audit_summary(
-            run_audits(model, tokenizer, control_audit(), inputs, detector=detector), name
+            run_audits(model, tokenizer, control_audit(), inputs=inputs, detector=detector), name
         )
         summary["runtime_s"] = round(time.monotonic() - started, 1)
         results[name] = summary
@@ -137,7 +141,7 @@ def main() -> int:
         work = Path(folder)
         materialize_base_model(BUNDLED_SMOLLM2, work / "base")
         by_seed = {
-            str(seed): run_seed(seed, args.steps, work / "base", detector, work=work)
+            str(seed): run_seed(seed, args.steps, work / "base", detector=detector, work=work)
             for seed in args.seeds
         }
     figures = {

@@ -39,13 +39,15 @@ def write_corpus(path: Path, n: int, seed: int) -> Path:
     return path
 
 
-def anonymize_seconds(corpus: Path, out: Path, cluster: str | None, workers: int) -> float:
+def anonymize_seconds(corpus: Path, out: Path, cluster: str | None, *, workers: int) -> float:
     from components.anonymize.config import AnonymizeConfig
     from components.anonymize.stage import anonymize_file
 
     config = AnonymizeConfig(cluster=cluster, workers=workers)
     started = time.perf_counter()
-    anonymize_file(config, REPO, corpus, out / "corpus.jsonl", spans_path=out / "spans.jsonl")
+    anonymize_file(
+        config, REPO, corpus, output_path=out / "corpus.jsonl", spans_path=out / "spans.jsonl"
+    )
     return time.perf_counter() - started
 
 
@@ -60,7 +62,7 @@ def bench_throughput(folder: Path, n: int) -> dict[str, Any]:
     outputs = {}
     for name, (cluster, workers) in runs.items():
         out = folder / name
-        seconds = anonymize_seconds(corpus, out, cluster, workers)
+        seconds = anonymize_seconds(corpus, out, cluster, workers=workers)
         result[f"{name}_seconds"] = round(seconds, 1)
         result[f"{name}_conversations_per_s"] = round(n / seconds, 2)
         outputs[name] = (out / "corpus.jsonl").read_bytes()
@@ -88,7 +90,9 @@ def bench_memory(folder: Path, sizes: tuple[int, ...]) -> dict[str, Any]:
             ) as local,
             Client(local) as client,
         ):
-            seconds = anonymize_seconds(corpus, folder / f"m{n}", local.scheduler_address, 2)
+            seconds = anonymize_seconds(
+                corpus, folder / f"m{n}", local.scheduler_address, workers=2
+            )
             peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
         result[str(n)] = {
             "corpus_mb": _mb(corpus),

@@ -105,7 +105,9 @@ def measure(
         samples: dict[str, dict[str, tuple[float, float]]] = {}
         for name, chosen in settings.items():
             started = time.monotonic()
-            outputs = generate(model, tokenizer, prompts, params["max_new_tokens"], settings=chosen)
+            outputs = generate(
+                model, tokenizer, prompts, max_new_tokens=params["max_new_tokens"], settings=chosen
+            )
             row, samples[name] = answer_figures(outputs, examples, time.monotonic() - started)
             if name != next(iter(settings)):
                 diff = paired_difference(samples[name], samples[next(iter(settings))]).absolute

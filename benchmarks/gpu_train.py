@@ -55,7 +55,7 @@ SWITCHES = ("bf16_weights", "liger", "compile")
 
 
 def run_setting(
-    name: str, config_dir: Path, corpus: Path, steps: int, *, warmup: int, smoke: bool
+    name: str, config_dir: Path, corpus: Path, *, steps: int, warmup: int, smoke: bool
 ) -> dict[str, Any]:
     """One setting, in this process: ``train_lora`` on the corpus's calls, timed per step."""
     import torch
@@ -83,12 +83,15 @@ def run_setting(
         if cuda:
             torch.cuda.reset_peak_memory_stats()
         result = lora.train_lora(
-            base, load_corpus(corpus), train, Path(tmp) / "adapter", work_dir=Path(tmp) / "work",
+            base, load_corpus(corpus), train,
+            output_dir=Path(tmp) / "adapter", work_dir=Path(tmp) / "work",
             callbacks=[step_clock(times)],
         )  # fmt: skip
     row = {"setting": name, "batch_size": train.batch_size, "max_seq_length": train.max_seq_length}
     row |= {"packing": train.packing, "engine": result.engine, **switches}
-    return row | _speed(result, sorted(times[warmup:]), shape, train.batch_size, cuda=cuda)
+    return row | _speed(
+        result, sorted(times[warmup:]), shape, batch_size=train.batch_size, cuda=cuda
+    )
 
 
 def _random_model(config_dir: Path, folder: Path, smoke: bool) -> tuple[Path, Any]:
@@ -108,7 +111,7 @@ def _random_model(config_dir: Path, folder: Path, smoke: bool) -> tuple[Path, An
 
 
 def _speed(
-    result: Any, timed: list[float], shape: Any, batch_size: int, *, cuda: bool
+    result: Any, timed: list[float], shape: Any, *, batch_size: int, cuda: bool
 ) -> dict[str, Any]:
     """Tokens/s over the median timed step, LoRA model TFLOP/s (attention over the mean
     row) and peak memory."""
@@ -122,7 +125,7 @@ def _speed(
         result.total_parameters - result.trainable_parameters,
         result.trainable_parameters,
         shape.num_hidden_layers,
-        shape.hidden_size,
+        hidden=shape.hidden_size,
         seq=round(result.tokens_per_step / batch_size),
     )
     memory = torch.cuda.max_memory_allocated() / 2**30 if cuda else None
@@ -185,7 +188,12 @@ def main(argv: list[str] | None = None) -> int:
         args.steps, args.warmup = 2, 1
     if args.one:
         row = run_setting(
-            args.one, args.config, args.corpus, args.steps, warmup=args.warmup, smoke=args.smoke
+            args.one,
+            args.config,
+            args.corpus,
+            steps=args.steps,
+            warmup=args.warmup,
+            smoke=args.smoke,
         )
         print("ROW " + json.dumps(row), flush=True)
         return 0

@@ -55,13 +55,19 @@ def anonymized(conversations: Sequence[Any]) -> list[Any]:
     ]
 
 
-def scored(model: Any, tokenizer: Any, heldout: Sequence[Any], task: str) -> dict[str, Any]:
+def scored(model: Any, tokenizer: Any, heldout: Sequence[Any], *, task: str) -> dict[str, Any]:
     """Every held-out call's scores for ``task``, and the setting of each."""
     from components.evaluate.private_summary import conversation_setting
     from components.evaluate.utility import evaluate_utility
 
     result = evaluate_utility(
-        model, tokenizer, heldout, {}, max_new_tokens=64, max_prompt_tokens=640, tasks=[task]
+        model,
+        tokenizer,
+        heldout,
+        label_sets={},
+        max_new_tokens=64,
+        max_prompt_tokens=640,
+        tasks=[task],
     )
     return {
         c.id: {
@@ -126,7 +132,7 @@ def main() -> int:
     timing: dict[str, float] = {}
     start = time.perf_counter()
     model, tokenizer = load_base(base_dir)
-    per_variant["base, zero-shot"] = scored(model, tokenizer, heldout, "private_summary")
+    per_variant["base, zero-shot"] = scored(model, tokenizer, heldout, task="private_summary")
     timing["base, zero-shot"] = round(time.perf_counter() - start, 1)
     del model
     for name in args.variants:
@@ -140,7 +146,7 @@ def main() -> int:
             )
             model, tokenizer = load_adapter(base_dir, adapter)
             task = "dual_summary" if "dual_summary" in config.tasks else "private_summary"
-            per_variant[name] = scored(model, tokenizer, heldout, task)
+            per_variant[name] = scored(model, tokenizer, heldout, task=task)
             del model
         timing[name] = round(time.perf_counter() - start, 1)
         print(f"{name}: {timing[name]} s", file=sys.stderr)

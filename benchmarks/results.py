@@ -35,8 +35,8 @@ def write_result(
     name: str,
     figures: Mapping[str, Any],
     command: str | None = None,
-    folder: Path = RESULTS,
     *,
+    folder: Path = RESULTS,
     envelope: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``figures`` as ``<folder>/<name>.json`` inside the envelope, atomically.

@@ -82,7 +82,7 @@ def bench_detection(texts: list[str]) -> dict[str, float]:
     plain.analyze(texts[0], language="en")  # warm both
     detector.detect(texts[:1])
     plain_s = time_it(lambda: [plain.analyze(t, language="en") for t in texts])
-    veiltune_s = time_it(lambda: list(detection_records(records, detector, policy, 64)))
+    veiltune_s = time_it(lambda: list(detection_records(records, detector, policy, batch_size=64)))
     return {
         "n_texts": len(texts),
         "n_chars": n_chars,
@@ -106,7 +106,7 @@ def bench_workers(n_conversations: int = 600) -> dict[str, float]:
         # the stream builds its detector: inside time_it, as the workers build theirs
         seconds = time_it(
             lambda config=config, workers=workers: sum(
-                1 for _ in anonymize_stream(corpus, config, REPO, workers)
+                1 for _ in anonymize_stream(corpus, config, REPO, workers=workers)
             )
         )
         result[f"workers_{workers}_chars_per_s"] = round(n_chars / seconds, 1)
@@ -176,7 +176,11 @@ def bench_train_step(steps: int = 6) -> dict[str, float]:
                 # No eval split: the timing is of training steps alone.
                 config = TrainConfig(max_steps=steps, eval_fraction=0.0, **settings)  # type: ignore[arg-type]
                 result = train_lora(
-                    base, corpus, config, Path(tmp) / f"a-{name}", work_dir=Path(tmp) / f"w-{name}"
+                    base,
+                    corpus,
+                    config,
+                    output_dir=Path(tmp) / f"a-{name}",
+                    work_dir=Path(tmp) / f"w-{name}",
                 )
                 results[f"{name}_tokens_per_s"] = round(result.tokens_per_second, 1)
                 results[f"{name}_seconds_per_step"] = round(result.runtime_s / result.steps, 2)

@@ -31,7 +31,7 @@ MODEL = "load-test-adapter"
 CALLS = ("create_run", "log_batch", "create_model_version")
 
 
-def client_work(uri: str, experiment: str, rounds: int, metrics: int) -> dict[str, list[float]]:
+def client_work(uri: str, experiment: str, rounds: int, *, metrics: int) -> dict[str, list[float]]:
     """One client's rounds: a run, a batch of ``metrics`` metrics, a model version."""
     from mlflow import MlflowClient
     from mlflow.entities import Metric
@@ -52,7 +52,7 @@ def client_work(uri: str, experiment: str, rounds: int, metrics: int) -> dict[st
     return seconds
 
 
-def measure(uri: str, clients: int, rounds: int, metrics: int) -> dict[str, Any]:
+def measure(uri: str, clients: int, rounds: int, *, metrics: int) -> dict[str, Any]:
     """Run ``clients`` clients at once against the server at ``uri``; their figures."""
     from mlflow import MlflowClient
 
@@ -63,7 +63,9 @@ def measure(uri: str, clients: int, rounds: int, metrics: int) -> dict[str, Any]
     started = time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
         done = list(
-            pool.map(lambda _: client_work(uri, experiment, rounds, metrics), range(clients))
+            pool.map(
+                lambda _: client_work(uri, experiment, rounds, metrics=metrics), range(clients)
+            )
         )
     wall = time.perf_counter() - started
     calls = {name: [s for d in done for s in d[name]] for name in CALLS}
@@ -102,7 +104,7 @@ def run(clients: int = 20, rounds: int = 5, metrics: int = 20) -> dict[str, Any]
         state = stack.up(folder)
         os.environ["MLFLOW_TRACKING_USERNAME"] = "pipeline"
         os.environ["MLFLOW_TRACKING_PASSWORD"] = stack.credentials(folder)["pipeline"]
-        figures = measure(state["mlflow_tracking_uri"], clients, rounds, metrics)
+        figures = measure(state["mlflow_tracking_uri"], clients, rounds, metrics=metrics)
     finally:
         if (folder / stack.STATE_FILE).is_file():
             stack.down(folder)

@@ -47,7 +47,8 @@ def surviving(conversations: Sequence[Any], inventory: list[Any], salt: str) -> 
     for conversation in conversations:
         entries = by_conversation.get(conversation.id, [])
         leaks = {
-            e.digest for e in find_leaks(training_text(conversation), entries, salt, MIN_CHARS)
+            e.digest
+            for e in find_leaks(training_text(conversation), entries, salt, min_chars=MIN_CHARS)
         }
         total += len({e.digest for e in entries})
         found += len(leaks)
@@ -93,7 +94,7 @@ def linking(raw: Sequence[Any], sources: dict[str, Sequence[Any]]) -> dict[str, 
     for name, conversations in sources.items():
         runs = []
         for seed in SEEDS:
-            fragments = build_fragments(conversations, config, 0.0, seed, nlp=nlp)
+            fragments = build_fragments(conversations, config, 0.0, seed=seed, nlp=nlp)
             examples = [*fragments.train, *fragments.evaluation]
             runs.append((len(examples), examples_linking_values(examples, values)))
         result[f"fragments ({name})"] = {

@@ -122,7 +122,7 @@ def copy_paths(workspace: Path, outputs: Iterable[str]) -> list[str]:
 
 
 def exp_run_command(
-    name: str, stages: Iterable[str], overrides: Mapping[str, Any], copy: Iterable[str]
+    name: str, stages: Iterable[str], overrides: Mapping[str, Any], *, copy: Iterable[str]
 ) -> list[str]:
     """``dvc exp run --temp -n NAME -C ... -S ... --single-item STAGE...``."""
     copies = [arg for path in copy for arg in ("-C", path)]

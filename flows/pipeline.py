@@ -135,8 +135,8 @@ def repro_stage(
     stage: str,
     env: Mapping[str, str],
     cwd: Path | None = None,
-    on_line: Callable[[str], None] = logger.info,
     *,
+    on_line: Callable[[str], None] = logger.info,
     timeout_s: float | None = None,
 ) -> StageOutcome:
     """Run ``dvc repro --single-item <stage>``, each output line to ``on_line`` as it comes.
@@ -145,7 +145,9 @@ def repro_stage(
         StageFailed: DVC exited non-zero (the message carries its last lines) or the stage
             outlived ``timeout_s``.
     """
-    return run_streamed(stage, stage_command(stage), env, on_line, cwd=cwd, timeout_s=timeout_s)
+    return run_streamed(
+        stage, stage_command(stage), env, on_line=on_line, cwd=cwd, timeout_s=timeout_s
+    )
 
 
 def workspace_metrics(stage: str) -> dict[str, Any] | None:
@@ -247,6 +249,7 @@ def check_flow_arguments(
     stages: Sequence[str] | None,
     overrides: Mapping[str, Any] | None,
     corpus: str | None,
+    *,
     params_path: Path = paths.PARAMS,
 ) -> None:
     """``veiltune flow``'s stages and overrides checked by the stage registry and the config
@@ -282,6 +285,7 @@ def run_in_workspace(
     stages: Sequence[str],
     env: dict[str, str],
     timeouts: Mapping[str, float],
+    *,
     reports: list[StageReport],
 ) -> None:
     for stage in stages:
@@ -293,13 +297,13 @@ def run_experiment(
     name: str,
     stages: Sequence[str],
     changes: Mapping[str, Any],
-    env: dict[str, str],
     *,
+    env: dict[str, str],
     timeouts: Mapping[str, float],
     reports: list[StageReport],
 ) -> None:
     copy = copy_paths(Path.cwd(), uncached_outputs(Path("dvc.yaml")))
-    run = ExperimentRun(exp_run_command(name, stages, changes, copy), env)
+    run = ExperimentRun(exp_run_command(name, stages, changes, copy=copy), env)
     try:
         for stage in stages:
             reports.append(follow_stage(stage, run, timeouts[stage]).result())
@@ -334,6 +338,7 @@ def pipeline(
     stages: list[StageName] | None = None,
     overrides: RunOverrides | None = None,
     corpus: str | None = None,
+    *,
     timeouts: dict[str, float] | None = None,
 ) -> list[str]:
     """Run the pipeline's stages in order.
@@ -366,11 +371,11 @@ def pipeline(
     reports: list[StageReport] = []
     try:
         if name is None:
-            run_in_workspace(selected, env, limits, reports)
+            run_in_workspace(selected, env, limits, reports=reports)
         else:
             signs = bool({"register", "export"} & set(selected))
             env = experiment_environment(env, context, signs)
-            run_experiment(name, selected, changes, env, timeouts=limits, reports=reports)
+            run_experiment(name, selected, changes, env=env, timeouts=limits, reports=reports)
     except BaseException:
         tracking.finish_pipeline_run(parent, status="FAILED")
         failed = next((s for s in selected if s not in {r.stage for r in reports}), "")

@@ -149,8 +149,8 @@ def run_streamed(
     stage: str,
     argv: list[str],
     env: Mapping[str, str],
-    on_line: LineSink,
     *,
+    on_line: LineSink,
     cwd: Path | None = None,
     timeout_s: float | None = None,
 ) -> StageOutcome:

@@ -33,7 +33,9 @@ def surrogate_anonymized(
         _spans(text, replaced.get(where.turn, [])) if where.kind == "text" else []
         for where, text in fields
     ]
-    anonymized, replacements = anonymize_conversation(conversation, fields, spans, SURROGATE_POLICY)
+    anonymized, replacements = anonymize_conversation(
+        conversation, fields, spans, policy=SURROGATE_POLICY
+    )
     return anonymized, [r.to_record() for r in replacements]
 
 

@@ -108,7 +108,7 @@ def tiny_memorizer(texts: Sequence[str], chat_template: str, seed: int = 0) -> t
     return LlamaForCausalLM(config), tokenizer
 
 
-def memorize(model: Any, rows: Sequence[dict[str, list[int]]], pad_id: int, steps: int) -> Any:
+def memorize(model: Any, rows: Sequence[dict[str, list[int]]], pad_id: int, *, steps: int) -> Any:
     """Train every weight of ``model`` on ``rows`` (input ids with their labels) until it has
     learnt them by heart: batches of four, AdamW at 3e-3; the model, in eval mode."""
     import random

@@ -51,7 +51,9 @@ def _one(args: tuple[Path, str, int, Path, Path, Path, int]) -> tuple[str, int, 
 
     torch.set_num_threads(threads)
     started = time.monotonic()
-    run_from_pack(read_pack(pack_dir), variant, seed, base_model, store=store, work_dir=work_dir)
+    run_from_pack(
+        read_pack(pack_dir), variant, seed, base_model=base_model, store=store, work_dir=work_dir
+    )
     return variant, seed, time.monotonic() - started
 
 

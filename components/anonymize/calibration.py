@@ -70,7 +70,7 @@ class Thresholds:
 
 
 def read_thresholds(
-    path: Path, operating_point: str, default: float, known_info_types: Collection[str]
+    path: Path, operating_point: str, default: float, *, known_info_types: Collection[str]
 ) -> Thresholds:
     """The thresholds of ``operating_point`` in the calibration file at ``path``."""
     document = read_policy_yaml(

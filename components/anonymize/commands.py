@@ -45,27 +45,29 @@ def anonymize(
     config: AnonymizeConfig,
     context: StageContext,
     input_path: Path,
-    output_path: Path,
     *,
+    output_path: Path,
     spans_path: Path | None = None,
 ) -> Metrics:
     """Anonymize any corpus file (outside the pipeline: nothing logged to MLflow)."""
     check_paths([input_path], [output_path, spans_path])
-    return anonymize_file(config, context.base_dir, input_path, output_path, spans_path=spans_path)
+    return anonymize_file(
+        config, context.base_dir, input_path, output_path=output_path, spans_path=spans_path
+    )
 
 
 def detect(
-    config: AnonymizeConfig, context: StageContext, input_path: Path, output_path: Path
+    config: AnonymizeConfig, context: StageContext, input_path: Path, *, output_path: Path
 ) -> int:
     """Write ``{"id", "spans"}`` (or per-turn spans) for each input record, in order."""
     check_paths([input_path], [output_path])
     if config.cluster is not None:
-        return detect_on_cluster(config, context.base_dir, input_path, output_path)
+        return detect_on_cluster(config, context.base_dir, input_path, output_path=output_path)
     # The detector first: a bad model or policy file is named before the corpus is read.
     detector = build_detector(config, context.base_dir)
     policy = anonymization_policy(config, context.base_dir)
     conversations = load_corpus(input_path)
-    records = detection_records(conversations, detector, policy, config.batch_size)
+    records = detection_records(conversations, detector, policy, batch_size=config.batch_size)
     return write_jsonl_atomic(output_path, records)
 
 
@@ -73,8 +75,8 @@ def evaluate_detection(
     config: AnonymizeConfig,
     context: StageContext,
     dataset: str,
-    path: Path | None,
     *,
+    path: Path | None,
     limit: int | None,
     output: Path,
     split: str = "all",
@@ -95,7 +97,7 @@ def evaluate_detection(
         config = replace(config, detectors=names)
     check_paths([path] if path is not None else [], [output])
     swept = parse_sweep(sweep) if sweep else None  # a bad --sweep fails before any loading
-    items = load_labelled(dataset, path, limit, split)
+    items = load_labelled(dataset, path, limit, split=split)
     policy = anonymization_policy(config, context.base_dir)
     samples: list[FalsePositive] = []
     if swept is not None:
@@ -103,22 +105,22 @@ def evaluate_detection(
             logger.info("a sweep runs in one process: anonymize.cluster is not used")
         swept_key, swept_values = swept
         rows = sweep_detection(
-            items, config, context.base_dir, policy, key=swept_key, values=swept_values
+            items, config, context.base_dir, policy=policy, key=swept_key, values=swept_values
         )
         scored: Metrics = {"sweep": rows}
     elif config.cluster:
         groups = conversation_groups(items)
         detected = detect_groups_on_cluster(config, context.base_dir, groups)
-        scored, samples = score_detection(items, groups, detected, show_false_positives)
+        scored, samples = score_detection(items, groups, detected, sample_size=show_false_positives)
     else:
         detector = build_detector(config, context.base_dir)
         scored, samples = run_evaluation(
-            items, detector, policy, config.batch_size, sample_size=show_false_positives
+            items, detector, policy, batch_size=config.batch_size, sample_size=show_false_positives
         )
     metrics = {"dataset": dataset, "split": split, "detectors": config.detectors, **scored}
     write_json_atomic(output, metrics)
     where = {"dataset": dataset, "path": str(path), "limit": str(limit), "split": split}
-    _log_detection_run(config, context, where, metrics, output=output)
+    _log_detection_run(config, context, where, metrics=metrics, output=output)
     return metrics, samples
 
 
@@ -126,8 +128,8 @@ def _log_detection_run(
     config: AnonymizeConfig,
     context: StageContext,
     where: dict[str, str],
-    metrics: Metrics,
     *,
+    metrics: Metrics,
     output: Path,
 ) -> None:
     """One MLflow run of the scoring: the params, the metrics (a sweep's curve a step a
@@ -171,8 +173,8 @@ def calibrate(
     config: AnonymizeConfig,
     context: StageContext,
     data: Sequence[tuple[str, Path | None]],
-    output: Path,
     *,
+    output: Path,
     limit: int | None = None,
 ) -> Metrics:
     """Calibrate the recognizers' thresholds of each operating point on labelled data and
@@ -185,17 +187,17 @@ def calibrate(
         base = kind.removeprefix(SPEECH_PREFIX)
         split = "tuning" if base == "presidio_research" else "all"
         name = f"{kind}:{path.name}" if path is not None else kind
-        items = load_labelled(base, path, limit, split)
+        items = load_labelled(base, path, limit, split=split)
         sets[name] = [speech_like(item) for item in items] if kind != base else items
     backend = PresidioDetector(
         config.spacy_model,
         config.info_types,
         Thresholds(config.score_threshold),
-        ner_recognizer(config, context.base_dir),
+        ner=ner_recognizer(config, context.base_dir),
         corroborate=config.ner.corroborate,
     )
     policy = anonymization_policy(config, context.base_dir)
-    points = run_calibration(Calibration(sets, backend, policy, config.score_threshold))
+    points = run_calibration(Calibration(sets, backend, policy, default=config.score_threshold))
     document = {
         "calibrated_on": {name: len(items) for name, items in sets.items()},
         "objective": (
@@ -213,8 +215,8 @@ def train_ner(
     data: Sequence[tuple[str, Path | None]],
     base: Path,
     output: Path,
-    settings: TrainSettings,
     *,
+    settings: TrainSettings,
     embedded_conversations: int = 200,
 ) -> Metrics:
     """Fine-tune the encoder at ``base`` into a token classifier for ``anonymize.ner.model``
@@ -230,10 +232,10 @@ def train_ner(
             items = list(embedded_texts(embedded_conversations, TRAIN_EMBEDDED_SEED))
         else:
             split = "tuning" if base_kind in SPLIT_KINDS else "all"
-            items = load_labelled(base_kind, path, None, split)
+            items = load_labelled(base_kind, path, None, split=split)
         if kind != base_kind:
             items = [speech_like(item, seed=i) for i, item in enumerate(items)]
         counts[f"{kind}:{path.name}" if path is not None else kind] = len(items)
         texts.extend(items)
-    figures = fine_tune(base, texts, output, settings)
+    figures = fine_tune(base, texts, output, settings=settings)
     return {"output": str(output), "trained_on": counts, **figures}

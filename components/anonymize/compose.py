@@ -39,8 +39,8 @@ class UnionDetector:
     ) -> list[list[Span]]:
         """The union's spans of each text, ``contexts`` (None: none) passed to the members
         that read context."""
-        entities = _union(self.detectors, texts, contexts, batch_size)
-        words = _union(self.word_level, texts, contexts, batch_size)
+        entities = _union(self.detectors, texts, contexts, batch_size=batch_size)
+        words = _union(self.word_level, texts, contexts, batch_size=batch_size)
         return [
             sorted([*found, *resolve_overlaps(_cut_around(extra, found, text))])
             for text, found, extra in zip(texts, entities, words, strict=True)
@@ -58,6 +58,7 @@ def _union(
     detectors: Sequence[Any],
     texts: Sequence[str],
     contexts: Sequence[str] | None,
+    *,
     batch_size: int,
 ) -> list[list[Span]]:
     results = [
@@ -83,10 +84,10 @@ def _cut_around(spans: Sequence[Span], blockers: Sequence[Span], text: str) -> l
             pieces.append((span, start, blocker.start))
             start = max(start, blocker.end)
         pieces.append((span, start, span.end))
-    return [piece for args in pieces if (piece := _trimmed(*args, text)) is not None]
+    return [piece for args in pieces if (piece := _trimmed(*args, text=text)) is not None]
 
 
-def _trimmed(span: Span, start: int, end: int, text: str) -> Span | None:
+def _trimmed(span: Span, start: int, end: int, *, text: str) -> Span | None:
     """The part of ``span`` in [start, end) without its edge spaces, if it holds a word."""
     if end <= start:
         return None

@@ -94,8 +94,8 @@ def anonymize_on_cluster(
     config: AnonymizeConfig,
     base_dir: Path,
     input_path: Path,
-    output_path: Path,
     *,
+    output_path: Path,
     spans_path: Path | None,
     key: SurrogateKey | None,
     total: int | None,
@@ -105,7 +105,13 @@ def anonymize_on_cluster(
     engine = engine_for(config, base_dir, key)
     outputs = {CORPUS: output_path, SPANS: spans_path}
     results = _run_on_cluster(
-        config, engine, anonymize_part, input_path, outputs=outputs, total=total, mode=PRIVATE
+        config,
+        engine,
+        anonymize_part,
+        input_path=input_path,
+        outputs=outputs,
+        total=total,
+        mode=PRIVATE,
     )
     tally = AnonymizationTally()
     for result in results:
@@ -114,12 +120,14 @@ def anonymize_on_cluster(
 
 
 def detect_on_cluster(
-    config: AnonymizeConfig, base_dir: Path, input_path: Path, output_path: Path
+    config: AnonymizeConfig, base_dir: Path, input_path: Path, *, output_path: Path
 ) -> int:
     """``detect`` on ``config.cluster``: the spans of each record, in input order."""
     engine = engine_for(config, base_dir, None)
     outputs: dict[str, Path | None] = {DETECTED: output_path}
-    results = _run_on_cluster(config, engine, detect_part, input_path, outputs=outputs, total=None)
+    results = _run_on_cluster(
+        config, engine, detect_part, input_path=input_path, outputs=outputs, total=None
+    )
     return sum(int(result["n_records"]) for result in results)
 
 
@@ -141,7 +149,7 @@ def detect_groups_on_cluster(
         config.cluster,
         config.workers,
         config.cluster_timeout_s,
-        detect_groups_part,
+        task=detect_groups_part,
         items=groups,
         arguments=arguments,
         description="detect",
@@ -155,8 +163,8 @@ def _run_on_cluster(
     config: AnonymizeConfig,
     engine: Engine,
     task: Callable[..., dict[str, Any]],
-    input_path: Path,
     *,
+    input_path: Path,
     outputs: Mapping[str, Path | None],
     total: int | None,
     mode: int | None = None,
@@ -170,13 +178,13 @@ def _run_on_cluster(
     first = next(path for path in outputs.values() if path is not None)
     tls = config.cluster_tls.files_for(config.cluster, engine.base_dir)
     with (
-        dask_client(config.cluster, config.workers, config.cluster_timeout_s, tls) as client,
+        dask_client(config.cluster, config.workers, config.cluster_timeout_s, tls=tls) as client,
         parts_folder(first) as folder,
     ):
         parts = partition(input_path, max(len(client.nthreads()), 1), folder)
         description = task.__name__.removesuffix("_part")  # "anonymize", "detect"
         results = run_parts(
-            client, task, parts, [engine, token], description=description, total=total
+            client, task, parts, arguments=[engine, token], description=description, total=total
         )
         check_unique_ids(results, input_path)
         with contextlib.ExitStack() as stack:
@@ -253,7 +261,7 @@ def detect_part(part: Part, engine: Engine, token: str) -> dict[str, Any]:
     ids: list[tuple[str, int]] = []
     with part_writer(part.output(DETECTED)) as detected:
         for batch, batch_ids in _read_part(part, engine.config.batch_size):
-            records = detection_records(batch, detector, policy, len(batch))
+            records = detection_records(batch, detector, policy, batch_size=len(batch))
             detected.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
             ids += batch_ids
     return {"n_records": len(ids), "ids": ids}
@@ -264,5 +272,5 @@ def detect_groups_part(
 ) -> dict[str, Any]:
     """A share of ``evaluate-detection`` on a worker: the spans of its texts, by turn."""
     detector, policy = _built(engine, token)
-    turns = list(detected_turns(groups, detector, policy, engine.config.batch_size))
+    turns = list(detected_turns(groups, detector, policy, batch_size=engine.config.batch_size))
     return {"n_records": len(groups), "turns": turns}

@@ -66,6 +66,7 @@ def anonymize_corpus(
     conversations: Iterable[Conversation],
     detector: Detector,
     policy: AnonymizationPolicy,
+    *,
     batch_size: int = 64,
 ) -> Iterator[tuple[Conversation, list[Replacement]]]:
     """Anonymize a stream of conversations, detecting ``batch_size`` conversations at a time."""
@@ -85,7 +86,7 @@ def _anonymize_batch(
     for conversation, (fields, spans) in zip(
         batch, detect_batch(batch, detector, policy), strict=True
     ):
-        yield anonymize_conversation(conversation, fields, spans, policy)
+        yield anonymize_conversation(conversation, fields, spans, policy=policy)
 
 
 def detect_batch(

@@ -88,7 +88,7 @@ def entity_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detecto
         config.spacy_model,
         config.info_types,
         thresholds,
-        ner_recognizer(config, base_dir),
+        ner=ner_recognizer(config, base_dir),
         own=own_recognizers(config, base_dir),
         disabled=config.disabled_recognizers,
         corroborate=config.ner.corroborate,
@@ -128,7 +128,7 @@ def ner_recognizer(
     policy_file = base_dir / settings.labels
     policy = read_label_policy(policy_file, known_info_types(config))
     classifier = load_token_classifier(
-        settings.model, base_dir, ner_threads(config), settings.batch_size
+        settings.model, base_dir, ner_threads(config), batch_size=settings.batch_size
     )
     info_types = info_types_of(classifier.scheme.entities, policy, policy_file)
     return TransformerNerRecognizer(classifier, info_types, settings.threshold)
@@ -200,7 +200,7 @@ def detection_thresholds(config: AnonymizeConfig, base_dir: Path = Path()) -> Th
         base_dir / config.calibration,
         config.operating_point,
         config.score_threshold,
-        known_info_types(config),
+        known_info_types=known_info_types(config),
     )
 
 
@@ -287,7 +287,7 @@ def build_surrogates(
     key = key or SurrogateKey(secrets.token_hex(16))
     values = RealisticValues(config.surrogate.locale)
     build = SURROGATE_SOURCES[config.surrogate.method]
-    source = build(values, config, base_dir, lambda: entity_detector(config, base_dir))
+    source = build(values, config, base_dir, detector=lambda: entity_detector(config, base_dir))
     return Surrogates(key, values, source)
 
 
@@ -308,6 +308,7 @@ def detection_records(
     conversations: Sequence[Conversation],
     detector: Detector,
     policy: AnonymizationPolicy,
+    *,
     batch_size: int,
 ) -> Iterator[dict[str, Any]]:
     """``{"id", "spans"}`` per record: flat spans for plain text, ``turn``-tagged for turns,

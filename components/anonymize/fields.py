@@ -56,12 +56,12 @@ def text_fields(
             fields.append((TextField("label_key", key=key), key))
         if isinstance(value, str) and value in known.get(key, ()):
             continue  # a known class label ("payroll_issue") is a category, never free text
-        fields.extend(_label_fields(key, value, (), keys))
+        fields.extend(_label_fields(key, value, (), keys=keys))
     return fields
 
 
 def _label_fields(
-    key: str, value: Any, path: tuple[PathPart, ...], keys: PiLabelKeys
+    key: str, value: Any, path: tuple[PathPart, ...], *, keys: PiLabelKeys
 ) -> list[tuple[TextField, str]]:
     """The texts inside one label value: strings, identifier-like numbers and numbers under
     a key that names PI, dict keys."""
@@ -73,10 +73,10 @@ def _label_fields(
     if isinstance(value, dict):
         for name, item in value.items():
             found.append((TextField("label_key", key=key, path=(*path, name)), name))
-            found.extend(_label_fields(key, item, (*path, name), keys))
+            found.extend(_label_fields(key, item, (*path, name), keys=keys))
     elif isinstance(value, list):
         for j, item in enumerate(value):
-            found.extend(_label_fields(key, item, (*path, j), keys))
+            found.extend(_label_fields(key, item, (*path, j), keys=keys))
     return found
 
 

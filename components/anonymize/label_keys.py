@@ -82,7 +82,7 @@ def read_pi_label_keys(path: Path, known_info_types: Collection[str]) -> PiLabel
         raise InputError(f"{path}: a mapping of info type to a list of label keys is needed")
     entries: dict[tuple[str, ...], str] = {}
     for info_type, keys in document.items():
-        _check_entry(path, info_type, keys, known_info_types)
+        _check_entry(path, info_type, keys, known_info_types=known_info_types)
         for key in keys:
             words = key_words(key)
             if words in entries:
@@ -91,7 +91,9 @@ def read_pi_label_keys(path: Path, known_info_types: Collection[str]) -> PiLabel
     return PiLabelKeys(entries)
 
 
-def _check_entry(path: Path, info_type: Any, keys: Any, known_info_types: Collection[str]) -> None:
+def _check_entry(
+    path: Path, info_type: Any, keys: Any, *, known_info_types: Collection[str]
+) -> None:
     if not isinstance(info_type, str) or not _INFO_TYPE.fullmatch(info_type):
         raise InputError(f"{path}: {info_type!r}: an info type name (PHONE_NUMBER) is needed")
     if info_type not in known_info_types:

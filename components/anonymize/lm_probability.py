@@ -223,6 +223,7 @@ def _encode_in_context(
     lm: _LanguageModel,
     texts: Sequence[str],
     contexts: Sequence[str] | None,
+    *,
     max_context_tokens: int,
 ) -> list[_Encoded]:
     """Each text tokenized after its context (none when ``contexts`` is None), with its
@@ -272,7 +273,9 @@ class CausalWordScorer:
     ) -> list[list[WordProbability]]:
         """The probability of each text's candidate words given what precedes them: the
         end of ``contexts[i]`` (if given), then the text's earlier tokens."""
-        encoded = _encode_in_context(self.lm, texts, contexts, self.context_tokens)
+        encoded = _encode_in_context(
+            self.lm, texts, contexts, max_context_tokens=self.context_tokens
+        )
         rows = [
             row
             for i, text in enumerate(encoded)
@@ -346,9 +349,11 @@ class MaskedWordScorer:
     ) -> list[list[WordProbability]]:
         """The probability of each text's candidate words given both sides: the text, after
         the end of ``contexts[i]`` (if given)."""
-        encoded = _encode_in_context(self.lm, texts, contexts, self.context_tokens)
+        encoded = _encode_in_context(
+            self.lm, texts, contexts, max_context_tokens=self.context_tokens
+        )
         rows = [
-            self._row(i, w, text.ids, tokens)
+            self._row(i, w, text.ids, tokens=tokens)
             for i, text in enumerate(encoded)
             for w, tokens in enumerate(text.tokens)
         ]
@@ -363,7 +368,7 @@ class MaskedWordScorer:
             for i, text in enumerate(encoded)
         ]
 
-    def _row(self, text: int, word: int, ids: list[int], tokens: list[int]) -> _Row:
+    def _row(self, text: int, word: int, ids: list[int], *, tokens: list[int]) -> _Row:
         width = self.lm.max_tokens - len(self.prefix) - len(self.suffix)
         first, last = tokens[0], tokens[-1] + 1
         begin = max(0, min(first - (width - (last - first)) // 2, len(ids) - width))
@@ -377,7 +382,7 @@ class MaskedWordScorer:
 
 
 def load_scorer(
-    folder: Path, masked: bool, max_tokens: int, context_tokens: int = 64
+    folder: Path, masked: bool, max_tokens: int, *, context_tokens: int = 64
 ) -> WordProbabilityScorer:
     """The masked or causal scorer on the model in ``folder``."""
     scorer = MaskedWordScorer if masked else CausalWordScorer

@@ -95,7 +95,7 @@ def token_labels(
 
 
 def encode(
-    texts: Sequence[LabelledText], tokenizer: Any, labels: Sequence[str], max_tokens: int
+    texts: Sequence[LabelledText], tokenizer: Any, labels: Sequence[str], *, max_tokens: int
 ) -> list[dict[str, list[int]]]:
     """Each text tokenized (cut at ``max_tokens``) with its tokens' labels; empty texts and
     texts with nothing to learn (every token ignored) are left out."""
@@ -123,6 +123,7 @@ def fine_tune(
     base: Path,
     texts: Sequence[LabelledText],
     output: Path,
+    *,
     settings: TrainSettings,
 ) -> dict[str, float]:
     """Fine-tune the encoder in the Hugging Face folder ``base`` on ``texts`` into a token
@@ -137,13 +138,13 @@ def fine_tune(
     torch.manual_seed(settings.seed)
     labels = bio_labels()
     tokenizer, model = _load(base, labels)
-    examples = encode(texts, tokenizer, labels, settings.max_tokens)
+    examples = encode(texts, tokenizer, labels, max_tokens=settings.max_tokens)
     if not examples:
         raise InputError("no labelled text to train on")
     if settings.lora_rank:
         model = with_lora(model, settings.lora_rank)
     began = time.monotonic()
-    steps, last_loss = _train(model, examples, tokenizer.pad_token_id or 0, settings)
+    steps, last_loss = _train(model, examples, tokenizer.pad_token_id or 0, settings=settings)
     output.mkdir(parents=True, exist_ok=True)
     if settings.lora_rank:
         model.save_pretrained(output / ADAPTER_DIR)
@@ -181,7 +182,7 @@ def _load(base: Path, labels: Sequence[str]) -> tuple[Any, Any]:
 
 
 def _train(
-    model: Any, examples: Sequence[dict[str, list[int]]], pad_id: int, settings: TrainSettings
+    model: Any, examples: Sequence[dict[str, list[int]]], pad_id: int, *, settings: TrainSettings
 ) -> tuple[int, float]:
     """AdamW with a linear warm-up and decay over every epoch; returns the steps taken and
     the last epoch's mean loss. The model is left in eval mode."""

@@ -80,7 +80,9 @@ def surrogate(target: Target, replacing: Replacing) -> tuple[str, str]:
     assert replacing.surrogates is not None, "the surrogate replacer needs a surrogate book"
     span = target.span
     context = (target.before, target.after)
-    value = replacing.surrogates.render(span.entity_type, target.surface, target.token, context)
+    value = replacing.surrogates.render(
+        span.entity_type, target.surface, target.token, context=context
+    )
     return (target.token, FALLBACK_METHOD) if value is None else (value, SURROGATE_METHOD)
 
 

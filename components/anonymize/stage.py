@@ -39,7 +39,9 @@ def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
         key = None
         if config.replacement == "surrogate":
             key = surrogate_key(context.input(paths.SALT), context.input(paths.INVENTORY))
-        metrics = anonymize_file(config, context.base_dir, raw, corpus, spans_path=spans, key=key)
+        metrics = anonymize_file(
+            config, context.base_dir, raw, output_path=corpus, spans_path=spans, key=key
+        )
         context.record(metrics)
     return metrics
 
@@ -56,30 +58,33 @@ def anonymize_file(
     config: AnonymizeConfig,
     base_dir: Path,
     input_path: Path,
-    output_path: Path,
     *,
+    output_path: Path,
     spans_path: Path | None,
     key: SurrogateKey | None = None,
 ) -> Metrics:
-    """Stream a corpus through the anonymizer; both outputs appear only if all succeeds,
-    readable by their owner only (anonymized text may hold what the detector missed).
-
-    Args:
-        base_dir: the folder the policy files of ``config`` are named from.
-    """
+    """Stream a corpus through the anonymizer (the policy files of ``config`` named from
+    ``base_dir``); both outputs appear only if all succeeds, readable by their owner only
+    (anonymized text may hold what the detector missed)."""
     from tqdm import tqdm
 
     started = time.perf_counter()
     if config.cluster is not None:
         total = count_records(input_path)
         tally = anonymize_on_cluster(
-            config, base_dir, input_path, output_path, spans_path=spans_path, key=key, total=total
+            config,
+            base_dir,
+            input_path,
+            output_path=output_path,
+            spans_path=spans_path,
+            key=key,
+            total=total,
         )
         return tally.to_metrics(time.perf_counter() - started, config.workers)
     tally = AnonymizationTally()
     usage: dict[str, Any] = {}  # a remote backend's requests, bytes and cost
     stream = anonymize_stream(
-        read_corpus(input_path), config, base_dir, config.workers, key=key, usage=usage
+        read_corpus(input_path), config, base_dir, workers=config.workers, key=key, usage=usage
     )
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(

@@ -77,8 +77,8 @@ def anonymize_stream(
     conversations: Iterable[Conversation],
     config: AnonymizeConfig,
     base_dir: Path,
-    workers: int = 1,
     *,
+    workers: int = 1,
     key: SurrogateKey | None = None,
     usage: dict[str, Any] | None = None,
 ) -> Iterator[tuple[Conversation, Result]]:
@@ -95,17 +95,17 @@ def anonymize_stream(
     if workers <= 1:
         detector = factory.build_detector(config, base_dir)
         policy = factory.anonymization_policy(config, base_dir, key)
-        return _in_process(conversations, config.batch_size, detector, policy, usage=usage)
+        return _in_process(conversations, config.batch_size, detector, policy=policy, usage=usage)
     factory.check_policy_files(config, base_dir)
-    return _in_pool(conversations, config, base_dir, workers, key=key)
+    return _in_pool(conversations, config, base_dir, workers=workers, key=key)
 
 
 def _in_process(
     conversations: Iterable[Conversation],
     batch_size: int,
     detector: Detector,
-    policy: AnonymizationPolicy,
     *,
+    policy: AnonymizationPolicy,
     usage: dict[str, Any] | None,
 ) -> Iterator[tuple[Conversation, Result]]:
     for batch in _batches(conversations, batch_size):
@@ -119,8 +119,8 @@ def _in_pool(
     conversations: Iterable[Conversation],
     config: AnonymizeConfig,
     base_dir: Path,
-    workers: int,
     *,
+    workers: int,
     key: SurrogateKey | None,
 ) -> Iterator[tuple[Conversation, Result]]:
     context = multiprocessing.get_context("fork")
@@ -145,7 +145,7 @@ def _batches(conversations: Iterable[Conversation], size: int) -> Iterator[list[
 def run_batch(
     batch: list[Conversation], detector: Detector, policy: AnonymizationPolicy
 ) -> list[Result]:
-    return list(anonymize_corpus(batch, detector, policy, len(batch)))
+    return list(anonymize_corpus(batch, detector, policy, batch_size=len(batch)))
 
 
 _WORKER: dict[str, Any] = {}  # this worker process's detector and policy, built once

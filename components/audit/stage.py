@@ -54,7 +54,7 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
         model, tokenizer = load_adapter(read(paths.BASE_MODEL), adapter)
         # the entity engine's findings in outputs (word-level detectors flag most words)
         detector = entity_detector(context.config(AnonymizeConfig), context.base_dir)
-        results = run_audits(model, tokenizer, config, inputs, detector=detector)
+        results = run_audits(model, tokenizer, config, inputs=inputs, detector=detector)
         summary = {**audit_summary(results, train_config.corpus), ADAPTER_KEY: attacked}
         # what decides in the metrics file; the other figures (each canary, each info type)
         # apart: DVC's table has a column per key

@@ -28,7 +28,11 @@ FOLDER_MARK = ".veiltune-output"
 
 
 def check_output_file(
-    path: Path, inputs: Iterable[Path | None] = (), create_parent: bool = False, raw: bool = False
+    path: Path,
+    inputs: Iterable[Path | None] = (),
+    create_parent: bool = False,
+    *,
+    raw: bool = False,
 ) -> None:
     """Refuse an output path that does not name a file veiltune may replace, before any
     work is done: an empty name, ``.`` or ``..``, an existing directory, a missing folder
@@ -101,7 +105,7 @@ def atomic_path(path: Path, mode: int | None = None) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def atomic_folder(
-    path: Path, kind: str, private: bool = False, raw: bool = False
+    path: Path, kind: str, private: bool = False, *, raw: bool = False
 ) -> Iterator[Path]:
     """Yield a new, empty temporary folder that replaces the folder ``path`` whole, in one
     rename, only if the block succeeds.

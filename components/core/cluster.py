@@ -131,7 +131,7 @@ def _warn_plaintext(address: str) -> None:
 
 @contextlib.contextmanager
 def dask_client(
-    address: str, workers: int, timeout_s: float, tls: TlsFiles | None = None
+    address: str, workers: int, timeout_s: float, *, tls: TlsFiles | None = None
 ) -> Iterator[Client]:
     """A client of a LocalCluster of ``workers`` processes (``address`` ``local``: TLS, its
     certificates made for the run), or of the scheduler at ``address`` (``tls://`` with
@@ -144,7 +144,7 @@ def dask_client(
     """
     with (
         _distributed_logs_follow_the_root(),
-        _client(address, workers, timeout_s, tls) as client,
+        _client(address, workers, timeout_s, tls=tls) as client,
     ):
         yield client
 
@@ -174,7 +174,9 @@ def _distributed_logs_follow_the_root() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _client(address: str, workers: int, timeout_s: float, tls: TlsFiles | None) -> Iterator[Client]:
+def _client(
+    address: str, workers: int, timeout_s: float, *, tls: TlsFiles | None
+) -> Iterator[Client]:
     """:func:`dask_client` itself, under the log levels it sets."""
     from distributed import Client, LocalCluster
 
@@ -271,8 +273,8 @@ def run_shares(
     cluster: str,
     workers: int,
     timeout_s: float,
-    task: Callable[..., dict[str, Any]],
     *,
+    task: Callable[..., dict[str, Any]],
     items: Sequence[Any],
     arguments: Sequence[Any],
     description: str,
@@ -280,9 +282,11 @@ def run_shares(
 ) -> list[dict[str, Any]]:
     """``task(share, *arguments)`` over :func:`shares` of ``items`` (work in memory, not in
     a file) on ``cluster``; the results in order."""
-    with dask_client(cluster, workers, timeout_s, tls) as client:
+    with dask_client(cluster, workers, timeout_s, tls=tls) as client:
         parts = shares(items, len(client.nthreads()))
-        return run_parts(client, task, parts, arguments, description=description, total=len(items))
+        return run_parts(
+            client, task, parts, arguments=arguments, description=description, total=len(items)
+        )
 
 
 class Share(list[T]):
@@ -305,8 +309,8 @@ def run_parts(
     client: Client,
     task: Callable[..., dict[str, Any]],
     parts: Sequence[Any],
-    arguments: Sequence[Any],
     *,
+    arguments: Sequence[Any],
     description: str,
     total: int | None,
 ) -> list[dict[str, Any]]:

@@ -153,7 +153,7 @@ def _build(section: Any, where: str, cls: type[C]) -> C:
     try:
         return _adapter(cls).validate_json(json.dumps(section))
     except ValidationError as exc:
-        raise ParamsError(_message(exc, section, where, cls)) from None
+        raise ParamsError(_message(exc, section, where, cls=cls)) from None
 
 
 def _adapter(cls: type[C]) -> TypeAdapter[C]:
@@ -183,7 +183,7 @@ def _check_plain(key: str, value: Any) -> None:
         )
 
 
-def _message(error: ValidationError, section: dict[str, Any], where: str, cls: type) -> str:
+def _message(error: ValidationError, section: dict[str, Any], where: str, *, cls: type) -> str:
     """pydantic's first error as one line naming the key path, the type or range the key
     allows and the value given."""
     errors = error.errors()

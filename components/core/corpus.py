@@ -135,7 +135,7 @@ def conversation_from_record(
         raise InputError(f"{where}: key 'labels' must be an object")
     _check_task_labels(labels, where)
     pi = _pi_from(obj.get("pi", []), turns, where)
-    sensitive = _sensitive_from(obj.get("sensitive", []), turns, where, sensitive_paths)
+    sensitive = _sensitive_from(obj.get("sensitive", []), turns, where, known=sensitive_paths)
     return Conversation(str(conv_id), turns, context, pi, labels, plain, sensitive)
 
 
@@ -199,22 +199,28 @@ def _pi_from(value: Any, turns: tuple[Turn, ...], where: str) -> tuple[PiSpan, .
         if not isinstance(item, dict):
             raise InputError(f"{where}: key 'pi[{i}]' must be an object")
         span = PiSpan(
-            turn=_integer(item, "turn", f"pi[{i}]", where),
-            start=_integer(item, "start", f"pi[{i}]", where),
-            end=_integer(item, "end", f"pi[{i}]", where),
-            entity_type=_string(item, "entity_type", f"pi[{i}]", where),
+            turn=_integer(item, "turn", f"pi[{i}]", where=where),
+            start=_integer(item, "start", f"pi[{i}]", where=where),
+            end=_integer(item, "end", f"pi[{i}]", where=where),
+            entity_type=_string(item, "entity_type", f"pi[{i}]", where=where),
             entity=str(_scalar(item.get("entity", f"pi{i}"), f"pi[{i}].entity", where)),
-            field=_string(item, "field", f"pi[{i}]", where, default="text"),
+            field=_string(item, "field", f"pi[{i}]", where=where, default="text"),
         )
         _check_offsets(
-            span.turn, span.field, span.start, span.end, turns=turns, name=f"pi[{i}]", where=where
+            span.turn,
+            span.field,
+            span.start,
+            end=span.end,
+            turns=turns,
+            name=f"pi[{i}]",
+            where=where,
         )
         spans.append(span)
     return tuple(spans)
 
 
 def _sensitive_from(
-    value: Any, turns: tuple[Turn, ...], where: str, known: Collection[str] | None
+    value: Any, turns: tuple[Turn, ...], where: str, *, known: Collection[str] | None
 ) -> tuple[SensitiveSpan, ...]:
     if not isinstance(value, list):
         raise InputError(f"{where}: key 'sensitive' must be a list")
@@ -224,12 +230,12 @@ def _sensitive_from(
         if not isinstance(item, dict):
             raise InputError(f"{where}: key '{name}' must be an object")
         span = SensitiveSpan(
-            turn=_integer(item, "turn", name, where),
-            start=_integer(item, "start", name, where),
-            end=_integer(item, "end", name, where),
-            path=_string(item, "path", name, where),
+            turn=_integer(item, "turn", name, where=where),
+            start=_integer(item, "start", name, where=where),
+            end=_integer(item, "end", name, where=where),
+            path=_string(item, "path", name, where=where),
             element=str(_scalar(item.get("element", f"s{i}"), f"{name}.element", where)),
-            field=_string(item, "field", name, where, default="text"),
+            field=_string(item, "field", name, where=where, default="text"),
         )
         if known is not None and span.path not in known:
             raise InputError(
@@ -237,14 +243,14 @@ def _sensitive_from(
                 "taxonomy (ingest.taxonomy)"
             )
         _check_offsets(
-            span.turn, span.field, span.start, span.end, turns=turns, name=name, where=where
+            span.turn, span.field, span.start, end=span.end, turns=turns, name=name, where=where
         )
         spans.append(span)
     return tuple(spans)
 
 
 def _check_offsets(
-    turn: int, field: str, start: int, end: int, *, turns: tuple[Turn, ...], name: str, where: str
+    turn: int, field: str, start: int, *, end: int, turns: tuple[Turn, ...], name: str, where: str
 ) -> None:
     """A span's turn, field and offsets must point inside the conversation's text."""
     if field not in TEXT_FIELDS or not 0 <= turn < len(turns):
@@ -254,7 +260,7 @@ def _check_offsets(
         raise InputError(f"{where}: {name} offsets {start}:{end} outside its text")
 
 
-def _integer(item: dict[str, Any], key: str, prefix: str, where: str) -> int:
+def _integer(item: dict[str, Any], key: str, prefix: str, *, where: str) -> int:
     """An integer as JSON wrote it: ``false``, ``8.9`` and ``"16"`` are not offsets. The
     error names the value's type, never the value (a corpus field may hold anything)."""
     value = item.get(key)
@@ -265,7 +271,7 @@ def _integer(item: dict[str, Any], key: str, prefix: str, where: str) -> int:
 
 
 def _string(
-    item: dict[str, Any], key: str, prefix: str, where: str, *, default: str | None = None
+    item: dict[str, Any], key: str, prefix: str, *, where: str, default: str | None = None
 ) -> str:
     value = item.get(key, default)
     if not isinstance(value, str) or not value:

@@ -221,8 +221,8 @@ def signature_problem(
     data: bytes,
     signature: bytes,
     named_key: str | None,
-    trusted: Ed25519PublicKey,
     *,
+    trusted: Ed25519PublicKey,
     names: tuple[str, str, str],
 ) -> str | None:
     """Why ``data`` is not vouched for by ``trusted``; None when its signature is good.

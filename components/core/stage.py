@@ -129,7 +129,7 @@ class StageContext:
             stage,
             self.configs[stage],
             metrics if logged is None else logged,
-            [metrics_file, *artifacts],
+            artifacts=[metrics_file, *artifacts],
         )
         return metrics_file
 
@@ -187,7 +187,7 @@ def check_paths(
         )
 
 
-def _log_stage(stage: str, config: object, metrics: Metrics, artifacts: Sequence[Path]) -> None:
+def _log_stage(stage: str, config: object, metrics: Metrics, *, artifacts: Sequence[Path]) -> None:
     """Log a stage's params, numeric metrics and artifacts to the active MLflow run."""
     import mlflow
 

@@ -315,7 +315,9 @@ def _flatten(value: Any, key: str, out: dict[str, float]) -> None:
             _flatten(v, f"{key}.{k}" if key else str(k), out)
 
 
-def log_corpus_input(corpus: Path, conversation_ids: Sequence[str], name: str, context: str) -> str:
+def log_corpus_input(
+    corpus: Path, conversation_ids: Sequence[str], name: str, *, context: str
+) -> str:
     """Record the conversations the active run read as an MLflow dataset input: the corpus
     file's path, a digest of its content and of the ids read, and no text (rows may hold PI).
 

@@ -107,7 +107,7 @@ def _experiment_records(name: str, rev: str) -> tuple[Record, ...] | None:
 
 
 def utility_profile(
-    context: StageContext, planned: Sequence[PlannedRun], store: Path, output_dir: Path
+    context: StageContext, planned: Sequence[PlannedRun], store: Path, *, output_dir: Path
 ) -> Metrics:
     """Train and evaluate each planned run as a DVC experiment in the workspace, copy its
     evaluation into the run store, then write the report from the store.
@@ -179,8 +179,8 @@ def utility_pack(
     context: StageContext,
     destination: Path,
     anonymized: Mapping[str, Path],
-    steps: int | None,
     *,
+    steps: int | None,
     max_eval: int | None,
     tasks: Sequence[str] | None = None,
     eval_tasks: Sequence[str] | None = None,
@@ -207,7 +207,7 @@ def utility_pack(
         destination,
         load_corpus(paths.RAW_CORPUS),
         splits,
-        anonymized,
+        anonymized=anonymized,
         train=train,
         evaluate=evaluate,
     )
@@ -230,7 +230,7 @@ def grades_export(context: StageContext, output: Path, limit: int) -> Metrics:
         conversations,
         model,
         tokenizer,
-        output,
+        output=output,
         max_new_tokens=config.max_new_tokens,
         max_prompt_tokens=config.max_prompt_tokens,
     )

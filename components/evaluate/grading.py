@@ -46,8 +46,8 @@ def export_summaries(
     conversations: Sequence[Conversation],
     model: Any,
     tokenizer: Any,
-    output: Path,
     *,
+    output: Path,
     max_new_tokens: int,
     max_prompt_tokens: int,
 ) -> int:
@@ -59,7 +59,9 @@ def export_summaries(
         )
     examples = [task_examples(c, [PRIVATE_SUMMARY])[0] for c in conversations]
     prompts = [fit_prompt(e.prompt, tokenizer, max_prompt_tokens) for e in examples]
-    summaries = generate(model, tokenizer, prompts, max_new_tokens, progress="grades export")
+    summaries = generate(
+        model, tokenizer, prompts, max_new_tokens=max_new_tokens, progress="grades export"
+    )
     records = [
         {
             "id": c.id,
@@ -107,6 +109,7 @@ def import_grades(
     paths: Sequence[Path],
     conversations: Mapping[str, Conversation],
     output: Path,
+    *,
     judge: OfflineJudge | None = None,
 ) -> dict[str, Any]:
     """Agreement of each grader with the judge and between graders, over the summaries they

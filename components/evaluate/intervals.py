@@ -73,7 +73,7 @@ def statistic(sample: Sample, exponentiate: bool = False) -> float:
 
 
 def bootstrap_interval(
-    sample: Sample, exponentiate: bool = False, resamples: int = RESAMPLES, seed: int = 0
+    sample: Sample, exponentiate: bool = False, resamples: int = RESAMPLES, *, seed: int = 0
 ) -> Interval:
     """Percentile bootstrap interval (``CONFIDENCE``) of the statistic, resampling
     conversations with replacement (``scipy.stats.bootstrap``)."""
@@ -81,9 +81,9 @@ def bootstrap_interval(
     numerators, denominators = _arrays(sample, ids)
 
     def ratio(num: _Array, den: _Array, axis: int = -1) -> _Array:
-        return _ratio(num, den, exponentiate, axis)
+        return _ratio(num, den, exponentiate, axis=axis)
 
-    low, high = _bootstrap((numerators, denominators), ratio, resamples, seed)
+    low, high = _bootstrap((numerators, denominators), ratio, resamples, seed=seed)
     return Interval(statistic(sample, exponentiate), float(low), float(high))
 
 
@@ -91,8 +91,8 @@ def paired_difference(
     variant: Sample,
     reference: Sample,
     exponentiate: bool = False,
-    resamples: int = RESAMPLES,
     *,
+    resamples: int = RESAMPLES,
     seed: int = 0,
 ) -> Difference:
     """``variant − reference`` over the conversations both scored, each resample drawing the
@@ -102,17 +102,17 @@ def paired_difference(
     arrays = (*_arrays(variant, ids), *_arrays(reference, ids))
 
     def both(
-        v_num: _Array, v_den: _Array, r_num: _Array, r_den: _Array, *, axis: int = -1
+        v_num: _Array, v_den: _Array, r_num: _Array, *, r_den: _Array, axis: int = -1
     ) -> _Array:
-        v = _ratio(v_num, v_den, exponentiate, axis)
-        r = _ratio(r_num, r_den, exponentiate, axis)
+        v = _ratio(v_num, v_den, exponentiate, axis=axis)
+        r = _ratio(r_num, r_den, exponentiate, axis=axis)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.stack([v - r, v / r - 1, r])
 
     v_num, v_den, r_num, r_den = (a[None, :] for a in arrays)
-    full = both(v_num, v_den, r_num, r_den)[:, 0]
+    full = both(v_num, v_den, r_num, r_den=r_den)[:, 0]
     (abs_low, rel_low, _), (abs_high, rel_high, _), draws = _bootstrap(
-        arrays, both, resamples, seed, keep_draws=True
+        arrays, both, resamples, seed=seed, keep_draws=True
     )
     absolute = Interval(float(full[0]), float(abs_low), float(abs_high))
     relative = None
@@ -153,8 +153,8 @@ def _bootstrap(
     arrays: Sequence[_Array],
     statistic: Any,
     resamples: int,
-    seed: int,
     *,
+    seed: int,
     keep_draws: bool = False,
 ) -> Any:
     """``scipy.stats.bootstrap``'s percentile interval, conversations resampled together
@@ -187,7 +187,9 @@ def _bootstrap(
     return (low, high, result.bootstrap_distribution) if keep_draws else (low, high)
 
 
-def _ratio(numerators: _Array, denominators: _Array, exponentiate: bool, axis: int = -1) -> _Array:
+def _ratio(
+    numerators: _Array, denominators: _Array, exponentiate: bool, *, axis: int = -1
+) -> _Array:
     """``sum(numerators) / sum(denominators)`` along ``axis`` (``exp`` of it when asked)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = numerators.sum(axis=axis) / denominators.sum(axis=axis)
@@ -203,11 +205,11 @@ def utility_intervals(
     conversations both scored; each with ``n``, the conversations it is over. What evaluate
     writes to ``data/evaluate/intervals.json``."""
     keys = sorted({key for sampled in by_model.values() for key, s in sampled.items() if s})
-    return {key: _metric_intervals(key, by_model, reference, seed) for key in keys}
+    return {key: _metric_intervals(key, by_model, reference, seed=seed) for key in keys}
 
 
 def _metric_intervals(
-    key: str, by_model: Mapping[str, Mapping[str, Sample]], reference: str, seed: int
+    key: str, by_model: Mapping[str, Mapping[str, Sample]], reference: str, *, seed: int
 ) -> dict[str, dict[str, float]]:
     exponentiate = is_perplexity(key)
     scored = {model: sampled[key] for model, sampled in by_model.items() if sampled.get(key)}

@@ -78,7 +78,7 @@ class LlmJudge:
 
 
 def build_llm_judge(
-    model: str, allow_remote: bool, max_new_tokens: int, proxy: str | None = None
+    model: str, allow_remote: bool, max_new_tokens: int, *, proxy: str | None = None
 ) -> LlmJudge:
     """The judge ``evaluate.judge.model`` names: a URL (reached through ``proxy`` when it
     is remote and one is named) or a local model folder.
@@ -107,7 +107,7 @@ def build_llm_judge(
 
 def _local(folder: Path, max_new_tokens: int) -> Complete:
     model, tokenizer = load_base(folder)
-    return lambda prompts: generate(model, tokenizer, prompts, max_new_tokens)
+    return lambda prompts: generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens)
 
 
 def _endpoint(url: str, max_new_tokens: int, proxy: str | None) -> Complete:
@@ -117,7 +117,8 @@ def _endpoint(url: str, max_new_tokens: int, proxy: str | None) -> Complete:
 
     def complete(prompts: Sequence[str]) -> list[str]:
         return [
-            _ask(opener, target, key, prompt, max_new_tokens=max_new_tokens) for prompt in prompts
+            _ask(opener, target, key, prompt=prompt, max_new_tokens=max_new_tokens)
+            for prompt in prompts
         ]
 
     return complete
@@ -127,8 +128,8 @@ def _ask(
     opener: urllib.request.OpenerDirector,
     target: str,
     key: str,
-    prompt: str,
     *,
+    prompt: str,
     max_new_tokens: int,
 ) -> str:
     body = {

@@ -127,7 +127,7 @@ class Pack:
             self.training_conversations(variant),
             config.fragments,
             config.eval_fraction,
-            config.seed,
+            seed=config.seed,
             chunks=_read_chunks(self.folder / self.chunks[variant]),
         )
         return fragments.training_examples()
@@ -142,8 +142,8 @@ def make_pack(
     destination: Path,
     raw: Sequence[Conversation],
     splits: Mapping[str, Sequence[str]],
-    anonymized: Mapping[str, Path],
     *,
+    anonymized: Mapping[str, Path],
     train: TrainConfig,
     evaluate: EvaluateConfig,
 ) -> dict[str, Any]:
@@ -189,7 +189,7 @@ def make_pack(
         for variant, conversations in corpora.items():
             write_jsonl_atomic(tmp / TRAIN_DIR / f"{variant}.jsonl", _records(conversations))
         write_jsonl_atomic(tmp / HELDOUT_FILE, _records(heldout))
-        _write_chunks(tmp, manifest["chunks"], corpora, files, config=train.fragments)
+        _write_chunks(tmp, manifest["chunks"], corpora, files=files, config=train.fragments)
         write_json_atomic(tmp / PACK_FILE, manifest)
     return manifest
 
@@ -218,8 +218,8 @@ def _write_chunks(
     folder: Path,
     chunk_files: Mapping[str, str],
     corpora: Mapping[str, Sequence[Conversation]],
-    files: Mapping[str, str],
     *,
+    files: Mapping[str, str],
     config: FragmentsConfig,
 ) -> None:
     """The chunks of each fragmented variant's corpus (spaCy's parse, here once rather than
@@ -230,7 +230,9 @@ def _write_chunks(
     nlp = load_chunker(config.spacy_model)
     for path in sorted(set(chunk_files.values())):
         corpus = next(corpora[files[v]] for v, p in chunk_files.items() if p == path)
-        chunks = chunk_conversations(corpus, nlp, config.max_chunk_words, config.min_chunk_words)
+        chunks = chunk_conversations(
+            corpus, nlp, config.max_chunk_words, min_words=config.min_chunk_words
+        )
         write_jsonl_atomic(folder / path, [c.to_record() for c in chunks])
 
 
@@ -298,7 +300,7 @@ def read_pack(folder: Path) -> Pack:
 
 
 def run_from_pack(
-    pack: Pack, variant: str, seed: int, base_model: Path, *, store: Path, work_dir: Path
+    pack: Pack, variant: str, seed: int, *, base_model: Path, store: Path, work_dir: Path
 ) -> Path:
     """Train ``variant`` at ``seed`` and evaluate it as the train and evaluate stages would,
     into the run store folder of that run (written whole, atomically); returns the folder."""
@@ -314,7 +316,7 @@ def run_from_pack(
         base_model,
         conversations,
         config,
-        adapter_dir,
+        output_dir=adapter_dir,
         work_dir=work_dir / "checkpoints",
         examples=examples,
     )
@@ -339,7 +341,7 @@ def run_from_pack(
         models,
         datasets,
         label_sets,
-        pack.evaluate["max_new_tokens"],
+        max_new_tokens=pack.evaluate["max_new_tokens"],
         max_prompt_tokens=pack.evaluate["max_prompt_tokens"],
         tasks=pack.evaluate.get("tasks"),  # packs before evaluate.tasks scored every task
     )

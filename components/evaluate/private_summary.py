@@ -57,13 +57,13 @@ def conversation_setting(conversation: Conversation) -> str:
 
 
 def build_judge(
-    model: str | None, allow_remote: bool, max_new_tokens: int, proxy: str | None = None
+    model: str | None, allow_remote: bool, max_new_tokens: int, *, proxy: str | None = None
 ) -> SummaryJudge:
     """``evaluate.judge``: the offline judge (``model`` null) or an LLM judge."""
     if model is None:
         return default_judge()
 
-    return build_llm_judge(model, allow_remote, max_new_tokens, proxy)
+    return build_llm_judge(model, allow_remote, max_new_tokens, proxy=proxy)
 
 
 @functools.cache
@@ -76,8 +76,8 @@ def private_summary_scores(
     task: str,
     outputs: Sequence[str],
     items: Sequence[Example],
-    conversations: Mapping[str, Conversation],
     *,
+    conversations: Mapping[str, Conversation],
     judge: SummaryJudge | None = None,
 ) -> tuple[dict[str, float], list[dict[str, float]]]:
     """The task's scores over its examples (means, and per setting), and each example's

@@ -43,7 +43,7 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
             raw_file,
             [c.id for conversations in datasets.values() for c in conversations],
             "raw corpus: held-out split",
-            "evaluation",
+            context="evaluation",
         )
         # The options the adapter was trained to choose from (the base model gets the same).
         label_sets = read_label_options(adapter) or label_options(split(raw, "train", splits))
@@ -68,7 +68,7 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
             models,
             datasets,
             label_sets,
-            config.max_new_tokens,
+            max_new_tokens=config.max_new_tokens,
             max_prompt_tokens=config.max_prompt_tokens,
             tasks=config.tasks,
             judge=judge,
@@ -81,7 +81,7 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
         # file, the headline scores' in the metrics file too
         every = utility_intervals({model: samples(records, model) for model in models})
         metrics["intervals"] = headline_intervals(every)
-        context.record(metrics, artifacts=_write(context, metrics, records, every))
+        context.record(metrics, artifacts=_write(context, metrics, records, intervals=every))
     return metrics
 
 
@@ -89,6 +89,7 @@ def _write(
     context: StageContext,
     metrics: Metrics,
     records: list[dict[str, Any]],
+    *,
     intervals: dict[str, Any],
 ) -> list[Path]:
     """Write the stage's outputs besides its metrics file and return them."""
@@ -111,7 +112,7 @@ def _summary_judge(config: EvaluateConfig, base_dir: Path) -> SummaryJudge | Non
     judge, model = config.judge, config.judge.model
     if model is not None and not model.startswith(("http://", "https://")):
         model = str(base_dir / model)  # a folder, named as every path in params: from its folder
-    return build_judge(model, judge.allow_remote, judge.max_new_tokens, judge.proxy)
+    return build_judge(model, judge.allow_remote, judge.max_new_tokens, proxy=judge.proxy)
 
 
 def utility_csv(metrics: Metrics) -> str:

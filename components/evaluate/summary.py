@@ -40,7 +40,7 @@ def summarize(runs: Sequence[Run], resamples: int = RESAMPLES, seed: int = 0) ->
     groups = _groups(runs)
     averaged = {v: _seed_averaged(group, _model(v)) for v, group in groups.items()}
     variants = {
-        v: _variant_entry(group, _model(v), averaged[v], resamples, seed=seed)
+        v: _variant_entry(group, _model(v), averaged[v], resamples=resamples, seed=seed)
         for v, group in groups.items()
     }
     differences = {
@@ -48,7 +48,7 @@ def summarize(runs: Sequence[Run], resamples: int = RESAMPLES, seed: int = 0) ->
             variants[v],
             variants[ORACLE],
             averaged[v],
-            averaged[ORACLE],
+            oracle_samples=averaged[ORACLE],
             resamples=resamples,
             seed=seed,
         )
@@ -58,7 +58,7 @@ def summarize(runs: Sequence[Run], resamples: int = RESAMPLES, seed: int = 0) ->
     return {
         "variants": variants,
         "differences": differences,
-        "comparison": comparison(variants, differences, averaged, resamples, seed=seed),
+        "comparison": comparison(variants, differences, averaged, resamples=resamples, seed=seed),
     }
 
 
@@ -91,14 +91,14 @@ def _seed_averaged(group: Sequence[Run], model: str) -> Samples:
 
 
 def _variant_entry(
-    group: Sequence[Run], model: str, averaged: Samples, resamples: int, *, seed: int
+    group: Sequence[Run], model: str, averaged: Samples, *, resamples: int, seed: int
 ) -> dict[str, Any]:
     per_seed = _per_seed_metrics(group, model)
     metrics = {key: sum(values) / len(values) for key, values in per_seed.items()}
     intervals: dict[str, list[float]] = {}
     for key, sample in averaged.items():
         if sample:
-            interval = bootstrap_interval(sample, is_perplexity(key), resamples, seed)
+            interval = bootstrap_interval(sample, is_perplexity(key), resamples, seed=seed)
             metrics[key], intervals[key] = interval.estimate, [interval.low, interval.high]
     spread = {key: _spread(values) for key, values in per_seed.items() if len(values) > 1}
     return {
@@ -147,8 +147,8 @@ def _differences(
     variant: Mapping[str, Any],
     oracle: Mapping[str, Any],
     variant_samples: Samples,
-    oracle_samples: Samples,
     *,
+    oracle_samples: Samples,
     resamples: int,
     seed: int,
 ) -> dict[str, Any]:
@@ -158,7 +158,11 @@ def _differences(
     for key in sorted(set(variant["metrics"]) & set(oracle["metrics"])):
         if variant_samples.get(key) and oracle_samples.get(key):
             difference = paired_difference(
-                variant_samples[key], oracle_samples[key], is_perplexity(key), resamples, seed=seed
+                variant_samples[key],
+                oracle_samples[key],
+                is_perplexity(key),
+                resamples=resamples,
+                seed=seed,
             )
             found[key] = _difference_entry(difference)
         else:
@@ -191,8 +195,8 @@ def comparison(
     variants: Mapping[str, Mapping[str, Any]],
     differences: Mapping[str, Mapping[str, Any]],
     averaged: Mapping[str, Samples],
-    resamples: int = RESAMPLES,
     *,
+    resamples: int = RESAMPLES,
     seed: int = 0,
 ) -> dict[str, dict[str, Any]]:
     """Check name → the check, for the best surrogate variant and the placeholder one:
@@ -205,15 +209,21 @@ def comparison(
             relative = (differences[candidate].get(key) or {}).get("relative")
             if relative is not None:
                 name = f"{candidate} {key} vs oracle"
-                checks[name] = _check(name, relative, "within 5% of oracle", _within(key))
+                checks[name] = _check(name, relative, "within 5% of oracle", passes=_within(key))
     if surrogate is not None and PLACEHOLDER in variants:
         for key in ROUGE_TARGETS:
             relative = _relative(
-                variants, averaged, surrogate, PLACEHOLDER, key=key, resamples=resamples, seed=seed
+                variants,
+                averaged,
+                surrogate,
+                reference=PLACEHOLDER,
+                key=key,
+                resamples=resamples,
+                seed=seed,
             )
             if relative is not None:
                 name = f"{surrogate} {key} vs {PLACEHOLDER}"
-                checks[name] = _check(name, relative, "above placeholder", lambda r: r > 0)
+                checks[name] = _check(name, relative, "above placeholder", passes=lambda r: r > 0)
     return checks
 
 
@@ -238,8 +248,8 @@ def _relative(
     variants: Mapping[str, Mapping[str, Any]],
     averaged: Mapping[str, Samples],
     variant: str,
-    reference: str,
     *,
+    reference: str,
     key: str,
     resamples: int,
     seed: int,
@@ -249,7 +259,9 @@ def _relative(
     v_sample: Sample = averaged[variant].get(key) or {}
     r_sample: Sample = averaged[reference].get(key) or {}
     if v_sample and r_sample:
-        difference = paired_difference(v_sample, r_sample, is_perplexity(key), resamples, seed=seed)
+        difference = paired_difference(
+            v_sample, r_sample, is_perplexity(key), resamples=resamples, seed=seed
+        )
         entry = _difference_entry(difference)
         return entry["relative"]
     v_metric, r_metric = (variants[name]["metrics"].get(key) for name in (variant, reference))
@@ -259,7 +271,7 @@ def _relative(
 
 
 def _check(
-    name: str, relative: Mapping[str, Any], target: str, passes: Callable[[float], bool]
+    name: str, relative: Mapping[str, Any], target: str, *, passes: Callable[[float], bool]
 ) -> dict[str, Any]:
     """One verdict line: the gap and its interval, whether the estimate meets the target,
     whether the whole interval agrees (None without one), and whether the interval is

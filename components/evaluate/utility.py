@@ -90,8 +90,8 @@ def evaluate_utility(
     model: Any,
     tokenizer: Any,
     heldout: Sequence[Conversation],
-    label_sets: Mapping[str, Sequence[str]],
     *,
+    label_sets: Mapping[str, Sequence[str]],
     max_new_tokens: int,
     max_prompt_tokens: int,
     batch_size: int = 8,
@@ -116,15 +116,17 @@ def evaluate_utility(
             model,
             tokenizer,
             prompts,
-            _token_budget(task, max_new_tokens),
+            max_new_tokens=_token_budget(task, max_new_tokens),
             batch_size=batch_size,
             progress=f"{progress} {task}",
         )
         if task in SUMMARY_PRIVACY_TASKS:
             by_id = {c.id: c for c in heldout}
-            overall, per_example = private_summary_scores(task, outputs, items, by_id, judge=judge)
+            overall, per_example = private_summary_scores(
+                task, outputs, items, conversations=by_id, judge=judge
+            )
         else:
-            overall, per_example = _task_scores(task, outputs, items, label_sets)
+            overall, per_example = _task_scores(task, outputs, items, label_sets=label_sets)
         metrics.update({f"{task}.{k}": v for k, v in overall.items()})
         for example, example_scores in zip(items, per_example, strict=True):
             scores[example.conversation_id].update(
@@ -152,6 +154,7 @@ def _task_scores(
     task: str,
     outputs: Sequence[str],
     items: Sequence[Example],
+    *,
     label_sets: Mapping[str, Sequence[str]],
 ) -> tuple[dict[str, float], list[dict[str, float]]]:
     """One task's scores over its examples, and each example's."""
@@ -169,8 +172,8 @@ def evaluate_datasets(
     model: Any,
     tokenizer: Any,
     datasets: Mapping[str, Sequence[Conversation]],
-    label_sets: Mapping[str, Sequence[str]],
     *,
+    label_sets: Mapping[str, Sequence[str]],
     max_new_tokens: int,
     max_prompt_tokens: int,
     tasks: Collection[str] | None = None,
@@ -193,7 +196,7 @@ def evaluate_datasets(
             model,
             tokenizer,
             conversations,
-            label_sets,
+            label_sets=label_sets,
             max_new_tokens=max_new_tokens,
             max_prompt_tokens=max_prompt_tokens,
             progress=name,
@@ -213,8 +216,8 @@ def evaluate_models(
     models: Mapping[str, Callable[[], tuple[Any, Any]]],
     datasets: Mapping[str, Sequence[Conversation]],
     label_sets: Mapping[str, Sequence[str]],
-    max_new_tokens: int,
     *,
+    max_new_tokens: int,
     max_prompt_tokens: int,
     tasks: Collection[str] | None = None,
     judge: SummaryJudge | None = None,
@@ -234,7 +237,7 @@ def evaluate_models(
             model,
             tokenizer,
             datasets,
-            label_sets,
+            label_sets=label_sets,
             max_new_tokens=max_new_tokens,
             max_prompt_tokens=max_prompt_tokens,
             tasks=tasks,
@@ -249,8 +252,8 @@ def loss_sums(
     model: Any,
     tokenizer: Any,
     texts: Sequence[str],
-    max_length: int = 512,
     *,
+    max_length: int = 512,
     progress: str | None = None,
 ) -> list[tuple[float, int]]:
     """Each text's summed next-token loss and the number of tokens it is over (each text cut
@@ -282,6 +285,6 @@ def corpus_perplexity(sums: Iterable[tuple[float, int]]) -> float:
     return math.exp(total_loss / total_tokens) if total_tokens else float("nan")
 
 
-def perplexity(model: Any, tokenizer: Any, texts: Sequence[str], max_length: int = 512) -> float:
+def perplexity(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length: int = 512) -> float:
     """exp of the mean next-token loss over all tokens of ``texts`` (each cut to max_length)."""
-    return corpus_perplexity(loss_sums(model, tokenizer, texts, max_length))
+    return corpus_perplexity(loss_sums(model, tokenizer, texts, max_length=max_length))

@@ -111,8 +111,8 @@ def build_bundle(
     contents: Mapping[str, Source],
     lineage: Mapping[str, Any],
     bundle_dir: Path,
-    make_zip: bool,
     *,
+    make_zip: bool,
     check: Callable[[Path], None] | None = None,
     signing_key: Ed25519PrivateKey | None = None,
 ) -> dict[str, Any]:
@@ -135,7 +135,7 @@ def build_bundle(
         if signing_key is None:
             manifest = _write_folder(contents, lineage, tmp)
         else:
-            manifest = _write_signed_folder(contents, lineage, tmp, signing_key)
+            manifest = _write_signed_folder(contents, lineage, tmp, key=signing_key)
         if check is not None:
             check(tmp)
         if make_zip:
@@ -188,6 +188,7 @@ def _write_signed_folder(
     contents: Mapping[str, Source],
     lineage: Mapping[str, Any],
     folder: Path,
+    *,
     key: Ed25519PrivateKey,
 ) -> dict[str, Any]:
     """The folder with the public key listed, the key named in the manifest, and the

@@ -31,8 +31,8 @@ def verify(
     bundle: Path,
     public_key: Path | None = None,
     configured_key: str | None = None,
-    base_dir: Path = Path(),
     *,
+    base_dir: Path = Path(),
     against_registry: bool = False,
 ) -> Metrics:
     """Check a bundle folder or zip: its files against its manifest, and the manifest's
@@ -154,5 +154,5 @@ def fetch(
         for item in (tmp / ARTIFACT_PATH).iterdir():
             item.rename(tmp / item.name)
         (tmp / ARTIFACT_PATH).rmdir()
-        result = verify(tmp, public_key, configured_key, base_dir, against_registry=True)
+        result = verify(tmp, public_key, configured_key, base_dir=base_dir, against_registry=True)
     return {**result, "bundle": str(output), "fetched_from": f"runs:/{run_id}/{ARTIFACT_PATH}"}

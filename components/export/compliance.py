@@ -63,10 +63,10 @@ class PiScanPolicy:
 
     def scan_contents(self, contents: dict[str, Source]) -> BundleScan:
         files = ((n, s if isinstance(s, bytes) else s.read_bytes()) for n, s in contents.items())
-        return scan_files(files, self.entries, self.salt, self.min_chars)
+        return scan_files(files, self.entries, self.salt, min_chars=self.min_chars)
 
     def scan_folder(self, folder: Path) -> BundleScan:
-        return scan_bundle(folder, self.entries, self.salt, self.min_chars)
+        return scan_bundle(folder, self.entries, self.salt, min_chars=self.min_chars)
 
 
 def _optional_files(
@@ -91,8 +91,8 @@ def bundle_contents(
     inputs: ExportInputs,
     params: dict[str, Any],
     metrics: dict[str, dict[str, Any]],
-    lineage: dict[str, Any],
     *,
+    lineage: dict[str, Any],
     pi: PiScanPolicy,
 ) -> dict[str, Source]:
     """Bundle name → file or bytes: the stage outputs an auditor reads, the policy, the
@@ -104,7 +104,7 @@ def bundle_contents(
     """
     policy, policy_summary = policy_contents(params.get("anonymize") or {}, inputs.params.parent)
     review, review_summary = review_contents(
-        inputs.review_dir, pi.entries, pi.salt, pi.min_chars, detector=pi.detector
+        inputs.review_dir, pi.entries, pi.salt, min_chars=pi.min_chars, detector=pi.detector
     )
     utility, utility_report, utility_png = utility_contents(inputs.utility_dir)
     adapter_config = inputs.adapter_dir / "adapter_config.json"
@@ -160,8 +160,8 @@ def write_scanned_bundle(
     contents: dict[str, Source],
     lineage: dict[str, Any],
     bundle_dir: Path,
-    make_zip: bool,
     *,
+    make_zip: bool,
     pi: PiScanPolicy,
     signing_key: Ed25519PrivateKey | None = None,
 ) -> tuple[dict[str, Any], BundleScan]:
@@ -190,7 +190,7 @@ def write_scanned_bundle(
         with_scan,
         lineage,
         bundle_dir,
-        make_zip,
+        make_zip=make_zip,
         check=lambda folder: refuse_leaks(pi.scan_folder(folder)),
         signing_key=signing_key,
     )

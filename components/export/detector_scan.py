@@ -202,7 +202,7 @@ def mask_records(
         fields = text_fields(
             original, policy.anonymization.class_labels, policy.anonymization.pi_label_keys
         )
-        cleaned, replaced = anonymize_conversation(original, fields, spans, residual)
+        cleaned, replaced = anonymize_conversation(original, fields, spans, policy=residual)
         counts.update(r.span.entity_type for r in replaced)
         masked.append({**record, **cleaned.to_record()})
     return masked

@@ -213,7 +213,7 @@ def utility_rows(
             k,
             adapter.get(k),
             base.get(k),
-            _score_count(k, evaluate, adapter, base),
+            _score_count(k, evaluate, adapter, base=base),
             *_row_intervals(recorded.get(k)),
         )
         for k in keys
@@ -251,6 +251,7 @@ def _score_count(
     metric: str,
     evaluate: Mapping[str, Any],
     adapter: Mapping[str, float],
+    *,
     base: Mapping[str, float],
 ) -> int | None:
     """``[dataset.]n_examples.<task>`` for a task's score (``[dataset.]<task>.<score>``),
@@ -280,8 +281,8 @@ def decision(
     register: Mapping[str, Any],
     registry: Mapping[str, Any],
     gate: Mapping[str, Any],
-    audit: Mapping[str, Any],
     *,
+    audit: Mapping[str, Any],
     train_corpus: str,
 ) -> Decision:
     """Whether the registered version is champion, and why (``decision_reason`` of the
@@ -373,7 +374,7 @@ class ExportFacts:
             self.stage("register"),
             self.registry,
             self.stage("gate"),
-            self.stage("audit"),
+            audit=self.stage("audit"),
             train_corpus=corpus,
         )
 

@@ -41,7 +41,7 @@ def bundle_tags(manifest: Mapping[str, Any], signature: str, run_id: str) -> dic
 
 
 def record_bundle(
-    client: MlflowClient, manifest: Mapping[str, Any], signature: str, run_id: str
+    client: MlflowClient, manifest: Mapping[str, Any], signature: str, *, run_id: str
 ) -> None:
     """Tag the model version the manifest's ``registered_model`` names with the bundle,
     whose files run ``run_id`` holds under ``ARTIFACT_PATH``.

@@ -71,7 +71,7 @@ def describe_leaks(leaks: Mapping[str, Mapping[str, int]]) -> str:
 
 
 def scan_bundle(
-    bundle: Path, entries: Iterable[InventoryEntry], salt: str, min_chars: int
+    bundle: Path, entries: Iterable[InventoryEntry], salt: str, *, min_chars: int
 ) -> BundleScan:
     """Scan every file of a bundle folder or zip for specific inventory values.
 
@@ -80,11 +80,15 @@ def scan_bundle(
             as in the leakage audit.
         salt: the inventory's salt (``data/raw/salt``).
     """
-    return scan_files(_bundle_files(bundle), entries, salt, min_chars)
+    return scan_files(_bundle_files(bundle), entries, salt, min_chars=min_chars)
 
 
 def scan_files(
-    files: Iterable[tuple[str, bytes]], entries: Iterable[InventoryEntry], salt: str, min_chars: int
+    files: Iterable[tuple[str, bytes]],
+    entries: Iterable[InventoryEntry],
+    salt: str,
+    *,
+    min_chars: int,
 ) -> BundleScan:
     """Scan (name, content) pairs as ``scan_bundle`` scans a bundle's files."""
     inventory = list(entries)
@@ -99,7 +103,9 @@ def scan_files(
             continue
         scanned.append(name)
         found = {
-            e.digest: e for text in texts for e in find_leaks(text, inventory, salt, min_chars)
+            e.digest: e
+            for text in texts
+            for e in find_leaks(text, inventory, salt, min_chars=min_chars)
         }
         if found:
             leaks[name] = dict(Counter(e.entity_type for e in found.values()))
@@ -230,7 +236,7 @@ def _inflate(data: bytes) -> bytes:
 
 
 def redact_residual(
-    text: str, entries: Iterable[InventoryEntry], salt: str, min_chars: int
+    text: str, entries: Iterable[InventoryEntry], salt: str, *, min_chars: int
 ) -> tuple[str, Counter[str]]:
     """``text`` with each value of ``entries`` (of ``min_chars`` or more) in it replaced by
     ``[RESIDUAL_<TYPE>]``; the caller picks the entries (specific ones, or a conversation's
@@ -282,17 +288,18 @@ def _apply_masks(
 
 
 def redact_record(
-    record: Any, entries: list[InventoryEntry], salt: str, min_chars: int, *, counts: Counter[str]
+    record: Any, entries: list[InventoryEntry], salt: str, *, min_chars: int, counts: Counter[str]
 ) -> Any:
     """A JSON value with ``redact_residual`` applied to every string in it (keys kept)."""
     if isinstance(record, str):
-        text, found = redact_residual(record, entries, salt, min_chars)
+        text, found = redact_residual(record, entries, salt, min_chars=min_chars)
         counts.update(found)
         return text
     if isinstance(record, dict):
         return {
-            k: redact_record(v, entries, salt, min_chars, counts=counts) for k, v in record.items()
+            k: redact_record(v, entries, salt, min_chars=min_chars, counts=counts)
+            for k, v in record.items()
         }
     if isinstance(record, list):
-        return [redact_record(v, entries, salt, min_chars, counts=counts) for v in record]
+        return [redact_record(v, entries, salt, min_chars=min_chars, counts=counts) for v in record]
     return record

@@ -71,6 +71,7 @@ def signature_problems(
     manifest: dict[str, Any],
     manifest_bytes: bytes,
     signature: bytes | None,
+    *,
     trusted: Ed25519PublicKey,
 ) -> list[str]:
     """Why the manifest is not vouched for by ``trusted``; empty when its signature is good.
@@ -88,6 +89,10 @@ def signature_problems(
         ]
     named = (manifest.get("signing") or {}).get("public_key_sha256")
     problem = signature_problem(
-        manifest_bytes, signature, named, trusted, names=(SIGNATURE, _MANIFEST, "the manifest")
+        manifest_bytes,
+        signature,
+        named,
+        trusted=trusted,
+        names=(SIGNATURE, _MANIFEST, "the manifest"),
     )
     return [problem] if problem else []

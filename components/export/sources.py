@@ -92,8 +92,8 @@ def review_contents(
     review_dir: Path,
     entries: list[InventoryEntry],
     salt: str,
-    min_chars: int,
     *,
+    min_chars: int,
     detector: DetectorScanPolicy | None = None,
 ) -> tuple[Contents, dict[str, Any]]:
     """The review sample with the PI it still holds (what anonymization missed) masked as
@@ -122,7 +122,9 @@ def review_contents(
         masked = []
         for _, obj in iter_jsonl(path):
             own = common_by_conversation.get(str(obj.get("id")), [])
-            masked.append(redact_record(obj, specific + own, salt, min_chars, counts=counts))
+            masked.append(
+                redact_record(obj, specific + own, salt, min_chars=min_chars, counts=counts)
+            )
         if detector is not None:
             masked = mask_records(masked, detector, detected)
         contents[f"review/{path.name}"] = b"".join(

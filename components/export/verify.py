@@ -129,7 +129,7 @@ def verify_bundle(bundle: Path, trusted_key: Ed25519PublicKey | None = None) -> 
     problems += compare_with_manifest(dict(manifest), contents.digests, contents.refused)
     if trusted_key is not None and SIGNATURE not in contents.refused:
         problems += signature_problems(
-            manifest, contents.manifest_bytes, contents.signature, trusted_key
+            manifest, contents.manifest_bytes, contents.signature, trusted=trusted_key
         )
     return problems
 
@@ -291,7 +291,7 @@ def _read_zip(zip_path: Path, hash_files: bool) -> _Contents:
             marker = members.get(FOLDER_MARK)
             if marker is not None and marker.file_size < 64 and _is_mark(archive.read(marker)):
                 del members[FOLDER_MARK]  # the folder's, zipped with it by hand
-            manifest, raw = _zip_manifest(archive, members, refused, zip_path)
+            manifest, raw = _zip_manifest(archive, members, refused, zip_path=zip_path)
             signed = members.get(SIGNATURE)
             signature = None if signed is None else _zip_sealed(archive, signed, zip_path)
             infos = list(members.values()) if hash_files else []
@@ -339,6 +339,7 @@ def _zip_manifest(
     archive: zipfile.ZipFile,
     members: Mapping[str, zipfile.ZipInfo],
     refused: Mapping[str, str],
+    *,
     zip_path: Path,
 ) -> tuple[dict[str, Any] | None, bytes]:
     """The parsed manifest member and its bytes; (None, b"") when it was refused."""

@@ -20,7 +20,7 @@ RISK_TABLE_KEY = "risk_table_sha256"
 
 
 def gate_digests(
-    risk_metrics: Mapping[str, Any], corpus: Path, risk_table: Path, risk_source: str
+    risk_metrics: Mapping[str, Any], corpus: Path, risk_table: Path, *, risk_source: str
 ) -> dict[str, str]:
     """The hashes the gate's verdict records: the corpus (which must be the one the risk
     table was computed on) and the risk table.
@@ -67,6 +67,7 @@ def require_trained_on_gated_corpus(
     train_metrics: Mapping[str, Any],
     gate_metrics: Mapping[str, Any],
     train_file: Path,
+    *,
     corpus: Path,
 ) -> None:
     """Register's check: the adapter's training verified the corpus the gate judged, and

@@ -91,7 +91,7 @@ class ColumnMeanPlusStd(ColumnAggregateMetricProvider):
         return mean + std
 
     @classmethod
-    def _get_evaluation_dependencies(
+    def _get_evaluation_dependencies(  # noqa: PLR0917 (Great Expectations' signature)
         cls,
         metric: MetricConfiguration,
         configuration: Any = None,

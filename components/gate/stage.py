@@ -26,7 +26,7 @@ from components.risk import read_risk_table
 def run(config: GateConfig, context: StageContext) -> Metrics:
     corpus, table_file = context.input(paths.ANON_CORPUS), context.input(paths.RISK_TABLE)
     risk_file = paths.metrics_file("risk")
-    digests = gate_digests(context.metrics("risk"), corpus, table_file, str(risk_file))
+    digests = gate_digests(context.metrics("risk"), corpus, table_file, risk_source=str(risk_file))
     result_file, page_file = context.output(paths.GATE_RESULT), context.output(paths.GATE_PAGE)
     with context.mlflow_run():
         table = read_risk_table(table_file)

@@ -63,8 +63,8 @@ def validate_risk_table(
     table: pd.DataFrame,
     threshold: float,
     known_contexts: Sequence[str] | None = None,
-    expected_ids: Sequence[str] | None = None,
     *,
+    expected_ids: Sequence[str] | None = None,
     per_context: bool = False,
 ) -> tuple[GateResult, dict[str, Any]]:
     """Run the residual-risk suite on ``table``; a failing table is a result, not an exception.
@@ -89,7 +89,9 @@ def validate_risk_table(
         float(threshold), known_contexts, expected_ids, gated_contexts=contexts
     )
     validation = _checkpoint_run(table, expectations)
-    result = _gate_result(validation, float(threshold), len(table), contexts is not None)
+    result = _gate_result(
+        validation, float(threshold), len(table), per_context=contexts is not None
+    )
     logger.info(
         "residual-risk gate %s: %d conversations, %s=%.4f, threshold %g, %d/%d expectations "
         "failed, %d/%d contexts failed",
@@ -219,6 +221,7 @@ def _gate_result(
     validation: ExpectationSuiteValidationResult,
     threshold: float,
     n_conversations: int,
+    *,
     per_context: bool,
 ) -> GateResult:
     """Summarize a suite run into a GateResult; μ, σ and μ+σ come from the custom expectation."""

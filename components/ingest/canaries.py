@@ -76,8 +76,8 @@ def plant_canaries(
     conversations: Sequence[Conversation],
     train_ids: Sequence[str],
     entity_types: Sequence[str],
-    repetitions: Sequence[int],
     *,
+    repetitions: Sequence[int],
     seed: int,
 ) -> tuple[list[Conversation], list[Canary]]:
     """Insert one canary per (type, repetition count) into that many distinct training

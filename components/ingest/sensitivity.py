@@ -212,11 +212,11 @@ class _Reader:
                     )
                     raise self.error(name_node, f"{key}.{level}.{name}", message)
                 seen[name] = (path, name_node.start_mark.line + 1)
-                entries.extend(self.category(setting, level, name_node, category))
+                entries.extend(self.category(setting, level, name_node, node=category))
         return entries
 
     def category(
-        self, setting: str, level: str, key_node: yaml.ScalarNode, node: yaml.Node
+        self, setting: str, level: str, key_node: yaml.ScalarNode, *, node: yaml.Node
     ) -> list[SensitiveCategory]:
         name = str(key_node.value)
         path = f"{setting}.{level}.{name}"

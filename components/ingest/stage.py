@@ -28,7 +28,7 @@ def run(config: IngestConfig, context: StageContext) -> Metrics:
             conversations,
             splits["train"],
             config.canary_types,
-            config.canary_repetitions,
+            repetitions=config.canary_repetitions,
             seed=config.seed,
         )
     except ValueError as exc:

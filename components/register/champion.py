@@ -58,8 +58,8 @@ def promote(
     client: MlflowClient,
     model_name: str,
     version: str,
-    trusted: Ed25519PublicKey | None,
     *,
+    trusted: Ed25519PublicKey | None,
     force: bool = False,
     reason: str = "",
 ) -> dict[str, Any]:
@@ -86,19 +86,19 @@ def promote(
     previous = str(holder.version) if holder is not None else None
     if previous == version:
         return _summary(
-            model_name, version, previous, f"{model_name} v{version} is already champion"
+            model_name, version, previous, message=f"{model_name} v{version} is already champion"
         )
     now = _now()
     client.set_model_version_tag(model_name, version, "promoted_at", now)
     if force:
         client.set_model_version_tag(model_name, version, "forced_promotion_reason", reason)
         client.set_model_version_tag(model_name, version, "forced_promotion_at", now)
-    move_champion(client, model_name, version, previous)
+    move_champion(client, model_name, version, previous=previous)
     describe_model(client, model_name)
     lost = f"; v{previous} lost the champion alias" if previous else ""
     forced = f" (forced over: {'; '.join(blocked)})" if blocked else ""
     message = f"{model_name} v{version} is now champion{forced}{lost}"
-    return _summary(model_name, version, previous, message)
+    return _summary(model_name, version, previous, message=message)
 
 
 def check_champion(
@@ -134,10 +134,12 @@ def demote(client: MlflowClient, model_name: str, version: str) -> dict[str, Any
         f"{model_name} v{version} is no longer champion; no version is champion now "
         "(`veiltune promote VERSION` names one)"
     )
-    return _summary(model_name, version, version, message)
+    return _summary(model_name, version, version, message=message)
 
 
-def _summary(model_name: str, version: str, previous: str | None, message: str) -> dict[str, Any]:
+def _summary(
+    model_name: str, version: str, previous: str | None, *, message: str
+) -> dict[str, Any]:
     return {
         "model_name": model_name,
         "model_version": version,

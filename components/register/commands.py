@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def promote(
-    config: RegisterConfig, context: StageContext, version: str, force: bool, *, reason: str
+    config: RegisterConfig, context: StageContext, version: str, *, force: bool, reason: str
 ) -> Metrics:
     """Give ``version`` the champion alias (evidence that fails needs ``force`` and a reason)."""
     from mlflow.tracking import MlflowClient
@@ -27,7 +27,7 @@ def promote(
     trusted = _trusted_key(context)
     tracking.configure_tracking(config.experiment)
     return promote_version(
-        MlflowClient(), config.model_name, version, trusted, force=force, reason=reason
+        MlflowClient(), config.model_name, version, trusted=trusted, force=force, reason=reason
     )
 
 

@@ -112,7 +112,7 @@ def evidence_record(files: EvidenceFiles, run_id: str, key: Ed25519PublicKey) ->
 
 
 def log_evidence(
-    client: MlflowClient, run_id: str, files: EvidenceFiles, key: Ed25519PrivateKey
+    client: MlflowClient, run_id: str, files: EvidenceFiles, *, key: Ed25519PrivateKey
 ) -> dict[str, str]:
     """Store the files, ``evidence.json`` and its signature as ``evidence/`` artifacts of
     ``run_id``; returns the tags naming them (for people: the rule never reads them)."""
@@ -231,7 +231,7 @@ def judge_evidence(
         run_id,
         (*checks, Check("contents", True, "the gate, audit and evaluate metrics parse")),
         _verdicts(gate, audit, corpus),
-        tuple(refusals(gate.passed, audit.passed, audit.failed, corpus)),
+        tuple(refusals(gate.passed, audit.passed, audit.failed, corpus=corpus)),
         gate.passed,
         audit,
         corpus,
@@ -323,7 +323,9 @@ def _signed(
         )
     named = (record.get("signing") or {}).get("public_key_sha256")
     names = (SIGNATURE, RECORD, "the evidence")
-    problem = signature_problem(blobs[RECORD], blobs[SIGNATURE], named, trusted, names=names)
+    problem = signature_problem(
+        blobs[RECORD], blobs[SIGNATURE], named, trusted=trusted, names=names
+    )
     if problem is not None:
         return Check("signature", False, problem)
     return Check("signature", True, f"{ALGORITHM}, by the trusted key sha256 {named}")

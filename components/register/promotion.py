@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 
 def current_champion(
-    client: MlflowClient, model_name: str, metric: str, trusted: Ed25519PublicKey
+    client: MlflowClient, model_name: str, metric: str, *, trusted: Ed25519PublicKey
 ) -> ChampionUtility | None:
     """The version holding ``champion`` and its utility from its verified evidence, or
     None when no version holds it."""
@@ -60,8 +60,8 @@ def register_version(
     client: MlflowClient,
     adapter_dir: Path,
     base: BaseModel,
-    model_name: str,
     *,
+    model_name: str,
     tags: Mapping[str, str],
     files: EvidenceFiles,
     rule: UtilityRule,
@@ -77,9 +77,9 @@ def register_version(
     if active is None:
         raise BackendError("register: no active MLflow run to log the evidence in")
     run_id = active.info.run_id
-    evidence_tags = log_evidence(client, run_id, files, key)
-    previous = current_champion(client, model_name, rule.metric, key.public_key())
-    decision = _decide(client, run_id, key.public_key(), previous, rule=rule)
+    evidence_tags = log_evidence(client, run_id, files, key=key)
+    previous = current_champion(client, model_name, rule.metric, trusted=key.public_key())
+    decision = _decide(client, run_id, key.public_key(), previous=previous, rule=rule)
     decision_tags = {
         "utility_metric": rule.metric,
         "train_corpus": files.train_corpus,
@@ -92,16 +92,16 @@ def register_version(
         client,
         adapter_dir,
         base,
-        model_name,
+        model_name=model_name,
         tags={**tags, **base.to_tags(), **evidence_tags, **decision_tags},
         model_card=model_card,
     )
     client.set_registered_model_alias(model_name, CANDIDATE, version)
     aliases: tuple[str, ...] = (CANDIDATE,)
     if decision.champion:
-        move_champion(client, model_name, version, previous.version if previous else None)
+        move_champion(client, model_name, version, previous=previous.version if previous else None)
         aliases = (CANDIDATE, CHAMPION)
-    _describe(client, model_name, version, model_card, decision=decision)
+    _describe(client, model_name, version, model_card=model_card, decision=decision)
     return RegisteredVersion(
         model_name,
         version,
@@ -117,8 +117,8 @@ def _describe(
     client: MlflowClient,
     model_name: str,
     version: str,
-    model_card: str,
     *,
+    model_card: str,
     decision: PromotionDecision,
 ) -> None:
     """The version's description (its verdict, then its card) and the model's: what the
@@ -132,8 +132,8 @@ def _decide(
     client: MlflowClient,
     run_id: str,
     trusted: Ed25519PublicKey,
-    previous: ChampionUtility | None,
     *,
+    previous: ChampionUtility | None,
     rule: UtilityRule,
 ) -> PromotionDecision:
     """The rule over the evidence as the store returns it."""

@@ -124,7 +124,7 @@ def promotion_decision(
 ) -> PromotionDecision:
     """Whether a new version earns ``champion``, and why (pure: no MLflow)."""
     blocked = refusals(
-        evidence.gate_passed, evidence.audit_passed, evidence.failed_audits, evidence.corpus
+        evidence.gate_passed, evidence.audit_passed, evidence.failed_audits, corpus=evidence.corpus
     )
     if blocked:
         return PromotionDecision(False, "; ".join(blocked))
@@ -152,7 +152,7 @@ def promotion_decision(
 
 
 def refusals(
-    gate_passed: bool, audit_passed: bool, failed_audits: tuple[str, ...], corpus: str
+    gate_passed: bool, audit_passed: bool, failed_audits: tuple[str, ...], *, corpus: str
 ) -> list[str]:
     """Why a version may never be champion, whatever its utility (empty: nothing stops it)."""
     reasons = []
@@ -213,6 +213,7 @@ def version_tags(
     gate: GateResult,
     audit: AuditResult,
     evaluation: Mapping[str, float],
+    *,
     lineage: Mapping[str, str],
 ) -> dict[str, str]:
     """The tags a new version carries: gate, audits, ``eval.*`` metrics and lineage."""
@@ -222,7 +223,7 @@ def version_tags(
 
 
 def headline_tags(
-    gate: GateResult, audit: AuditResult, held: Mapping[str, bool], metric: str, *, utility: float
+    gate: GateResult, audit: AuditResult, held: Mapping[str, bool], *, metric: str, utility: float
 ) -> dict[str, str]:
     """The gate's, the audits' and the utility's verdicts in a few short words; ``held``:
     the audits held to a threshold and their verdicts (``core.headline.held_audits``)."""
@@ -255,7 +256,7 @@ def champion_version(client: MlflowClient, model_name: str) -> ModelVersion | No
 
 
 def registration_fingerprint(
-    adapter_dir: Path, tags: Mapping[str, str], evidence: Mapping[str, Any], rule: UtilityRule
+    adapter_dir: Path, tags: Mapping[str, str], evidence: Mapping[str, Any], *, rule: UtilityRule
 ) -> str:
     """What makes a registration new: the adapter's files, its evidence and the rule it is
     judged by (the git commit aside: a commit that changes nothing trained is nothing new)."""
@@ -309,8 +310,8 @@ def log_and_register(
     client: MlflowClient,
     adapter_dir: Path,
     base: BaseModel,
-    model_name: str,
     *,
+    model_name: str,
     tags: Mapping[str, str],
     model_card: str,
 ) -> tuple[str, str]:
@@ -350,7 +351,7 @@ def log_and_register(
 
 
 def move_champion(
-    client: MlflowClient, model_name: str, version: str, previous: str | None
+    client: MlflowClient, model_name: str, version: str, *, previous: str | None
 ) -> None:
     """Give ``champion`` to ``version``; the previous holder is tagged ``superseded_by``
     (and its ``champion`` tag says so)."""

@@ -72,14 +72,14 @@ def _evidence(config: RegisterConfig, context: StageContext) -> _Evidence:
         context.metrics("train"),
         context.metrics("gate"),
         train_file,
-        context.input(paths.ANON_CORPUS),
+        corpus=context.input(paths.ANON_CORPUS),
     )
     # What the adapter learnt from and which adapter was scored: the stages' own records.
     corpus = trained_corpus(
         context.metrics("train"),
         context.metrics("gate"),
         train_file,
-        context.setting("train.corpus"),
+        configured=context.setting("train.corpus"),
     )
     scored = {paths.metrics_file(s): context.metrics(s) for s in ("train", "evaluate", "audit")}
     adapter = bound_adapter(context.input(paths.ADAPTER), scored)
@@ -90,7 +90,7 @@ def _evidence(config: RegisterConfig, context: StageContext) -> _Evidence:
     base_source = str(context.metrics("base_model")["source"])
     base = describe_base_model(context.input(paths.BASE_MODEL), base_source)
     tags = {
-        **registry.version_tags(gate, audit, evaluation, _lineage_tags(context)),
+        **registry.version_tags(gate, audit, evaluation, lineage=_lineage_tags(context)),
         **base.to_tags(),
     }
     # What the decision is made from, stored with the version: the files as they are now.
@@ -101,7 +101,7 @@ def _evidence(config: RegisterConfig, context: StageContext) -> _Evidence:
     rule = registry.UtilityRule(config.utility_metric, config.higher_is_better)
     stakes = {"files": files.hashes(), **files.inputs()}
     fingerprint = registry.registration_fingerprint(
-        context.input(paths.ADAPTER), tags, stakes, rule
+        context.input(paths.ADAPTER), tags, stakes, rule=rule
     )
     return _Evidence(corpus, scored, gate, audit, utility, base, tags, files, rule, fingerprint)
 
@@ -146,14 +146,14 @@ def _register(
     # Not in the fingerprint: a short rewording of the evidence registers nothing new.
     held = held_audits(found.scored[paths.metrics_file("audit")].get("audits") or {})
     headline = registry.headline_tags(
-        found.gate, found.audit, held, config.utility_metric, utility=found.utility
+        found.gate, found.audit, held, metric=config.utility_metric, utility=found.utility
     )
     with context.mlflow_run():
         version = register_version(
             MlflowClient(),
             context.input(paths.ADAPTER),
             found.base,
-            config.model_name,
+            model_name=config.model_name,
             tags={**found.tags, **headline, registry.FINGERPRINT_TAG: found.fingerprint},
             files=found.files,
             rule=found.rule,

@@ -138,7 +138,7 @@ def read_annotations(path: Path, policy: RiskPolicy, salt: str) -> list[Annotate
                     strip_annotations(turn.text),
                 )
             )
-        items = scored_items(conversation.id, found, policy, salt, source="annotation")
+        items = scored_items(conversation.id, found, policy, salt=salt, source="annotation")
         clean = Conversation(conversation.id, tuple(turns), conversation.context)
         reviewed.append(AnnotatedConversation(clean, items))
     if errors:
@@ -161,8 +161,8 @@ def review_sample(
     conversations: Sequence[Conversation],
     scores: Mapping[str, int],
     size: int,
-    threshold: float,
     *,
+    threshold: float,
     seed: int,
 ) -> list[dict[str, Any]]:
     """A sample of ``size`` conversations stratified by context and risk band.

@@ -41,7 +41,7 @@ def run(config: ReviewConfig, context: StageContext, output_dir: Path | None = N
         corpus = load_corpus(context.input(paths.ANON_CORPUS))
         conversations = [placeholder_view(c, replaced.get(c.id, [])) for c in corpus]
         metrics = write_review_sample(
-            conversations, scores, config, threshold, output_dir=output_dir
+            conversations, scores, config, threshold=threshold, output_dir=output_dir
         )
         context.record(metrics)
     return metrics
@@ -51,14 +51,16 @@ def write_review_sample(
     conversations: Sequence[Conversation],
     scores: Mapping[str, int],
     config: ReviewConfig,
-    threshold: float,
     *,
+    threshold: float,
     output_dir: Path,
 ) -> Metrics:
     """Write the sample to the folder ``output_dir`` (owner-only: anonymized text may hold
     what the anonymizer missed), replacing an earlier sample whole; return its counts by
     risk band and context."""
-    records = review_sample(conversations, scores, config.sample_size, threshold, seed=config.seed)
+    records = review_sample(
+        conversations, scores, config.sample_size, threshold=threshold, seed=config.seed
+    )
     with atomic_folder(output_dir, REVIEW_KIND, private=True) as tmp:
         write_jsonl_atomic(tmp / "review_sample.jsonl", records)
         write_text_atomic(tmp / "review.html", review_page_html(records))

@@ -22,7 +22,7 @@ from components.risk.scoring import ResidualItem, RiskPolicy
 
 
 def cluster_estimator(
-    cluster: str, workers: int, timeout_s: float, tls: TlsFiles | None = None
+    cluster: str, workers: int, timeout_s: float, *, tls: TlsFiles | None = None
 ) -> Estimator:
     """An estimator that runs on ``cluster`` (``local`` or a scheduler address, ``tls://``
     with ``tls``)."""
@@ -35,7 +35,7 @@ def cluster_estimator(
             cluster,
             workers,
             timeout_s,
-            estimate_part,
+            task=estimate_part,
             items=views,
             arguments=arguments,
             description="estimate",

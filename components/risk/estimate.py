@@ -241,7 +241,7 @@ def _suspected_texts(conversation: Conversation) -> list[tuple[str, str, str]]:
 def estimate_items(conversation: Conversation, policy: RiskPolicy, salt: str) -> list[ResidualItem]:
     """The conversation's suspected leaked items, scored and identified by salted hash."""
     return scored_items(
-        conversation.id, _suspected_texts(conversation), policy, salt, source="estimate"
+        conversation.id, _suspected_texts(conversation), policy, salt=salt, source="estimate"
     )
 
 
@@ -249,8 +249,8 @@ def scored_items(
     conversation_id: str,
     found: Sequence[tuple[str, str, str]],
     policy: RiskPolicy,
-    salt: str,
     *,
+    salt: str,
     source: str,
 ) -> list[ResidualItem]:
     """(text, info type, status) findings of one conversation as distinct scored items,

@@ -107,8 +107,8 @@ def risk_histogram_figure(
     scores: Sequence[int],
     threshold: float,
     mean: float,
-    std: float,
     *,
+    std: float,
     sources: Sequence[str] | None = None,
 ) -> Figure:
     """Histogram of per-conversation risk scores, stacked by the source that scored each
@@ -161,13 +161,13 @@ def risk_histogram_png(
     scores: Sequence[int],
     threshold: float,
     mean: float,
-    std: float,
     *,
+    std: float,
     sources: Sequence[str] | None = None,
 ) -> bytes:
     """``risk_histogram_figure`` as PNG bytes. The PNG carries no software or time
     metadata, so identical input gives identical bytes."""
-    figure = risk_histogram_figure(scores, threshold, mean, std, sources=sources)
+    figure = risk_histogram_figure(scores, threshold, mean, std=std, sources=sources)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", metadata={"Software": None})
     return buffer.getvalue()
@@ -213,6 +213,7 @@ def risk_report_html(
     summary: Mapping[str, Any],
     threshold: float,
     histogram_png: bytes,
+    *,
     title: str = "Residual risk",
 ) -> str:
     """One self-contained HTML page: the gate statement, which source scored how many

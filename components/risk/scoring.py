@@ -66,7 +66,7 @@ class RiskPolicy:
         return entity_type in self.scores
 
 
-def item_score(entity_type: str, status: str, scores: Mapping[str, int], default: int) -> int:
+def item_score(entity_type: str, status: str, scores: Mapping[str, int], *, default: int) -> int:
     return RiskPolicy(scores, default).score(entity_type, status)
 
 
@@ -127,6 +127,7 @@ def residual_items(
     conversation: Conversation,
     replacements: Iterable[Mapping[str, Any]],
     scores: Mapping[str, int] | RiskPolicy,
+    *,
     default_score: int = 3,
 ) -> list[ResidualItem]:
     """Distinct leaked items of one conversation, each at the status of its worst mention."""

@@ -46,7 +46,7 @@ def run(config: RiskConfig, context: StageContext) -> Metrics:
             raw,
             anonymized,
             by_conversation,
-            policy,
+            policy=policy,
             salt=salt,
             sources=sources,
             estimate=_estimator(context),
@@ -58,7 +58,7 @@ def run(config: RiskConfig, context: StageContext) -> Metrics:
             scored.table,
             scored.estimate_table,
             scored.items,
-            summary,
+            metrics=summary,
             threshold=threshold,
             output=context.output,
         )
@@ -76,7 +76,7 @@ def _estimator(context: StageContext) -> Estimator | None:
     workers: int = context.setting("anonymize.workers")
     timeout_s: float = context.setting("anonymize.cluster_timeout_s")
     tls = context.setting("anonymize.cluster_tls").files_for(cluster, context.base_dir)
-    return cluster_estimator(cluster, workers, timeout_s, tls)
+    return cluster_estimator(cluster, workers, timeout_s, tls=tls)
 
 
 def headline(summary: Metrics) -> Metrics:
@@ -94,8 +94,8 @@ def _write_outputs(
     table: pd.DataFrame,
     estimate_table: pd.DataFrame,
     items: Sequence[ResidualItem],
-    metrics: Metrics,
     *,
+    metrics: Metrics,
     threshold: float,
     output: Callable[[Path], Path],
 ) -> list[Path]:
@@ -105,7 +105,7 @@ def _write_outputs(
         [int(v) for v in table["score"]],
         threshold,
         metrics["mean"],
-        metrics["std"],
+        std=metrics["std"],
         sources=[str(v) for v in table[SOURCE_COLUMN]],
     )
     markdown = risk_table_markdown(metrics, threshold)

@@ -37,6 +37,7 @@ def schedule_arguments(
     config: TrainParams,
     work_dir: Path,
     deepspeed: dict[str, Any] | None,
+    *,
     evaluating: bool,
 ) -> dict[str, Any]:
     """The Trainer arguments every training method shares: schedule, checkpoints (and eval)

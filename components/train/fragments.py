@@ -154,8 +154,8 @@ def build_fragments(
     conversations: Sequence[Conversation],
     config: FragmentsConfig,
     eval_fraction: float,
-    seed: int,
     *,
+    seed: int,
     nlp: Language | None = None,
     chunks: Sequence[Chunk] | None = None,
 ) -> Fragments:
@@ -177,7 +177,7 @@ def build_fragments(
             conversations,
             nlp or load_chunker(config.spacy_model),
             config.max_chunk_words,
-            config.min_chunk_words,
+            min_words=config.min_chunk_words,
         )
     with_chunks = list(dict.fromkeys(c.conversation_id for c in chunks))
     held = eval_conversations(with_chunks, eval_fraction, seed)
@@ -213,7 +213,7 @@ def build_fragments(
 
 
 def chunk_conversations(
-    conversations: Iterable[Conversation], nlp: Language, max_words: int, min_words: int = 1
+    conversations: Iterable[Conversation], nlp: Language, max_words: int, *, min_words: int = 1
 ) -> list[Chunk]:
     """The noun chunks and verb phrases of every turn's text, in corpus order."""
     chunks: list[Chunk] = []

@@ -20,7 +20,7 @@ class MlflowLossCallback(TrainerCallback):
     def __init__(self) -> None:
         self.logged: dict[str, set[int]] = {name: set() for name in LOGGED}
 
-    def on_log(
+    def on_log(  # noqa: PLR0917 (the Trainer's callback signature)
         self,
         args: Any,
         state: Any,
@@ -50,7 +50,7 @@ class StepBarCallback(ProgressCallback):
         super().__init__()
         self.shown: dict[str, str] = {}
 
-    def on_log(
+    def on_log(  # noqa: PLR0917 (the Trainer's callback signature)
         self,
         args: Any,
         state: Any,

@@ -50,7 +50,7 @@ class SupervisedFineTuning:
             job.base_model_dir,
             job.conversations,
             job.config,
-            job.output_dir,
+            output_dir=job.output_dir,
             work_dir=job.work_dir,
             callbacks=job.callbacks,
             examples=job.examples,
@@ -64,8 +64,8 @@ def train_lora(
     base_model_dir: Path,
     conversations: Sequence[Conversation],
     config: TrainParams,
-    output_dir: Path,
     *,
+    output_dir: Path,
     work_dir: Path,
     callbacks: Sequence[Any] = (),
     examples: TrainingExamples | None = None,
@@ -91,13 +91,13 @@ def train_lora(
     tokenized = _tokenized(split.train, tokenizer, config)
     evaluation = _tokenized(split.evaluation, tokenizer, config)
     model = _lora_model(base_model_dir, config)
-    batches = SftBatches.of(tokenized, evaluation, tokenizer, config)
+    batches = SftBatches.of(tokenized, evaluation, tokenizer, config=config)
     own = own_world(deepspeed)
-    args = _arguments(config, work_dir, deepspeed, bool(batches.evaluation))
+    args = _arguments(config, work_dir, deepspeed, evaluating=bool(batches.evaluation))
     # The arguments start the launcher's process group: every rank now resumes as rank 0 says.
     resume = world_checkpoint(work_dir, training_fingerprint(config, tokenized))
     counted = CountingRows(batches.train)
-    trainer = _trainer(model, args, counted, batches, config=config, callbacks=callbacks)
+    trainer = _trainer(model, args, counted, batches=batches, config=config, callbacks=callbacks)
     run = run_trainer(trainer, resume)
     finish(
         trainer,
@@ -109,7 +109,7 @@ def train_lora(
         own_world=own,
     )
     _log_fetched(args, counted)
-    return trained(trainer, run, **_sft_figures(split, batches, counted, config, run=run))
+    return trained(trainer, run, **_sft_figures(split, batches, counted, config=config, run=run))
 
 
 def corpus_examples(
@@ -121,14 +121,14 @@ def corpus_examples(
     examples, or with ``train.corpus: fragmented`` the fragments of their chunks."""
     if config.corpus == "fragmented":
         fragments = build_fragments(
-            conversations, config.fragments, config.eval_fraction, config.seed
+            conversations, config.fragments, config.eval_fraction, seed=config.seed
         )
         return fragments.training_examples()
     return training_examples(
         conversations,
         config.tasks,
         config.eval_fraction,
-        config.seed,
+        seed=config.seed,
         options=options,
         only_good=config.only_good,
     )
@@ -148,7 +148,9 @@ def _log_skipped(split: TrainingExamples, n_conversations: int, config: TrainPar
 
 def _tokenized(examples: Sequence[Any], tokenizer: Any, config: TrainParams) -> Rows:
     return [
-        tokenize_example(e, tokenizer, config.max_seq_length, config.mask_loss_weight)
+        tokenize_example(
+            e, tokenizer, config.max_seq_length, mask_loss_weight=config.mask_loss_weight
+        )
         for e in examples
     ]
 
@@ -171,7 +173,7 @@ class SftBatches:
 
     @classmethod
     def of(
-        cls, tokenized: Rows, evaluation: Rows, tokenizer: Any, config: TrainParams
+        cls, tokenized: Rows, evaluation: Rows, tokenizer: Any, *, config: TrainParams
     ) -> SftBatches:
         if config.packing:
             return cls(
@@ -191,14 +193,14 @@ class SftBatches:
 
 
 def _arguments(
-    config: TrainParams, work_dir: Path, deepspeed: dict[str, Any] | None, evaluating: bool
+    config: TrainParams, work_dir: Path, deepspeed: dict[str, Any] | None, *, evaluating: bool
 ) -> Any:
     """The Trainer's arguments: the shared schedule, and the best checkpoint's weights kept
     at the end when there is an eval loss to choose it by."""
     from transformers import TrainingArguments
 
     return TrainingArguments(
-        **schedule_arguments(config, work_dir, deepspeed, evaluating),
+        **schedule_arguments(config, work_dir, deepspeed, evaluating=evaluating),
         load_best_model_at_end=evaluating,
         metric_for_best_model="eval_loss",
         greater_is_better=False,
@@ -210,8 +212,8 @@ def _trainer(
     model: Any,
     args: Any,
     rows: CountingRows,
-    batches: SftBatches,
     *,
+    batches: SftBatches,
     config: TrainParams,
     callbacks: Sequence[Any],
 ) -> Any:
@@ -249,8 +251,8 @@ def _sft_figures(
     split: TrainingExamples,
     batches: SftBatches,
     counted: CountingRows,
-    config: TrainParams,
     *,
+    config: TrainParams,
     run: TrainerRun,
 ) -> dict[str, Any]:
     """SFT's own figures: examples and rows, padding, and the tokens trained on."""
@@ -261,7 +263,9 @@ def _sft_figures(
     return {
         "n_examples": len(split.train) + len(split.evaluation),
         "n_sequences": len(dataset),
-        "padding_share": round(padding_share(dataset, config.batch_size, config.seed, width), 4),
+        "padding_share": round(
+            padding_share(dataset, config.batch_size, config.seed, width=width), 4
+        ),
         "tokens_trained": counted.tokens(steps_run * rows_per_step),
         "tokens_per_step": sum(len(row["input_ids"]) for row in dataset)
         / len(dataset)

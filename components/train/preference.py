@@ -144,12 +144,13 @@ class PreferenceMethod:
         config: TrainParams,
         work_dir: Path,
         deepspeed: dict[str, Any] | None,
+        *,
         evaluating: bool,
     ) -> Any:
         """TRL's config for the method, with SFT's schedule, checkpoints and engine."""
         _, config_class = self.trl_classes()
         return config_class(
-            **schedule_arguments(config, work_dir, deepspeed, evaluating),
+            **schedule_arguments(config, work_dir, deepspeed, evaluating=evaluating),
             beta=config.beta,
             max_length=config.max_seq_length,
             # TRL turns it on by default; SFT runs without it (LoRA on a small model fits).
@@ -187,9 +188,9 @@ def train_preference(job: TrainingJob, method: PreferenceMethod) -> TrainResult:
     train, evaluation = split_pairs(fitted, config.eval_fraction, config.seed)
     model = base_model(job.base_model_dir, config)
     own = own_world(deepspeed)
-    args = method.arguments(config, job.work_dir, deepspeed, bool(evaluation))
+    args = method.arguments(config, job.work_dir, deepspeed, evaluating=bool(evaluation))
     resume = world_checkpoint(job.work_dir, _fingerprint(config, train))
-    trainer = _trainer(method, model, args, (train, evaluation), tokenizer=tokenizer, job=job)
+    trainer = _trainer(method, model, args, pairs=(train, evaluation), tokenizer=tokenizer, job=job)
     run = run_trainer(trainer, resume)
     finish(
         trainer,
@@ -217,8 +218,8 @@ def _trainer(
     method: PreferenceMethod,
     model: Any,
     args: Any,
-    pairs: tuple[list[PreferencePair], list[PreferencePair]],
     *,
+    pairs: tuple[list[PreferencePair], list[PreferencePair]],
     tokenizer: Any,
     job: TrainingJob,
 ) -> Any:

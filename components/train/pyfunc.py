@@ -123,7 +123,9 @@ class AdapterPyfunc(PythonModel):
             )
             for r in task_requests(model_input)
         ]
-        return generate(self.model, self.tokenizer, prompts, settings["max_new_tokens"])
+        return generate(
+            self.model, self.tokenizer, prompts, max_new_tokens=settings["max_new_tokens"]
+        )
 
 
 def inference_settings(params: Mapping[str, Any] | None) -> dict[str, int]:

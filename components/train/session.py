@@ -136,7 +136,7 @@ def finish(
 ) -> None:
     """The adapter saved to ``output_dir``; the run's checkpoints removed (rank 0), and the
     process group it made for DeepSpeed ended."""
-    save_adapter(trainer, tokenizer, options, output_dir, generation=config.generation)
+    save_adapter(trainer, tokenizer, options, output_dir=output_dir, generation=config.generation)
     if trainer.is_world_process_zero():
         remove_checkpoints(work_dir)
     end_own_world(own_world)
@@ -165,8 +165,8 @@ def save_adapter(
     trainer: Any,
     tokenizer: Any,
     options: dict[str, list[str]],
-    output_dir: Path,
     *,
+    output_dir: Path,
     generation: GenerationSettings,
 ) -> None:
     """The trained adapter, its tokenizer, its label options and its generation settings,

@@ -45,7 +45,9 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
         # Under a launcher every rank runs the stage and trains on its share of each batch;
         # rank 0 alone writes the adapter, the metrics and the MLflow run.
         data = training_data(config, context)
-        result = _train(config, data, _work(context) / f"rank-{rank}", [], context=context)
+        result = _train(
+            config, data, _work(context) / f"rank-{rank}", callbacks=[], context=context
+        )
         return {"rank": rank, "world_size": result.world_size, "steps": result.steps}
     mlflow.enable_system_metrics_logging()  # CPU, memory (and GPU) use while training
     adapter = context.output(paths.ADAPTER)
@@ -58,12 +60,12 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
             data.source,
             [c.id for c in data.conversations],
             f"{config.corpus} corpus: train split",
-            "training",
+            context="training",
         )
         mlflow.set_tag("veiltune.train_method", config.method)
         live = MlflowLossCallback()
         with atomic_folder(adapter, "adapter") as tmp:
-            result = _train(config, data, tmp, [live], context=context)
+            result = _train(config, data, tmp, callbacks=[live], context=context)
         # A resumed run has the steps before its checkpoint in its history, not live.
         for name, history in (("loss", result.loss_history), ("eval_loss", result.eval_history)):
             for step, loss in history:
@@ -106,7 +108,9 @@ def training_data(config: TrainConfig, context: StageContext) -> TrainingData:
         conversations = [mask_replaced(c, records.get(c.id, [])) for c in conversations]
     if config.corpus != "fragmented":
         return TrainingData(source, conversations)
-    fragments = build_fragments(conversations, config.fragments, config.eval_fraction, config.seed)
+    fragments = build_fragments(
+        conversations, config.fragments, config.eval_fraction, seed=config.seed
+    )
     return TrainingData(
         source, conversations, fragments.training_examples(), fragments.stats.to_metrics()
     )
@@ -116,8 +120,8 @@ def _train(
     config: TrainConfig,
     data: TrainingData,
     output: Path,
-    callbacks: list[Any],
     *,
+    callbacks: list[Any],
     context: StageContext,
 ) -> TrainResult:
     """Train with the method ``train.method`` names, on the stage's data."""

@@ -171,6 +171,7 @@ def task_examples(
     conversation: Conversation,
     tasks: Sequence[str] = tuple(TASK_PROMPTS),
     options: Mapping[str, Sequence[str]] | None = None,
+    *,
     only_good: bool = False,
 ) -> list[Example]:
     """An example per task in ``tasks`` the conversation has a label for, plus the
@@ -229,8 +230,8 @@ def training_examples(
     conversations: Sequence[Conversation],
     tasks: Sequence[str],
     eval_fraction: float,
-    seed: int,
     *,
+    seed: int,
     options: Mapping[str, Sequence[str]] | None = None,
     only_good: bool = False,
 ) -> TrainingExamples:
@@ -244,7 +245,9 @@ def training_examples(
     """
     if only_good:
         _require_private_summaries(conversations)
-    per_conversation = [(c.id, task_examples(c, tasks, options, only_good)) for c in conversations]
+    per_conversation = [
+        (c.id, task_examples(c, tasks, options, only_good=only_good)) for c in conversations
+    ]
     usable = [cid for cid, examples in per_conversation if examples]
     if not usable:
         raise InputError(_no_examples_message(len(conversations), tasks))

@@ -76,7 +76,7 @@ def _outputs(folder: Path) -> tuple[bytes, bytes]:
 
 def _anonymize(config: AnonymizeConfig, corpus: Path, out: Path) -> dict[str, object]:
     return anonymize_file(
-        config, REPO, corpus, out / "corpus.jsonl", spans_path=out / "spans.jsonl"
+        config, REPO, corpus, output_path=out / "corpus.jsonl", spans_path=out / "spans.jsonl"
     )
 
 
@@ -89,7 +89,7 @@ def in_process(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
 
 @pytest.mark.slow
 def test_a_local_cluster_writes_the_one_process_outputs_byte_for_byte(
-    corpus: Path, in_process: tuple[bytes, bytes], tmp_path: Path, small_parts: None
+    corpus: Path, in_process: tuple[bytes, bytes], tmp_path: Path, *, small_parts: None
 ) -> None:
     metrics = _anonymize(ON_TWO_WORKERS, corpus, tmp_path)
     assert _outputs(tmp_path) == in_process
@@ -99,12 +99,12 @@ def test_a_local_cluster_writes_the_one_process_outputs_byte_for_byte(
 
 @pytest.mark.slow
 def test_detect_on_a_cluster_writes_what_detect_writes_in_one_process(
-    corpus: Path, tmp_path: Path, small_parts: None, shared: AnonymizeConfig
+    corpus: Path, tmp_path: Path, small_parts: None, *, shared: AnonymizeConfig
 ) -> None:
     context = StageContext(REPO / "params.yaml", {}, {})
     config = AnonymizeConfig(batch_size=8, replacement="placeholder")
-    assert detect(config, context, corpus, tmp_path / "one.jsonl") == N_CONVERSATIONS
-    assert detect(shared, context, corpus, tmp_path / "many.jsonl") == N_CONVERSATIONS
+    assert detect(config, context, corpus, output_path=tmp_path / "one.jsonl") == N_CONVERSATIONS
+    assert detect(shared, context, corpus, output_path=tmp_path / "many.jsonl") == N_CONVERSATIONS
     assert (tmp_path / "many.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
 
 
@@ -124,7 +124,7 @@ def test_evaluate_detection_on_a_cluster_scores_what_one_process_scores(
     items = load_labelled("embedded", None, limit=120)
     config = AnonymizeConfig(batch_size=8, replacement="placeholder")
     detector, policy = build_detector(config, REPO), anonymization_policy(config, REPO)
-    one, one_sample = evaluate_detection(items, detector, policy, 8, sample_size=5)
+    one, one_sample = evaluate_detection(items, detector, policy, batch_size=8, sample_size=5)
     groups = conversation_groups(items)
     detected = detect_groups_on_cluster(shared, REPO, groups)
     many, many_sample = score_detection(items, groups, detected, sample_size=5)
@@ -160,12 +160,12 @@ def test_a_task_that_kills_its_workers_is_one_error() -> None:
         cluster.dask_client(cluster.LOCAL, 1, 30) as client,
         pytest.raises(BackendError, match=r"^the Dask cluster: .*all those workers died"),
     ):
-        cluster.run_parts(client, os._exit, [3], [], description="dying", total=None)
+        cluster.run_parts(client, os._exit, [3], arguments=[], description="dying", total=None)
 
 
 @pytest.mark.slow
 def test_a_malformed_record_in_a_later_part_is_one_error_and_nothing_is_written(
-    corpus: Path, tmp_path: Path, small_parts: None, shared: AnonymizeConfig
+    corpus: Path, tmp_path: Path, small_parts: None, *, shared: AnonymizeConfig
 ) -> None:
     lines = corpus.read_text().splitlines(keepends=True)
     bad = tmp_path / "bad.jsonl"
@@ -178,7 +178,7 @@ def test_a_malformed_record_in_a_later_part_is_one_error_and_nothing_is_written(
 
 @pytest.mark.slow
 def test_a_duplicate_id_across_parts_is_named_by_its_line(
-    corpus: Path, tmp_path: Path, small_parts: None, shared: AnonymizeConfig
+    corpus: Path, tmp_path: Path, small_parts: None, *, shared: AnonymizeConfig
 ) -> None:
     lines = corpus.read_text().splitlines(keepends=True)
     duplicate = tmp_path / "duplicate.jsonl"
@@ -206,7 +206,11 @@ def test_the_policy_files_travel_with_the_task_not_on_the_workers_file_system(
     corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
     config = AnonymizeConfig(batch_size=4, replacement="placeholder")
     one = anonymize_file(
-        config, project, corpus, tmp_path / "one.jsonl", spans_path=tmp_path / "one.spans"
+        config,
+        project,
+        corpus,
+        output_path=tmp_path / "one.jsonl",
+        spans_path=tmp_path / "one.spans",
     )
     assert "reference word is quelbrin." in (tmp_path / "one.jsonl").read_text()
     cluster_client = distributed.dask_client
@@ -222,7 +226,7 @@ def test_the_policy_files_travel_with_the_task_not_on_the_workers_file_system(
         replace(config, cluster=shared.cluster, workers=2),
         project,
         corpus,
-        tmp_path / "many.jsonl",
+        output_path=tmp_path / "many.jsonl",
         spans_path=tmp_path / "many.spans",
     )
     assert not (project / "veiltune").exists()
@@ -332,8 +336,8 @@ def test_a_worker_killed_mid_run_has_its_parts_recomputed(
     corpus: Path,
     in_process: tuple[bytes, bytes],
     tmp_path: Path,
-    small_parts: None,
     *,
+    small_parts: None,
     shared: AnonymizeConfig,
     client_of_shared: Any,
     caplog: pytest.LogCaptureFixture,

@@ -123,7 +123,7 @@ def found(text: str, spans: list[Span]) -> list[tuple[str, str]]:
     ],
 )
 def test_policy_becomes_dlp_rules(
-    server: FakeDlpServer, policy: Path, text: str, expected: list[tuple[str, str]]
+    server: FakeDlpServer, policy: Path, text: str, *, expected: list[tuple[str, str]]
 ) -> None:
     (spans,) = detector_for(server, policy).detect([text])
     assert found(text, spans) == expected
@@ -271,7 +271,7 @@ def test_resource_exhausted_past_the_budget_is_one_clear_error(
     ],
 )
 def test_refusals_name_the_project_and_the_setting(
-    server: FakeDlpServer, policy: Path, code: grpc.StatusCode, names: str
+    server: FakeDlpServer, policy: Path, code: grpc.StatusCode, *, names: str
 ) -> None:
     server.dlp.faults = [Fault(code)]
     with pytest.raises(BackendError, match="anonymize.dlp.project") as error:
@@ -441,7 +441,7 @@ def test_anonymize_stage_with_google_dlp(server: FakeDlpServer, policy: Path) ->
     raw.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
     out, spans = policy / "anonymized.jsonl", policy / "spans.jsonl"
     metrics = anonymize_file(
-        config_for(server, price_per_gb=2.0), policy, raw, out, spans_path=spans
+        config_for(server, price_per_gb=2.0), policy, raw, output_path=out, spans_path=spans
     )
     anonymized = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     turn = anonymized[0]["turns"][1]["text"]
@@ -465,5 +465,5 @@ def test_a_failing_service_writes_nothing(server: FakeDlpServer, policy: Path) -
     server.dlp.faults = [Fault(grpc.StatusCode.RESOURCE_EXHAUSTED)] * 3
     config = config_for(server, max_attempts=3, retry_seconds=0.0)
     with pytest.raises(BackendError, match="nothing was written"):
-        anonymize_file(config, policy, raw, out, spans_path=spans)
+        anonymize_file(config, policy, raw, output_path=out, spans_path=spans)
     assert not out.exists() and not spans.exists()

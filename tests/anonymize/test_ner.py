@@ -106,7 +106,12 @@ def test_a_long_text_is_read_in_windows_with_exact_offsets_and_whole_entities(
     model = AutoModelForTokenClassification.from_pretrained(folder)
     scheme = LabelScheme(tuple(model.config.id2label[i] for i in range(len(model.config.id2label))))
     tiny = TorchTokenClassifier(
-        model, AutoTokenizer.from_pretrained(folder), scheme, max_positions, batch_size=4, **windows
+        model,
+        AutoTokenizer.from_pretrained(folder),
+        scheme,
+        max_tokens=max_positions,
+        batch_size=4,
+        **windows,
     )
     text, expected = long_text(30)
     assert texts_of(tiny, [text]) == [expected]
@@ -377,7 +382,7 @@ def _bad_models() -> list[tuple[str, Callable[[Path], str], str]]:
     ("name", "make", "message"), _bad_models(), ids=[b[0] for b in _bad_models()]
 )
 def test_a_bad_model_is_one_error_naming_the_key(
-    tmp_path: Path, name: str, make: Callable[[Path], str], message: str
+    tmp_path: Path, name: str, make: Callable[[Path], str], *, message: str
 ) -> None:
     config = AnonymizeConfig(ner=NerConfig(model=make(tmp_path), labels=str(POLICY)))
     with pytest.raises(InputError, match=r"^anonymize\.ner\.model: ") as raised:
@@ -484,7 +489,11 @@ def test_corroborated_recognizers_spans_are_scored_by_the_ners_support(tiny_dir:
 
     def spacy_spans(corroborate: list[str]) -> list[tuple[str, float]]:
         detector = PresidioDetector(
-            config.spacy_model, config.info_types, Thresholds(0.35), ner, corroborate=corroborate
+            config.spacy_model,
+            config.info_types,
+            Thresholds(0.35),
+            ner=ner,
+            corroborate=corroborate,
         )
         (spans,) = detector.candidates([text], 0.0)
         return [(text[s.start : s.end], s.score) for s in spans if s.source == "SpacyRecognizer"]
@@ -506,6 +515,6 @@ def test_a_recognizer_to_corroborate_must_exist(tiny_dir: Path) -> None:
             config.spacy_model,
             config.info_types,
             Thresholds(0.35),
-            ner,
+            ner=ner,
             corroborate=["SpacyRecogniser"],
         )

@@ -90,7 +90,7 @@ def test_a_tiny_encoder_learns_the_labelled_spans_and_its_onnx_finds_them(
     base = build_tiny_ner(tmp_path / "base", max_positions=32)
     output = tmp_path / "trained"
     settings = TrainSettings(epochs=12, batch_size=8, learning_rate=learning_rate)
-    figures = fine_tune(base, _texts(64), output, settings)
+    figures = fine_tune(base, _texts(64), output, settings=settings)
     assert figures["examples"] == 64
     found = _spans(str(output / ONNX_FILE), tmp_path, PROBE)
     assert (found == LEARNED) is learns
@@ -102,14 +102,14 @@ def test_nothing_to_learn_is_one_error_and_no_model(tmp_path: Path) -> None:
     base = build_tiny_ner(tmp_path / "base")
     empty = [LabelledText("t", "   ", ())]
     with pytest.raises(InputError, match="no labelled text"):
-        fine_tune(base, empty, tmp_path / "out", TrainSettings(epochs=1))
+        fine_tune(base, empty, tmp_path / "out", settings=TrainSettings(epochs=1))
     assert not (tmp_path / "out").exists()
 
 
 def test_a_base_that_is_no_model_is_one_error(tmp_path: Path) -> None:
     (tmp_path / "base").mkdir()
     with pytest.raises(InputError, match="--base"):
-        fine_tune(tmp_path / "base", _texts(4), tmp_path / "out", TrainSettings(epochs=1))
+        fine_tune(tmp_path / "base", _texts(4), tmp_path / "out", settings=TrainSettings(epochs=1))
 
 
 def test_the_command_refuses_a_base_that_is_no_model_in_one_line(

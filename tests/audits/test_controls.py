@@ -61,7 +61,7 @@ def audited(detector: Any, base_model_dir: Path) -> dict[str, dict[str, Any]]:
         corpus,
         splits["train"],
         ["PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER"],
-        REPETITIONS,
+        repetitions=REPETITIONS,
         seed=SEED,
     )
     # the default replacement (surrogates) under a fixed key: a key drawn per process made
@@ -83,11 +83,13 @@ def audited(detector: Any, base_model_dir: Path) -> dict[str, dict[str, Any]]:
     results = {}
     for name, calls in (("raw", corpus), ("anonymized", anonymized)):
         model, tokenizer = tiny_memorizer(texts, chat)
-        examples = training_examples([c for c in calls if c.id in train], ["continuation"], 0, SEED)
+        examples = training_examples(
+            [c for c in calls if c.id in train], ["continuation"], 0, seed=SEED
+        )
         rows = [tokenize_example(e, tokenizer, 512) for e in examples.train]
-        memorize(model, rows, tokenizer.pad_token_id, STEPS)
+        memorize(model, rows, tokenizer.pad_token_id, steps=STEPS)
         results[name] = audit_summary(
-            run_audits(model, tokenizer, CONTROL_AUDIT, inputs, detector=detector), name
+            run_audits(model, tokenizer, CONTROL_AUDIT, inputs=inputs, detector=detector), name
         )
     return results
 

@@ -48,7 +48,7 @@ def test_leaked_values_fail_and_are_counted_by_type_once_per_output() -> None:
         "PHONE_NUMBER": 1,
     }
     assert result.figures["n_outputs_with_leaks"] == 2
-    assert audit_outputs(outputs, inventory(), SALT, 6, max_leaks=3).passed
+    assert audit_outputs(outputs, inventory(), SALT, min_value_chars=6, max_leaks=3).passed
 
 
 def test_a_surrogate_in_an_output_is_no_leak_but_the_real_value_is() -> None:
@@ -62,7 +62,7 @@ def test_a_surrogate_in_an_output_is_no_leak_but_the_real_value_is() -> None:
     }
     originals = frozenset(w for v in values.values() for w in normalized(v).split())
     book = surrogates.book("c1", originals)
-    fakes = {t: book.render(t, v, f"[{t}_1]", ("This is ", ".")) for t, v in values.items()}
+    fakes = {t: book.render(t, v, f"[{t}_1]", context=("This is ", ".")) for t, v in values.items()}
     assert all(fakes[t] and str(fakes[t]).lower() != v.lower() for t, v in values.items())
 
     in_surrogates = [
@@ -79,7 +79,9 @@ def test_a_surrogate_in_an_output_is_no_leak_but_the_real_value_is() -> None:
 
 def test_the_detector_reports_made_up_values_beside_the_verdict(detector) -> None:  # type: ignore[no-untyped-def]
     outputs = ["Please call Jennifer Alvarez at 415-555-0199."]  # in no inventory
-    result = audit_outputs(outputs, inventory(), SALT, 6, max_leaks=0, detector=detector)
+    result = audit_outputs(
+        outputs, inventory(), SALT, min_value_chars=6, max_leaks=0, detector=detector
+    )
     assert result.passed  # nothing real leaked
     found = result.figures["detector_findings_by_type"]
     assert found.get("PERSON_NAME") == 1 and sum(found.values()) == 2  # the name and number

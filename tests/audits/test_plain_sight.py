@@ -92,6 +92,6 @@ def test_a_corpus_without_residual_names_is_reported_not_failed() -> None:
     )
     anonymized = Conversation("c1", (Turn("Agent", "Hi, Kevin here."),))
     views = {"anonymized": [anonymized], "placeholders": [anonymized]}
-    result = audit_plain_sight(None, None, [raw], views, max_conversations=40, max_tokens=768)
+    result = audit_plain_sight(None, None, [raw], views=views, max_conversations=40, max_tokens=768)
     assert result.passed
     assert result.figures == {"n_with_residual": 0, "not_computed": NOT_COMPUTED}

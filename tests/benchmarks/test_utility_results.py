@@ -17,8 +17,8 @@ from tests.evaluate.test_report import write_run
 def store(tmp_path: Path) -> Path:
     store = tmp_path / "runs"
     for seed in (13, 14):
-        write_run(store, "oracle", seed, 0.40, loss=2.00)
-        write_run(store, "placeholder", seed, 0.30, loss=2.02)
+        write_run(store, "oracle", seed, level=0.40, loss=2.00)
+        write_run(store, "placeholder", seed, level=0.30, loss=2.02)
     return store
 
 
@@ -38,7 +38,7 @@ def test_the_envelope_names_the_runs_machine(
     monkeypatch.setattr(results, "RESULTS", tmp_path / "results")
     written: dict[str, dict] = {}
 
-    def write(name: str, figures: dict, command: str, envelope: dict) -> None:
+    def write(name: str, figures: dict, command: str, *, envelope: dict) -> None:
         written[name] = {"figures": figures, "command": command, **envelope}
 
     monkeypatch.setattr("benchmarks.utility_results.write_result", write)

@@ -26,7 +26,11 @@ ROLES = ("client", "scheduler", "worker")
 
 
 def _certificate(
-    subject: str, key: ec.EllipticCurvePrivateKey, issuer: str, signer: ec.EllipticCurvePrivateKey
+    subject: str,
+    key: ec.EllipticCurvePrivateKey,
+    issuer: str,
+    *,
+    signer: ec.EllipticCurvePrivateKey,
 ) -> x509.Certificate:
     now = datetime.datetime.now(datetime.UTC)
     is_ca = subject == issuer
@@ -47,7 +51,7 @@ def _certificate(
 
 
 def _write(
-    folder: Path, name: str, certificate: x509.Certificate, key: ec.EllipticCurvePrivateKey
+    folder: Path, name: str, certificate: x509.Certificate, *, key: ec.EllipticCurvePrivateKey
 ) -> None:
     (folder / f"{name}.pem").write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
     private = key.private_bytes(
@@ -64,10 +68,14 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     it); a stranger's self-signed certificate."""
     folder = tmp_path_factory.mktemp("certs")
     ca_key, node_key, stranger_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
-    _write(folder, "ca", _certificate("cluster-ca", ca_key, "cluster-ca", ca_key), ca_key)
-    _write(folder, "node", _certificate("node", node_key, "cluster-ca", ca_key), node_key)
-    stranger = _certificate("stranger", stranger_key, "stranger", stranger_key)
-    _write(folder, "stranger", stranger, stranger_key)
+    _write(
+        folder, "ca", _certificate("cluster-ca", ca_key, "cluster-ca", signer=ca_key), key=ca_key
+    )
+    _write(
+        folder, "node", _certificate("node", node_key, "cluster-ca", signer=ca_key), key=node_key
+    )
+    stranger = _certificate("stranger", stranger_key, "stranger", signer=stranger_key)
+    _write(folder, "stranger", stranger, key=stranger_key)
     return folder
 
 
@@ -104,7 +112,7 @@ def test_a_tls_scheduler_runs_a_job_for_a_client_with_the_cluster_certificates(
         tls_scheduler,
         1,
         10,
-        add_up,
+        task=add_up,
         items=list(range(10)),
         arguments=[0],
         description="add",
@@ -119,7 +127,7 @@ def test_a_tls_scheduler_refuses_a_client_without_the_cluster_certificates(
     stranger = TlsFiles(certs / "ca.pem", certs / "stranger.pem", certs / "stranger-key.pem")
     with (
         pytest.raises(BackendError, match=rf"{tls_scheduler}.*anonymize.cluster_tls"),
-        dask_client(tls_scheduler, 1, 5, stranger),
+        dask_client(tls_scheduler, 1, 5, tls=stranger),
     ):
         pass
     assert refusal_without_a_certificate(tls_scheduler, certs / "ca.pem") is not None
@@ -164,7 +172,7 @@ def test_a_tcp_scheduler_is_warned_about_once(caplog: pytest.LogCaptureFixture) 
         with caplog.at_level(logging.WARNING, logger="components.core.cluster"):
             for _ in range(2):
                 run_shares(
-                    address, 1, 10, add_up, items=[1, 2, 3], arguments=[0], description="add"
+                    address, 1, 10, task=add_up, items=[1, 2, 3], arguments=[0], description="add"
                 )
     warned = [r.getMessage() for r in caplog.records if r.name == "components.core.cluster"]
     assert len(warned) == 1, warned

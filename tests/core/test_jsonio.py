@@ -114,7 +114,7 @@ def test_a_folder_is_replaced_whole_and_kept_when_the_write_fails(workspace: Pat
     ],
 )
 def test_a_folder_veiltune_did_not_write_as_this_kind_is_never_replaced(
-    workspace: Path, folder: str, marker: str | None, message: str
+    workspace: Path, folder: str, marker: str | None, *, message: str
 ) -> None:
     target = workspace / folder
     target.mkdir(parents=True, exist_ok=True)
@@ -174,7 +174,7 @@ def test_a_private_folder_is_owner_only_inside_whatever_the_umask(workspace: Pat
     ],
 )
 def test_what_no_command_may_write_over_is_refused(
-    workspace: Path, output: str, raw: bool, message: str
+    workspace: Path, output: str, raw: bool, *, message: str
 ) -> None:
     for name in ("params.yaml", "dvc.lock", "dvc.yaml", ".git/config", ".dvc/config"):
         (workspace / name).parent.mkdir(parents=True, exist_ok=True)

@@ -65,6 +65,7 @@ def test_any_other_warning_still_shows(
     silenced: list[warnings.WarningMessage],
     module: str,
     message: str,
+    *,
     category: type[Warning],
 ) -> None:
     warn_from(module, message, category)

@@ -29,9 +29,9 @@ def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_the_signing_key_outlives_an_erasure(checkout: Path) -> None:
     key = signing_key(KEY, checkout)
-    listed = purge_command(checkout, False, None, checkout / KEY)
+    listed = purge_command(checkout, False, None, signing_key=checkout / KEY)
     assert KEY not in json.dumps(listed)  # neither erased nor in data/raw to keep
-    purge_command(checkout, True, None, checkout / KEY)
+    purge_command(checkout, True, None, signing_key=checkout / KEY)
     assert not (checkout / "data" / "raw").exists()
     kept = checkout_public_key(KEY, checkout)
     assert kept is not None and fingerprint(kept) == fingerprint(key.public_key())
@@ -42,7 +42,7 @@ def test_a_key_an_earlier_release_left_in_data_raw_is_moved_out_not_erased(
 ) -> None:
     earlier = signing_key(KEY, checkout / "earlier")
     (checkout / "earlier" / KEY).rename(checkout / paths.LEGACY_SIGNING_KEY)
-    report = purge_command(checkout, True, None, checkout / KEY)
+    report = purge_command(checkout, True, None, signing_key=checkout / KEY)
     assert "data/raw" in report["removed"]
     kept = checkout_public_key(KEY, checkout)
     assert kept is not None and fingerprint(kept) == fingerprint(earlier.public_key())

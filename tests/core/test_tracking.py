@@ -34,8 +34,12 @@ def test_a_corpus_input_names_the_file_its_digest_and_no_text(
     corpus.write_text('{"id": "c1", "turns": [{"text": "Call me at 555-0100"}]}\n')
     experiment = configure_tracking("inputs")
     with mlflow.start_run(experiment_id=experiment) as run:
-        digest = log_corpus_input(corpus, ["c2", "c1"], "raw corpus: held-out split", "evaluation")
-        assert log_corpus_input(corpus, ["c1"], "one", "evaluation") != digest  # the ids count
+        digest = log_corpus_input(
+            corpus, ["c2", "c1"], "raw corpus: held-out split", context="evaluation"
+        )
+        assert (
+            log_corpus_input(corpus, ["c1"], "one", context="evaluation") != digest
+        )  # the ids count
     inputs = mlflow.get_run(run.info.run_id).inputs
     assert inputs is not None
     [first, _] = inputs.dataset_inputs

@@ -84,7 +84,7 @@ def test_leaks_by_words(mention: str, output: str, leaks: bool) -> None:
         ("Muslim", "The caller asked for shifts during a month of religious observance.", False),
     ],
 )
-def test_leaks_by_embedding(judge: OfflineJudge, mention: str, output: str, leaks: bool) -> None:
+def test_leaks_by_embedding(judge: OfflineJudge, mention: str, output: str, *, leaks: bool) -> None:
     assert bool(judge.leaked(output, [element("high", mention)])) is leaks
     assert not OfflineJudge().leaked(output, [element("high", mention)])  # words alone miss it
 
@@ -167,7 +167,7 @@ def test_summary_by_setting() -> None:
     ],
 )
 def test_bad_elements_are_refused_by_path(
-    path: str, level: str, mentions: tuple[str, ...], says: str
+    path: str, level: str, mentions: tuple[str, ...], *, says: str
 ) -> None:
     with pytest.raises(InputError, match=says) as caught:
         SensitiveElement(path, level, mentions)

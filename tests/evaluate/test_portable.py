@@ -58,7 +58,7 @@ def _pack(tmp_path: Path, corpus: list[Conversation]) -> Path:
         tmp_path / "pack",
         corpus,
         _splits(corpus),
-        {"placeholder": anonymized},
+        anonymized={"placeholder": anonymized},
         train=train,
         evaluate=config,
     )
@@ -115,7 +115,7 @@ def test_a_pack_refuses_a_corpus_of_another_split_or_an_unknown_variant(
             tmp_path / "p",
             corpus,
             _splits(corpus),
-            {"placeholder": other},
+            anonymized={"placeholder": other},
             train=train,
             evaluate=evaluate,
         )
@@ -125,14 +125,19 @@ def test_a_pack_refuses_a_corpus_of_another_split_or_an_unknown_variant(
                 tmp_path / "p",
                 corpus,
                 _splits(corpus),
-                {derived: other},
+                anonymized={derived: other},
                 train=train,
                 evaluate=evaluate,
             )
     with pytest.raises(InputError, match="spans.jsonl: missing"):
         (other / "spans.jsonl").unlink()
         make_pack(
-            tmp_path / "p", corpus, _splits(corpus), {"type": other}, train=train, evaluate=evaluate
+            tmp_path / "p",
+            corpus,
+            _splits(corpus),
+            anonymized={"type": other},
+            train=train,
+            evaluate=evaluate,
         )
     assert not (tmp_path / "p").exists()  # nothing half-written
 
@@ -174,7 +179,12 @@ def test_a_run_from_a_pack_lands_in_the_run_store_the_report_reads(
     folder = _pack(tmp_path, corpus)
     store = tmp_path / "store"
     run_folder = run_from_pack(
-        read_pack(folder), "masked", 21, base_model_dir, store=store, work_dir=tmp_path / "work"
+        read_pack(folder),
+        "masked",
+        21,
+        base_model=base_model_dir,
+        store=store,
+        work_dir=tmp_path / "work",
     )
     assert run_folder == store / "masked" / "seed-21"
     evaluation = json.loads((run_folder / "evaluate.json").read_text(encoding="utf-8"))

@@ -43,7 +43,7 @@ def test_elements_gather_every_mention_of_a_fact_by_its_path() -> None:
 def _scores(task: str, answers: list[str], calls: list[Conversation]) -> tuple:
     items = [task_examples(c, [task])[0] for c in calls]
     by_id = {c.id: c for c in calls}
-    return private_summary_scores(task, answers, items, by_id, judge=WORDS_ONLY)
+    return private_summary_scores(task, answers, items, conversations=by_id, judge=WORDS_ONLY)
 
 
 def test_the_reference_is_acceptable_and_the_leaking_summary_is_not(

@@ -105,7 +105,7 @@ def test_an_unknown_variant_is_named_before_anything_runs() -> None:
         ("anonymized", "surrogate", "realistic", "surrogate-realistic"),
     ],
 )
-def test_variant_names(corpus: str, replacement: str, method: str | None, variant: str) -> None:
+def test_variant_names(corpus: str, replacement: str, method: str | None, *, variant: str) -> None:
     assert variant_name(corpus, replacement, method) == variant
     assert canonical(variant) == variant
 

@@ -100,7 +100,7 @@ def test_each_dataset_is_scored_apart_on_its_own_conversations(base_model_dir: P
     )
     datasets = {"main": generated, "dialogsum": [dialogue]}
     metrics, records = evaluate_datasets(
-        model, tokenizer, datasets, {}, max_new_tokens=4, max_prompt_tokens=128
+        model, tokenizer, datasets, label_sets={}, max_new_tokens=4, max_prompt_tokens=128
     )
     assert metrics["n_examples"] == {"summary": 1, "action_items": 1, "purpose": 1, "outcome": 1}
     assert metrics["dialogsum.n_examples"] == {
@@ -127,7 +127,7 @@ def test_each_dataset_is_scored_apart_on_its_own_conversations(base_model_dir: P
         model,
         tokenizer,
         {"main": [], "dialogsum": [dialogue]},
-        {},
+        label_sets={},
         max_new_tokens=4,
         max_prompt_tokens=128,
     )
@@ -166,7 +166,13 @@ def test_no_tasks_scores_perplexity_alone_and_the_same_perplexity(base_model_dir
     model, tokenizer = load_base(base_model_dir)
     generated = generate_corpus(1, 13)
     metrics, records = evaluate_datasets(
-        model, tokenizer, {"main": generated}, {}, max_new_tokens=4, max_prompt_tokens=128, tasks=[]
+        model,
+        tokenizer,
+        {"main": generated},
+        label_sets={},
+        max_new_tokens=4,
+        max_prompt_tokens=128,
+        tasks=[],
     )
     assert metrics["n_examples"] == {}
     assert not [key for key in metrics if key.startswith(("summary", "purpose"))]
@@ -178,7 +184,7 @@ def test_no_tasks_scores_perplexity_alone_and_the_same_perplexity(base_model_dir
         model,
         tokenizer,
         {"main": generated},
-        {},
+        label_sets={},
         max_new_tokens=4,
         max_prompt_tokens=128,
         tasks=["summary"],

@@ -160,7 +160,7 @@ def test_every_problem_is_listed_at_once(tmp_path: Path) -> None:
 )
 @pytest.mark.parametrize("form", ["folder", "zip"])
 def test_absent_or_corrupt_manifest_is_a_clear_error(
-    tmp_path: Path, corrupt: Callable[[Path], object], message: str, form: str
+    tmp_path: Path, corrupt: Callable[[Path], object], message: str, *, form: str
 ) -> None:
     bundle = built(tmp_path)
     corrupt(bundle)
@@ -489,7 +489,7 @@ def patch_member(
     ids=["method-99", "lzma", "encrypted", "strong-encryption"],
 )
 def test_a_member_zipfile_cannot_read_is_one_clear_error(
-    tmp_path: Path, member: str, patch: dict[str, int], message: str
+    tmp_path: Path, member: str, patch: dict[str, int], *, message: str
 ) -> None:
     zip_path = patch_member(rezip(built(tmp_path), tmp_path / "odd.zip"), member, **patch)
     with pytest.raises(InputError, match=re.escape(f"{zip_path}: {member}: {message}")):

@@ -79,7 +79,7 @@ def test_a_value_only_the_detector_finds_stops_the_bundle_before_it_is_written(
     bundle = tmp_path / "exports" / "bundle"
     refused = r"detector found values of the raw corpus in the bundle \(metrics/planted.json: "
     with pytest.raises(LeakageDetected, match=refused) as raised:
-        write_scanned_bundle(contents, {}, bundle, True, pi=no_inventory)
+        write_scanned_bundle(contents, {}, bundle, make_zip=True, pi=no_inventory)
     assert "Maria" not in str(raised.value) and "nothing was written" in str(raised.value)
     assert not (tmp_path / "exports").exists()
 
@@ -211,11 +211,11 @@ def test_an_original_record_id_is_scanned_like_any_other_value(
     # and the inventory scan finds an original id no detector flags, by keyed hash only
     entries = id_inventory_entries({"CUST-88412": "c-0", **ids.mapping}, salt)
     files = [("a.csv", b"id\nCUST-88412\n"), ("b.jsonl", ID_ITEMS)]
-    inventory = scan_files(files, entries, salt, 4)
+    inventory = scan_files(files, entries, salt, min_chars=4)
     assert inventory.leaks == {"a.csv": {"CONVERSATION_ID": 1}, "b.jsonl": {"CONVERSATION_ID": 2}}
     pseudonyms = "\n".join(ids.mapping.values()).encode()
-    assert scan_files([("c.csv", pseudonyms)], entries, salt, 4).passed
+    assert scan_files([("c.csv", pseudonyms)], entries, salt, min_chars=4).passed
     # a short record number as an id is no finding: a metric's decimals write it by chance
     numbered = id_inventory_entries({"3456": "c-1", "4155550123": "c-2"}, salt)
     assert [e.specific for e in numbered] == [False, True]
-    assert scan_files([("m.json", b'{"rouge1": 0.3456}')], numbered, salt, 4).passed
+    assert scan_files([("m.json", b'{"rouge1": 0.3456}')], numbered, salt, min_chars=4).passed

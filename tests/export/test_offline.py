@@ -123,9 +123,9 @@ def test_a_built_bundle_renders_offline(tmp_path: Path) -> None:
     inputs = stage_outputs(tmp_path / "outputs")
     pi = PiScanPolicy(inventory(), SALT, 4)
     lineage = {**LINEAGE, "registered_model": REGISTRY}
-    contents = bundle_contents(inputs, dict(PARAMS), stage_metrics(), lineage, pi=pi)
+    contents = bundle_contents(inputs, dict(PARAMS), stage_metrics(), lineage=lineage, pi=pi)
     bundle = tmp_path / "exports" / "bundle"
-    write_scanned_bundle(contents, lineage, bundle, False, pi=pi)
+    write_scanned_bundle(contents, lineage, bundle, make_zip=False, pi=pi)
 
     pages = {p.relative_to(bundle).as_posix() for p in offline_files(bundle)}
     assert pages == {
@@ -169,7 +169,7 @@ def test_the_bundle_carries_every_utility_interval_and_the_report_states_them(
     metrics["evaluate"]["adapter"]["outcome.accuracy"] = 0.4138
     pi = PiScanPolicy(inventory(), SALT, 4)
     lineage = {**LINEAGE, "registered_model": REGISTRY}
-    contents = bundle_contents(inputs, dict(PARAMS), metrics, lineage, pi=pi)
+    contents = bundle_contents(inputs, dict(PARAMS), metrics, lineage=lineage, pi=pi)
     assert contents["evaluate/intervals.json"] == intervals
     report = contents["report.html"]
     assert isinstance(report, bytes) and b"0.414 [0.241, 0.586]" in report
@@ -193,7 +193,7 @@ def test_the_bundle_carries_the_audits_details_and_the_report_states_them(
     assert "detector_findings_by_type" not in metrics["audit"]["audits"]["pii_output"]["figures"]
     pi = PiScanPolicy(inventory(), SALT, 4)
     lineage = {**LINEAGE, "registered_model": REGISTRY}
-    contents = bundle_contents(inputs, dict(PARAMS), metrics, lineage, pi=pi)
+    contents = bundle_contents(inputs, dict(PARAMS), metrics, lineage=lineage, pi=pi)
     assert contents["audit/details.json"] == details
     report = contents["report.html"]
     assert isinstance(report, bytes) and b"Detector findings, reported and not counted" in report

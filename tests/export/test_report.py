@@ -168,13 +168,13 @@ def test_strings_from_data_are_escaped() -> None:
     ],
 )
 def test_the_decision_reason(
-    corpus: str, gate_passed: bool, audit_passed: bool, reason: str
+    corpus: str, gate_passed: bool, audit_passed: bool, *, reason: str
 ) -> None:
     audit = {**stage_metrics()["audit"], "passed": audit_passed}
-    decided = decision({}, REGISTRY, {"passed": gate_passed}, audit, train_corpus=corpus)
+    decided = decision({}, REGISTRY, {"passed": gate_passed}, audit=audit, train_corpus=corpus)
     assert reason in decided.reason
     stated = decision(
-        {"decision_reason": "stated by register"}, REGISTRY, {}, audit, train_corpus=corpus
+        {"decision_reason": "stated by register"}, REGISTRY, {}, audit=audit, train_corpus=corpus
     )
     assert stated.reason == "stated by register"
 

@@ -53,7 +53,7 @@ def chromium(page: Path, home: Path, *flags: str) -> None:
 
 def report_page(folder: Path) -> Path:
     """The report of a default run's figures, written to ``folder``."""
-    histogram = risk_histogram_png([0] * 270 + [1] * 20 + [3] * 10, 5.0, 0.17, 0.57)
+    histogram = risk_histogram_png([0] * 270 + [1] * 20 + [3] * 10, 5.0, 0.17, std=0.57)
     facts = ExportFacts(
         stage_metrics(), PARAMS, REGISTRY, {**LINEAGE, "created_at": "2026-01-01T00:00:00Z"}
     )

@@ -79,7 +79,7 @@ def test_a_clean_bundle_passes_and_says_what_it_skipped(tmp_path: Path) -> None:
     ],
 )
 def test_a_planted_raw_value_is_caught(
-    tmp_path: Path, name: str, content: bytes, entity_type: str
+    tmp_path: Path, name: str, content: bytes, *, entity_type: str
 ) -> None:
     bundle = clean_bundle(tmp_path)
     (bundle / name).parent.mkdir(parents=True, exist_ok=True)
@@ -122,14 +122,17 @@ def test_redaction_masks_each_value_in_place() -> None:
         "[RESIDUAL_PHONE_NUMBER]!"
     )
     assert counts == Counter({"PERSON_NAME": 1, "ORGANIZATION_NAME_SPEAKER": 1, "PHONE_NUMBER": 1})
-    assert scan_files([("t", masked.encode())], inventory(), SALT, 4).passed
-    assert redact_residual("nothing to see", inventory(), SALT, 4) == ("nothing to see", Counter())
+    assert scan_files([("t", masked.encode())], inventory(), SALT, min_chars=4).passed
+    assert redact_residual("nothing to see", inventory(), SALT, min_chars=4) == (
+        "nothing to see",
+        Counter(),
+    )
 
 
 def test_redact_record_masks_strings_and_keeps_structure() -> None:
     record = {"id": "c1", "turns": [{"speaker": "Marta Kowalczyk", "text": "hi"}], "n": 2}
     counts: Counter[str] = Counter()
-    masked = redact_record(record, inventory(), SALT, 4, counts=counts)
+    masked = redact_record(record, inventory(), SALT, min_chars=4, counts=counts)
     assert masked == {
         "id": "c1",
         "turns": [{"speaker": "[RESIDUAL_PERSON_NAME]", "text": "hi"}],

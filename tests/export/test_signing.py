@@ -113,7 +113,7 @@ def auditor(tmp_path: Path) -> Path:
     return folder
 
 
-def run_verify(
+def run_verify(  # noqa: PLR0917 (the command's options follow, as it takes them)
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     cwd: Path,
@@ -177,6 +177,7 @@ def test_a_good_bundle_verifies_with_the_public_key_alone(
     tmp_path: Path,
     auditor: Path,
     capsys: pytest.CaptureFixture[str],
+    *,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     key = producer_key(tmp_path)
@@ -199,6 +200,7 @@ def test_a_forged_rehash_fails_naming_the_signature(
     tmp_path: Path,
     auditor: Path,
     capsys: pytest.CaptureFixture[str],
+    *,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     key = producer_key(tmp_path)
@@ -216,6 +218,7 @@ def test_a_bundle_signed_by_another_key_fails_on_the_fingerprint(
     tmp_path: Path,
     auditor: Path,
     capsys: pytest.CaptureFixture[str],
+    *,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     key = producer_key(tmp_path)
@@ -254,6 +257,7 @@ def test_an_unsigned_bundle_says_it_is_unsigned(
     tmp_path: Path,
     auditor: Path,
     capsys: pytest.CaptureFixture[str],
+    *,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     key = producer_key(tmp_path)
@@ -293,6 +297,7 @@ def test_without_a_trusted_key_verification_refuses_to_guess(
     tmp_path: Path,
     auditor: Path,
     capsys: pytest.CaptureFixture[str],
+    *,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The bundle ships its public key, but trusting it would let a forger vouch for himself."""
@@ -375,6 +380,7 @@ def test_against_registry_passes_on_the_recorded_bundle_and_catches_another(
     tmp_path: Path,
     registry: Any,
     capsys: pytest.CaptureFixture[str],
+    *,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     key = producer_key(tmp_path)
@@ -382,7 +388,7 @@ def test_against_registry_passes_on_the_recorded_bundle_and_catches_another(
     recorded = build_signed(tmp_path / "first", key)
     [problem] = registry_problems(registry, read_manifest(recorded), read_signature(recorded))
     assert problem.startswith("registry: veiltune-adapter v1: records no bundle")
-    record_bundle(registry, read_manifest(recorded), read_signature(recorded) or "", "run-1")
+    record_bundle(registry, read_manifest(recorded), read_signature(recorded) or "", run_id="run-1")
     tags = registry.get_model_version("veiltune-adapter", "1").tags
     assert tags[MANIFEST_TAG] == read_manifest(recorded)["manifest_sha256"]
     assert tags[SIGNATURE_TAG] == (recorded / SIGNATURE).read_text().strip()
@@ -423,7 +429,7 @@ def test_fetch_downloads_a_versions_bundle_from_the_artifact_store_and_checks_it
     # stored as the export stage stores it: the folder under bundle/ of its run
     run = registry.create_run("0").info.run_id
     registry.log_artifacts(run, str(recorded), ARTIFACT_PATH)
-    record_bundle(registry, read_manifest(recorded), read_signature(recorded) or "", run)
+    record_bundle(registry, read_manifest(recorded), read_signature(recorded) or "", run_id=run)
     assert registry.get_model_version("veiltune-adapter", "1").tags[RUN_TAG] == run
 
     assert main(["export", "--fetch", "1"]) == 0, capsys.readouterr().err

@@ -67,7 +67,9 @@ def test_dvc_sets_each_override_as_veiltune_would(tmp_path: Path) -> None:
 
 
 def test_the_experiment_runs_the_selected_stages_alone_in_a_temporary_copy() -> None:
-    command = exp_run_command("run-1", ["ingest", "risk"], {"train.max_steps": 5}, ["data/raw"])
+    command = exp_run_command(
+        "run-1", ["ingest", "risk"], {"train.max_steps": 5}, copy=["data/raw"]
+    )
     assert command[-12:] == [
         "exp", "run", "--temp", "-n", "run-1", "-C", "data/raw", "-S", "++train.max_steps=5",
         "--single-item", "ingest", "risk",

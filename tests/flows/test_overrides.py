@@ -230,7 +230,7 @@ def test_flow_overrides_are_checked_by_the_config_classes(
     overrides: dict[str, object], message: str
 ) -> None:
     with pytest.raises(ParamsError, match=re.escape(message)):
-        pipeline_module.check_flow_arguments(None, overrides, None, REPO_PARAMS)
+        pipeline_module.check_flow_arguments(None, overrides, None, params_path=REPO_PARAMS)
 
 
 def _params_property(schema: dict[str, Any], dotted: str) -> dict[str, Any]:

@@ -211,7 +211,9 @@ def trigger(env: dict[str, str], parameters: dict[str, object]) -> dict[str, str
         time.sleep(2)
 
 
-def api(env: dict[str, str], path: str, body: object, auth: str | None = None) -> tuple[int, Any]:
+def api(
+    env: dict[str, str], path: str, body: object, *, auth: str | None = None
+) -> tuple[int, Any]:
     """POST ``body`` to the Prefect API; with ``auth``, as HTTP basic auth."""
     request = urllib.request.Request(
         env["PREFECT_API_URL"] + path,
@@ -232,7 +234,7 @@ def api(env: dict[str, str], path: str, body: object, auth: str | None = None) -
 def deployment_id(env: dict[str, str]) -> str:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # registered once `veiltune serve` is up
-        status, found = api(env, "/deployments/filter", {}, env["PREFECT_API_AUTH_STRING"])
+        status, found = api(env, "/deployments/filter", {}, auth=env["PREFECT_API_AUTH_STRING"])
         assert status == 200, status
         if found:
             return str(found[0]["id"])
@@ -253,7 +255,7 @@ def query(env: dict[str, str], path: str, body: object) -> Any:
     # while the suite's other worker writes); nothing was done, so it is sent again, a few
     # times at most (seen once in a full `make test`)
     for _ in range(3):
-        status, found = api(env, path, body, env["PREFECT_API_AUTH_STRING"])
+        status, found = api(env, path, body, auth=env["PREFECT_API_AUTH_STRING"])
         if status != 503:
             break
         time.sleep(5)
@@ -289,7 +291,7 @@ def run_logs(env: dict[str, str], run_id: str, needle: str) -> list[str]:
     deadline = time.monotonic() + 60
     while True:  # logs reach the API in batches
         body = {"logs": {"flow_run_id": {"any_": [run_id]}}}
-        status, logs = api(env, "/logs/filter", body, env["PREFECT_API_AUTH_STRING"])
+        status, logs = api(env, "/logs/filter", body, auth=env["PREFECT_API_AUTH_STRING"])
         assert status == 200, status
         messages = [str(log["message"]) for log in logs]
         if any(needle in m for m in messages) or time.monotonic() > deadline:
@@ -305,9 +307,9 @@ def test_the_api_refuses_requests_without_the_auth_string(
     deployment = deployment_id(env)  # with the auth string: 200
     attack = {"parameters": {"stages": ["ingest"], "overrides": {"gate.threshold": 1000}}}
     for auth in (None, "veiltune:wrong-password", "", "admin:pass"):
-        assert api(env, "/deployments/filter", {}, auth)[0] == 401, auth
-        assert api(env, f"/deployments/{deployment}/create_flow_run", attack, auth)[0] == 401
-    status, found = api(env, "/deployments/filter", {}, env["PREFECT_API_AUTH_STRING"])
+        assert api(env, "/deployments/filter", {}, auth=auth)[0] == 401, auth
+        assert api(env, f"/deployments/{deployment}/create_flow_run", attack, auth=auth)[0] == 401
+    status, found = api(env, "/deployments/filter", {}, auth=env["PREFECT_API_AUTH_STRING"])
     assert status == 200 and [d["name"] for d in found] == ["veiltune-pipeline"]
 
 
@@ -489,7 +491,7 @@ def test_train_is_retried_once_and_other_stages_are_not(
     def probe(stage: str) -> list[StageReport]:
         reports: list[StageReport] = []
         timeouts = pipeline_module.stage_timeouts({stage: 7})
-        pipeline_module.run_in_workspace([stage], {}, timeouts, reports)
+        pipeline_module.run_in_workspace([stage], {}, timeouts, reports=reports)
         return reports
 
     _repo, env = served

@@ -33,11 +33,15 @@ def test_the_gate_records_what_it_judged_and_refuses_a_stale_risk_table(
 ) -> None:
     table = tmp_path / "risk_table.csv"
     table.write_text("conversation_id,context,score,n_leaked\nc1,sales,0,0\n")
-    digests = gate_digests({CORPUS_KEY: sha256_file(corpus)}, corpus, table, "metrics/risk.json")
+    digests = gate_digests(
+        {CORPUS_KEY: sha256_file(corpus)}, corpus, table, risk_source="metrics/risk.json"
+    )
     assert digests == {CORPUS_KEY: sha256_file(corpus), RISK_TABLE_KEY: sha256_file(table)}
     corpus.write_text('{"id": "c1", "text": "Hi Jim"}\n')  # anonymize re-run after risk
     with pytest.raises(GateFailed, match="not the corpus the risk table was computed on"):
-        gate_digests({CORPUS_KEY: digests[CORPUS_KEY]}, corpus, table, "metrics/risk.json")
+        gate_digests(
+            {CORPUS_KEY: digests[CORPUS_KEY]}, corpus, table, risk_source="metrics/risk.json"
+        )
 
 
 def test_train_refuses_a_corpus_the_gate_did_not_pass(corpus: Path) -> None:
@@ -56,9 +60,9 @@ def test_train_refuses_a_corpus_the_gate_did_not_pass(corpus: Path) -> None:
 
 def test_register_refuses_an_adapter_trained_on_another_corpus(corpus: Path) -> None:
     judged = {CORPUS_KEY: sha256_file(corpus)}
-    require_trained_on_gated_corpus(judged, judged, Path("train.json"), corpus)
+    require_trained_on_gated_corpus(judged, judged, Path("train.json"), corpus=corpus)
     with pytest.raises(GateFailed, match="not trained on the corpus the gate judged"):
-        require_trained_on_gated_corpus({}, judged, Path("train.json"), corpus)
+        require_trained_on_gated_corpus({}, judged, Path("train.json"), corpus=corpus)
 
 
 def test_veiltune_train_stops_before_loading_anything_when_the_corpus_changed(

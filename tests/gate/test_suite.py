@@ -28,6 +28,7 @@ def risk_table(
     scores: Sequence[Any],
     ids: Sequence[Any] | None = None,
     contexts: Sequence[str] | None = None,
+    *,
     score_dtype: str | None = None,
 ) -> pd.DataFrame:
     """A risk table with one row per score; ids c0, c1, ... and context "chat" unless given."""

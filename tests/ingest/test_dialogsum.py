@@ -263,8 +263,8 @@ def test_a_bad_append_is_one_error_line_and_ingest_writes_nothing(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    dialogsum: dict[str, object],
     *,
+    dialogsum: dict[str, object],
     message: str,
 ) -> None:
     from veiltune.cli import main

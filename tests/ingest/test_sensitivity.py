@@ -299,7 +299,7 @@ BAD_SETTINGS = [
     ids=[case[0] for case in BAD_SETTINGS],
 )
 def test_a_bad_file_names_the_file_line_and_key(
-    tmp_path: Path, settings: str, key: str, says: str
+    tmp_path: Path, settings: str, key: str, *, says: str
 ) -> None:
     text = "settings:\n" + settings + other_settings()
     path = write(tmp_path, text)

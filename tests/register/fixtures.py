@@ -45,8 +45,8 @@ def metrics_files(
     utility: float = 0.3,
     gate: bool = True,
     failed_audits: tuple[str, ...] = (),
-    corpus: str = "anonymized",
     *,
+    corpus: str = "anonymized",
     adapter: str = ADAPTER_SHA256,
 ) -> EvidenceFiles:
     """gate.json, audit.json, train.json and evaluate.json as the stages write them, each
@@ -91,8 +91,8 @@ def add_version(
     client: Any,
     model_name: str,
     files: EvidenceFiles | None,
-    key: Ed25519PrivateKey = PRODUCER,
     *,
+    key: Ed25519PrivateKey = PRODUCER,
     experiment: str = "0",
     adapter: dict[str, bytes] = ADAPTER,
 ) -> tuple[str, str]:
@@ -103,7 +103,7 @@ def add_version(
     run = client.create_run(experiment)
     run_id = run.info.run_id
     if files is not None:
-        log_evidence(client, run_id, files, key)
+        log_evidence(client, run_id, files, key=key)
     with tempfile.TemporaryDirectory() as work:
         folder = write_adapter(Path(work) / ADAPTER_ARTIFACT, adapter)
         client.log_artifacts(run_id, str(folder), f"model/artifacts/{ADAPTER_ARTIFACT}")

@@ -54,7 +54,7 @@ def champion_of(client: Any, model: str) -> str:
     return str(client.get_model_version_by_alias(model, "champion").version)
 
 
-def relog(client: Any, run_id: str, tmp_path: Path, name: str, *, data: bytes) -> None:
+def relog(client: Any, run_id: str, tmp_path: Path, *, name: str, data: bytes) -> None:
     """Someone replaces one evidence file of a run (MLflow lets anyone log to a run)."""
     folder = tmp_path / "forged"
     folder.mkdir(exist_ok=True)
@@ -64,7 +64,7 @@ def relog(client: Any, run_id: str, tmp_path: Path, name: str, *, data: bytes) -
 
 def test_flipped_tags_do_not_let_a_blocked_version_through(client: Any) -> None:
     add_version(client, "flip", metrics_files())
-    promote(client, "flip", "1", TRUSTED)
+    promote(client, "flip", "1", trusted=TRUSTED)
     blocked, _ = add_version(
         client, "flip", metrics_files(0.9, gate=False, failed_audits=("canary",))
     )
@@ -72,7 +72,7 @@ def test_flipped_tags_do_not_let_a_blocked_version_through(client: Any) -> None:
         client.set_model_version_tag("flip", blocked, tag, "true")
     client.set_model_version_tag("flip", blocked, "train_corpus", "anonymized")
     with pytest.raises(PromotionRefused) as refused:
-        promote(client, "flip", blocked, TRUSTED)
+        promote(client, "flip", blocked, trusted=TRUSTED)
     assert "refusing to promote flip v2: gate failed; audit failed (canary)" in str(refused.value)
     assert champion_of(client, "flip") == "1"
 
@@ -81,22 +81,22 @@ def test_an_evidence_file_changed_after_registration_is_refused(
     client: Any, tmp_path: Path
 ) -> None:
     add_version(client, "edit", metrics_files())
-    promote(client, "edit", "1", TRUSTED)
+    promote(client, "edit", "1", trusted=TRUSTED)
     blocked, run_id = add_version(client, "edit", metrics_files(failed_audits=("membership",)))
     passing = metrics_files().files["audit.json"]
-    relog(client, run_id, tmp_path, "audit.json", data=passing)
+    relog(client, run_id, tmp_path, name="audit.json", data=passing)
     with pytest.raises(PromotionRefused) as refused:
-        promote(client, "edit", blocked, TRUSTED)
+        promote(client, "edit", blocked, trusted=TRUSTED)
     message = str(refused.value)
     assert "its evidence does not hold (files: audit.json: sha256" in message
     assert "changed after it was registered" in message and champion_of(client, "edit") == "1"
     # Re-hashing the record too breaks its signature: only the producer's key can sign.
     record = json.loads(evidence_record(metrics_files(), run_id, TRUSTED))
-    relog(client, run_id, tmp_path, RECORD, data=json.dumps(record).encode())
+    relog(client, run_id, tmp_path, name=RECORD, data=json.dumps(record).encode())
     with pytest.raises(PromotionRefused, match="the evidence was changed after it was signed"):
-        promote(client, "edit", blocked, TRUSTED)
+        promote(client, "edit", blocked, trusted=TRUSTED)
     # Forced, it goes through, and still says what failed.
-    forced = promote(client, "edit", blocked, TRUSTED, force=True, reason="ticket 7")
+    forced = promote(client, "edit", blocked, trusted=TRUSTED, force=True, reason="ticket 7")
     assert "(forced over: its evidence does not hold (signature: evidence.sig:" in forced["message"]
     assert champion_of(client, "edit") == blocked
 
@@ -112,13 +112,13 @@ def test_an_evidence_file_changed_after_registration_is_refused(
     ],
 )
 def test_evidence_that_does_not_hold_is_refused_naming_what_failed(
-    client: Any, tmp_path: Path, case: str, message: str
+    client: Any, tmp_path: Path, case: str, *, message: str
 ) -> None:
     forger = Ed25519PrivateKey.generate()
     model = case.replace(" ", "-")
     files = None if case == "no evidence" else metrics_files()
     version, run_id = add_version(
-        client, model, files, forger if case == "another key" else PRODUCER
+        client, model, files, key=forger if case == "another key" else PRODUCER
     )
     if case == "unsigned":
         artifacts = Path(client.get_run(run_id).info.artifact_uri.removeprefix("file://"))
@@ -126,11 +126,11 @@ def test_evidence_that_does_not_hold_is_refused_naming_what_failed(
     if case == "copied":  # a passing version's evidence, signed, moved to another run
         _, other = add_version(client, model, metrics_files())
         record = evidence_record(metrics_files(), other, TRUSTED)
-        relog(client, run_id, tmp_path, RECORD, data=record)
-        relog(client, run_id, tmp_path, SIGNATURE, data=sign(record, PRODUCER).encode())
+        relog(client, run_id, tmp_path, name=RECORD, data=record)
+        relog(client, run_id, tmp_path, name=SIGNATURE, data=sign(record, PRODUCER).encode())
     trusted = None if case == "no key here" else TRUSTED
     with pytest.raises(PromotionRefused) as refused:
-        promote(client, model, version, trusted)
+        promote(client, model, version, trusted=trusted)
     said = str(refused.value)
     assert f"refusing to promote {model} v{version}: its evidence does not hold (" in said
     assert message in said
@@ -168,7 +168,7 @@ def test_evidence_of_another_adapter_or_corpus_than_the_versions_is_refused(
     )
     version, _ = add_version(client, model, files, adapter=adapter)
     with pytest.raises(PromotionRefused) as refused:
-        promote(client, model, version, TRUSTED)
+        promote(client, model, version, trusted=TRUSTED)
     assert f"its evidence does not hold ({message}" in str(refused.value)
 
 
@@ -176,11 +176,17 @@ def test_a_champion_whose_evidence_fails_is_not_replaced_automatically(
     client: Any, tmp_path: Path
 ) -> None:
     _, run_id = add_version(client, "fallen", metrics_files(0.3))
-    promote(client, "fallen", "1", TRUSTED)
-    champion = current_champion(client, "fallen", "summary.rouge1", TRUSTED)
+    promote(client, "fallen", "1", trusted=TRUSTED)
+    champion = current_champion(client, "fallen", "summary.rouge1", trusted=TRUSTED)
     assert champion is not None and champion.utility == 0.3
-    relog(client, run_id, tmp_path, "evaluate.json", data=b'{"adapter": {"summary.rouge1": 0.01}}')
-    champion = current_champion(client, "fallen", "summary.rouge1", TRUSTED)
+    relog(
+        client,
+        run_id,
+        tmp_path,
+        name="evaluate.json",
+        data=b'{"adapter": {"summary.rouge1": 0.01}}',
+    )
+    champion = current_champion(client, "fallen", "summary.rouge1", trusted=TRUSTED)
     assert champion is not None and champion.utility is None
     assert champion.problem.startswith("has evidence that does not hold (files: evaluate.json")
 
@@ -209,8 +215,8 @@ def test_promote_check_audits_the_champion_however_it_got_the_alias(
     add_version(client, model, None)  # registered before evidence: none to check
     code, _, err = check(capsys)
     assert code == 1 and "no version holds champion" in err
-    add_version(client, model, metrics_files(), key)
-    add_version(client, model, metrics_files(gate=False), key)
+    add_version(client, model, metrics_files(), key=key)
+    add_version(client, model, metrics_files(gate=False), key=key)
     assert main(["promote", "--params", "params.yaml", "2"]) == 0
     code, out, _ = check(capsys)
     assert code == 0

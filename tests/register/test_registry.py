@@ -141,8 +141,8 @@ def test_promotion_rules(
     new: Evidence,
     champion: ChampionUtility | None,
     rule: UtilityRule,
-    promoted: bool,
     *,
+    promoted: bool,
     reason: str,
 ) -> None:
     decision = promotion_decision(new, champion, rule)
@@ -220,7 +220,7 @@ INGEST_METRICS: dict[str, Any] = {
 BASE_MODEL = {"source": "bundled:smollm2", "model_type": "llama", "n_parameters": 134515008}
 
 
-def card(gate: GateResult, audit: AuditResult, corpus: str, utility: float) -> str:
+def card(gate: GateResult, audit: AuditResult, corpus: str, *, utility: float) -> str:
     """The card the register stage builds, from the shipped ingest params' datasets."""
     datasets = corpus_datasets({}, INGEST_METRICS["by_dataset"])
     facts = CardFacts(
@@ -233,8 +233,8 @@ def register(
     client: Any,
     adapter: Path,
     base: BaseModel,
-    utility: float,
     *,
+    utility: float,
     gate: bool = True,
     corpus: str = "anonymized",
 ) -> Any:
@@ -248,20 +248,22 @@ def register(
         gate_result,
         audit,
         {"summary.rouge1": utility, "perplexity_raw": 21.0},
-        {"git_commit": "abc", "params_hash": "p", "data_version": "{}"},
+        lineage={"git_commit": "abc", "params_hash": "p", "data_version": "{}"},
     )
-    tags.update(headline_tags(gate_result, audit, audit.audits, "summary.rouge1", utility=utility))
+    tags.update(
+        headline_tags(gate_result, audit, audit.audits, metric="summary.rouge1", utility=utility)
+    )
     files = metrics_files(utility, gate, corpus=corpus)
     found = mlflow.get_experiment_by_name("registry-test")
     assert found is not None
     experiment = found.experiment_id
     with mlflow.start_run(experiment_id=experiment):
-        model_card = card(gate_result, audit, corpus, utility)
+        model_card = card(gate_result, audit, corpus, utility=utility)
         return register_version(
             client,
             adapter,
             base,
-            "m",
+            model_name="m",
             tags=tags,
             files=files,
             rule=ROUGE,
@@ -273,24 +275,24 @@ def register(
 def test_register_always_candidate_and_champion_by_the_rule(
     client: Any, lora_adapter_dir: Path, base: BaseModel
 ) -> None:
-    first = register(client, lora_adapter_dir, base, 0.30)
+    first = register(client, lora_adapter_dir, base, utility=0.30)
     assert first.aliases == ("candidate", "champion") and first.previous_champion is None
     assert first.decision_reason == "no current champion; summary.rouge1 0.3"
 
-    lower = register(client, lora_adapter_dir, base, 0.25)
+    lower = register(client, lora_adapter_dir, base, utility=0.25)
     assert lower.aliases == ("candidate",) and lower.previous_champion == first.version
     assert lower.to_metrics()["decision_reason"] == "summary.rouge1 0.25 < champion v1's 0.3"
     assert champion_of(client) == first.version
     assert str(client.get_model_version_by_alias("m", "candidate").version) == lower.version
 
     refused = register(
-        client, lora_adapter_dir, base, 0.9, gate=False
+        client, lora_adapter_dir, base, utility=0.9, gate=False
     )  # better, but the gate failed
-    baseline = register(client, lora_adapter_dir, base, 0.9, corpus="raw")
+    baseline = register(client, lora_adapter_dir, base, utility=0.9, corpus="raw")
     assert champion_of(client) == first.version
     assert refused.to_metrics()["champion"] is False and baseline.to_metrics()["champion"] is False
 
-    equal = register(client, lora_adapter_dir, base, 0.30)
+    equal = register(client, lora_adapter_dir, base, utility=0.30)
     assert equal.aliases == ("candidate", "champion") and equal.previous_champion == "1"
     assert champion_of(client) == equal.version == "5"
     assert "champion" not in client.get_model_version("m", "1").aliases
@@ -341,7 +343,7 @@ def champion_of(client: Any) -> str:
 def test_the_card_names_the_base_model_datasets_and_verdicts() -> None:
     gate = GateResult.from_metrics({"passed": True, "mu_plus_sigma": 0.74, "threshold": 5.0}, "g")
     audit = AuditResult(False, {"pii_output": True, "membership": False})
-    text = card(gate, audit, "anonymized", 0.33)
+    text = card(gate, audit, "anonymized", utility=0.33)
     assert text.startswith("# m: a LoRA adapter trained by veiltune\n")
     assert "- source: bundled:smollm2" in text and "- parameters: 134,515,008" in text
     assert "the anonymized text of the training split" in text
@@ -352,7 +354,7 @@ def test_the_card_names_the_base_model_datasets_and_verdicts() -> None:
     assert "- leakage audits: failed (membership failed, pii_output passed)" in text
     assert "- summary.rouge1: 0.33" in text
     assert PEFT_TEMPLATE not in text
-    baseline = card(gate, audit, "raw", 0.4)
+    baseline = card(gate, audit, "raw", utility=0.4)
     assert "the raw text of the training split" in baseline and "never promoted" in baseline
 
 
@@ -408,13 +410,13 @@ def test_the_card_attributes_the_models_that_detected_pi(
 
 
 def test_the_registered_adapter_carries_the_card_not_peft_template(
-    client: Any, lora_adapter_dir: Path, base: BaseModel, tmp_path: Path
+    client: Any, lora_adapter_dir: Path, base: BaseModel, *, tmp_path: Path
 ) -> None:
     import mlflow
 
     template = (lora_adapter_dir / "README.md").read_text()
     assert template.count(PEFT_TEMPLATE) >= 10  # what save_pretrained writes beside an adapter
-    version = register(client, lora_adapter_dir, base, 0.3)
+    version = register(client, lora_adapter_dir, base, utility=0.3)
     model = Path(mlflow.artifacts.download_artifacts(f"models:/m/{version.version}"))
     [readme] = [p for p in model.rglob("README.md")]
     # The adapter's weights only: the base model is logged once, apart, and shared.
@@ -436,8 +438,8 @@ def test_the_registered_adapter_carries_the_card_not_peft_template(
 def test_the_registry_shows_the_card_the_verdict_and_headline_tags(
     client: Any, lora_adapter_dir: Path, base: BaseModel
 ) -> None:
-    first = register(client, lora_adapter_dir, base, 0.30)
-    second = register(client, lora_adapter_dir, base, 0.35)
+    first = register(client, lora_adapter_dir, base, utility=0.30)
+    second = register(client, lora_adapter_dir, base, utility=0.35)
     model = client.get_registered_model("m")
     # The model's page: what it is for and its limits, and which version is approved.
     assert "## Intended use" in model.description and "## Limitations" in model.description

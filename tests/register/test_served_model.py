@@ -93,7 +93,7 @@ def store(
                 MlflowClient(),
                 adapter,
                 base,
-                "m",
+                model_name="m",
                 tags=AuditResult(True, {}).to_tags(),
                 files=metrics_files(),
                 rule=UtilityRule("summary.rouge1"),

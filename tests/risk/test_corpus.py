@@ -39,7 +39,7 @@ def _score(wanted: str) -> dict[str, Any]:
     anonymized = {"conv-1": LABELLED_ANON, "dialogsum-x": UNLABELLED, "dialogsum-y": CLEAN}
     sources = conversation_sources(raw, wanted, "corpus.jsonl")
     scored = score_corpus(
-        raw, anonymized, {"conv-1": LABELLED_SPANS}, POLICY, salt="salt", sources=sources
+        raw, anonymized, {"conv-1": LABELLED_SPANS}, policy=POLICY, salt="salt", sources=sources
     )
     rows = scored.table.set_index("conversation_id")
     return {

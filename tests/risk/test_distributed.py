@@ -19,12 +19,12 @@ def test_the_estimate_on_a_local_cluster_scores_what_one_process_scores() -> Non
     anonymized = {c.id: c for c in raw}
     sources = conversation_sources(raw, "estimate", "corpus")
     policy = RiskPolicy(DEFAULT_RISK_SCORES, 3)
-    one = score_corpus(raw, anonymized, {}, policy, salt="salt", sources=sources)
+    one = score_corpus(raw, anonymized, {}, policy=policy, salt="salt", sources=sources)
     many = score_corpus(
         raw,
         anonymized,
         {},
-        policy,
+        policy=policy,
         salt="salt",
         sources=sources,
         estimate=cluster_estimator("local", 2, 30),

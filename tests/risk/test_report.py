@@ -166,7 +166,7 @@ def test_one_source_is_said_plainly(counts: dict[str, int], said: str) -> None:
 def test_the_histogram_stacks_sources_on_a_log_count_axis_with_titled_axes() -> None:
     scores = [0] * 40 + [2, 3]
     sources = ["ground_truth"] * 30 + ["estimate"] * 10 + ["ground_truth", "estimate"]
-    figure = risk_histogram_figure(scores, 5.0, 0.12, 0.5, sources=sources)
+    figure = risk_histogram_figure(scores, 5.0, 0.12, std=0.5, sources=sources)
     (axes,) = figure.axes
     assert axes.get_yscale() == "log"
     assert axes.get_xlabel() == HISTOGRAM_X and axes.get_ylabel() == HISTOGRAM_Y
@@ -175,5 +175,5 @@ def test_the_histogram_stacks_sources_on_a_log_count_axis_with_titled_axes() -> 
     assert legend is not None
     labels = [t.get_text() for t in legend.get_texts()]
     assert labels[:2] == ["estimator (11)", "ground truth (31)"]
-    png = risk_histogram_png(scores, 5.0, 0.12, 0.5, sources=sources)
+    png = risk_histogram_png(scores, 5.0, 0.12, std=0.5, sources=sources)
     assert png.startswith(PNG_SIGNATURE)

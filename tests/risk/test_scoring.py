@@ -10,7 +10,7 @@ from components.risk.scoring import item_score, residual_items, risk_row, summar
 SCORES = {**DEFAULT_RISK_SCORES, "ORGANIZATION_NAME_SPEAKER": 2, "EMAIL_ADDRESS": 3}
 
 
-def replacement(turn: int, start: int, end: int, field: str = "text") -> dict[str, object]:
+def replacement(turn: int, start: int, end: int, *, field: str = "text") -> dict[str, object]:
     return {"field": field, "turn": turn, "start": start, "end": end}
 
 
@@ -42,7 +42,7 @@ def test_methods_worked_example_scores_six() -> None:
     )
     # "Jim" replaced, "Halpert" left; the org missed; the email's domain left in clear.
     replaced = [replacement(0, 4, 7), replacement(0, 37, 48)]
-    items = residual_items(conversation, replaced, SCORES, 3)
+    items = residual_items(conversation, replaced, SCORES, default_score=3)
     assert {(i.entity_type, i.status, i.score) for i in items} == {
         ("PERSON_NAME", "partial", 3),
         ("ORGANIZATION_NAME_SPEAKER", "full", 2),
@@ -58,17 +58,19 @@ def test_same_entity_counts_once_at_its_worst_mention() -> None:
     )
     conversation = Conversation("c1", (Turn(None, text),), pi=pi)
     caught_all_but_one = [replacement(0, 0, 4), replacement(0, 10, 14), replacement(0, 31, 38)]
-    items = residual_items(conversation, caught_all_but_one, SCORES, 3)
+    items = residual_items(conversation, caught_all_but_one, SCORES, default_score=3)
     assert [(i.status, i.score) for i in items] == [("full", 5)]
     everything = [*caught_all_but_one, replacement(0, 19, 23)]
-    assert residual_items(conversation, everything, SCORES, 3) == []
+    assert residual_items(conversation, everything, SCORES, default_score=3) == []
 
 
 def test_replacement_in_another_field_does_not_count() -> None:
     conversation = Conversation(
         "c1", (Turn("Ann", "Ann here"),), pi=(PiSpan(0, 0, 3, "PERSON_NAME", "p1"),)
     )
-    items = residual_items(conversation, [replacement(0, 0, 3, field="speaker")], SCORES, 3)
+    items = residual_items(
+        conversation, [replacement(0, 0, 3, field="speaker")], SCORES, default_score=3
+    )
     assert [i.status for i in items] == ["full"]
 
 

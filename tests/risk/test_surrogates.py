@@ -17,7 +17,7 @@ POLICY = RiskPolicy(DEFAULT_RISK_SCORES, 3)
 def _estimate(raw: Conversation, anonymized: Conversation, records: list[Any]) -> CorpusRisk:
     sources = conversation_sources([raw], "estimate", "corpus.jsonl")
     return score_corpus(
-        [raw], {raw.id: anonymized}, {raw.id: records}, POLICY, salt="salt", sources=sources
+        [raw], {raw.id: anonymized}, {raw.id: records}, policy=POLICY, salt="salt", sources=sources
     )
 
 

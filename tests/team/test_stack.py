@@ -270,7 +270,7 @@ def test_deploy_puts_the_pipeline_on_the_pool_whose_runs_cannot_set_a_workers_en
 
 
 def test_a_run_on_a_worker_registers_on_the_stack_and_its_bundle_is_fetched_by_version(
-    team: Path, gated_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    team: Path, gated_repo: Path, tmp_path: Path, *, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The pipeline deployed to the pool and started through the API: a worker runs it in its
     own checkout (a clone past the gate, so train to export run), logging to the stack's

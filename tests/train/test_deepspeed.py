@@ -39,7 +39,7 @@ print("RESULT " + json.dumps(result.to_metrics()))
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "stage"), [("zero2.json", 2), ("zero3.json", 3)])
-def test_zero_steps_on_cpu(tmp_path: Path, base_model_dir: Path, name: str, stage: int) -> None:
+def test_zero_steps_on_cpu(tmp_path: Path, base_model_dir: Path, name: str, *, stage: int) -> None:
     # A process of its own: DeepSpeed initialises a process group that outlives the call.
     adapter = tmp_path / "adapter"
     run = subprocess.run(
@@ -88,7 +88,9 @@ def test_bad_deepspeed_config_is_refused_before_training(
         deepspeed_config(str(path))
     config = TrainConfig(max_steps=1, deepspeed=str(path))
     with pytest.raises(ParamsError, match="train.deepspeed"):
-        train_lora(tmp_path / "no-model", [], config, tmp_path / "a", work_dir=tmp_path / "w")
+        train_lora(
+            tmp_path / "no-model", [], config, output_dir=tmp_path / "a", work_dir=tmp_path / "w"
+        )
 
 
 def test_shipped_configs_parse() -> None:

@@ -46,7 +46,7 @@ def test_each_step_loss_is_logged_as_it_happens(
             base_model_dir,
             conversations(4),
             config,
-            tmp_path / "a",
+            output_dir=tmp_path / "a",
             work_dir=tmp_path / "w",
             callbacks=[live, probe],
         )
@@ -58,7 +58,7 @@ def test_each_step_loss_is_logged_as_it_happens(
 
 
 def test_the_step_bar_shows_the_loss_and_prints_no_log_dicts(
-    tmp_path: Path, base_model_dir: Path, monkeypatch: pytest.MonkeyPatch, capfd: Any
+    tmp_path: Path, base_model_dir: Path, monkeypatch: pytest.MonkeyPatch, *, capfd: Any
 ) -> None:
     # The Trainer's own bar printed a dict per logging step under it: 42 lines of a
     # default run (issue 39).
@@ -72,7 +72,7 @@ def test_the_step_bar_shows_the_loss_and_prints_no_log_dicts(
             base_model_dir,
             conversations(4),
             config,
-            tmp_path / "a",
+            output_dir=tmp_path / "a",
             work_dir=tmp_path / "w",
             callbacks=[],
         )

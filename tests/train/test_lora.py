@@ -97,7 +97,7 @@ def test_no_labels_for_the_tasks_says_why_and_how_to_train_on_transcripts(
     bare = [Conversation(f"u{i}", conversations(1)[0].turns) for i in range(3)]
     config = TrainConfig(max_steps=1, batch_size=1, max_seq_length=32, lora_r=2, lora_alpha=4)
     with pytest.raises(InputError, match=r"none of its 3 conversations has a label.*continuation"):
-        train_lora(base_model_dir, bare, config, tmp_path / "a", work_dir=tmp_path / "w")
+        train_lora(base_model_dir, bare, config, output_dir=tmp_path / "a", work_dir=tmp_path / "w")
     assert not (tmp_path / "a").exists()
 
 
@@ -238,7 +238,7 @@ def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
         base_model_dir,
         [*conversations(4), unlabelled],
         config,
-        tmp_path / "adapter",
+        output_dir=tmp_path / "adapter",
         work_dir=tmp_path / "work",
     )
     assert result.steps == 2 and len(result.loss_history) == 2
@@ -282,7 +282,11 @@ def test_unknown_target_module_is_refused_before_training(
     config = TrainConfig(max_steps=1, target_modules=["q_proj", "query_key_value"])
     with pytest.raises(ParamsError, match=r"train.target_modules \['query_key_value'\].*q_proj"):
         train_lora(
-            base_model_dir, conversations(2), config, tmp_path / "a", work_dir=tmp_path / "w"
+            base_model_dir,
+            conversations(2),
+            config,
+            output_dir=tmp_path / "a",
+            work_dir=tmp_path / "w",
         )
     assert not (tmp_path / "a").exists()
 
@@ -303,19 +307,25 @@ def test_killed_training_resumes_from_its_last_checkpoint(
     )
     work = tmp_path / "work"
     whole = train_lora(
-        base_model_dir, conversations(4), config, tmp_path / "u", work_dir=tmp_path / "uw"
+        base_model_dir,
+        conversations(4),
+        config,
+        output_dir=tmp_path / "u",
+        work_dir=tmp_path / "uw",
     )
     with pytest.raises(KeyboardInterrupt):
         train_lora(
             base_model_dir,
             conversations(4),
             config,
-            tmp_path / "a",
+            output_dir=tmp_path / "a",
             work_dir=work,
             callbacks=[Kill()],
         )
     assert (work / "checkpoint-2").is_dir() and not (work / "checkpoint-4").exists()
-    result = train_lora(base_model_dir, conversations(4), config, tmp_path / "a", work_dir=work)
+    result = train_lora(
+        base_model_dir, conversations(4), config, output_dir=tmp_path / "a", work_dir=work
+    )
     assert result.resumed_from_step == 2 and result.steps == 4
     assert [step for step, _ in result.loss_history] == [1, 2, 3, 4]
     assert (tmp_path / "a" / "adapter_config.json").is_file()
@@ -331,7 +341,9 @@ def test_killed_training_resumes_from_its_last_checkpoint(
     assert not list(work.glob("checkpoint-*"))
     # Another config is another run: its stale checkpoints are not resumed.
     other = TrainConfig(**{**config.__dict__, "learning_rate": 1e-4, "max_steps": 1})
-    fresh = train_lora(base_model_dir, conversations(4), other, tmp_path / "b", work_dir=work)
+    fresh = train_lora(
+        base_model_dir, conversations(4), other, output_dir=tmp_path / "b", work_dir=work
+    )
     assert fresh.resumed_from_step == 0 and fresh.steps == 1
 
 
@@ -346,7 +358,7 @@ def test_mean_train_loss_weighs_each_logged_loss_by_the_steps_it_covers() -> Non
     assert mean_train_loss([]) == 0.0
 
 
-def _checkpoint(work: Path, step: int, max_steps: int, should_training_stop: bool) -> Path:
+def _checkpoint(work: Path, step: int, max_steps: int, *, should_training_stop: bool) -> Path:
     folder = work / f"checkpoint-{step}"
     folder.mkdir(parents=True)
     control = {"args": {"should_training_stop": should_training_stop}, "attributes": {}}
@@ -369,13 +381,13 @@ def _checkpoint(work: Path, step: int, max_steps: int, should_training_stop: boo
     ],
 )
 def test_only_an_unfinished_run_is_resumed(
-    tmp_path: Path, step: int, max_steps: int, stopped: bool, *, resumed: bool
+    tmp_path: Path, step: int, max_steps: int, *, stopped: bool, resumed: bool
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
     (work / "fingerprint").write_text("f", encoding="utf-8")
-    _checkpoint(work, 2, max_steps, False)
-    newest = _checkpoint(work, step, max_steps, stopped)
+    _checkpoint(work, 2, max_steps, should_training_stop=False)
+    newest = _checkpoint(work, step, max_steps, should_training_stop=stopped)
     assert resumable_checkpoint(work, "f") == (newest if resumed else None)
     assert newest.is_dir() == resumed  # a finished run's checkpoints are cleared
     assert (work / "fingerprint").read_text(encoding="utf-8") == "f"
@@ -400,13 +412,17 @@ def test_rerunning_a_finished_training_never_trains_past_max_steps(
             base_model_dir,
             conversations(2),
             config,
-            tmp_path / "k",
+            output_dir=tmp_path / "k",
             work_dir=work,
             callbacks=[KillBeforeSave()],
         )
     assert (work / "checkpoint-2").is_dir()  # the final checkpoint, no adapter yet
-    first = train_lora(base_model_dir, conversations(2), config, tmp_path / "a", work_dir=work)
-    again = train_lora(base_model_dir, conversations(2), config, tmp_path / "b", work_dir=work)
+    first = train_lora(
+        base_model_dir, conversations(2), config, output_dir=tmp_path / "a", work_dir=work
+    )
+    again = train_lora(
+        base_model_dir, conversations(2), config, output_dir=tmp_path / "b", work_dir=work
+    )
     for result in (first, again):
         assert result.steps == 2 and result.resumed_from_step == 0
         assert [step for step, _ in result.loss_history] == [1, 2]
@@ -489,7 +505,9 @@ def test_training_stops_early_when_eval_loss_stops_improving(
         Conversation(f"e{i}", c.turns, c.context, labels=c.labels)
         for i, c in enumerate(conversations(12))
     ]
-    result = train_lora(base_model_dir, many, config, tmp_path / "a", work_dir=tmp_path / "w")
+    result = train_lora(
+        base_model_dir, many, config, output_dir=tmp_path / "a", work_dir=tmp_path / "w"
+    )
     assert result.n_eval_examples > 0 and len(result.eval_history) >= 2
     assert result.steps < 8  # stopped before max_steps
     losses = [loss for _, loss in result.eval_history]

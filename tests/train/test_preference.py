@@ -132,5 +132,7 @@ def test_trl_config_turns_checkpointing_off_without_a_deprecation_warning(
     config = TrainConfig(method=method, tasks=["private_summary"])
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)
-        args = {"dpo": DPO, "orpo": ORPO}[method].arguments(config, tmp_path, None, False)
+        args = {"dpo": DPO, "orpo": ORPO}[method].arguments(
+            config, tmp_path, None, evaluating=False
+        )
     assert args.activation_checkpointing is False and args.gradient_checkpointing is False

@@ -168,7 +168,7 @@ def test_detect_and_anonymize_contract(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_exits_nonzero_with_one_message_and_no_output(
-    tmp_path: Path, body: bytes, message: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, body: bytes, message: str, *, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = tmp_path / "in.jsonl"
     source.write_bytes(body)
@@ -206,7 +206,7 @@ def test_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     ],
 )
 def test_a_bad_cluster_flag_names_its_key_and_writes_nothing(
-    tmp_path: Path, arguments: list[str], message: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, arguments: list[str], message: str, *, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "text": "hi"}])
     output = tmp_path / "o.jsonl"
@@ -328,8 +328,8 @@ def test_a_bad_ner_model_or_label_mapping_is_one_error_before_the_corpus_is_read
     tmp_path: Path,
     ner: Any,
     message: str,
-    command: list[str],
     *,
+    command: list[str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     params = ner_params(tmp_path, ner(tmp_path))
@@ -569,7 +569,7 @@ def tree(folder: Path) -> dict[str, bytes | None]:
     ],
 )
 def test_unsafe_output_paths_are_refused_before_anything_is_touched(
-    scratch_repo: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+    scratch_repo: Path, argv: list[str], message: str, *, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = tree(scratch_repo)
     command = (
@@ -611,7 +611,7 @@ def test_calibrate_writes_a_policy_file_anonymize_reads(
     written = measured["presidio_research:generated_small.sample.json"]
     assert speech != written  # measured on other texts
     for point in ("recall", "balanced", "precision"):
-        thresholds = read_thresholds(output, point, 0.35, DEFAULT_INFO_TYPES)
+        thresholds = read_thresholds(output, point, 0.35, known_info_types=DEFAULT_INFO_TYPES)
         assert all(0.0 <= t <= 1.0 for t in thresholds.recognizers.values())
     assert main([*arguments, "--data", "wnut17"]) == 1  # a file kind needs its path
     assert "--data wnut17: [speech:]KIND=PATH" in capsys.readouterr().err
@@ -697,8 +697,8 @@ def test_ingest_refuses_a_corpus_that_holds_no_conversation_out(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    records: list[dict[str, object]],
     *,
+    records: list[dict[str, object]],
     fraction: float,
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -733,8 +733,8 @@ def test_a_file_that_is_not_utf8_is_one_error_naming_its_line(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    command: list[str],
     *,
+    command: list[str],
     name: str,
     body: bytes,
     where: str,

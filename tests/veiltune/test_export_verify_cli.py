@@ -31,7 +31,7 @@ def bundle(tmp_path: Path) -> Path:
     (tmp_path / "producer.pem").write_bytes(public_key_pem(key.public_key()))
     folder = tmp_path / "exports" / "bundle"
     contents: dict[str, Path | bytes] = {"a.txt": b"a", "risk/b.csv": b"id\n"}
-    build_bundle(contents, {"git_commit": "c"}, folder, True, signing_key=key)
+    build_bundle(contents, {"git_commit": "c"}, folder, make_zip=True, signing_key=key)
     return folder
 
 
@@ -153,8 +153,8 @@ def test_a_malicious_bundle_exits_non_zero_with_a_message_not_a_traceback(
     tmp_path: Path,
     forge: Callable[[Path, Path], Path],
     code: int,
-    message: str,
     *,
+    message: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     target = forge(bundle(tmp_path), tmp_path)

@@ -263,7 +263,7 @@ def test_demote_takes_the_alias_from_the_champion_only(
     ],
 )
 def test_unknown_versions_are_refused_by_name(
-    two_versions: Path, capsys: pytest.CaptureFixture[str], command: list[str], message: str
+    two_versions: Path, capsys: pytest.CaptureFixture[str], command: list[str], *, message: str
 ) -> None:
     assert main([command[0], "--params", "params.yaml", *command[1:]]) == 1
     assert f"veiltune {command[0]}: error: {message}" in capsys.readouterr().err

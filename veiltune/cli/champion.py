@@ -39,7 +39,9 @@ def _promote(args: argparse.Namespace) -> Any:
     if args.check == (args.version is not None):
         raise InputError("promote takes a VERSION, or --check alone")
     if not args.check:
-        return commands.promote(register, context, args.version, args.force, reason=args.reason)
+        return commands.promote(
+            register, context, args.version, force=args.force, reason=args.reason
+        )
     if args.force or args.reason:
         raise InputError("--check promotes nothing: --force and --reason do not apply")
     verdict = commands.check_champion(register, context)

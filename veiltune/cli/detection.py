@@ -48,7 +48,7 @@ def add_detect(commands: Commands) -> None:
 def _detect(args: argparse.Namespace) -> Any:
     context = detection_context(args.params)
     config = anonymize_config(context, args)
-    return {"records": detect(config, context, args.input, args.output)}
+    return {"records": detect(config, context, args.input, output_path=args.output)}
 
 
 def add_evaluate_detection(commands: Commands) -> None:
@@ -110,7 +110,7 @@ def _evaluate_detection(args: argparse.Namespace) -> Any:
         anonymize_config(context, args),
         context,
         args.dataset,
-        args.path,
+        path=args.path,
         limit=args.limit,
         output=args.output,
         split=args.split,
@@ -157,7 +157,9 @@ def add_calibrate(commands: Commands) -> None:
 def _calibrate(args: argparse.Namespace) -> Any:
     context = stage_context(args.params)
     data = [parse_data_spec(spec) for spec in args.data]
-    return calibrate(context.config(AnonymizeConfig), context, data, args.output, limit=args.limit)
+    return calibrate(
+        context.config(AnonymizeConfig), context, data, output=args.output, limit=args.limit
+    )
 
 
 def add_train_ner(commands: Commands) -> None:
@@ -200,5 +202,9 @@ def _train_ner(args: argparse.Namespace) -> Any:
     )
     data = [parse_data_spec(spec) for spec in args.data]
     return train_ner(
-        data, args.base, args.output, settings, embedded_conversations=args.embedded_conversations
+        data,
+        args.base,
+        args.output,
+        settings=settings,
+        embedded_conversations=args.embedded_conversations,
     )

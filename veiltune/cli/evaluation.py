@@ -147,7 +147,7 @@ def _utility_profile(args: argparse.Namespace) -> Any:
     context = stage_context(args.params)
     for run in planned:  # a bad override fails now, not after hours of the runs before it
         apply_overrides(context.params, run.overrides)
-    return utility_profile(context, planned, args.runs, args.output)
+    return utility_profile(context, planned, args.runs, output_dir=args.output)
 
 
 def add_utility_pack(commands: Commands) -> None:
@@ -189,7 +189,7 @@ def _utility_pack(args: argparse.Namespace) -> Any:
         stage_context(args.params),
         args.output,
         anonymized,
-        args.steps,
+        steps=args.steps,
         max_eval=args.max_eval,
         tasks=args.tasks,
         eval_tasks=args.eval_tasks,

@@ -107,4 +107,6 @@ def _purge_raw(args: argparse.Namespace) -> Any:
         return purge_command(Path.cwd(), args.yes, None)
     context = stage_context(paths.PARAMS)
     key = context.base_dir / context.config(ExportConfig).signing_key
-    return purge_command(Path.cwd(), args.yes, context.config(IngestConfig).corpus_path, key)
+    return purge_command(
+        Path.cwd(), args.yes, context.config(IngestConfig).corpus_path, signing_key=key
+    )

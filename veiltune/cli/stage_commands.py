@@ -101,7 +101,7 @@ def _anonymize_file(args: argparse.Namespace) -> Metrics:
         anonymize_config(context, args),
         context,
         args.input or paths.RAW_CORPUS,
-        args.output or paths.ANON_CORPUS,
+        output_path=args.output or paths.ANON_CORPUS,
         spans_path=args.spans,
     )
 
@@ -210,7 +210,11 @@ def _verify_bundle(args: argparse.Namespace) -> Any:
         context = stage_context(args.params)
         configured, base_dir = context.config(ExportConfig).signing_key, context.base_dir
     return verify(
-        args.verify, args.public_key, configured, base_dir, against_registry=args.against_registry
+        args.verify,
+        args.public_key,
+        configured,
+        base_dir=base_dir,
+        against_registry=args.against_registry,
     )
 
 

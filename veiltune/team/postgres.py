@@ -50,7 +50,7 @@ class Cluster:
     def log(self) -> Path:
         return self.folder / "postgres.log"
 
-    def url(self, user: str, password: str, database: str, driver: str = "") -> str:
+    def url(self, user: str, password: str, database: str, *, driver: str = "") -> str:
         """A connection URL; ``driver`` names SQLAlchemy's (``psycopg2``), none for libpq."""
         scheme = f"postgresql+{driver}" if driver else "postgresql"
         return f"{scheme}://{user}:{password}@127.0.0.1:{self.port}/{database}"
@@ -111,7 +111,7 @@ class Cluster:
         return done.returncode == 0
 
     def create_database(
-        self, name: str, owner: str, owner_password: str, superuser_password: str
+        self, name: str, owner: str, owner_password: str, *, superuser_password: str
     ) -> None:
         """A role ``owner`` (password ``owner_password``) and a database ``name`` it owns."""
         import psycopg2

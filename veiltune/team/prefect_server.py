@@ -31,11 +31,13 @@ def client_env(port: int, password: str) -> dict[str, str]:
 
 def create_databases(cluster: Cluster, secrets: Mapping[str, str]) -> None:
     """The server's database, once."""
-    cluster.create_database(DATABASE, OWNER, secrets["prefect_db"], secrets["postgres"])
+    cluster.create_database(
+        DATABASE, OWNER, secrets["prefect_db"], superuser_password=secrets["postgres"]
+    )
 
 
 def start(
-    folder: Path, cluster: Cluster, secrets: Mapping[str, str], port: int
+    folder: Path, cluster: Cluster, secrets: Mapping[str, str], *, port: int
 ) -> subprocess.Popen[bytes]:
     """``prefect server start`` on 127.0.0.1:``port`` with the work pool made; healthy when
     it returns."""
@@ -44,7 +46,7 @@ def start(
     env = _without_prefect_client(os.environ) | {
         "PREFECT_HOME": str(home),
         "PREFECT_SERVER_DATABASE_CONNECTION_URL": cluster.url(
-            OWNER, secrets["prefect_db"], DATABASE, "asyncpg"
+            OWNER, secrets["prefect_db"], DATABASE, driver="asyncpg"
         ),
         "PREFECT_SERVER_API_AUTH_STRING": f"{USER}:{secrets['prefect']}",
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
@@ -57,7 +59,7 @@ def start(
     log = folder / "prefect.log"
     server = servers.start(command, env, log)
     url = f"http://127.0.0.1:{port}/api/health"
-    servers.wait_healthy("Prefect", url, server, log, auth=(USER, secrets["prefect"]))
+    servers.wait_healthy("Prefect", url, server, log=log, auth=(USER, secrets["prefect"]))
     _create_pool(home, port, secrets["prefect"])
     return server
 

@@ -34,8 +34,8 @@ def wait_healthy(
     name: str,
     url: str,
     server: subprocess.Popen[bytes],
-    log: Path,
     *,
+    log: Path,
     auth: tuple[str, str] | None = None,
 ) -> None:
     """Return once ``url`` answers 200; an error naming the log if the server exits first or

@@ -88,6 +88,7 @@ class Calibration:
         sets: Mapping[str, Sequence[LabelledText]],
         backend: CandidateDetector,
         policy: AnonymizationPolicy,
+        *,
         default: float,
     ) -> None:
         self.backend, self.policy, self.default = backend, policy, default

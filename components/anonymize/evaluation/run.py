@@ -17,8 +17,8 @@ def evaluate_detection(
     items: Sequence[LabelledText],
     detector: Detector,
     policy: AnonymizationPolicy,
-    batch_size: int,
     *,
+    batch_size: int,
     sample_size: int = 0,
 ) -> tuple[dict[str, Any], list[FalsePositive]]:
     """Character precision/recall, entity recall per type, predicted characters by
@@ -26,7 +26,10 @@ def evaluate_detection(
     ``sample_size`` false positives with their context (private: never log it)."""
     groups = conversation_groups(items)
     return score_detection(
-        items, groups, detected_turns(groups, detector, policy, batch_size), sample_size
+        items,
+        groups,
+        detected_turns(groups, detector, policy, batch_size=batch_size),
+        sample_size=sample_size,
     )
 
 
@@ -34,6 +37,7 @@ def detected_turns(
     groups: Sequence[Sequence[LabelledText]],
     detector: Detector,
     policy: AnonymizationPolicy,
+    *,
     batch_size: int,
 ) -> Iterator[dict[int, list[Any]]]:
     """For each group (a conversation), the spans found in each of its texts, by turn."""
@@ -51,6 +55,7 @@ def score_detection(
     items: Sequence[LabelledText],
     groups: Sequence[Sequence[LabelledText]],
     detected: Iterable[dict[int, list[Any]]],
+    *,
     sample_size: int = 0,
 ) -> tuple[dict[str, Any], list[FalsePositive]]:
     """The groups scored against what was ``detected`` in them, in order. ``detected`` may

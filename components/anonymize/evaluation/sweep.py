@@ -58,8 +58,8 @@ def sweep_detection(
     items: Sequence[LabelledText],
     config: AnonymizeConfig,
     base_dir: Path,
-    policy: AnonymizationPolicy,
     *,
+    policy: AnonymizationPolicy,
     key: str,
     values: Sequence[float],
 ) -> list[dict[str, Any]]:
@@ -99,7 +99,7 @@ def sweep_detection(
             )
         detector = build_detector(setting, base_dir, built)
         started = time.perf_counter()
-        metrics, _ = evaluate_detection(items, detector, policy, config.batch_size)
+        metrics, _ = evaluate_detection(items, detector, policy, batch_size=config.batch_size)
         seconds = round(time.perf_counter() - started, 2)
         rows.append({key: value, **_row(metrics), "seconds": seconds})
     return rows

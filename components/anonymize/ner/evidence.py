@@ -38,6 +38,8 @@ class NerEvidence:
         """The model's labels (``GIVEN_NAME``, ``SURNAME``) over ``[start, end)``."""
         return frozenset(span.label for span in self.over(start, end, min_score))
 
-    def sees(self, start: int, end: int, labels: Collection[str], min_score: float = 0.0) -> bool:
+    def sees(
+        self, start: int, end: int, labels: Collection[str], *, min_score: float = 0.0
+    ) -> bool:
         """Whether a span of one of ``labels`` overlaps ``[start, end)``."""
         return not self.labels_over(start, end, min_score).isdisjoint(labels)

@@ -27,7 +27,7 @@ SIDE_FILES_UP = 1
 
 
 def load_token_classifier(
-    model: str, base_dir: Path, threads: int, batch_size: int
+    model: str, base_dir: Path, threads: int, *, batch_size: int
 ) -> TokenClassifier:
     """The classifier ``model`` names: ``conversational`` (veiltune's own, shipped.py),
     ``rampart``, or a path from ``base_dir`` to an .onnx
@@ -91,7 +91,7 @@ def load_onnx(path: Path, threads: int, batch_size: int) -> TokenClassifier:
         session,
         tokenizer,
         scheme,
-        _max_tokens(config),
+        max_tokens=_max_tokens(config),
         batch_size=batch_size,
         pad_id=pad_id if isinstance(pad_id, int) else 0,
     )
@@ -122,7 +122,7 @@ def load_torch(folder: Path, batch_size: int) -> TokenClassifier:
             "exact offsets need one"
         )
     return TorchTokenClassifier(
-        model, tokenizer, scheme, _max_tokens(config), batch_size=batch_size
+        model, tokenizer, scheme, max_tokens=_max_tokens(config), batch_size=batch_size
     )
 
 

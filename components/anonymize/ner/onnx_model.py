@@ -21,13 +21,15 @@ class OnnxTokenClassifier(TokenClassifier):
         session: Any,
         tokenizer: Tokenizer,
         scheme: LabelScheme,
-        max_tokens: int,
         *,
+        max_tokens: int,
         batch_size: int,
         pad_id: int = 0,
         **windows: int,
     ) -> None:
-        super().__init__(tokenizer, scheme, max_tokens, batch_size, pad_id=pad_id, **windows)
+        super().__init__(
+            tokenizer, scheme, max_tokens, batch_size=batch_size, pad_id=pad_id, **windows
+        )
         self._session = session
         self._inputs = frozenset(i.name for i in session.get_inputs()) & set(MODEL_INPUTS)
         self._output = session.get_outputs()[0].name

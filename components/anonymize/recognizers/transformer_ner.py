@@ -87,7 +87,7 @@ class TransformerNerRecognizer(EntityRecognizer):
             entity = self._entities.get(span.label)
             if entity is None or span.score < self.threshold:
                 continue
-            if joined and _follows(text, joined[-1], span.start, entity):
+            if joined and _follows(text, joined[-1], span.start, entity=entity):
                 start, _, _, score, n = joined[-1]
                 total = n + span.n_tokens
                 mean = (score * n + span.score * span.n_tokens) / total
@@ -97,7 +97,9 @@ class TransformerNerRecognizer(EntityRecognizer):
         return [(start, end, entity, score) for start, end, entity, score, _ in joined]
 
 
-def _follows(text: str, before: tuple[int, int, str, float, int], start: int, entity: str) -> bool:
+def _follows(
+    text: str, before: tuple[int, int, str, float, int], start: int, *, entity: str
+) -> bool:
     """Whether a span of ``entity`` at ``start`` continues ``before`` across whitespace."""
     _, end, previous, _, _ = before
     return previous == entity and (start == end or text[end:start].isspace())

@@ -59,7 +59,7 @@ class RealisticSource:
         self.values = values
 
     def first_name(
-        self, rng: random.Random, gender: str | None, original: str, context: Context
+        self, rng: random.Random, gender: str | None, original: str, *, context: Context
     ) -> Drawn:
         return self.values.first_name(rng, gender), "realistic"
 
@@ -67,7 +67,7 @@ class RealisticSource:
         return self.values.last_name(rng), "realistic"
 
     def whole_value(
-        self, info_type: str, surface: str, rng: random.Random, context: Context
+        self, info_type: str, surface: str, rng: random.Random, *, context: Context
     ) -> Drawn | None:
         value = self.values.whole_value(info_type, surface, rng)
         return None if value is None else (value, "realistic")

@@ -102,7 +102,7 @@ def _fillers(rng: random.Random, values: AddressValues) -> dict[str, Callable[[s
     return {
         "kept": lambda text: text,
         "number": lambda text: shapes.house_number_like(text, rng),
-        "ordinal": lambda text: shapes.small_number_like(text, rng, 1, 99),
+        "ordinal": lambda text: shapes.small_number_like(text, rng, 1, high=99),
         "street_name": lambda text: _street_name_like(text, rng, values),
         "city": lambda text: values.city(text, rng),
         "place": lambda text: values.place(text, rng),

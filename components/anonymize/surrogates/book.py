@@ -78,13 +78,13 @@ class SurrogateSource(Protocol):
     ``lm`` and ``embedding`` choose among candidates in the mention's context."""
 
     def first_name(
-        self, rng: random.Random, gender: str | None, original: str, context: Context
+        self, rng: random.Random, gender: str | None, original: str, *, context: Context
     ) -> Drawn: ...
 
     def last_name(self, rng: random.Random, original: str, context: Context) -> Drawn: ...
 
     def whole_value(
-        self, info_type: str, surface: str, rng: random.Random, context: Context
+        self, info_type: str, surface: str, rng: random.Random, *, context: Context
     ) -> Drawn | None: ...
 
 
@@ -114,7 +114,7 @@ class SurrogateBook:
     last_method: str = ""
     _used: set[str] = field(default_factory=set)
 
-    def render(self, info_type: str, surface: str, entity: str, context: Context) -> str | None:
+    def render(self, info_type: str, surface: str, entity: str, *, context: Context) -> str | None:
         """The surrogate of one mention; None when the type has no generator.
         ``last_method`` then says which method chose it."""
         self.last_method = "realistic"
@@ -148,7 +148,7 @@ class SurrogateBook:
         if info_type == "STREET_ADDRESS":
             places = _ConversationPlaces(self)
             return lambda: (address_like(surface, self.rng, places), "realistic")
-        return lambda: self.source.whole_value(info_type, surface, self.rng, context)
+        return lambda: self.source.whole_value(info_type, surface, self.rng, context=context)
 
     def address_place(self, surface: str, draw: Callable[[str, random.Random], str]) -> str:
         """A place inside an address: the surrogate the conversation already gave it (as a
@@ -213,7 +213,7 @@ class SurrogateBook:
                 pool = {"male": lists.male, "female": lists.female}.get(gender or "", lists.male)
 
                 def draw() -> Drawn:
-                    return self.source.first_name(self.rng, gender, word, context)
+                    return self.source.first_name(self.rng, gender, word, context=context)
             else:
                 pool = lists.last
 
@@ -256,6 +256,7 @@ class SurrogateBook:
         draw: Callable[[], Drawn | None],
         original: str,
         pool: Sequence[str] = (),
+        *,
         kept: frozenset[str] = frozenset(),
     ) -> Drawn | None:
         """A candidate that is none of the corpus's PI values nor shares a word with the

@@ -116,8 +116,8 @@ class LmSource:
         values: RealisticValues,
         model_dir: Path,
         k: int,
-        top1: bool,
         *,
+        top1: bool,
         check: TypeCheck,
         proposer: Any | None = None,
     ) -> None:
@@ -135,20 +135,20 @@ class LmSource:
         return self._proposer or LanguageModelProposer(self.model_dir)
 
     def first_name(
-        self, rng: random.Random, gender: str | None, original: str, context: Context
+        self, rng: random.Random, gender: str | None, original: str, *, context: Context
     ) -> Drawn:
-        chosen = self._choose("PERSON_NAME", original, rng, context, words=1)
+        chosen = self._choose("PERSON_NAME", original, rng, context=context, words=1)
         return (chosen, "lm") if chosen else (self.values.first_name(rng, gender), "realistic")
 
     def last_name(self, rng: random.Random, original: str, context: Context) -> Drawn:
-        chosen = self._choose("PERSON_NAME", original, rng, context, words=1)
+        chosen = self._choose("PERSON_NAME", original, rng, context=context, words=1)
         return (chosen, "lm") if chosen else (self.values.last_name(rng), "realistic")
 
     def whole_value(
-        self, info_type: str, surface: str, rng: random.Random, context: Context
+        self, info_type: str, surface: str, rng: random.Random, *, context: Context
     ) -> Drawn | None:
         chosen = (
-            self._choose(info_type, surface, rng, context, words=PROPOSED_TYPES[info_type])
+            self._choose(info_type, surface, rng, context=context, words=PROPOSED_TYPES[info_type])
             if info_type in PROPOSED_TYPES
             else None
         )
@@ -158,7 +158,7 @@ class LmSource:
         return None if value is None else (value, "realistic")
 
     def _choose(
-        self, info_type: str, original: str, rng: random.Random, context: Context, *, words: int
+        self, info_type: str, original: str, rng: random.Random, *, context: Context, words: int
     ) -> str | None:
         """The most likely proposal (``top1``), or one of the ``k`` most likely by their
         probability, among those the detector tags with ``info_type`` in place; the ``2k``

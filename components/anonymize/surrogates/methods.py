@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from components.anonymize.surrogates import RealisticSource
 from components.anonymize.surrogates.embedding import EmbeddingSource
@@ -24,19 +24,30 @@ if TYPE_CHECKING:
     from components.anonymize.config import AnonymizeConfig
     from components.anonymize.surrogates.realistic import RealisticValues
 
-# (realistic values, the stage's config, params' folder, the stage's detector when asked)
-SourceBuilder = Callable[["RealisticValues", "AnonymizeConfig", Path, Callable[[], Any]], Any]
+
+class SourceBuilder(Protocol):
+    """A method's source of candidates: from the realistic values, the stage's config,
+    params' folder, and the stage's detector when asked."""
+
+    def __call__(
+        self,
+        values: RealisticValues,
+        config: AnonymizeConfig,
+        base_dir: Path,
+        *,
+        detector: Callable[[], Any],
+    ) -> Any: ...
 
 
 def realistic(
-    values: RealisticValues, config: AnonymizeConfig, base_dir: Path, detector: Callable[[], Any]
+    values: RealisticValues, config: AnonymizeConfig, base_dir: Path, *, detector: Callable[[], Any]
 ) -> Any:
     """The locale's lists, context unused."""
     return RealisticSource(values)
 
 
 def embedding(
-    values: RealisticValues, config: AnonymizeConfig, base_dir: Path, detector: Callable[[], Any]
+    values: RealisticValues, config: AnonymizeConfig, base_dir: Path, *, detector: Callable[[], Any]
 ) -> Any:
     """Realistic candidates, chosen by embedding distance in context (MiniLM)."""
     settings = config.surrogate
@@ -44,12 +55,14 @@ def embedding(
 
 
 def lm(
-    values: RealisticValues, config: AnonymizeConfig, base_dir: Path, detector: Callable[[], Any]
+    values: RealisticValues, config: AnonymizeConfig, base_dir: Path, *, detector: Callable[[], Any]
 ) -> Any:
     """Values the base model proposes in context, each checked by the stage's own detector."""
     settings = config.surrogate
     check = detector_check(detector())  # is a candidate PI?
-    return LmSource(values, base_dir / paths.BASE_MODEL, settings.k, settings.top1, check=check)
+    return LmSource(
+        values, base_dir / paths.BASE_MODEL, settings.k, top1=settings.top1, check=check
+    )
 
 
 SURROGATE_SOURCES: Mapping[str, SourceBuilder] = {

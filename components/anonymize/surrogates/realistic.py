@@ -147,7 +147,7 @@ class RealisticValues:
             "US_SOCIAL_SECURITY_NUMBER": shapes.ssn_like,
             "IP_ADDRESS": shapes.ip_like,
             "MAC_ADDRESS": _hex_like,
-            "AGE": lambda s, rng: shapes.small_number_like(s, rng, 18, 89),
+            "AGE": lambda s, rng: shapes.small_number_like(s, rng, 18, high=89),
             "DATE_OF_BIRTH": _date_like,
             "ORGANIZATION_NAME": lambda s, rng: shapes.cased(s, self._faker_value(rng, "company")),
             "STREET_ADDRESS": lambda s, rng: address_like(s, rng, self),

@@ -44,7 +44,7 @@ class StandIns:
         cursor = length = 0
         for start, end, info_type, entity in spans:
             surface = text[start:end]
-            value = book.render(info_type, surface, entity, (text[:start], text[end:]))
+            value = book.render(info_type, surface, entity, context=(text[:start], text[end:]))
             if not value or value == surface:
                 value = random_like(surface, rng)
             pieces += [text[cursor:start], value]

@@ -59,7 +59,9 @@ def generate_corpus(
     fake.seed_instance(seed)
     # Contexts are drawn lazily, in step with the conversations, so prefixes are stable.
     numbered = zip(range(1, n_conversations + 1), _contexts(rng), strict=False)
-    return [_conversation(number, context, rng, fake, noise=policy) for number, context in numbered]
+    return [
+        _conversation(number, context, rng, fake=fake, noise=policy) for number, context in numbered
+    ]
 
 
 def _contexts(rng: random.Random) -> Iterator[str]:
@@ -71,7 +73,7 @@ def _contexts(rng: random.Random) -> Iterator[str]:
 
 
 def _conversation(
-    number: int, context: str, rng: random.Random, fake: Faker, *, noise: Noise
+    number: int, context: str, rng: random.Random, *, fake: Faker, noise: Noise
 ) -> Conversation:
     scenario = rng.choice([spec for spec in templates.SCENARIOS if spec.context == context])
     ending = rng.choice(scenario.endings)
@@ -91,7 +93,7 @@ def _conversation(
     lowercase = _lowercase_turns(len(lines), rng, noise)
     for index, ((role, segments), lower) in enumerate(zip(lines, lowercase, strict=True)):
         turn, turn_spans = _turn(
-            index, role, segments, cast, noise=noise, lower=lower, full=full_labels
+            index, role, segments, cast=cast, noise=noise, lower=lower, full=full_labels
         )
         turns.append(turn)
         spans.extend(turn_spans)
@@ -143,15 +145,18 @@ def _turn(
     index: int,
     role: str,
     segments: tuple[Segment, ...],
-    cast: Cast,
     *,
+    cast: Cast,
     noise: Noise,
     lower: bool,
     full: bool,
 ) -> tuple[Turn, list[PiSpan]]:
     """One turn's text and spans; offsets are counted while the pieces are joined."""
     pieces = _disfluent(
-        [_piece(segment, cast, noise, lower) for segment in segments], cast.rng, noise, lower
+        [_piece(segment, cast, noise, lower=lower) for segment in segments],
+        cast.rng,
+        noise,
+        lower=lower,
     )
     if lower and cast.rng.random() < noise["strip_punctuation"]:
         pieces = [p if p.entity_type else _Piece(_END_PUNCTUATION.sub("", p.text)) for p in pieces]
@@ -166,11 +171,11 @@ def _turn(
     return Turn(speaker, "".join(piece.text for piece in pieces)), spans
 
 
-def _piece(segment: Segment, cast: Cast, noise: Noise, lower: bool) -> _Piece:
+def _piece(segment: Segment, cast: Cast, noise: Noise, *, lower: bool) -> _Piece:
     """The text of one template segment, with its entity when it is personal information."""
     if isinstance(segment, Slot) and segment.name not in vocab.FILL_VALUES:
         item = cast.item(segment.name)
-        text = RENDERERS[item.kind](item, segment.form, cast.rng, noise)
+        text = RENDERERS[item.kind](item, segment.form, cast.rng, noise=noise)
         return _Piece(text.lower() if lower else text, item.entity_type, item.key)
     text = segment if isinstance(segment, str) else cast.fill(segment.name)
     return _Piece(text.lower() if lower else text)
@@ -182,7 +187,9 @@ _WORD_END = re.compile(r"[A-Za-z](?= )")
 _KEEPS_CAPITAL = re.compile(r"I\b|[A-Z]{2}")
 
 
-def _disfluent(pieces: list[_Piece], rng: random.Random, noise: Noise, lower: bool) -> list[_Piece]:
+def _disfluent(
+    pieces: list[_Piece], rng: random.Random, noise: Noise, *, lower: bool
+) -> list[_Piece]:
     """Add a repeated word, a filler inside the turn and a filler at its start, each by chance."""
     if rng.random() < noise["repeat_word"]:
         _edit_literal(pieces, rng, _repeat_word)

@@ -60,7 +60,7 @@ def test_the_masked_word_share_counts_words_a_span_touches() -> None:
 def test_a_vocabulary_sweep_masks_more_as_the_list_shrinks(tmp_path: Path) -> None:
     config = AnonymizeConfig(detectors=["vocab_threshold"])
     rows = sweep_detection(
-        ITEMS, config, tmp_path, POLICY, key="vocab_threshold", values=[50, 100_000]
+        ITEMS, config, tmp_path, policy=POLICY, key="vocab_threshold", values=[50, 100_000]
     )
     short, long = rows
     assert (short["vocab_threshold"], long["vocab_threshold"]) == (50, 100_000)
@@ -73,7 +73,7 @@ def test_a_vocabulary_sweep_masks_more_as_the_list_shrinks(tmp_path: Path) -> No
 def test_a_sweep_of_a_detector_not_configured_says_how_to_add_it(tmp_path: Path) -> None:
     config = AnonymizeConfig(detectors=["allow_list"])
     with pytest.raises(ParamsError, match="--detectors entities,vocab_threshold"):
-        sweep_detection(ITEMS, config, tmp_path, POLICY, key="vocab_threshold", values=[100])
+        sweep_detection(ITEMS, config, tmp_path, policy=POLICY, key="vocab_threshold", values=[100])
 
 
 class ContextRecorder:
@@ -93,16 +93,16 @@ class ContextRecorder:
 
 
 def test_labelled_turns_are_detected_as_their_conversation() -> None:
-    def turn(i: int, conversation: str, speaker: str | None, text: str) -> LabelledText:
+    def turn(i: int, conversation: str, speaker: str | None, *, text: str) -> LabelledText:
         return LabelledText(
             f"{conversation}-{i}", text, (), conversation=conversation, speaker=speaker
         )
 
     items = [
-        turn(0, "c1", "Agent", "Hello there."),
-        turn(1, "c1", "Customer", "Hi."),
+        turn(0, "c1", "Agent", text="Hello there."),
+        turn(1, "c1", "Customer", text="Hi."),
         LabelledText("alone", "A text alone.", ()),
-        turn(0, "c2", "Agent", "Next call."),
+        turn(0, "c2", "Agent", text="Next call."),
     ]
     assert [[i.id for i in g] for g in conversation_groups(items)] == [
         ["c1-0", "c1-1"],
