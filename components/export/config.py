@@ -15,7 +15,6 @@ from components.core.config import require as _require
 class ExportConfig:
     SECTION: ClassVar[str] = "export"
 
-    make_zip: bool = True
     pi_scan_min_chars: Count = 4  # inventory values shorter than this are not scanned for
     # The Ed25519 private key that signs the manifest and register's evidence (from
     # params.yaml's folder), made on first use; $VEILTUNE_SIGNING_KEY overrides it.

@@ -632,3 +632,16 @@ def test_a_zip_written_as_a_stream_with_data_descriptors_is_intact(
     with zipfile.ZipFile(target) as archive:
         assert all(info.flag_bits & 0x08 for info in archive.infolist())
     assert verify_bundle(target) == []
+
+
+def test_the_stage_always_writes_the_zip_that_dvc_yaml_declares(tmp_path: Path) -> None:
+    """``export.make_zip: false`` left ``exports/bundle.zip`` unwritten, and DVC fails a stage
+    whose declared output is missing: the key is gone, and naming it is one clear error."""
+    from components.core.errors import ParamsError
+    from components.stages import BY_NAME, stage_context
+
+    assert "exports/bundle.zip" in {a.path for a in BY_NAME["export"].outs}
+    params = tmp_path / "params.yaml"
+    params.write_text("export:\n  make_zip: false\n", encoding="utf-8")
+    with pytest.raises(ParamsError, match=r"unknown key 'export.make_zip'"):
+        stage_context(params)
