@@ -119,6 +119,12 @@ class Stage:
         """What its dvc.yaml entry lists under ``params``: its own key, then ``reads``."""
         return (self.name, *self.reads)
 
+    def unwritten(self, workspace: Path) -> list[str]:
+        """What it declares it writes (its outs, metrics and plots) that ``workspace`` lacks:
+        DVC fails a stage that leaves one unwritten, after the stage ran."""
+        declared = [a.path for a in (*self.outs, *self.metrics)] + [p.path for p in self.plots]
+        return [path for path in declared if not (workspace / path).exists()]
+
     def entry(self) -> StageEntry:
         """``components.<name>.stage.run``, imported on first use (keeps ``--help`` fast)."""
         module = importlib.import_module(f"components.{self.name}.stage")

@@ -10,6 +10,7 @@ come from ``STAGES``.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -22,7 +23,7 @@ from components.core import paths
 from components.core.config import apply_overrides as _apply_overrides
 from components.core.config import build_configs, read_params
 from components.core.config import names_param as _names_param
-from components.core.stage import Metrics, StageContext
+from components.core.stage import Metrics, StageContext, UnwrittenOutput
 from components.evaluate.config import EvaluateConfig
 from components.export.config import ExportConfig
 from components.gate.config import GateConfig
@@ -384,8 +385,18 @@ def run_stage(name: str, params_path: Path, workspace: Path = Path(".")) -> Metr
     """Run one stage as ``dvc repro`` does: its config from params, its entry, what it reads
     and writes held to its entry's contract, in ``workspace`` (the CLI's: the working
     directory)."""
+    stage = BY_NAME[name]
     context = replace(for_stage(stage_context(params_path), name), workspace=workspace)
-    return BY_NAME[name].entry()(context.configs[name], context)
+    metrics = stage.entry()(context.configs[name], context)
+    # Under a launcher every rank runs the stage and rank 0 alone writes its outputs
+    # (components.train.engine.world_rank).
+    unwritten = stage.unwritten(workspace) if os.environ.get("RANK", "0") == "0" else []
+    if unwritten:
+        raise UnwrittenOutput(
+            f"stage {name} did not write {', '.join(unwritten)}, which its entry in "
+            "components/stages.py declares (and dvc.yaml lists: DVC would fail the stage)"
+        )
+    return metrics
 
 
 def for_stage(context: StageContext, name: str) -> StageContext:

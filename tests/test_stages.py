@@ -119,6 +119,31 @@ def test_every_file_a_stage_writes_is_declared_by_that_stage_alone() -> None:
     assert _declared(DVC["register"]["metrics"])[headline] == {"cache": False}
 
 
+def test_a_stage_that_leaves_a_declared_output_unwritten_fails_as_dvc_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from components.core.stage import StageContext, UnwrittenOutput
+    from components.stage_contract import Stage
+    from components.stages import run_stage
+
+    def metrics_only(config: object, context: StageContext) -> dict[str, int]:
+        metrics = context.output(paths.metrics_file("gate"))
+        metrics.parent.mkdir(exist_ok=True)
+        metrics.write_text("{}", encoding="utf-8")
+        return {"written": 1}
+
+    monkeypatch.setattr(Stage, "entry", lambda self: metrics_only)
+    monkeypatch.delenv("RANK", raising=False)
+    params = Path(__file__).resolve().parents[1] / "params.yaml"
+    with pytest.raises(UnwrittenOutput, match=r"stage gate did not write data/gate, which"):
+        run_stage("gate", params, workspace=tmp_path)
+    monkeypatch.setenv("RANK", "1")  # under a launcher, rank 0 alone writes
+    assert run_stage("gate", params, workspace=tmp_path) == {"written": 1}
+    monkeypatch.setenv("RANK", "0")
+    (tmp_path / "data" / "gate").mkdir(parents=True)
+    assert run_stage("gate", params, workspace=tmp_path) == {"written": 1}
+
+
 def test_the_plots_are_the_files_the_stages_write() -> None:
     """Training loss per step, utility per variant, risk per conversation; each with its
     axes, and each file an output of a stage (a top-level plot, a file in an output folder)."""

@@ -155,6 +155,11 @@ def _declared(path: Path, declared: frozenset[str]) -> bool:
     return path.as_posix() in declared or any(path.is_relative_to(d) for d in declared)
 
 
+class UnwrittenOutput(RuntimeError):
+    """A stage returned without writing what its registry entry declares: a bug in veiltune,
+    which DVC would report as a missing output after the stage ran."""
+
+
 class UndeclaredRead(RuntimeError):
     """A stage read or wrote what its registry entry does not declare: a bug in veiltune,
     not in the user's input."""
