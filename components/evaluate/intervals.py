@@ -101,8 +101,9 @@ def paired_difference(
     ids = sorted(set(variant) & set(reference))
     arrays = (*_arrays(variant, ids), *_arrays(reference, ids))
 
-    def both(
-        v_num: _Array, v_den: _Array, r_num: _Array, *, r_den: _Array, axis: int = -1
+    # scipy.stats.bootstrap passes each sample positionally
+    def both(  # noqa: PLR0917
+        v_num: _Array, v_den: _Array, r_num: _Array, r_den: _Array, axis: int = -1
     ) -> _Array:
         v = _ratio(v_num, v_den, exponentiate, axis=axis)
         r = _ratio(r_num, r_den, exponentiate, axis=axis)
@@ -110,7 +111,7 @@ def paired_difference(
             return np.stack([v - r, v / r - 1, r])
 
     v_num, v_den, r_num, r_den = (a[None, :] for a in arrays)
-    full = both(v_num, v_den, r_num, r_den=r_den)[:, 0]
+    full = both(v_num, v_den, r_num, r_den)[:, 0]
     (abs_low, rel_low, _), (abs_high, rel_high, _), draws = _bootstrap(
         arrays, both, resamples, seed=seed, keep_draws=True
     )

@@ -216,9 +216,9 @@ def test_the_policy_files_travel_with_the_task_not_on_the_workers_file_system(
     cluster_client = distributed.dask_client
 
     @contextlib.contextmanager
-    def policy_gone_then_cluster(*args: object) -> Iterator[object]:
+    def policy_gone_then_cluster(*args: object, **kwargs: object) -> Iterator[object]:
         shutil.rmtree(project / "veiltune")
-        with cluster_client(*args) as client:  # type: ignore[arg-type]
+        with cluster_client(*args, **kwargs) as client:  # type: ignore[arg-type]
             yield client
 
     monkeypatch.setattr(distributed, "dask_client", policy_gone_then_cluster)
