@@ -94,7 +94,7 @@ def _start_servers(
     """Each server, on the port the state has for it (a free one the first time)."""
     for name, module in SERVER_MODULES.items():
         server = state["servers"].setdefault(name, {"port": servers.free_port()})
-        server["pid"] = module.start(folder, cluster, secret, server["port"]).pid
+        server["pid"] = module.start(folder, cluster, secret, port=server["port"]).pid
         _write_state(folder, state)
 
 
