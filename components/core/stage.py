@@ -116,22 +116,23 @@ class StageContext:
         *,
         artifacts: Sequence[Path] = (),
         logged: Metrics | None = None,
-    ) -> Path:
+    ) -> None:
         """Record what the running stage found, inside its :meth:`mlflow_run`: ``metrics``
-        written atomically to its metrics file (``metrics/<stage>.json``, which its entry
-        declares), and on the run its config as params, the numbers of ``logged`` (default:
-        ``metrics``) as metrics, the metrics file and ``artifacts`` as artifacts. Returns
-        the metrics file."""
+        written atomically to its metrics file (``metrics/<stage>.json``) where its entry
+        declares one (all but export's), and on the run its config as params, the numbers of
+        ``logged`` (default: ``metrics``) as metrics, the metrics file and ``artifacts`` as
+        artifacts."""
         stage = self._running()
-        metrics_file = self.output(paths.metrics_file(stage))
-        write_json_atomic(metrics_file, metrics)
+        written = []
+        if paths.metrics_file(stage).as_posix() in self.outputs:
+            written.append(self.output(paths.metrics_file(stage)))
+            write_json_atomic(written[0], metrics)
         _log_stage(
             stage,
             self.configs[stage],
             metrics if logged is None else logged,
-            artifacts=[metrics_file, *artifacts],
+            artifacts=[*written, *artifacts],
         )
-        return metrics_file
 
     def _running(self) -> str:
         if self.stage is None:

@@ -215,12 +215,12 @@ def test_a_stage_records_its_metrics_file_and_its_run_in_one_call(
     page.parent.mkdir(parents=True)
     page.write_text("<p>verdict</p>", encoding="utf-8")
     with gate.mlflow_run() as run:
-        written = gate.record(
+        gate.record(
             {"passed": True, "mu_plus_sigma": 0.5, "note": "text"},
             artifacts=[page],
             logged={"mu_plus_sigma": 0.5},
         )
-    assert written == tmp_path / paths.metrics_file("gate")
+    written = tmp_path / paths.metrics_file("gate")
     assert json.loads(written.read_text(encoding="utf-8"))["note"] == "text"
     client = MlflowClient()
     data = client.get_run(run.info.run_id).data
@@ -228,6 +228,12 @@ def test_a_stage_records_its_metrics_file_and_its_run_in_one_call(
     assert data.params["gate.threshold"] == "5.0"  # the stage's config
     logged = {a.path for a in client.list_artifacts(run.info.run_id)}
     assert logged == {"gate.json", paths.GATE_PAGE.name}
-    # only a stage the registry runs records, and only to its own metrics file
+    # export declares no metrics file: its numbers go to its run alone
+    export = dataclasses.replace(for_stage(default_context(), "export"), workspace=tmp_path)
+    with export.mlflow_run() as run:
+        export.record({"n_files": 40})
+    assert client.get_run(run.info.run_id).data.metrics == {"n_files": 40.0}
+    assert not (tmp_path / paths.metrics_file("export")).exists()
+    # only a stage the registry runs records
     with pytest.raises(UndeclaredRead, match="no stage is running"):
         dataclasses.replace(gate, stage=None).record({})
