@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -165,29 +166,25 @@ def test_no_tasks_scores_perplexity_alone_and_the_same_perplexity(base_model_dir
 
     model, tokenizer = load_base(base_model_dir)
     generated = generate_corpus(1, 13)
-    metrics, records = evaluate_datasets(
-        model,
-        tokenizer,
-        {"main": generated},
-        label_sets={},
-        max_new_tokens=4,
-        max_prompt_tokens=128,
-        tasks=[],
-    )
+
+    def scored(tasks: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        return evaluate_datasets(
+            model,
+            tokenizer,
+            {"main": generated},
+            label_sets={},
+            max_new_tokens=4,
+            max_prompt_tokens=128,
+            tasks=tasks,
+        )
+
+    metrics, records = scored([])
     assert metrics["n_examples"] == {}
     assert not [key for key in metrics if key.startswith(("summary", "purpose"))]
     assert metrics["perplexity_raw"] == pytest.approx(
         perplexity(model, tokenizer, [transcript(generated[0])]), abs=1e-3
     )
     assert records[0]["scores"] == {}
-    summary_only, _ = evaluate_datasets(
-        model,
-        tokenizer,
-        {"main": generated},
-        label_sets={},
-        max_new_tokens=4,
-        max_prompt_tokens=128,
-        tasks=["summary"],
-    )
+    summary_only, _ = scored(["summary"])
     assert summary_only["n_examples"] == {"summary": 1}
     assert "summary.rouge1" in summary_only and "purpose.accuracy" not in summary_only
