@@ -56,7 +56,7 @@ def rank_of(score: float, candidate_scores: Sequence[float]) -> int:
     return 1 + sum(1 for c in candidate_scores if c >= score)
 
 
-def candidate_secrets(canary: Canary, n: int, seed: int) -> list[str]:
+def candidate_secrets(canary: Canary, n: int, *, seed: int) -> list[str]:
     """``n`` distinct random secrets of the canary's format, never the canary itself."""
     rng = random.Random(f"candidates:{seed}:{canary.entity_type}")
     found: dict[str, None] = {}
@@ -83,8 +83,8 @@ def canary_context(canary: Canary, host: Conversation) -> tuple[str, str]:
 def audit_canaries(
     model: Any,
     tokenizer: Any,
-    canaries: Sequence[Canary],
     *,
+    canaries: Sequence[Canary],
     hosts: Mapping[str, Conversation],
     n_candidates: int,
     max_exposure: float,
@@ -93,16 +93,16 @@ def audit_canaries(
 ) -> AuditResult:
     """Exposure of every canary; the audit fails if any exceeds ``max_exposure`` bits."""
     by_canary: dict[str, dict[str, Any]] = {}
-    for canary in counted(canaries, "audit canary", "canaries"):
+    for canary in counted(canaries, "audit canary", unit="canaries"):
         user, assistant_start = canary_context(canary, hosts[canary.conversation_ids[0]])
-        prefix = chat_prefix_ids(tokenizer, user, assistant_start)
-        secrets = [canary.secret, *candidate_secrets(canary, n_candidates, seed)]
+        prefix = chat_prefix_ids(tokenizer, user, assistant_start=assistant_start)
+        secrets = [canary.secret, *candidate_secrets(canary, n_candidates, seed=seed)]
         suffix = canary.format.frame.split("{secret}")[1]
         ids = [
             list(tokenizer(" " + s + suffix, add_special_tokens=False)["input_ids"])
             for s in secrets
         ]
-        scores = continuation_logprobs(model, prefix, ids, batch_size=batch_size)
+        scores = continuation_logprobs(model, prefix, continuations=ids, batch_size=batch_size)
         rank = rank_of(scores[0], scores[1:])
         by_canary[canary.id] = {
             "entity_type": canary.entity_type,
@@ -136,7 +136,7 @@ class CanaryAudit(Audit):
         return audit_canaries(
             context.model,
             context.tokenizer,
-            context.inputs.canaries,
+            canaries=context.inputs.canaries,
             hosts=hosts,
             n_candidates=context.settings.canary_candidates,
             max_exposure=context.settings.max_canary_exposure,

@@ -95,8 +95,8 @@ def reproduces(generated: str, reference: str) -> bool:
 def audit_extraction(
     model: Any,
     tokenizer: Any,
-    conversations: Sequence[Conversation],
     *,
+    conversations: Sequence[Conversation],
     n_prefixes: int,
     k: int,
     max_rate: float,
@@ -105,12 +105,14 @@ def audit_extraction(
     """The share of prefixes whose greedy continuation reproduces the next ``k`` tokens."""
     prefixes = [p for c in conversations if (p := extraction_prefix(c))][:n_prefixes]
     extracted = 0
-    for prefix in counted(prefixes, "audit extraction", "prefixes"):
-        ids = chat_prefix_ids(tokenizer, prefix.user, prefix.answer_start)[-max_prompt_tokens:]
+    for prefix in counted(prefixes, "audit extraction", unit="prefixes"):
+        ids = chat_prefix_ids(tokenizer, prefix.user, assistant_start=prefix.answer_start)[
+            -max_prompt_tokens:
+        ]
         reference_ids = tokenizer(prefix.answer_rest, add_special_tokens=False)["input_ids"][:k]
         reference = tokenizer.decode(reference_ids, skip_special_tokens=True)
         generated = tokenizer.decode(
-            greedy_tokens(model, tokenizer, ids, n_tokens=len(reference_ids)),
+            greedy_tokens(model, tokenizer, prefix_ids=ids, n_tokens=len(reference_ids)),
             skip_special_tokens=True,
         )
         extracted += reproduces(generated, reference)
@@ -134,7 +136,7 @@ class ExtractionAudit(Audit):
         return audit_extraction(
             context.model,
             context.tokenizer,
-            context.inputs.train_raw,
+            conversations=context.inputs.train_raw,
             n_prefixes=settings.extraction_prefixes,
             k=settings.extraction_k,
             max_rate=settings.max_extraction_rate,

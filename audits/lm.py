@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 
-def chat_prefix_ids(tokenizer: Any, user: str, assistant_start: str = "") -> list[int]:
+def chat_prefix_ids(tokenizer: Any, user: str, *, assistant_start: str = "") -> list[int]:
     """Token ids of the chat up to ``assistant_start`` inside the assistant's turn."""
     text = tokenizer.apply_chat_template(
         [{"role": "user", "content": user}], tokenize=False, add_generation_prompt=True
@@ -25,8 +25,8 @@ def chat_prefix_ids(tokenizer: Any, user: str, assistant_start: str = "") -> lis
 def continuation_logprobs(
     model: Any,
     prefix_ids: Sequence[int],
-    continuations: Sequence[Sequence[int]],
     *,
+    continuations: Sequence[Sequence[int]],
     batch_size: int,
 ) -> list[float]:
     """The total log-probability of each continuation after ``prefix_ids``.
@@ -87,7 +87,7 @@ class TokenLosses:
 
 
 def assistant_token_losses(
-    model: Any, tokenizer: Any, user: str, *, assistant: str, max_tokens: int
+    model: Any, tokenizer: Any, *, user: str, assistant: str, max_tokens: int
 ) -> TokenLosses:
     """The loss of each token of ``assistant`` (at most ``max_tokens``) as the model's answer
     to ``user``, the way training computed it."""
@@ -106,7 +106,7 @@ def assistant_token_losses(
     return TokenLosses([float(v) for v in nll], [(int(s), int(e)) for s, e in offsets])
 
 
-def text_token_losses(model: Any, tokenizer: Any, text: str, *, max_tokens: int) -> TokenLosses:
+def text_token_losses(model: Any, tokenizer: Any, *, text: str, max_tokens: int) -> TokenLosses:
     """The loss of each token of plain ``text`` (its first ``max_tokens``) given the tokens
     before it, in one forward pass; the first token, which has nothing before it, is left
     out."""
@@ -125,7 +125,7 @@ def text_token_losses(model: Any, tokenizer: Any, text: str, *, max_tokens: int)
 
 
 def greedy_tokens(
-    model: Any, tokenizer: Any, prefix_ids: Sequence[int], *, n_tokens: int
+    model: Any, tokenizer: Any, *, prefix_ids: Sequence[int], n_tokens: int
 ) -> list[int]:
     """The model's greedy continuation of ``prefix_ids``: exactly ``n_tokens`` new ids unless
     it ends its turn first."""

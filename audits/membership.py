@@ -49,7 +49,7 @@ def roc_auc(member_scores: Sequence[float], nonmember_scores: Sequence[float]) -
 
 
 def tpr_at_fpr(
-    member_scores: Sequence[float], nonmember_scores: Sequence[float], max_fpr: float
+    member_scores: Sequence[float], nonmember_scores: Sequence[float], *, max_fpr: float
 ) -> float:
     """The largest share of members flagged by a threshold that flags at most ``max_fpr`` of
     non-members (a score at or above the threshold means "member"), read off scikit-learn's
@@ -67,7 +67,7 @@ def _labelled(
     return [1] * len(members) + [0] * len(nonmembers), [*members, *nonmembers]
 
 
-def auc_p_value(auc: float, n_members: int, n_nonmembers: int) -> float:
+def auc_p_value(auc: float, n_members: int, *, n_nonmembers: int) -> float:
     """P(AUC >= ``auc``) when members and non-members score alike: the exact distribution
     of the Mann–Whitney U (no ties) up to ``EXACT_PAIRS`` pairs, its normal approximation
     with continuity correction beyond."""
@@ -123,8 +123,8 @@ def unseen_pi(conversation: Conversation) -> list[AnswerSpan]:
 def membership_score(
     model: Any,
     tokenizer: Any,
-    conversation: Conversation,
     *,
+    conversation: Conversation,
     max_tokens: int,
     stand_ins: StandInSource | None,
 ) -> float | None:
@@ -132,17 +132,19 @@ def membership_score(
     stand-ins' tokens minus on the real values' (None when the answer shows no unseen PI,
     or its values lie beyond ``max_tokens``); without: minus the mean loss of the answer."""
     user, answer = split_for_continuation(conversation)
-    losses = assistant_token_losses(model, tokenizer, user, assistant=answer, max_tokens=max_tokens)
+    losses = assistant_token_losses(
+        model, tokenizer, user=user, assistant=answer, max_tokens=max_tokens
+    )
     if stand_ins is None:
         loss = losses.mean()
         return -(loss if loss is not None else 0.0)
     spans = unseen_pi(conversation)
     if not spans:
         return None
-    other, placed = stand_ins.replace(conversation.id, answer, spans)
+    other, placed = stand_ins.replace(conversation.id, answer, spans=spans)
     real = losses.mean([(s.start, s.end) for s in spans])
     reference = assistant_token_losses(
-        model, tokenizer, user, assistant=other, max_tokens=max_tokens
+        model, tokenizer, user=user, assistant=other, max_tokens=max_tokens
     ).mean(placed)
     return None if real is None or reference is None else reference - real
 
@@ -150,8 +152,8 @@ def membership_score(
 def audit_membership(
     model: Any,
     tokenizer: Any,
-    members: Sequence[Conversation],
     *,
+    members: Sequence[Conversation],
     nonmembers: Sequence[Conversation],
     max_auc: float,
     max_tokens: int,
@@ -168,26 +170,30 @@ def audit_membership(
         figures: dict[str, Any] = {"mia_auc": None, "n_members": 0, "n_nonmembers": 0}
         return AuditResult(NAME, True, figures, thresholds)
 
-    def scores(side: Sequence[Conversation], what: str, refs: StandInSource | None) -> list[float]:
+    def scores(
+        side: Sequence[Conversation], what: str, *, refs: StandInSource | None
+    ) -> list[float]:
         scored = (
-            membership_score(model, tokenizer, c, max_tokens=max_tokens, stand_ins=refs)
-            for c in counted(side, f"audit membership ({what})", "conversations")
+            membership_score(
+                model, tokenizer, conversation=c, max_tokens=max_tokens, stand_ins=refs
+            )
+            for c in counted(side, f"audit membership ({what})", unit="conversations")
         )
         return [s for s in scored if s is not None]
 
     attack = "pi_calibrated"
-    m_scores = scores(members, "members", stand_ins)
-    n_scores = scores(nonmembers, "non-members", stand_ins)
+    m_scores = scores(members, "members", refs=stand_ins)
+    n_scores = scores(nonmembers, "non-members", refs=stand_ins)
     if min(len(m_scores), len(n_scores)) < MIN_PER_SIDE:
         attack = "loss"
-        m_scores = scores(members, "members", None)
-        n_scores = scores(nonmembers, "non-members", None)
+        m_scores = scores(members, "members", refs=None)
+        n_scores = scores(nonmembers, "non-members", refs=None)
     auc = roc_auc(m_scores, n_scores)
     figures = {
         "mia_attack": attack,
         "mia_auc": round(auc, 4),
-        "mia_p_value": round(auc_p_value(auc, len(m_scores), len(n_scores)), 4),
-        "mia_tpr_at_1pct_fpr": round(tpr_at_fpr(m_scores, n_scores, 0.01), 4),
+        "mia_p_value": round(auc_p_value(auc, len(m_scores), n_nonmembers=len(n_scores)), 4),
+        "mia_tpr_at_1pct_fpr": round(tpr_at_fpr(m_scores, n_scores, max_fpr=0.01), 4),
         "n_members": len(m_scores),
         "n_nonmembers": len(n_scores),
     }
@@ -204,7 +210,7 @@ class MembershipAudit(Audit):
         return audit_membership(
             context.model,
             context.tokenizer,
-            context.inputs.train_raw[:n],
+            members=context.inputs.train_raw[:n],
             nonmembers=context.inputs.heldout_raw[:n],
             max_auc=context.settings.max_mia_auc,
             max_tokens=context.settings.max_prompt_tokens,

@@ -70,8 +70,8 @@ def adversarial_prompts(conversations: Sequence[Conversation]) -> list[str]:
 def audit_outputs(
     outputs: Sequence[str],
     inventory: Sequence[InventoryEntry],
-    salt: str,
     *,
+    salt: str,
     min_value_chars: int,
     max_leaks: int,
     detector: Any | None = None,
@@ -80,7 +80,7 @@ def audit_outputs(
     by_type: Counter[str] = Counter()
     leaky_outputs = 0
     for text in outputs:
-        leaks = find_leaks(text, inventory, salt, min_chars=min_value_chars)
+        leaks = find_leaks(text, inventory, salt=salt, min_chars=min_value_chars)
         leaky_outputs += bool(leaks)
         by_type.update(entry.entity_type for entry in leaks)
     figures: dict[str, Any] = {
@@ -110,14 +110,14 @@ class PiOutputAudit(Audit):
         outputs = generate(
             context.model,
             context.tokenizer,
-            prompts,
+            prompts=prompts,
             max_new_tokens=settings.max_new_tokens,
             progress="audit pii_output",
         )
         return audit_outputs(
             outputs,
             context.inputs.inventory,
-            context.inputs.salt,
+            salt=context.inputs.salt,
             min_value_chars=settings.min_value_chars,
             max_leaks=settings.max_leaks,
             detector=context.detector,

@@ -75,11 +75,11 @@ def name_like_words(text: str, real: frozenset[str]) -> list[Candidate]:
     return [
         Candidate(match.start(), match.end(), match.group().lower(), match.group().lower() in real)
         for match in _WORD.finditer(text)
-        if _name_like(text, match.start(), match.group())
+        if _name_like(text, match.start(), word=match.group())
     ]
 
 
-def _name_like(text: str, start: int, word: str) -> bool:
+def _name_like(text: str, start: int, *, word: str) -> bool:
     low = word.lower()
     if low in known_names() and zipf(low) < KNOWN_NAME_MAX_ZIPF:
         return True
@@ -103,27 +103,29 @@ def rarity_scorer(frequency: Counter[str]) -> WordScorer:
     return score
 
 
-def lm_scorer(model: Any, tokenizer: Any, max_tokens: int) -> WordScorer:
+def lm_scorer(model: Any, tokenizer: Any, *, max_tokens: int) -> WordScorer:
     """The LM's mean loss on a word's tokens in its transcript (one forward pass over the
     transcript's first ``max_tokens`` tokens): less likely looks more real; a word beyond
     them is not scored."""
 
     def score(text: str, candidates: Sequence[Candidate]) -> list[float | None]:
-        losses = text_token_losses(model, tokenizer, text, max_tokens=max_tokens)
+        losses = text_token_losses(model, tokenizer, text=text, max_tokens=max_tokens)
         return [losses.mean([(c.start, c.end)]) for c in candidates]
 
     return score
 
 
 def view_figures(
-    texts: Sequence[str], real: Sequence[frozenset[str]], scorers: Mapping[str, WordScorer]
+    texts: Sequence[str], real: Sequence[frozenset[str]], *, scorers: Mapping[str, WordScorer]
 ) -> dict[str, Any]:
     """The attack on one view of the chosen transcripts: counts, the share of transcripts
     whose name-like words are all real (found without scoring), and each scorer's AUC of
     real words against the others (None without both)."""
     scored: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in scorers}
     n_words = n_real = real_only = 0
-    for text, words in zip(counted(texts, "audit plain_sight", "conversations"), real, strict=True):
+    for text, words in zip(
+        counted(texts, "audit plain_sight", unit="conversations"), real, strict=True
+    ):
         candidates = name_like_words(text, words)
         n_words += len(candidates)
         n_real += sum(c.real for c in candidates)
@@ -148,8 +150,8 @@ def view_figures(
 def audit_plain_sight(
     model: Any,
     tokenizer: Any,
-    raw: Sequence[Conversation],
     *,
+    raw: Sequence[Conversation],
     views: Mapping[str, Sequence[Conversation]],
     max_conversations: int,
     max_tokens: int,
@@ -169,12 +171,14 @@ def audit_plain_sight(
     ]
     if not chosen:
         return AuditResult(NAME, True, {"n_with_residual": 0, "not_computed": NOT_COMPUTED})
-    lm = lm_scorer(model, tokenizer, max_tokens)
+    lm = lm_scorer(model, tokenizer, max_tokens=max_tokens)
     kept = chosen[:max_conversations]
     figures: dict[str, Any] = {"n_with_residual": len(chosen)}
     for name, view in texts.items():
         scorers = {"rarity": rarity_scorer(corpus_frequency(view)), "lm": lm}
-        figures[name] = view_figures([view[i] for i in kept], [real[i] for i in kept], scorers)
+        figures[name] = view_figures(
+            [view[i] for i in kept], [real[i] for i in kept], scorers=scorers
+        )
     return AuditResult(NAME, True, figures)
 
 
@@ -194,7 +198,7 @@ class PlainSightAudit(Audit):
         return audit_plain_sight(
             base,
             base_tokenizer,
-            inputs.train_raw,
+            raw=inputs.train_raw,
             views=views,
             max_conversations=context.settings.plain_sight_conversations,
             max_tokens=context.settings.max_prompt_tokens,

@@ -78,7 +78,7 @@ class StandInSource(Protocol):
     anonymize stage's realistic surrogate generator, ``components.anonymize.StandIns``)."""
 
     def replace(
-        self, key: str, text: str, spans: Sequence[tuple[int, int, str, str]]
+        self, key: str, text: str, *, spans: Sequence[tuple[int, int, str, str]]
     ) -> tuple[str, list[tuple[int, int]]]:
         """``text`` with each span (start, end, info type, entity) replaced by a value of
         its kind and shape, the same one per entity, and where the values sit."""

@@ -63,20 +63,20 @@ def corpora(seed: int, detector: Any) -> tuple[dict[str, list[Any]], Any]:
     from components.ingest.sources import split_ids
 
     corpus = generate_corpus(CORPUS_SIZE, seed)
-    splits = split_ids([c.id for c in corpus], 0.4, seed)
+    splits = split_ids([c.id for c in corpus], 0.4, seed=seed)
     corpus, canaries = plant_canaries(
         corpus,
         splits["train"],
-        ["PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER"],
+        entity_types=["PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER"],
         repetitions=REPETITIONS,
         seed=seed,
     )
     policy = anonymization_policy(AnonymizeConfig(replacement="placeholder"))
-    anonymized = [a for a, _ in anonymize_corpus(corpus, detector, policy)]
+    anonymized = [a for a, _ in anonymize_corpus(corpus, detector, policy=policy)]
     inventory = list(inventory_entries(corpus, "salt"))
     key = SurrogateKey("salt", frozenset(e.digest for e in inventory))
     surrogate = anonymization_policy(AnonymizeConfig(replacement="surrogate"), key=key)
-    surrogates = [a for a, _ in anonymize_corpus(corpus, detector, surrogate)]
+    surrogates = [a for a, _ in anonymize_corpus(corpus, detector, policy=surrogate)]
     train = set(splits["train"])
     inputs = AuditInputs(
         train_raw=[c for c in corpus if c.id in train],
@@ -90,7 +90,7 @@ def corpora(seed: int, detector: Any) -> tuple[dict[str, list[Any]], Any]:
     return {name: [c for c in calls if c.id in train] for name, calls in texts.items()}, inputs
 
 
-def run_seed(seed: int, steps: int, base: Path, *, detector: Any, work: Path) -> dict[str, Any]:
+def run_seed(seed: int, steps: int, *, base: Path, detector: Any, work: Path) -> dict[str, Any]:
     """Each adapter's audit summary (``metrics/audit.json``'s shape) and run time."""
     from audits.result import audit_summary
     from components.audit.runner import run_audits
@@ -105,13 +105,14 @@ def run_seed(seed: int, steps: int, base: Path, *, detector: Any, work: Path) ->
         train_lora(
             base,
             training[name],
-            control_train(steps),
+            config=control_train(steps),
             output_dir=adapter,
             work_dir=work / f"{seed}-w-{name}",
         )
         model, tokenizer = load_adapter(base, adapter)
         summary = audit_summary(
-            run_audits(model, tokenizer, control_audit(), inputs=inputs, detector=detector), name
+            run_audits(model, tokenizer, config=control_audit(), inputs=inputs, detector=detector),
+            name,
         )
         summary["runtime_s"] = round(time.monotonic() - started, 1)
         results[name] = summary
@@ -141,7 +142,7 @@ def main() -> int:
         work = Path(folder)
         materialize_base_model(BUNDLED_SMOLLM2, work / "base")
         by_seed = {
-            str(seed): run_seed(seed, args.steps, work / "base", detector=detector, work=work)
+            str(seed): run_seed(seed, args.steps, base=work / "base", detector=detector, work=work)
             for seed in args.seeds
         }
     figures = {

@@ -30,7 +30,7 @@ from benchmarks.results import write_result
 PARTS = ("throughput", "memory", "merge")
 
 
-def write_corpus(path: Path, n: int, seed: int) -> Path:
+def write_corpus(path: Path, n: int, *, seed: int) -> Path:
     from components.ingest.generate import generate_corpus
 
     with path.open("w", encoding="utf-8") as handle:
@@ -39,14 +39,18 @@ def write_corpus(path: Path, n: int, seed: int) -> Path:
     return path
 
 
-def anonymize_seconds(corpus: Path, out: Path, cluster: str | None, *, workers: int) -> float:
+def anonymize_seconds(corpus: Path, out: Path, *, cluster: str | None, workers: int) -> float:
     from components.anonymize.config import AnonymizeConfig
     from components.anonymize.stage import anonymize_file
 
     config = AnonymizeConfig(cluster=cluster, workers=workers)
     started = time.perf_counter()
     anonymize_file(
-        config, REPO, corpus, output_path=out / "corpus.jsonl", spans_path=out / "spans.jsonl"
+        config,
+        REPO,
+        input_path=corpus,
+        output_path=out / "corpus.jsonl",
+        spans_path=out / "spans.jsonl",
     )
     return time.perf_counter() - started
 
@@ -62,7 +66,7 @@ def bench_throughput(folder: Path, n: int) -> dict[str, Any]:
     outputs = {}
     for name, (cluster, workers) in runs.items():
         out = folder / name
-        seconds = anonymize_seconds(corpus, out, cluster, workers=workers)
+        seconds = anonymize_seconds(corpus, out, cluster=cluster, workers=workers)
         result[f"{name}_seconds"] = round(seconds, 1)
         result[f"{name}_conversations_per_s"] = round(n / seconds, 2)
         outputs[name] = (out / "corpus.jsonl").read_bytes()
@@ -91,7 +95,7 @@ def bench_memory(folder: Path, sizes: tuple[int, ...]) -> dict[str, Any]:
             Client(local) as client,
         ):
             seconds = anonymize_seconds(
-                corpus, folder / f"m{n}", local.scheduler_address, workers=2
+                corpus, folder / f"m{n}", cluster=local.scheduler_address, workers=2
             )
             peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
         result[str(n)] = {
@@ -107,7 +111,7 @@ def bench_memory(folder: Path, sizes: tuple[int, ...]) -> dict[str, Any]:
     return result
 
 
-def bench_merge(folder: Path, corpus: Path, parts: int = 64) -> dict[str, float]:
+def bench_merge(folder: Path, corpus: Path, *, parts: int = 64) -> dict[str, float]:
     """The merge alone: ``parts`` files of a corpus copied into one, in MB/s."""
     from components.core.cluster import Part, merge_parts
     from components.core.jsonio import ByteRange
@@ -120,7 +124,7 @@ def bench_merge(folder: Path, corpus: Path, parts: int = 64) -> dict[str, float]
         part.output(".x").write_bytes(data[i * step : (i + 1) * step])
     target = folder / "merged.jsonl"
     started = time.perf_counter()
-    merge_parts(pieces, ".x", target)
+    merge_parts(pieces, ".x", output=target)
     seconds = time.perf_counter() - started
     assert target.read_bytes() == data
     return {"mb": round(len(data) / 2**20, 1), "mb_per_s": round(len(data) / 2**20 / seconds, 1)}
@@ -130,7 +134,7 @@ def _mb(path: Path) -> float:
     return round(path.stat().st_size / 2**20, 2)
 
 
-def run(n: int, sizes: tuple[int, ...], parts: set[str]) -> dict[str, Any]:
+def run(n: int, sizes: tuple[int, ...], *, parts: set[str]) -> dict[str, Any]:
     """The benchmarks named in ``parts``, each written as ``cluster_<part>`` as it ends."""
     benches: dict[str, Callable[[Path], dict[str, Any]]] = {
         "throughput": lambda folder: bench_throughput(folder, n),
@@ -154,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=",".join(PARTS), help="which to run")
     args = parser.parse_args(argv)
     sizes = tuple(int(s) for s in args.sizes.split(","))
-    results = run(args.conversations, sizes, set(args.only.split(",")))
+    results = run(args.conversations, sizes, parts=set(args.only.split(",")))
     print(json.dumps(results, indent=2))
     return 0
 

@@ -106,12 +106,16 @@ def measure(config: Any) -> dict[str, Any]:
     rows: dict[str, Any] = {}
     for name, (kind, path, split_view) in DATASETS.items():
         split, _, view = split_view.partition("+")
-        items = load_labelled(kind, path, None, split=split)
+        items = load_labelled(kind, path, limit=None, split=split)
         if view == "speech":
             items = [speech_like(item) for item in items]
-        metrics, _ = evaluate_detection(items, detector, policy, batch_size=config.batch_size)
+        metrics, _ = evaluate_detection(
+            items, detector, policy=policy, batch_size=config.batch_size
+        )
         rows[name] = metrics
-    metrics, _ = evaluate_detection(age_texts(), detector, policy, batch_size=config.batch_size)
+    metrics, _ = evaluate_detection(
+        age_texts(), detector, policy=policy, batch_size=config.batch_size
+    )
     rows["ages (presidio-research age templates)"] = metrics
     return rows
 

@@ -75,7 +75,7 @@ def measure(items: list[Any]) -> dict[str, Any]:
         setting = dataclasses.replace(config, detectors=detectors)
         built = {"entities": entities, "lm_probability": LmProbabilityDetector(scorer, p), **words}
         metrics, _ = evaluate_detection(
-            items, build_detector(setting, REPO, built), policy, batch_size=64
+            items, build_detector(setting, REPO, built=built), policy=policy, batch_size=64
         )
         keep = ("char_precision", "char_recall", "entity_recall", "masked_word_share")
         return {key: metrics[key] for key in keep} | {"n_texts": metrics["n_texts"]}
@@ -114,7 +114,7 @@ def context_comparison(items: list[Any], values: tuple[int, ...] = (0, 64)) -> d
         settings = dataclasses.replace(base.lm_probability, context_tokens=value)
         detector = build_detector(dataclasses.replace(base, lm_probability=settings), REPO)
         started = time.perf_counter()
-        metrics, _ = evaluate_detection(items, detector, policy, batch_size=64)
+        metrics, _ = evaluate_detection(items, detector, policy=policy, batch_size=64)
         seconds = time.perf_counter() - started
         keep = ("char_precision", "char_recall", "entity_recall", "masked_word_share")
         rows[value] = {key: metrics[key] for key in keep}
@@ -124,15 +124,15 @@ def context_comparison(items: list[Any], values: tuple[int, ...] = (0, 64)) -> d
 
 
 def labelled(
-    kind: str, path: Path | None, split: str, *, limit: int, conversations: int
+    kind: str, path: Path | None, *, split: str, limit: int, conversations: int
 ) -> list[Any]:
     """The first ``limit`` texts of a shared set; the embedded corpus's first
     ``conversations``, every turn of each (a turn is read with the turns before it)."""
     from components.anonymize.evaluation.datasets import load_labelled
 
     if kind != "embedded":
-        return load_labelled(kind, path, limit, split=split)
-    turns = load_labelled(kind, None, None, split=split)
+        return load_labelled(kind, path, limit=limit, split=split)
+    turns = load_labelled(kind, None, limit=None, split=split)
     kept = set(list(dict.fromkeys(t.conversation for t in turns))[:conversations])
     return [t for t in turns if t.conversation in kept]
 
@@ -144,7 +144,7 @@ def main() -> int:
     parser.add_argument("--context-only", action="store_true", help="lm_probability's context")
     args = parser.parse_args()
     if args.context_only:
-        items = labelled("embedded", None, "all", limit=0, conversations=args.conversations)
+        items = labelled("embedded", None, split="all", limit=0, conversations=args.conversations)
         rows = context_comparison(items)
         write_result("lm_context", {f"context_tokens {k}": v for k, v in rows.items()})
         header = "char precision | char recall | entity recall | words masked | chars/s"
@@ -163,7 +163,7 @@ def main() -> int:
     results = {}
     for name, (kind, path, split) in DATASETS.items():
         results[name] = measure(
-            labelled(kind, path, split, limit=args.limit, conversations=args.conversations)
+            labelled(kind, path, split=split, limit=args.limit, conversations=args.conversations)
         )
         print(f"{name}: done", file=sys.stderr)
     write_result("detection_transforms", results)

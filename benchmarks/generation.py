@@ -67,7 +67,7 @@ def repeats_a_4gram(text: str) -> bool:
 
 
 def answer_figures(
-    outputs: Sequence[str], examples: Sequence[Example], seconds: float
+    outputs: Sequence[str], examples: Sequence[Example], *, seconds: float
 ) -> tuple[dict[str, Any], dict[str, tuple[float, float]]]:
     """One model's answers under one setting, in figures (never their text), and its ROUGE-1
     sample."""
@@ -78,7 +78,7 @@ def answer_figures(
     interval = bootstrap_interval(sample)
     n = len(outputs)
     return {
-        "rouge1": _interval(interval.estimate, interval.low, interval.high),
+        "rouge1": _interval(interval.estimate, interval.low, high=interval.high),
         "repeated_sentence_share": round(sum(map(repeats_a_sentence, outputs)) / n, 3),
         "repeated_4gram_share": round(sum(map(repeats_a_4gram, outputs)) / n, 3),
         "mean_words": round(sum(len(_WORD.findall(o.lower())) for o in outputs) / n, 1),
@@ -87,7 +87,7 @@ def answer_figures(
 
 
 def measure(
-    run: Path, examples: Sequence[Example], settings: Mapping[str, GenerationSettings]
+    run: Path, examples: Sequence[Example], *, settings: Mapping[str, GenerationSettings]
 ) -> dict[str, Any]:
     """Each model's figures under each setting, and each setting's paired ROUGE-1
     difference from the first."""
@@ -101,24 +101,33 @@ def measure(
     figures: dict[str, Any] = {}
     for model_name, load in loaders.items():
         model, tokenizer = load()
-        prompts = [fit_prompt(e.prompt, tokenizer, params["max_prompt_tokens"]) for e in examples]
+        prompts = [
+            fit_prompt(e.prompt, tokenizer, max_tokens=params["max_prompt_tokens"])
+            for e in examples
+        ]
         samples: dict[str, dict[str, tuple[float, float]]] = {}
         for name, chosen in settings.items():
             started = time.monotonic()
             outputs = generate(
-                model, tokenizer, prompts, max_new_tokens=params["max_new_tokens"], settings=chosen
+                model,
+                tokenizer,
+                prompts=prompts,
+                max_new_tokens=params["max_new_tokens"],
+                settings=chosen,
             )
-            row, samples[name] = answer_figures(outputs, examples, time.monotonic() - started)
+            row, samples[name] = answer_figures(
+                outputs, examples, seconds=time.monotonic() - started
+            )
             if name != next(iter(settings)):
                 diff = paired_difference(samples[name], samples[next(iter(settings))]).absolute
-                row["rouge1_minus_first"] = _interval(diff.estimate, diff.low, diff.high)
+                row["rouge1_minus_first"] = _interval(diff.estimate, diff.low, high=diff.high)
             figures[f"{model_name} {name}"] = row
             print(model_name, name, json.dumps(row), file=sys.stderr, flush=True)
         del model
     return figures
 
 
-def _interval(estimate: float, low: float, high: float) -> str:
+def _interval(estimate: float, low: float, *, high: float) -> str:
     return f"{estimate:.3f} [{low:.3f}, {high:.3f}]"
 
 
@@ -163,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
                 sum(len(_WORD.findall(e.target.lower())) for e in examples) / len(examples), 1
             ),
         },
-        "models": measure(args.run, examples, settings),
+        "models": measure(args.run, examples, settings=settings),
     }
     write_result(args.name, figures)
     print(json.dumps(figures, indent=2))

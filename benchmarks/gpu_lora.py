@@ -53,7 +53,7 @@ TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down
 
 
 def model_flops_per_token(
-    n_frozen: int, n_lora: int, layers: int, *, hidden: int, seq: int
+    n_frozen: int, n_lora: int, *, layers: int, hidden: int, seq: int
 ) -> dict[str, float]:
     attention = 12 * layers * hidden * seq
     return {
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     measured = times[args.warmup :]
     tokens_per_s = args.micro_batch * seq / (sum(measured) / len(measured))  # per GPU
     flops = model_flops_per_token(
-        n_frozen, n_lora, config.num_hidden_layers, hidden=config.hidden_size, seq=seq
+        n_frozen, n_lora, layers=config.num_hidden_layers, hidden=config.hidden_size, seq=seq
     )
     peak = args.peak_tflops * 1e12
     return {

@@ -55,7 +55,7 @@ SWITCHES = ("bf16_weights", "liger", "compile")
 
 
 def run_setting(
-    name: str, config_dir: Path, corpus: Path, *, steps: int, warmup: int, smoke: bool
+    name: str, config_dir: Path, *, corpus: Path, steps: int, warmup: int, smoke: bool
 ) -> dict[str, Any]:
     """One setting, in this process: ``train_lora`` on the corpus's calls, timed per step."""
     import torch
@@ -71,7 +71,7 @@ def run_setting(
     if smoke:
         setting |= {"batch_size": 2, "max_seq_length": 128}
     with tempfile.TemporaryDirectory() as tmp:
-        base, shape = _random_model(config_dir, Path(tmp) / "base", smoke)
+        base, shape = _random_model(config_dir, Path(tmp) / "base", smoke=smoke)
         _apply_switches(lora, switches)
         times: list[float] = []
         train = TrainConfig(
@@ -83,18 +83,18 @@ def run_setting(
         if cuda:
             torch.cuda.reset_peak_memory_stats()
         result = lora.train_lora(
-            base, load_corpus(corpus), train,
+            base, load_corpus(corpus), config=train,
             output_dir=Path(tmp) / "adapter", work_dir=Path(tmp) / "work",
             callbacks=[step_clock(times)],
         )  # fmt: skip
     row = {"setting": name, "batch_size": train.batch_size, "max_seq_length": train.max_seq_length}
     row |= {"packing": train.packing, "engine": result.engine, **switches}
     return row | _speed(
-        result, sorted(times[warmup:]), shape, batch_size=train.batch_size, cuda=cuda
+        result, sorted(times[warmup:]), shape=shape, batch_size=train.batch_size, cuda=cuda
     )
 
 
-def _random_model(config_dir: Path, folder: Path, smoke: bool) -> tuple[Path, Any]:
+def _random_model(config_dir: Path, folder: Path, *, smoke: bool) -> tuple[Path, Any]:
     """``config_dir``'s model with random weights, and its tokenizer, saved in ``folder``
     (two narrow layers with ``smoke``); returns the folder and the model's config."""
     import torch
@@ -111,7 +111,7 @@ def _random_model(config_dir: Path, folder: Path, smoke: bool) -> tuple[Path, An
 
 
 def _speed(
-    result: Any, timed: list[float], shape: Any, *, batch_size: int, cuda: bool
+    result: Any, timed: list[float], *, shape: Any, batch_size: int, cuda: bool
 ) -> dict[str, Any]:
     """Tokens/s over the median timed step, LoRA model TFLOP/s (attention over the mean
     row) and peak memory."""
@@ -124,7 +124,7 @@ def _speed(
     flops = model_flops_per_token(
         result.total_parameters - result.trainable_parameters,
         result.trainable_parameters,
-        shape.num_hidden_layers,
+        layers=shape.num_hidden_layers,
         hidden=shape.hidden_size,
         seq=round(result.tokens_per_step / batch_size),
     )
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         row = run_setting(
             args.one,
             args.config,
-            args.corpus,
+            corpus=args.corpus,
             steps=args.steps,
             warmup=args.warmup,
             smoke=args.smoke,

@@ -144,17 +144,17 @@ def utility_large(f: Figures) -> list[str]:
     """Variants down; each key metric's mean [95% interval], then summary ROUGE-1 against the
     oracle."""
     keys = ("summary.rouge1", "action_items.rouge1", "dialogsum.summary.rouge1", "perplexity_raw")
-    return _utility_table(f, keys, ("summary.rouge1",))
+    return _utility_table(f, keys, versus=("summary.rouge1",))
 
 
 def utility_transforms(f: Figures) -> list[str]:
     """Variants down; raw-text perplexity of the held-out calls and DialogSum, each with its
     difference from the oracle."""
     keys = ("perplexity_raw", "dialogsum.perplexity_raw")
-    return _utility_table(f, keys, keys)
+    return _utility_table(f, keys, versus=keys)
 
 
-def _utility_table(f: Figures, keys: Sequence[str], versus: Sequence[str]) -> list[str]:
+def _utility_table(f: Figures, keys: Sequence[str], *, versus: Sequence[str]) -> list[str]:
     lines = [
         "| variant | " + " | ".join([*keys, *(f"{key} vs oracle" for key in versus)]) + " |",
         "| --- |" + " ---: |" * (len(keys) + len(versus)),

@@ -42,11 +42,11 @@ def seconds(fn: Callable[[], Any], repeats: int = 2) -> float:
     return best
 
 
-def ner_throughput(model: str, texts: list[str], threads: int, *, batch_size: int = 32) -> float:
+def ner_throughput(model: str, texts: list[str], *, threads: int, batch_size: int = 32) -> float:
     """``model``'s characters a second over ``texts`` (classification alone, model loaded)."""
     from components.anonymize.ner import load_token_classifier
 
-    classifier = load_token_classifier(model, REPO, threads, batch_size=batch_size)
+    classifier = load_token_classifier(model, REPO, threads=threads, batch_size=batch_size)
     classifier.classify(texts[:8])  # warm
     return sum(map(len, texts)) / seconds(lambda: classifier.classify(texts))
 
@@ -64,7 +64,7 @@ def detect_throughput(texts: list[str], ner: bool) -> float:
     records = [Conversation(str(i), (Turn(None, t),), plain=True) for i, t in enumerate(texts)]
     detector.detect(texts[:8])  # warm
     return sum(map(len, texts)) / seconds(
-        lambda: list(detection_records(records, detector, policy, batch_size=64))
+        lambda: list(detection_records(records, detector, policy=policy, batch_size=64))
     )
 
 
@@ -96,7 +96,7 @@ def run(n_conversations: int = 200) -> dict[str, Any]:
     for model in NER_BUILT_IN:
         for threads in THREADS:
             figures[f"{model}_threads_{threads}_chars_per_s"] = round(
-                ner_throughput(model, texts, threads)
+                ner_throughput(model, texts, threads=threads)
             )
     figures["detect_ner_off_chars_per_s"] = round(detect_throughput(texts, ner=False))
     figures["detect_ner_on_chars_per_s"] = round(detect_throughput(texts, ner=True))

@@ -41,7 +41,7 @@ def is_common_lowercase_word(surface: str) -> bool:
     return bool(_WORD.fullmatch(word)) and word.islower() and zipf(word) >= COMMON_MIN_ZIPF
 
 
-def count_spans(conversations: Sequence[Any], detector: Any, policy: Any) -> dict[str, Any]:
+def count_spans(conversations: Sequence[Any], detector: Any, *, policy: Any) -> dict[str, Any]:
     """Words, spans, common-lowercase-word spans (by word) and title-case name spans in the
     conversations' turns."""
     from components.anonymize.engine import detect_batch
@@ -53,7 +53,7 @@ def count_spans(conversations: Sequence[Any], detector: Any, policy: Any) -> dic
     words = spans = names = known_names = 0
     common: Counter[str] = Counter()
     sources: Counter[str] = Counter()
-    for fields, found in detect_batch(conversations, detector, policy):
+    for fields, found in detect_batch(conversations, detector, policy=policy):
         for (field, text), field_spans in zip(fields, found, strict=True):
             if field.kind != "text":
                 continue
@@ -103,9 +103,9 @@ def main() -> int:
     without = replace(config, common_word_min_zipf=None)  # every span stands, as before
     figures = {
         "data": f"DialogSum dev, {len(conversations)} dialogues",
-        **count_spans(conversations, detector, anonymization_policy(config, REPO)),
+        **count_spans(conversations, detector, policy=anonymization_policy(config, REPO)),
         "without_evidence": count_spans(
-            conversations, detector, anonymization_policy(without, REPO)
+            conversations, detector, policy=anonymization_policy(without, REPO)
         ),
     }
     print(write_result("overmasking", figures))

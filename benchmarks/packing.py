@@ -47,8 +47,8 @@ def run(conversations: int = 300, dialogues: int = 200) -> dict[str, Any]:
         tokenizer = seeded_tokenizer(base, 13)
         for length in LENGTHS:
             config = TrainConfig(max_seq_length=length, eval_fraction=0.0)
-            examples = corpus_examples(corpus, config, label_options(corpus)).train
-            rows = [tokenize_example(e, tokenizer, length) for e in examples]
+            examples = corpus_examples(corpus, config, options=label_options(corpus)).train
+            rows = [tokenize_example(e, tokenizer, max_length=length) for e in examples]
             figures[f"max_seq_length_{length}"] = compare(rows, length)
     return figures
 

@@ -66,11 +66,11 @@ def compare(runs: dict[str, Path], metrics: tuple[str, ...]) -> dict[str, Any]:
         row: dict[str, Any] = verdicts(path)
         for metric in metrics:
             interval = bootstrap_interval(samples[name][metric])
-            row[metric] = _interval(interval.estimate, interval.low, interval.high)
+            row[metric] = _interval(interval.estimate, interval.low, high=interval.high)
             if name != reference:
                 diff = paired_difference(samples[name][metric], samples[reference][metric])
                 row[f"{metric} - {reference}"] = _interval(
-                    diff.absolute.estimate, diff.absolute.low, diff.absolute.high
+                    diff.absolute.estimate, diff.absolute.low, high=diff.absolute.high
                 )
                 row["n_conversations"] = diff.n_conversations
         figures["runs"][name] = row
@@ -92,7 +92,7 @@ def _commit(run: Path) -> str | None:
     return head.stdout.strip() + (" + changes" if changed else "")
 
 
-def _interval(estimate: float, low: float, high: float) -> str:
+def _interval(estimate: float, low: float, *, high: float) -> str:
     return f"{estimate:.4f} [{low:.4f}, {high:.4f}]"
 
 

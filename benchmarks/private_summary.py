@@ -51,11 +51,14 @@ def anonymized(conversations: Sequence[Any]) -> list[Any]:
     config = AnonymizeConfig()
     detector = build_detector(config, REPO)
     return [
-        c for c, _ in anonymize_corpus(conversations, detector, anonymization_policy(config, REPO))
+        c
+        for c, _ in anonymize_corpus(
+            conversations, detector, policy=anonymization_policy(config, REPO)
+        )
     ]
 
 
-def scored(model: Any, tokenizer: Any, heldout: Sequence[Any], *, task: str) -> dict[str, Any]:
+def scored(model: Any, tokenizer: Any, *, heldout: Sequence[Any], task: str) -> dict[str, Any]:
     """Every held-out call's scores for ``task``, and the setting of each."""
     from components.evaluate.private_summary import conversation_setting
     from components.evaluate.utility import evaluate_utility
@@ -63,7 +66,7 @@ def scored(model: Any, tokenizer: Any, heldout: Sequence[Any], *, task: str) -> 
     result = evaluate_utility(
         model,
         tokenizer,
-        heldout,
+        heldout=heldout,
         label_sets={},
         max_new_tokens=64,
         max_prompt_tokens=640,
@@ -132,7 +135,9 @@ def main() -> int:
     timing: dict[str, float] = {}
     start = time.perf_counter()
     model, tokenizer = load_base(base_dir)
-    per_variant["base, zero-shot"] = scored(model, tokenizer, heldout, task="private_summary")
+    per_variant["base, zero-shot"] = scored(
+        model, tokenizer, heldout=heldout, task="private_summary"
+    )
     timing["base, zero-shot"] = round(time.perf_counter() - start, 1)
     del model
     for name in args.variants:
@@ -146,7 +151,7 @@ def main() -> int:
             )
             model, tokenizer = load_adapter(base_dir, adapter)
             task = "dual_summary" if "dual_summary" in config.tasks else "private_summary"
-            per_variant[name] = scored(model, tokenizer, heldout, task=task)
+            per_variant[name] = scored(model, tokenizer, heldout=heldout, task=task)
             del model
         timing[name] = round(time.perf_counter() - start, 1)
         print(f"{name}: {timing[name]} s", file=sys.stderr)

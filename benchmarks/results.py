@@ -34,8 +34,8 @@ ENVELOPE_KEYS = ("name", "date", "commit", "dirty", "machine", "command", "figur
 def write_result(
     name: str,
     figures: Mapping[str, Any],
-    command: str | None = None,
     *,
+    command: str | None = None,
     folder: Path = RESULTS,
     envelope: Mapping[str, Any] | None = None,
 ) -> Path:

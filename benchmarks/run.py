@@ -82,7 +82,9 @@ def bench_detection(texts: list[str]) -> dict[str, float]:
     plain.analyze(texts[0], language="en")  # warm both
     detector.detect(texts[:1])
     plain_s = time_it(lambda: [plain.analyze(t, language="en") for t in texts])
-    veiltune_s = time_it(lambda: list(detection_records(records, detector, policy, batch_size=64)))
+    veiltune_s = time_it(
+        lambda: list(detection_records(records, detector, policy=policy, batch_size=64))
+    )
     return {
         "n_texts": len(texts),
         "n_chars": n_chars,
@@ -106,7 +108,7 @@ def bench_workers(n_conversations: int = 600) -> dict[str, float]:
         # the stream builds its detector: inside time_it, as the workers build theirs
         seconds = time_it(
             lambda config=config, workers=workers: sum(
-                1 for _ in anonymize_stream(corpus, config, REPO, workers=workers)
+                1 for _ in anonymize_stream(corpus, config, base_dir=REPO, workers=workers)
             )
         )
         result[f"workers_{workers}_chars_per_s"] = round(n_chars / seconds, 1)
@@ -178,7 +180,7 @@ def bench_train_step(steps: int = 6) -> dict[str, float]:
                 result = train_lora(
                     base,
                     corpus,
-                    config,
+                    config=config,
                     output_dir=Path(tmp) / f"a-{name}",
                     work_dir=Path(tmp) / f"w-{name}",
                 )
@@ -220,7 +222,9 @@ def bench_long_record(sizes: tuple[int, ...] = (50_000, 200_000, 1_000_000)) -> 
     results: dict[str, Any] = {}
     for size in sizes:
         record = [Conversation("long", (Turn(None, text[:size]),), plain=True)]
-        seconds = time_it(lambda record=record: list(anonymize_corpus(record, detector, policy)))
+        seconds = time_it(
+            lambda record=record: list(anonymize_corpus(record, detector, policy=policy))
+        )
         results[f"{size}_chars"] = {
             "seconds": round(seconds, 2),
             "chars_per_s": round(size / seconds),
@@ -242,7 +246,7 @@ def bench_cluster() -> dict[str, Any]:
     """anonymize on a Dask LocalCluster vs one process (each part its own results file)."""
     from benchmarks import cluster
 
-    return cluster.run(4000, (200, 2000, 20000), set(cluster.PARTS))
+    return cluster.run(4000, (200, 2000, 20000), parts=set(cluster.PARTS))
 
 
 def bench_team_load() -> dict[str, Any]:

@@ -31,7 +31,7 @@ MODEL = "load-test-adapter"
 CALLS = ("create_run", "log_batch", "create_model_version")
 
 
-def client_work(uri: str, experiment: str, rounds: int, *, metrics: int) -> dict[str, list[float]]:
+def client_work(uri: str, experiment: str, *, rounds: int, metrics: int) -> dict[str, list[float]]:
     """One client's rounds: a run, a batch of ``metrics`` metrics, a model version."""
     from mlflow import MlflowClient
     from mlflow.entities import Metric
@@ -52,7 +52,7 @@ def client_work(uri: str, experiment: str, rounds: int, *, metrics: int) -> dict
     return seconds
 
 
-def measure(uri: str, clients: int, rounds: int, *, metrics: int) -> dict[str, Any]:
+def measure(uri: str, clients: int, *, rounds: int, metrics: int) -> dict[str, Any]:
     """Run ``clients`` clients at once against the server at ``uri``; their figures."""
     from mlflow import MlflowClient
 
@@ -64,7 +64,8 @@ def measure(uri: str, clients: int, rounds: int, *, metrics: int) -> dict[str, A
     with ThreadPoolExecutor(clients) as pool:
         done = list(
             pool.map(
-                lambda _: client_work(uri, experiment, rounds, metrics=metrics), range(clients)
+                lambda _: client_work(uri, experiment, rounds=rounds, metrics=metrics),
+                range(clients),
             )
         )
     wall = time.perf_counter() - started
@@ -92,7 +93,7 @@ def _latency(seconds: list[float]) -> dict[str, float]:
     }
 
 
-def run(clients: int = 20, rounds: int = 5, metrics: int = 20) -> dict[str, Any]:
+def run(clients: int = 20, rounds: int = 5, *, metrics: int = 20) -> dict[str, Any]:
     """Start a stack in a temporary folder, measure it, stop it; the figures."""
     from veiltune.team import stack
 
@@ -104,7 +105,7 @@ def run(clients: int = 20, rounds: int = 5, metrics: int = 20) -> dict[str, Any]
         state = stack.up(folder)
         os.environ["MLFLOW_TRACKING_USERNAME"] = "pipeline"
         os.environ["MLFLOW_TRACKING_PASSWORD"] = stack.credentials(folder)["pipeline"]
-        figures = measure(state["mlflow_tracking_uri"], clients, rounds, metrics=metrics)
+        figures = measure(state["mlflow_tracking_uri"], clients, rounds=rounds, metrics=metrics)
     finally:
         if (folder / stack.STATE_FILE).is_file():
             stack.down(folder)
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="runs and versions per client")
     parser.add_argument("--metrics", type=int, default=20, help="metrics per batch")
     args = parser.parse_args(argv)
-    figures = run(args.clients, args.rounds, args.metrics)
+    figures = run(args.clients, args.rounds, metrics=args.metrics)
     write_result("team_load", figures)
     print(json.dumps(figures, indent=2))
     return 0

@@ -63,7 +63,7 @@ def main() -> int:
     settings = TrainSettings(epochs=args.epochs, threads=2)
     with tempfile.TemporaryDirectory() as scratch:
         trained = Path(scratch) / "trained"
-        figures = train_ner(data, base, trained, settings=settings)
+        figures = train_ner(data, base, output=trained, settings=settings)
         adapter = args.output / ADAPTER_DIR
         shutil.rmtree(adapter, ignore_errors=True)
         adapter.mkdir(parents=True)

@@ -34,7 +34,7 @@ def training_text(conversation: Any) -> str:
     return "\n".join([conversation.context, *turns, *labels])
 
 
-def surviving(conversations: Sequence[Any], inventory: list[Any], salt: str) -> dict[str, Any]:
+def surviving(conversations: Sequence[Any], inventory: list[Any], *, salt: str) -> dict[str, Any]:
     """Specific inventory values (``MIN_CHARS`` or longer) found in each conversation's
     training text: their share, and the share of conversations with any."""
     from components.ingest.pi_inventory import find_leaks
@@ -48,7 +48,9 @@ def surviving(conversations: Sequence[Any], inventory: list[Any], salt: str) -> 
         entries = by_conversation.get(conversation.id, [])
         leaks = {
             e.digest
-            for e in find_leaks(training_text(conversation), entries, salt, min_chars=MIN_CHARS)
+            for e in find_leaks(
+                training_text(conversation), entries, salt=salt, min_chars=MIN_CHARS
+            )
         }
         total += len({e.digest for e in entries})
         found += len(leaks)
@@ -94,7 +96,9 @@ def linking(raw: Sequence[Any], sources: dict[str, Sequence[Any]]) -> dict[str, 
     for name, conversations in sources.items():
         runs = []
         for seed in SEEDS:
-            fragments = build_fragments(conversations, config, 0.0, seed=seed, nlp=nlp)
+            fragments = build_fragments(
+                conversations, config, eval_fraction=0.0, seed=seed, nlp=nlp
+            )
             examples = [*fragments.train, *fragments.evaluation]
             runs.append((len(examples), examples_linking_values(examples, values)))
         result[f"fragments ({name})"] = {
@@ -132,16 +136,16 @@ def main() -> int:
     inventory = read_inventory(REPO / paths.INVENTORY)
     config = AnonymizeConfig()
     policy = anonymization_policy(config, REPO)
-    rows = {"raw": surviving(raw, inventory, salt)}
+    rows = {"raw": surviving(raw, inventory, salt=salt)}
     # each detector built once and its answers kept: a union re-reads nothing
     built = {"entities": Memo(entity_detector(config, REPO))}
     built |= {name: Memo(build(config, REPO)) for name, build in WORD_LEVEL_BUILDERS.items()}
     anonymized: dict[str, list[Any]] = {}
     for name, detectors in SETTINGS.items():
         setting = dataclasses.replace(config, detectors=detectors)
-        detector = build_detector(setting, REPO, built)
-        anonymized[name] = [c for c, _ in anonymize_corpus(raw, detector, policy)]
-        rows[name] = surviving(anonymized[name], inventory, salt)
+        detector = build_detector(setting, REPO, built=built)
+        anonymized[name] = [c for c, _ in anonymize_corpus(raw, detector, policy=policy)]
+        rows[name] = surviving(anonymized[name], inventory, salt=salt)
         print(f"{name}: done", file=sys.stderr)
     speed = {
         name: round(memo.chars / memo.seconds, 1) if memo.seconds else None
@@ -151,12 +155,12 @@ def main() -> int:
     results = {"conversations": len(raw), "min_chars": MIN_CHARS, "survival": rows}
     results |= {"chars_per_second": speed, "linking": links}
     write_result("transform_privacy", results)
-    _print_tables(rows, speed, links)
+    _print_tables(rows, speed, links=links)
     return 0
 
 
 def _print_tables(
-    rows: dict[str, Any], speed: dict[str, float | None], links: dict[str, Any]
+    rows: dict[str, Any], speed: dict[str, float | None], *, links: dict[str, Any]
 ) -> None:
     """The three tables, in Markdown, for the docs."""
     print("| training text | inventory values surviving | conversations with any |")

@@ -73,16 +73,16 @@ def _stage(stage: Stage, root: Path) -> list[str]:
     lines.append("    deps:")
     lines += [f"      - {package}" for package in code_dependencies(stage, root)]
     for artifact in stage.deps:
-        lines += _item("      ", _artifact(artifact, options=False), artifact.why)
+        lines += _item("      ", _artifact(artifact, options=False), why=artifact.why)
     lines += _params(stage.params)
     if stage.outs:
         lines.append("    outs:")
         for artifact in stage.outs:
-            lines += _item("      ", _artifact(artifact), artifact.why)
+            lines += _item("      ", _artifact(artifact), why=artifact.why)
     if stage.metrics:
         lines.append("    metrics:")
         for artifact in stage.metrics:
-            lines += _item("      ", _artifact(artifact), artifact.why)
+            lines += _item("      ", _artifact(artifact), why=artifact.why)
     if stage.plots:
         lines.append("    plots:")
         for plot in stage.plots:
@@ -102,7 +102,7 @@ def _artifact(artifact: Artifact, options: bool = True) -> str:
     return artifact.path + (f": {{{', '.join(chosen)}}}" if chosen else "")
 
 
-def _item(indent: str, text: str, why: str) -> list[str]:
+def _item(indent: str, text: str, *, why: str) -> list[str]:
     """A list item with its reason: beside it, or above it where the line would be long."""
     line = f"{indent}- {text}"
     if not why:
@@ -135,8 +135,8 @@ def _plot(plot: Plot, indent: str) -> list[str]:
     ]
     set_options = [(key, value) for key, value in options if value is not None]
     if not set_options:
-        return _item(indent, plot.path, plot.why)
-    lines = _item(indent, f"{plot.path}:", plot.why)
+        return _item(indent, plot.path, why=plot.why)
+    lines = _item(indent, f"{plot.path}:", why=plot.why)
     lines += [f"{indent}    {key}: {value}" for key, value in set_options]
     return lines
 

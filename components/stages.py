@@ -381,7 +381,7 @@ def detection_context(params: Path | None) -> StageContext:
     return context
 
 
-def run_stage(name: str, params_path: Path, workspace: Path = Path(".")) -> Metrics:
+def run_stage(name: str, params_path: Path, *, workspace: Path = Path(".")) -> Metrics:
     """Run one stage as ``dvc repro`` does: its config from params, its entry, what it reads
     and writes held to its entry's contract, in ``workspace`` (the CLI's: the working
     directory)."""
@@ -417,4 +417,4 @@ def names_param(dotted: str) -> bool:
 
 def apply_overrides(params: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
     """``params`` with dotted ``stage.key`` overrides applied, every stage validated."""
-    return _apply_overrides(params, overrides, SECTIONS)
+    return _apply_overrides(params, overrides, sections=SECTIONS)

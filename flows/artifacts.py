@@ -109,7 +109,7 @@ def run_markdown(reports: Sequence[StageReport], header: Sequence[str]) -> str:
     return "\n".join(["# veiltune pipeline run", "", *header, "", *table])
 
 
-def mlflow_run_url(tracking_uri: str, experiment_id: str, run_id: str) -> str:
+def mlflow_run_url(tracking_uri: str, experiment_id: str, *, run_id: str) -> str:
     """The MLflow UI's page of a run: the tracking server itself, or ``make mlflow-ui``'s."""
     base = tracking_uri if tracking_uri.startswith(("http://", "https://")) else None
     base = (base or os.environ.get(MLFLOW_UI_ENV) or DEFAULT_MLFLOW_UI).rstrip("/")
@@ -132,7 +132,7 @@ def publish_stage(report: StageReport) -> None:
         )
 
 
-def publish_link(key: str, link: str, text: str) -> None:
+def publish_link(key: str, link: str, *, text: str) -> None:
     create_link_artifact(link, link_text=text, key=key, description=text)
 
 

@@ -122,7 +122,7 @@ def copy_paths(workspace: Path, outputs: Iterable[str]) -> list[str]:
 
 
 def exp_run_command(
-    name: str, stages: Iterable[str], overrides: Mapping[str, Any], *, copy: Iterable[str]
+    name: str, stages: Iterable[str], *, overrides: Mapping[str, Any], copy: Iterable[str]
 ) -> list[str]:
     """``dvc exp run --temp -n NAME -C ... -S ... --single-item STAGE...``."""
     copies = [arg for path in copy for arg in ("-C", path)]
@@ -144,7 +144,7 @@ def experiment_ref(name: str, cwd: Path) -> str:
     return found[0]
 
 
-def experiment_metrics(ref: str, stage: str, cwd: Path) -> dict[str, Any] | None:
+def experiment_metrics(ref: str, stage: str, *, cwd: Path) -> dict[str, Any] | None:
     """``metrics/<stage>.json`` as the experiment committed it (None when it holds none)."""
     shown = subprocess.run(
         ["git", "show", f"{ref}:metrics/{stage}.json"],
@@ -156,11 +156,11 @@ def experiment_metrics(ref: str, stage: str, cwd: Path) -> dict[str, Any] | None
 class ExperimentRun:
     """One ``dvc exp run`` in progress, its output handed out stage by stage."""
 
-    def __init__(self, argv: list[str], env: Mapping[str, str], cwd: Path | None = None):
-        self.process = StreamedProcess(argv, env, cwd)
+    def __init__(self, argv: list[str], env: Mapping[str, str], *, cwd: Path | None = None):
+        self.process = StreamedProcess(argv, env, cwd=cwd)
         self._next: tuple[str, tuple[str, bool]] | None = None  # a later stage's first line
 
-    def follow(self, stage: str, on_line: LineSink, timeout_s: float | None) -> StageOutcome:
+    def follow(self, stage: str, on_line: LineSink, *, timeout_s: float | None) -> StageOutcome:
         """Hand ``stage``'s lines to ``on_line``: from where the last stage's ended to where
         the next stage starts (or the run ends, for the last one).
 

@@ -134,8 +134,8 @@ def stage_command(stage: str) -> list[str]:
 def repro_stage(
     stage: str,
     env: Mapping[str, str],
-    cwd: Path | None = None,
     *,
+    cwd: Path | None = None,
     on_line: Callable[[str], None] = logger.info,
     timeout_s: float | None = None,
 ) -> StageOutcome:
@@ -146,7 +146,7 @@ def repro_stage(
             outlived ``timeout_s``.
     """
     return run_streamed(
-        stage, stage_command(stage), env, on_line=on_line, cwd=cwd, timeout_s=timeout_s
+        stage, stage_command(stage), env=env, on_line=on_line, cwd=cwd, timeout_s=timeout_s
     )
 
 
@@ -182,7 +182,7 @@ def _failed(stage: str, exc: StageFailed) -> StageFailed:
 
 
 @task(task_run_name="dvc-repro-{stage}", cache_policy=NO_CACHE)
-def run_stage(stage: str, env: dict[str, str], timeout_s: float) -> State:
+def run_stage(stage: str, env: dict[str, str], *, timeout_s: float) -> State:
     """Run one DVC stage in the workspace (skipped by DVC when nothing it depends on changed)."""
     try:
         outcome = repro_stage(stage, env, on_line=get_run_logger().info, timeout_s=timeout_s)
@@ -196,10 +196,10 @@ def run_stage(stage: str, env: dict[str, str], timeout_s: float) -> State:
 
 
 @task(task_run_name="dvc-exp-{stage}", cache_policy=NO_CACHE)
-def follow_stage(stage: str, run: ExperimentRun, timeout_s: float) -> State:
+def follow_stage(stage: str, run: ExperimentRun, *, timeout_s: float) -> State:
     """One stage of the experiment in progress: its output, live, and how it ended."""
     try:
-        outcome = run.follow(stage, get_run_logger().info, timeout_s)
+        outcome = run.follow(stage, get_run_logger().info, timeout_s=timeout_s)
     except StageFailed as exc:
         raise _failed(stage, exc) from None
     return stage_state(StageReport(stage, "Skipped" if outcome.skipped else "Ran", outcome.seconds))
@@ -211,7 +211,7 @@ def experiment_results(name: str, reports: list[StageReport]) -> list[StageRepor
     ref = experiment_ref(name, Path.cwd())
     done = []
     for report in reports:
-        metrics = experiment_metrics(ref, report.stage, Path.cwd())
+        metrics = experiment_metrics(ref, report.stage, cwd=Path.cwd())
         _log_result(report.stage, metrics)
         done.append(StageReport(report.stage, report.state, report.seconds, metrics))
         publish_stage(done[-1])
@@ -248,8 +248,8 @@ def check_run_params(params_path: Path, changes: dict[str, Any]) -> None:
 def check_flow_arguments(
     stages: Sequence[str] | None,
     overrides: Mapping[str, Any] | None,
-    corpus: str | None,
     *,
+    corpus: str | None,
     params_path: Path = paths.PARAMS,
 ) -> None:
     """``veiltune flow``'s stages and overrides checked by the stage registry and the config
@@ -266,7 +266,7 @@ def check_flow_arguments(
 
 
 def experiment_environment(
-    env: Mapping[str, str], context: StageContext, signs: bool
+    env: Mapping[str, str], context: StageContext, *, signs: bool
 ) -> dict[str, str]:
     """``env`` plus the workspace's MLflow store and signing key, by absolute path: an
     experiment runs in ``.dvc/tmp/exps``, where relative ones would name copies (and a key
@@ -284,29 +284,29 @@ def experiment_environment(
 def run_in_workspace(
     stages: Sequence[str],
     env: dict[str, str],
-    timeouts: Mapping[str, float],
     *,
+    timeouts: Mapping[str, float],
     reports: list[StageReport],
 ) -> None:
     for stage in stages:
         task_ = run_stage.with_options(retries=registry.BY_NAME[stage].retries)
-        reports.append(task_(stage, env, timeouts[stage]).result())
+        reports.append(task_(stage, env, timeout_s=timeouts[stage]).result())
 
 
 def run_experiment(
     name: str,
     stages: Sequence[str],
-    changes: Mapping[str, Any],
     *,
+    changes: Mapping[str, Any],
     env: dict[str, str],
     timeouts: Mapping[str, float],
     reports: list[StageReport],
 ) -> None:
     copy = copy_paths(Path.cwd(), uncached_outputs(Path("dvc.yaml")))
-    run = ExperimentRun(exp_run_command(name, stages, changes, copy=copy), env)
+    run = ExperimentRun(exp_run_command(name, stages, overrides=changes, copy=copy), env)
     try:
         for stage in stages:
-            reports.append(follow_stage(stage, run, timeouts[stage]).result())
+            reports.append(follow_stage(stage, run, timeout_s=timeouts[stage]).result())
     finally:
         run.finish()
     reports[:] = experiment_results(name, reports)
@@ -321,7 +321,7 @@ def run_changes(overrides: Mapping[str, Any] | None, corpus: str | None) -> dict
     return changes
 
 
-def _header(name: str | None, changes: Mapping[str, Any], link: str) -> list[str]:
+def _header(name: str | None, changes: Mapping[str, Any], *, link: str) -> list[str]:
     lines = [f"Flow run: `{flow_run.name}`. MLflow: [pipeline run]({link})."]
     if name is None:
         return [*lines, "Ran in the workspace (no overrides)."]
@@ -337,8 +337,8 @@ def _header(name: str | None, changes: Mapping[str, Any], link: str) -> list[str
 def pipeline(
     stages: list[StageName] | None = None,
     overrides: RunOverrides | None = None,
-    corpus: str | None = None,
     *,
+    corpus: str | None = None,
     timeouts: dict[str, float] | None = None,
 ) -> list[str]:
     """Run the pipeline's stages in order.
@@ -364,37 +364,44 @@ def pipeline(
     context = registry.stage_context(paths.PARAMS)
     experiment_id = tracking.configure_tracking(context.experiment)
     parent = tracking.start_pipeline_run(experiment_id, {"prefect.flow_run_id": str(flow_run.id)})
-    link = mlflow_run_url(tracking.tracking_uri(), experiment_id, parent)
-    publish_link("mlflow-run", link, "MLflow: this run's pipeline run")
+    link = mlflow_run_url(tracking.tracking_uri(), experiment_id, run_id=parent)
+    publish_link("mlflow-run", link, text="MLflow: this run's pipeline run")
     env = stage_environment(os.environ, parent)
     name = experiment_name(flow_run.name, str(flow_run.id)) if changes else None
     reports: list[StageReport] = []
     try:
         if name is None:
-            run_in_workspace(selected, env, limits, reports=reports)
+            run_in_workspace(selected, env, timeouts=limits, reports=reports)
         else:
             signs = bool({"register", "export"} & set(selected))
-            env = experiment_environment(env, context, signs)
-            run_experiment(name, selected, changes, env=env, timeouts=limits, reports=reports)
+            env = experiment_environment(env, context, signs=signs)
+            run_experiment(
+                name, selected, changes=changes, env=env, timeouts=limits, reports=reports
+            )
     except BaseException:
         tracking.finish_pipeline_run(parent, status="FAILED")
         failed = next((s for s in selected if s not in {r.stage for r in reports}), "")
-        publish_run([*reports, StageReport(failed, "Failed")], _header(name, changes, link))
+        publish_run([*reports, StageReport(failed, "Failed")], _header(name, changes, link=link))
         raise
     tracking.finish_pipeline_run(parent)
     holder = tracking.results_run(parent)
     if holder != parent:  # every stage skipped: its empty run is gone, link the one with results
-        link = mlflow_run_url(tracking.tracking_uri(), experiment_id, holder)
-        publish_link("mlflow-run", link, "MLflow: the pipeline run that produced these results")
+        link = mlflow_run_url(tracking.tracking_uri(), experiment_id, run_id=holder)
+        publish_link(
+            "mlflow-run", link, text="MLflow: the pipeline run that produced these results"
+        )
     if name is None and "export" in selected and BUNDLE.is_file():
         publish_link(
-            "bundle", BUNDLE.resolve().as_uri(), "The compliance bundle (exports/bundle.zip)"
+            "bundle", BUNDLE.resolve().as_uri(), text="The compliance bundle (exports/bundle.zip)"
         )
-    publish_run(reports, [_verdict(name, reports, context.params), *_header(name, changes, link)])
+    publish_run(
+        reports,
+        [_verdict(name, reports, params=context.params), *_header(name, changes, link=link)],
+    )
     return selected
 
 
-def _verdict(name: str | None, reports: Sequence[StageReport], params: Mapping[str, Any]) -> str:
+def _verdict(name: str | None, reports: Sequence[StageReport], *, params: Mapping[str, Any]) -> str:
     """The run's verdict: from the workspace's metrics files (a stage DVC skipped holds its
     results there), or from what an experiment's stages returned."""
     if name is None:
@@ -428,7 +435,7 @@ def serve(name: str, allow_overrides: Sequence[str] = ()) -> None:
     pipeline.serve(name=name, description=pipeline.__doc__, global_limit=DEPLOYMENT_CONCURRENCY)
 
 
-def deploy(name: str, pool: str, checkout: Path) -> dict[str, str]:
+def deploy(name: str, pool: str, *, checkout: Path) -> dict[str, str]:
     """Deploy the flow to the work pool ``pool``: its runs execute on whichever worker takes
     them, in the checkout at ``checkout`` on that worker's machine (each worker machine keeps
     its own clone there, with its own DVC cache), one at a time per deployment.

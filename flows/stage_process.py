@@ -63,7 +63,7 @@ class StreamedProcess:
     """A child process (its own process group) whose stdout and stderr lines, merged, are
     read by a thread as they come; iterate with ``lines``."""
 
-    def __init__(self, argv: list[str], env: Mapping[str, str], cwd: Path | None = None):
+    def __init__(self, argv: list[str], env: Mapping[str, str], *, cwd: Path | None = None):
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._process = subprocess.Popen(
@@ -148,8 +148,8 @@ def timed_out(stage: str, timeout_s: float | None) -> StageTimedOut:
 def run_streamed(
     stage: str,
     argv: list[str],
-    env: Mapping[str, str],
     *,
+    env: Mapping[str, str],
     on_line: LineSink,
     cwd: Path | None = None,
     timeout_s: float | None = None,
@@ -161,7 +161,7 @@ def run_streamed(
         StageTimedOut: it ran longer than ``timeout_s`` and was stopped.
     """
     started = time.monotonic()
-    process = StreamedProcess(argv, env, cwd)
+    process = StreamedProcess(argv, env, cwd=cwd)
     skipped = False
     try:
         for line in process.lines(deadline_after(timeout_s)):

@@ -87,7 +87,7 @@ def smollm2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     the whole run: only for claims that depend on a pretrained model (tests/tiny_model.py)."""
     from tests.tiny_model import build_real_smollm2, shared_folder
 
-    return shared_folder(_shared_root(tmp_path_factory), "smollm2", build_real_smollm2)
+    return shared_folder(_shared_root(tmp_path_factory), "smollm2", build=build_real_smollm2)
 
 
 @pytest.fixture(scope="session")
@@ -96,7 +96,7 @@ def base_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     two layers of width 64 (tests/tiny_model.py), built once for the whole run."""
     from tests.tiny_model import build_tiny_smollm2, shared_folder
 
-    return shared_folder(_shared_root(tmp_path_factory), "tiny-smollm2", build_tiny_smollm2)
+    return shared_folder(_shared_root(tmp_path_factory), "tiny-smollm2", build=build_tiny_smollm2)
 
 
 @pytest.fixture(scope="session")
@@ -110,7 +110,7 @@ def gated_repo(tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path) -
     return shared_folder(
         _shared_root(tmp_path_factory),
         "gated-repo",
-        lambda folder: build_gated_repo(folder, base_model_dir),
+        build=lambda folder: build_gated_repo(folder, base_model_dir),
     )
 
 

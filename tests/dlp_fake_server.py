@@ -132,7 +132,7 @@ def _findings(text: str, config: Any) -> list[tuple[str, int, int, int]]:
             found = [
                 adjusted
                 for f in found
-                if (adjusted := _apply(rule, f, text) if f[0] in names else f) is not None
+                if (adjusted := _apply(rule, f, text=text) if f[0] in names else f) is not None
             ]
     floor = config.min_likelihood or Likelihood.POSSIBLE
     return [f for f in found if f[3] >= floor]
@@ -153,7 +153,7 @@ def _word_matches(words: list[str], text: str) -> list[tuple[int, int]]:
     return [m.span() for m in re.finditer(rf"(?<!\w)(?:{alternatives})(?!\w)", text, re.I)]
 
 
-def _apply(rule: Any, finding: tuple[str, int, int, int], text: str) -> Any:
+def _apply(rule: Any, finding: tuple[str, int, int, int], *, text: str) -> Any:
     """The finding after one rule: dropped (None), re-rated, or as it was."""
     name, start, end, likelihood = finding
     if rule.HasField("exclusion_rule"):

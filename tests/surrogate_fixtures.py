@@ -18,7 +18,7 @@ from components.core.corpus import Conversation
 SURROGATE_POLICY = AnonymizationPolicy(
     mode="surrogate",
     surrogates=build_surrogates(
-        AnonymizeConfig(replacement="surrogate"), Path(), SurrogateKey("any-salt")
+        AnonymizeConfig(replacement="surrogate"), Path(), key=SurrogateKey("any-salt")
     ),
 )
 
@@ -34,7 +34,7 @@ def surrogate_anonymized(
         for where, text in fields
     ]
     anonymized, replacements = anonymize_conversation(
-        conversation, fields, spans, policy=SURROGATE_POLICY
+        conversation, fields, spans=spans, policy=SURROGATE_POLICY
     )
     return anonymized, [r.to_record() for r in replacements]
 

@@ -160,7 +160,7 @@ def test_registered_version_aliases_and_tags(repo: Path) -> None:
 
 
 def test_registered_model_loads_back_and_generates(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path, tmp_path: Path, *, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import mlflow
     import pandas as pd
@@ -265,7 +265,7 @@ def _inventory_and_salt(repo: Path) -> tuple[list[InventoryEntry], str]:
     return entries, (repo / "data" / "raw" / "salt").read_text().strip()
 
 
-def _a_raw_identifying_value(repo: Path, entries: list[InventoryEntry], salt: str) -> str:
+def _a_raw_identifying_value(repo: Path, entries: list[InventoryEntry], *, salt: str) -> str:
     """A value of the raw corpus that the inventory holds as identifying."""
     from components.core.corpus import load_corpus
     from components.ingest.pi_inventory import normalized, salted_digest
@@ -288,20 +288,20 @@ def test_the_bundle_pi_scan_passes_and_catches_a_planted_value(repo: Path, tmp_p
 
     entries, salt = _inventory_and_salt(repo)
     bundle = repo / "exports" / "bundle"
-    scan = scan_bundle(bundle, entries, salt, min_chars=4)
+    scan = scan_bundle(bundle, entries, salt=salt, min_chars=4)
     assert scan.passed, scan.describe_leaks()
     assert len(scan.scanned) >= 25 and "report.html" in scan.scanned
     assert all(r.startswith(("binary file", "PNG image")) for r in scan.skipped.values())
-    assert scan_bundle(repo / "exports" / "bundle.zip", entries, salt, min_chars=4).passed
+    assert scan_bundle(repo / "exports" / "bundle.zip", entries, salt=salt, min_chars=4).passed
     recorded = json.loads((bundle / "pi_scan.json").read_text())
     assert recorded["passed"] is True and recorded["leaks_by_file"] == {}
     # the detector read every text file too, and the raw corpus confirmed none of its findings
     assert recorded["detector"]["passed"] is True and recorded["detector"]["n_files"] >= 25
 
     planted = shutil.copytree(bundle, tmp_path / "bundle")
-    value = _a_raw_identifying_value(repo, entries, salt)
+    value = _a_raw_identifying_value(repo, entries, salt=salt)
     (planted / "metrics" / "note.json").write_text(json.dumps({"note": f"call\n{value}"}))
-    caught = scan_bundle(planted, entries, salt, min_chars=4)
+    caught = scan_bundle(planted, entries, salt=salt, min_chars=4)
     assert not caught.passed and set(caught.leaks) == {"metrics/note.json"}
     assert value.lower() not in caught.describe_leaks().lower()
 
@@ -373,7 +373,7 @@ def test_export_refuses_a_bundle_with_planted_pi_and_writes_nothing(
     (work / "models" / "adapter").mkdir(parents=True)
     shutil.copy2(repo / "models" / "adapter" / "adapter_config.json", work / "models" / "adapter")
     entries, salt = _inventory_and_salt(repo)
-    value = _a_raw_identifying_value(repo, entries, salt)
+    value = _a_raw_identifying_value(repo, entries, salt=salt)
     (work / "metrics" / "planted.json").write_text(json.dumps({"note": value}))
 
     run = subprocess.run(

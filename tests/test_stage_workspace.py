@@ -46,7 +46,7 @@ def _written(repo: Path) -> dict[str, bytes]:
 
 @pytest.mark.slow
 def test_stages_run_from_another_folder_write_their_workspace_byte_for_byte(
-    tmp_path: Path, gated_repo: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, gated_repo: Path, *, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = copy_gated_repo(gated_repo, tmp_path)
     by_dvc = _written(repo)

@@ -267,15 +267,15 @@ def test_shipped_params_are_the_config_defaults() -> None:
     params = load_params(ROOT / "params.yaml")
     assert list(params) == ORDER
     for name, cls in SECTIONS.items():
-        shipped = dataclasses.asdict(load_section(params, name, cls))
+        shipped = dataclasses.asdict(load_section(params, name, cls=cls))
         assert shipped == dataclasses.asdict(cls()), name
         assert set(params[name]) <= {f.name for f in dataclasses.fields(cls)}
 
 
-def load_section(params: dict[str, object], name: str, cls: type) -> Any:
+def load_section(params: dict[str, object], name: str, *, cls: type) -> Any:
     from components.core.config import stage_config
 
-    return stage_config(params, name, cls)
+    return stage_config(params, name, cls=cls)
 
 
 def test_placeholders_are_parsed_by_one_grammar() -> None:

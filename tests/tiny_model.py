@@ -34,7 +34,7 @@ TINY_SHAPE: dict[str, Any] = {
 TINY_SEED = 0
 
 
-def shared_folder(root: Path, name: str, build: Callable[[Path], None]) -> Path:
+def shared_folder(root: Path, name: str, *, build: Callable[[Path], None]) -> Path:
     """``root / name``, built by ``build`` once across the run's worker processes."""
     folder = root / name
     with FileLock(str(root / f"{name}.lock")):
@@ -72,7 +72,7 @@ def build_real_smollm2(folder: Path) -> None:
     materialize_base_model(BUNDLED_SMOLLM2, folder)
 
 
-def tiny_memorizer(texts: Sequence[str], chat_template: str, seed: int = 0) -> tuple[Any, Any]:
+def tiny_memorizer(texts: Sequence[str], chat_template: str, *, seed: int = 0) -> tuple[Any, Any]:
     """A tiny Llama with a byte-level BPE tokenizer (600 tokens) trained on ``texts``, and
     that tokenizer with ``chat_template``: it memorizes a dozen calls in seconds, where
     SmolLM2's 49,152-token head would spend nearly all the time (the audits' controls)."""
@@ -108,7 +108,7 @@ def tiny_memorizer(texts: Sequence[str], chat_template: str, seed: int = 0) -> t
     return LlamaForCausalLM(config), tokenizer
 
 
-def memorize(model: Any, rows: Sequence[dict[str, list[int]]], pad_id: int, *, steps: int) -> Any:
+def memorize(model: Any, rows: Sequence[dict[str, list[int]]], *, pad_id: int, steps: int) -> Any:
     """Train every weight of ``model`` on ``rows`` (input ids with their labels) until it has
     learnt them by heart: batches of four, AdamW at 3e-3; the model, in eval mode."""
     import random

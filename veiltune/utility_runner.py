@@ -52,7 +52,12 @@ def _one(args: tuple[Path, str, int, Path, Path, Path, int]) -> tuple[str, int, 
     torch.set_num_threads(threads)
     started = time.monotonic()
     run_from_pack(
-        read_pack(pack_dir), variant, seed, base_model=base_model, store=store, work_dir=work_dir
+        read_pack(pack_dir),
+        variant,
+        seed=seed,
+        base_model=base_model,
+        store=store,
+        work_dir=work_dir,
     )
     return variant, seed, time.monotonic() - started
 
@@ -77,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (variant, seed)
         for seed in args.seeds
         for variant in variants
-        if not (run_folder(args.store, variant, seed) / EVALUATE_FILE).is_file()
+        if not (run_folder(args.store, variant, seed=seed) / EVALUATE_FILE).is_file()
     ]
     logger.info("%d runs to do: %s", len(planned), planned)
     jobs = [

@@ -70,13 +70,13 @@ class Thresholds:
 
 
 def read_thresholds(
-    path: Path, operating_point: str, default: float, *, known_info_types: Collection[str]
+    path: Path, operating_point: str, *, default: float, known_info_types: Collection[str]
 ) -> Thresholds:
     """The thresholds of ``operating_point`` in the calibration file at ``path``."""
     document = read_policy_yaml(
         path,
         f"{path}: no such calibration file (anonymize.calibration)",
-        f"{path}: not a YAML calibration file",
+        malformed=f"{path}: not a YAML calibration file",
     )
     points = document.get("operating_points") if isinstance(document, dict) else None
     if not isinstance(points, dict):
@@ -91,19 +91,19 @@ def read_thresholds(
             f"{path}: operating_points.{operating_point}: missing (anonymize.operating_point)"
         )
     key = f"operating_points.{operating_point}"
-    point = _mapping(points[operating_point], path, key)
+    point = _mapping(points[operating_point], path, key=key)
     for kind in point:
         if kind not in (*THRESHOLD_KINDS, *INFORMATION_KEYS):
             allowed = ", ".join((*THRESHOLD_KINDS, *INFORMATION_KEYS))
             raise InputError(f"{path}: {key}.{kind}: unknown; one of {allowed}")
-    recognizers = _threshold_table(point.get("recognizers"), path, f"{key}.recognizers")
-    info_types = _threshold_table(point.get("info_types"), path, f"{key}.info_types")
+    recognizers = _threshold_table(point.get("recognizers"), path, key=f"{key}.recognizers")
+    info_types = _threshold_table(point.get("info_types"), path, key=f"{key}.info_types")
     for name in sorted(set(info_types) - set(known_info_types)):
         raise InputError(f"{path}: {key}.info_types.{name}: not an info type veiltune knows")
     return Thresholds(default, recognizers, info_types, f"{path}: {key}")
 
 
-def _mapping(value: Any, path: Path, key: str) -> dict[str, Any]:
+def _mapping(value: Any, path: Path, *, key: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -111,9 +111,9 @@ def _mapping(value: Any, path: Path, key: str) -> dict[str, Any]:
     return value
 
 
-def _threshold_table(value: Any, path: Path, key: str) -> dict[str, float]:
+def _threshold_table(value: Any, path: Path, *, key: str) -> dict[str, float]:
     table = {}
-    for name, threshold in _mapping(value, path, key).items():
+    for name, threshold in _mapping(value, path, key=key).items():
         number = isinstance(threshold, int | float) and not isinstance(threshold, bool)
         if not number or not 0.0 <= threshold <= 1.0:
             raise InputError(f"{path}: {key}.{name}: {threshold!r} is not a threshold in [0, 1]")

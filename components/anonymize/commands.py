@@ -44,38 +44,46 @@ logger = logging.getLogger(__name__)
 def anonymize(
     config: AnonymizeConfig,
     context: StageContext,
-    input_path: Path,
     *,
+    input_path: Path,
     output_path: Path,
     spans_path: Path | None = None,
 ) -> Metrics:
     """Anonymize any corpus file (outside the pipeline: nothing logged to MLflow)."""
     check_paths([input_path], [output_path, spans_path])
     return anonymize_file(
-        config, context.base_dir, input_path, output_path=output_path, spans_path=spans_path
+        config,
+        context.base_dir,
+        input_path=input_path,
+        output_path=output_path,
+        spans_path=spans_path,
     )
 
 
 def detect(
-    config: AnonymizeConfig, context: StageContext, input_path: Path, *, output_path: Path
+    config: AnonymizeConfig, context: StageContext, *, input_path: Path, output_path: Path
 ) -> int:
     """Write ``{"id", "spans"}`` (or per-turn spans) for each input record, in order."""
     check_paths([input_path], [output_path])
     if config.cluster is not None:
-        return detect_on_cluster(config, context.base_dir, input_path, output_path=output_path)
+        return detect_on_cluster(
+            config, context.base_dir, input_path=input_path, output_path=output_path
+        )
     # The detector first: a bad model or policy file is named before the corpus is read.
     detector = build_detector(config, context.base_dir)
     policy = anonymization_policy(config, context.base_dir)
     conversations = load_corpus(input_path)
-    records = detection_records(conversations, detector, policy, batch_size=config.batch_size)
+    records = detection_records(
+        conversations, detector, policy=policy, batch_size=config.batch_size
+    )
     return write_jsonl_atomic(output_path, records)
 
 
 def evaluate_detection(
     config: AnonymizeConfig,
     context: StageContext,
-    dataset: str,
     *,
+    dataset: str,
     path: Path | None,
     limit: int | None,
     output: Path,
@@ -97,7 +105,7 @@ def evaluate_detection(
         config = replace(config, detectors=names)
     check_paths([path] if path is not None else [], [output])
     swept = parse_sweep(sweep) if sweep else None  # a bad --sweep fails before any loading
-    items = load_labelled(dataset, path, limit, split=split)
+    items = load_labelled(dataset, path, limit=limit, split=split)
     policy = anonymization_policy(config, context.base_dir)
     samples: list[FalsePositive] = []
     if swept is not None:
@@ -105,30 +113,41 @@ def evaluate_detection(
             logger.info("a sweep runs in one process: anonymize.cluster is not used")
         swept_key, swept_values = swept
         rows = sweep_detection(
-            items, config, context.base_dir, policy=policy, key=swept_key, values=swept_values
+            items,
+            config,
+            base_dir=context.base_dir,
+            policy=policy,
+            key=swept_key,
+            values=swept_values,
         )
         scored: Metrics = {"sweep": rows}
     elif config.cluster:
         groups = conversation_groups(items)
-        detected = detect_groups_on_cluster(config, context.base_dir, groups)
-        scored, samples = score_detection(items, groups, detected, sample_size=show_false_positives)
+        detected = detect_groups_on_cluster(config, context.base_dir, groups=groups)
+        scored, samples = score_detection(
+            items, groups, detected=detected, sample_size=show_false_positives
+        )
     else:
         detector = build_detector(config, context.base_dir)
         scored, samples = run_evaluation(
-            items, detector, policy, batch_size=config.batch_size, sample_size=show_false_positives
+            items,
+            detector,
+            policy=policy,
+            batch_size=config.batch_size,
+            sample_size=show_false_positives,
         )
     metrics = {"dataset": dataset, "split": split, "detectors": config.detectors, **scored}
     write_json_atomic(output, metrics)
     where = {"dataset": dataset, "path": str(path), "limit": str(limit), "split": split}
-    _log_detection_run(config, context, where, metrics=metrics, output=output)
+    _log_detection_run(config, context, where=where, metrics=metrics, output=output)
     return metrics, samples
 
 
 def _log_detection_run(
     config: AnonymizeConfig,
     context: StageContext,
-    where: dict[str, str],
     *,
+    where: dict[str, str],
     metrics: Metrics,
     output: Path,
 ) -> None:
@@ -172,8 +191,8 @@ def format_false_positives(samples: list[FalsePositive]) -> str:
 def calibrate(
     config: AnonymizeConfig,
     context: StageContext,
-    data: Sequence[tuple[str, Path | None]],
     *,
+    data: Sequence[tuple[str, Path | None]],
     output: Path,
     limit: int | None = None,
 ) -> Metrics:
@@ -187,17 +206,19 @@ def calibrate(
         base = kind.removeprefix(SPEECH_PREFIX)
         split = "tuning" if base == "presidio_research" else "all"
         name = f"{kind}:{path.name}" if path is not None else kind
-        items = load_labelled(base, path, limit, split=split)
+        items = load_labelled(base, path, limit=limit, split=split)
         sets[name] = [speech_like(item) for item in items] if kind != base else items
     backend = PresidioDetector(
         config.spacy_model,
         config.info_types,
-        Thresholds(config.score_threshold),
+        thresholds=Thresholds(config.score_threshold),
         ner=ner_recognizer(config, context.base_dir),
         corroborate=config.ner.corroborate,
     )
     policy = anonymization_policy(config, context.base_dir)
-    points = run_calibration(Calibration(sets, backend, policy, default=config.score_threshold))
+    points = run_calibration(
+        Calibration(sets, backend, policy=policy, default=config.score_threshold)
+    )
     document = {
         "calibrated_on": {name: len(items) for name, items in sets.items()},
         "objective": (
@@ -214,8 +235,8 @@ def calibrate(
 def train_ner(
     data: Sequence[tuple[str, Path | None]],
     base: Path,
-    output: Path,
     *,
+    output: Path,
     settings: TrainSettings,
     embedded_conversations: int = 200,
 ) -> Metrics:
@@ -232,10 +253,10 @@ def train_ner(
             items = list(embedded_texts(embedded_conversations, TRAIN_EMBEDDED_SEED))
         else:
             split = "tuning" if base_kind in SPLIT_KINDS else "all"
-            items = load_labelled(base_kind, path, None, split=split)
+            items = load_labelled(base_kind, path, limit=None, split=split)
         if kind != base_kind:
             items = [speech_like(item, seed=i) for i, item in enumerate(items)]
         counts[f"{kind}:{path.name}" if path is not None else kind] = len(items)
         texts.extend(items)
-    figures = fine_tune(base, texts, output, settings=settings)
+    figures = fine_tune(base, texts, output=output, settings=settings)
     return {"output": str(output), "trained_on": counts, **figures}

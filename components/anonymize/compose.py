@@ -32,17 +32,17 @@ class UnionDetector:
     word_level: Sequence[Any] = ()
 
     def detect(self, texts: Sequence[str], batch_size: int = 64) -> list[list[Span]]:
-        return self.detect_in_context(texts, None, batch_size)
+        return self.detect_in_context(texts, None, batch_size=batch_size)
 
     def detect_in_context(
-        self, texts: Sequence[str], contexts: Sequence[str] | None, batch_size: int = 64
+        self, texts: Sequence[str], contexts: Sequence[str] | None, *, batch_size: int = 64
     ) -> list[list[Span]]:
         """The union's spans of each text, ``contexts`` (None: none) passed to the members
         that read context."""
-        entities = _union(self.detectors, texts, contexts, batch_size=batch_size)
-        words = _union(self.word_level, texts, contexts, batch_size=batch_size)
+        entities = _union(self.detectors, texts, contexts=contexts, batch_size=batch_size)
+        words = _union(self.word_level, texts, contexts=contexts, batch_size=batch_size)
         return [
-            sorted([*found, *resolve_overlaps(_cut_around(extra, found, text))])
+            sorted([*found, *resolve_overlaps(_cut_around(extra, found, text=text))])
             for text, found, extra in zip(texts, entities, words, strict=True)
         ]
 
@@ -57,12 +57,12 @@ class UnionDetector:
 def _union(
     detectors: Sequence[Any],
     texts: Sequence[str],
-    contexts: Sequence[str] | None,
     *,
+    contexts: Sequence[str] | None,
     batch_size: int,
 ) -> list[list[Span]]:
     results = [
-        d.detect_in_context(texts, contexts, batch_size)
+        d.detect_in_context(texts, contexts, batch_size=batch_size)
         if contexts is not None and isinstance(d, ContextualDetector)
         else d.detect(texts, batch_size)
         for d in detectors
@@ -75,7 +75,7 @@ def _union(
     ]
 
 
-def _cut_around(spans: Sequence[Span], blockers: Sequence[Span], text: str) -> list[Span]:
+def _cut_around(spans: Sequence[Span], blockers: Sequence[Span], *, text: str) -> list[Span]:
     """``spans`` minus the characters of ``blockers``: each span's remaining pieces."""
     pieces = []
     for span in spans:
@@ -84,10 +84,11 @@ def _cut_around(spans: Sequence[Span], blockers: Sequence[Span], text: str) -> l
             pieces.append((span, start, blocker.start))
             start = max(start, blocker.end)
         pieces.append((span, start, span.end))
-    return [piece for args in pieces if (piece := _trimmed(*args, text=text)) is not None]
+    trimmed = (_trimmed(span, start, end=end, text=text) for span, start, end in pieces)
+    return [piece for piece in trimmed if piece is not None]
 
 
-def _trimmed(span: Span, start: int, end: int, *, text: str) -> Span | None:
+def _trimmed(span: Span, start: int, *, end: int, text: str) -> Span | None:
     """The part of ``span`` in [start, end) without its edge spaces, if it holds a word."""
     if end <= start:
         return None

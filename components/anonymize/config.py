@@ -99,12 +99,12 @@ class SurrogateConfig:
         _require(
             self.method in SURROGATE_SOURCES,
             "anonymize.surrogate.method",
-            f"one of: {', '.join(SURROGATE_SOURCES)}",
+            allowed=f"one of: {', '.join(SURROGATE_SOURCES)}",
         )
         _require(
             self.locale in AVAILABLE_LOCALES,
             "anonymize.surrogate.locale",
-            "a Faker locale such as en_US, en_GB, de_DE",
+            allowed="a Faker locale such as en_US, en_GB, de_DE",
         )
 
 
@@ -178,15 +178,15 @@ class DlpConfig:
             _require(
                 endpoint_host(self.endpoint) != "" and ":" in self.endpoint,
                 "anonymize.dlp.endpoint",
-                "host:port",
+                allowed="host:port",
             )
         _require(
             not self.insecure or (bool(self.endpoint) and is_loopback(self.host)),
             "anonymize.dlp.insecure",
-            "true only with an anonymize.dlp.endpoint on localhost or 127.0.0.1 "
+            allowed="true only with an anonymize.dlp.endpoint on localhost or 127.0.0.1 "
             "(plaintext never leaves the machine)",
         )
-        check_proxy(self.proxy, self.host, "anonymize.dlp.proxy")
+        check_proxy(self.proxy, self.host, key="anonymize.dlp.proxy")
 
     @property
     def host(self) -> str:
@@ -305,51 +305,58 @@ class AnonymizeConfig:
             _require(
                 bool(self.dlp.project),
                 "anonymize.dlp.project",
-                f"the Google Cloud project to call DLP in (anonymize.backend: {self.backend})",
+                allowed=(
+                    f"the Google Cloud project to call DLP in (anonymize.backend: {self.backend})"
+                ),
             )
             _require(
                 self.workers == 1,
                 "anonymize.workers",
-                "1 with a google_dlp backend (it batches its requests itself)",
+                allowed="1 with a google_dlp backend (it batches its requests itself)",
             )
             _require(
                 self.cluster is None,
                 "anonymize.cluster",
-                "null with a google_dlp backend (its usage and cost are counted in one process)",
+                allowed=(
+                    "null with a google_dlp backend (its usage and cost are counted in one process)"
+                ),
             )
         if self.backend == "google_dlp":
             _require(
                 not self.disabled_recognizers,
                 "anonymize.disabled_recognizers",
-                "[] with backend google_dlp (it has no Presidio recognizers)",
+                allowed="[] with backend google_dlp (it has no Presidio recognizers)",
             )
             _require(
                 self.recognizers_file is None,
                 "anonymize.recognizers_file",
-                "null with backend google_dlp (it has no Presidio recognizers)",
+                allowed="null with backend google_dlp (it has no Presidio recognizers)",
             )
         unknown = sorted(set(self.class_labels) - set(CLASS_LABEL_KEYS))
         _require(
             not unknown,
             f"anonymize.class_labels.{unknown[0] if unknown else ''}",
-            f"keys among {', '.join(CLASS_LABEL_KEYS)}",
+            allowed=f"keys among {', '.join(CLASS_LABEL_KEYS)}",
         )
         _require(
             self.operating_point in OPERATING_POINTS,
             "anonymize.operating_point",
-            f"one of: {', '.join(OPERATING_POINTS)}",
+            allowed=f"one of: {', '.join(OPERATING_POINTS)}",
         )
         _require(
             self.replacement in REPLACERS,
             "anonymize.replacement",
-            f"one of: {', '.join(REPLACERS)}",
+            allowed=f"one of: {', '.join(REPLACERS)}",
         )
         check_cluster(self.cluster, "anonymize.cluster")
         tls = self.cluster_tls
         _require(
             not (self.cluster or "").startswith(TLS) or bool(tls.ca_file and tls.cert and tls.key),
             "anonymize.cluster_tls",
-            f"ca_file, cert and key (PEM files) with a tls:// anonymize.cluster ({self.cluster})",
+            allowed=(
+                "ca_file, cert and key (PEM files) with a tls:// "
+                f"anonymize.cluster ({self.cluster})"
+            ),
         )
 
     def policy_files(self) -> list[str]:
@@ -402,5 +409,5 @@ class AnonymizeConfig:
         _require(
             len(set(self.detectors)) == len(self.detectors),
             "anonymize.detectors",
-            "each name once",
+            allowed="each name once",
         )

@@ -76,7 +76,7 @@ class Engine:
         return hashlib.sha256(described.encode()).hexdigest()
 
 
-def engine_for(config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None) -> Engine:
+def engine_for(config: AnonymizeConfig, base_dir: Path, *, key: SurrogateKey | None) -> Engine:
     """The engine of ``config``, its policy files read here on the client.
 
     Raises:
@@ -93,8 +93,8 @@ def engine_for(config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None
 def anonymize_on_cluster(
     config: AnonymizeConfig,
     base_dir: Path,
-    input_path: Path,
     *,
+    input_path: Path,
     output_path: Path,
     spans_path: Path | None,
     key: SurrogateKey | None,
@@ -102,12 +102,12 @@ def anonymize_on_cluster(
 ) -> AnonymizationTally:
     """Anonymize ``input_path`` on ``config.cluster``; both outputs appear only if every
     part succeeds."""
-    engine = engine_for(config, base_dir, key)
+    engine = engine_for(config, base_dir, key=key)
     outputs = {CORPUS: output_path, SPANS: spans_path}
     results = _run_on_cluster(
         config,
         engine,
-        anonymize_part,
+        task=anonymize_part,
         input_path=input_path,
         outputs=outputs,
         total=total,
@@ -120,19 +120,19 @@ def anonymize_on_cluster(
 
 
 def detect_on_cluster(
-    config: AnonymizeConfig, base_dir: Path, input_path: Path, *, output_path: Path
+    config: AnonymizeConfig, base_dir: Path, *, input_path: Path, output_path: Path
 ) -> int:
     """``detect`` on ``config.cluster``: the spans of each record, in input order."""
-    engine = engine_for(config, base_dir, None)
+    engine = engine_for(config, base_dir, key=None)
     outputs: dict[str, Path | None] = {DETECTED: output_path}
     results = _run_on_cluster(
-        config, engine, detect_part, input_path=input_path, outputs=outputs, total=None
+        config, engine, task=detect_part, input_path=input_path, outputs=outputs, total=None
     )
     return sum(int(result["n_records"]) for result in results)
 
 
 def detect_groups_on_cluster(
-    config: AnonymizeConfig, base_dir: Path, groups: Sequence[Sequence[LabelledText]]
+    config: AnonymizeConfig, base_dir: Path, *, groups: Sequence[Sequence[LabelledText]]
 ) -> Iterator[dict[int, list[Any]]]:
     """``evaluate-detection`` on ``config.cluster``: for each group of labelled texts (a
     conversation), the spans found in each text by turn, in order; lazily, so the caller's
@@ -142,13 +142,13 @@ def detect_groups_on_cluster(
     go to the workers in the tasks: evaluation data, in a few shares per worker.
     """
     assert config.cluster is not None
-    engine = engine_for(config, base_dir, None)
+    engine = engine_for(config, base_dir, key=None)
     arguments = [engine, engine.token]
     tls = config.cluster_tls.files_for(config.cluster, base_dir)
     results = run_shares(
         config.cluster,
         config.workers,
-        config.cluster_timeout_s,
+        timeout_s=config.cluster_timeout_s,
         task=detect_groups_part,
         items=groups,
         arguments=arguments,
@@ -162,8 +162,8 @@ def detect_groups_on_cluster(
 def _run_on_cluster(
     config: AnonymizeConfig,
     engine: Engine,
-    task: Callable[..., dict[str, Any]],
     *,
+    task: Callable[..., dict[str, Any]],
     input_path: Path,
     outputs: Mapping[str, Path | None],
     total: int | None,
@@ -178,19 +178,28 @@ def _run_on_cluster(
     first = next(path for path in outputs.values() if path is not None)
     tls = config.cluster_tls.files_for(config.cluster, engine.base_dir)
     with (
-        dask_client(config.cluster, config.workers, config.cluster_timeout_s, tls=tls) as client,
+        dask_client(
+            config.cluster, config.workers, timeout_s=config.cluster_timeout_s, tls=tls
+        ) as client,
         parts_folder(first) as folder,
     ):
-        parts = partition(input_path, max(len(client.nthreads()), 1), folder)
+        parts = partition(input_path, max(len(client.nthreads()), 1), folder=folder)
         description = task.__name__.removesuffix("_part")  # "anonymize", "detect"
         results = run_parts(
-            client, task, parts, arguments=[engine, token], description=description, total=total
+            client,
+            task,
+            parts=parts,
+            arguments=[engine, token],
+            description=description,
+            total=total,
         )
         check_unique_ids(results, input_path)
         with contextlib.ExitStack() as stack:
             for suffix, path in outputs.items():
                 if path is not None:
-                    merge_parts(parts, suffix, stack.enter_context(atomic_path(path, mode=mode)))
+                    merge_parts(
+                        parts, suffix, output=stack.enter_context(atomic_path(path, mode=mode))
+                    )
     return results
 
 
@@ -214,7 +223,7 @@ def _built(engine: Engine, token: str) -> tuple[Detector, AnonymizationPolicy]:
             config = engine.config.with_policy_files(moved)
             _BUILT[token] = (
                 build_detector(config, engine.base_dir),
-                anonymization_policy(config, engine.base_dir, engine.key),
+                anonymization_policy(config, engine.base_dir, key=engine.key),
             )
     return _BUILT[token]
 
@@ -237,7 +246,7 @@ def _read_part(part: Part, batch_size: int) -> Iterator[tuple[list[Conversation]
         yield batch, ids
 
 
-def anonymize_part(part: Part, engine: Engine, token: str) -> dict[str, Any]:
+def anonymize_part(part: Part, engine: Engine, token: str) -> dict[str, Any]:  # noqa: PLR0917 (run_parts calls task(part, *arguments))
     """One part on a worker: its records anonymized into its part files; back come counts,
     and the ids with their lines (for the check across parts), never text."""
     detector, policy = _built(engine, token)
@@ -246,7 +255,7 @@ def anonymize_part(part: Part, engine: Engine, token: str) -> dict[str, Any]:
     with part_writer(part.output(CORPUS)) as corpus, part_writer(part.output(SPANS)) as spans:
         for batch, batch_ids in _read_part(part, engine.config.batch_size):
             for original, (anonymized, replacements) in zip(
-                batch, run_batch(batch, detector, policy), strict=True
+                batch, run_batch(batch, detector, policy=policy), strict=True
             ):
                 corpus.write(json.dumps(anonymized.to_record(), ensure_ascii=False) + "\n")
                 spans.writelines(json.dumps(r.to_record()) + "\n" for r in replacements)
@@ -255,22 +264,24 @@ def anonymize_part(part: Part, engine: Engine, token: str) -> dict[str, Any]:
     return {"n_records": len(ids), "ids": ids, "tally": tally}
 
 
-def detect_part(part: Part, engine: Engine, token: str) -> dict[str, Any]:
+def detect_part(part: Part, engine: Engine, token: str) -> dict[str, Any]:  # noqa: PLR0917 (run_parts calls task(part, *arguments))
     """One part of ``detect`` on a worker: its records' spans into its part file."""
     detector, policy = _built(engine, token)
     ids: list[tuple[str, int]] = []
     with part_writer(part.output(DETECTED)) as detected:
         for batch, batch_ids in _read_part(part, engine.config.batch_size):
-            records = detection_records(batch, detector, policy, batch_size=len(batch))
+            records = detection_records(batch, detector, policy=policy, batch_size=len(batch))
             detected.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
             ids += batch_ids
     return {"n_records": len(ids), "ids": ids}
 
 
-def detect_groups_part(
+def detect_groups_part(  # noqa: PLR0917 (run_parts calls task(part, *arguments))
     groups: list[list[LabelledText]], engine: Engine, token: str
 ) -> dict[str, Any]:
     """A share of ``evaluate-detection`` on a worker: the spans of its texts, by turn."""
     detector, policy = _built(engine, token)
-    turns = list(detected_turns(groups, detector, policy, batch_size=engine.config.batch_size))
+    turns = list(
+        detected_turns(groups, detector, policy=policy, batch_size=engine.config.batch_size)
+    )
     return {"n_records": len(groups), "turns": turns}

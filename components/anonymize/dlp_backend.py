@@ -132,7 +132,9 @@ class GoogleDlpDetector:
         encoded = [piece.encode("utf-8") for piece in piece_texts]
         found: list[list[Span]] = [[] for _ in texts]
         for rows in self._batches(encoded):
-            for row, spans in zip(rows, self._inspect(rows, piece_texts, encoded), strict=True):
+            for row, spans in zip(
+                rows, self._inspect(rows, piece_texts, encoded=encoded), strict=True
+            ):
                 i, offset, _ = pieces[row]
                 found[i] += [replace(s, start=s.start + offset, end=s.end + offset) for s in spans]
         return [resolve_overlaps(spans) for spans in found]
@@ -140,7 +142,7 @@ class GoogleDlpDetector:
     def _pieces(self, text: str, max_chars: int) -> list[tuple[int, int]]:
         if len(text.encode("utf-8")) + ROW_OVERHEAD_BYTES <= self._content_budget:
             return [(0, len(text))]
-        return text_windows(text, max_chars, PIECE_OVERLAP)
+        return text_windows(text, max_chars, overlap=PIECE_OVERLAP)
 
     def _batches(self, encoded: Sequence[bytes]) -> Iterator[list[int]]:
         """Indices of the non-empty texts, grouped under the request limits."""
@@ -159,7 +161,7 @@ class GoogleDlpDetector:
             yield batch
 
     def _inspect(
-        self, rows: list[int], texts: Sequence[str], encoded: Sequence[bytes]
+        self, rows: list[int], texts: Sequence[str], *, encoded: Sequence[bytes]
     ) -> list[list[Span]]:
         """The spans of each of ``rows``; asked again in halves when findings were cut."""
         result = self._call(self._request([texts[i] for i in rows])).result
@@ -172,15 +174,15 @@ class GoogleDlpDetector:
                 )
             half = len(rows) // 2
             return [
-                *self._inspect(rows[:half], texts, encoded),
-                *self._inspect(rows[half:], texts, encoded),
+                *self._inspect(rows[:half], texts, encoded=encoded),
+                *self._inspect(rows[half:], texts, encoded=encoded),
             ]
         spans: list[list[Span]] = [[] for _ in rows]
         for finding in result.findings:
             row = _row_of(finding)
             if not 0 <= row < len(rows):
                 raise BackendError(f"DLP reported a finding in row {row} of {len(rows)}")
-            span = self._span(finding, texts[rows[row]], encoded[rows[row]])
+            span = self._span(finding, texts[rows[row]], data=encoded[rows[row]])
             if span is not None:
                 spans[row].append(span)
         return spans
@@ -196,12 +198,12 @@ class GoogleDlpDetector:
             item=dlp_v2.ContentItem(table=table),
         )
 
-    def _span(self, finding: Any, text: str, data: bytes) -> Span | None:
+    def _span(self, finding: Any, text: str, *, data: bytes) -> Span | None:
         """The finding as a span of ``text``, or None for a name veiltune did not ask for."""
         info_type = self.rules.info_type_of.get(finding.info_type.name)
         if info_type is None:
             return None
-        start, end = _char_range(finding.location, text, data)
+        start, end = _char_range(finding.location, text, data=data)
         score = LIKELIHOOD_SCORE.get(finding.likelihood, 0.5)
         return Span(start, end, info_type, score, f"{SOURCE}/{finding.info_type.name}")
 
@@ -269,7 +271,7 @@ def _row_of(finding: Any) -> int:
     return 0
 
 
-def _char_range(location: Any, text: str, data: bytes) -> tuple[int, int]:
+def _char_range(location: Any, text: str, *, data: bytes) -> tuple[int, int]:
     """Python string offsets of a finding: its code point range, else its byte range."""
     if "codepoint_range" in location:
         start, end = location.codepoint_range.start, location.codepoint_range.end

@@ -67,12 +67,12 @@ class DlpRules:
     info_type_of: Mapping[str, str]
 
 
-def dlp_rules(config: AnonymizeConfig, base_dir: Path, max_findings: int) -> DlpRules:
+def dlp_rules(config: AnonymizeConfig, base_dir: Path, *, max_findings: int) -> DlpRules:
     """The ``InspectConfig`` of ``config``'s info types, likelihood floor and policy files
     (named relative to ``base_dir``), quotes off: only offsets come back."""
     selected = list(config.info_types)
-    exclusions = _terms(config.exclusions, base_dir, selected)
-    dictionaries = _terms(config.dictionaries, base_dir, selected)
+    exclusions = _terms(config.exclusions, base_dir, selected=selected)
+    dictionaries = _terms(config.dictionaries, base_dir, selected=selected)
     custom = [
         _dictionary_type(f"{CUSTOM_PREFIX}DICTIONARY_{info_type}", words)
         for info_type, words in dictionaries.items()
@@ -101,7 +101,7 @@ def dlp_rules(config: AnonymizeConfig, base_dir: Path, max_findings: int) -> Dlp
 
 
 def _terms(
-    files: Mapping[str, str], base_dir: Path, selected: Sequence[str]
+    files: Mapping[str, str], base_dir: Path, *, selected: Sequence[str]
 ) -> dict[str, list[str]]:
     """The terms of each selected info type's file, in file order."""
     return {t: read_terms(base_dir / path) for t, path in sorted(files.items()) if t in selected}

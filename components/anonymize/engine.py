@@ -50,7 +50,7 @@ class ContextualDetector(Detector, Protocol):
     words of a short turn are judged on the call so far, not on nothing)."""
 
     def detect_in_context(
-        self, texts: Sequence[str], contexts: Sequence[str], batch_size: int = ...
+        self, texts: Sequence[str], contexts: Sequence[str], *, batch_size: int = ...
     ) -> list[list[Span]]:
         """Spans of each text (offsets in the text), ``contexts[i]`` read before ``texts[i]``
         and never judged."""
@@ -65,8 +65,8 @@ CONTEXT_CHARS = 2_000
 def anonymize_corpus(
     conversations: Iterable[Conversation],
     detector: Detector,
-    policy: AnonymizationPolicy,
     *,
+    policy: AnonymizationPolicy,
     batch_size: int = 64,
 ) -> Iterator[tuple[Conversation, list[Replacement]]]:
     """Anonymize a stream of conversations, detecting ``batch_size`` conversations at a time."""
@@ -74,30 +74,30 @@ def anonymize_corpus(
     for conversation in conversations:
         batch.append(conversation)
         if len(batch) == batch_size:
-            yield from _anonymize_batch(batch, detector, policy)
+            yield from _anonymize_batch(batch, detector, policy=policy)
             batch = []
     if batch:
-        yield from _anonymize_batch(batch, detector, policy)
+        yield from _anonymize_batch(batch, detector, policy=policy)
 
 
 def _anonymize_batch(
-    batch: list[Conversation], detector: Detector, policy: AnonymizationPolicy
+    batch: list[Conversation], detector: Detector, *, policy: AnonymizationPolicy
 ) -> Iterator[tuple[Conversation, list[Replacement]]]:
     for conversation, (fields, spans) in zip(
-        batch, detect_batch(batch, detector, policy), strict=True
+        batch, detect_batch(batch, detector, policy=policy), strict=True
     ):
-        yield anonymize_conversation(conversation, fields, spans, policy=policy)
+        yield anonymize_conversation(conversation, fields, spans=spans, policy=policy)
 
 
 def detect_batch(
-    batch: Sequence[Conversation], detector: Detector, policy: AnonymizationPolicy
+    batch: Sequence[Conversation], detector: Detector, *, policy: AnonymizationPolicy
 ) -> list[tuple[list[tuple[TextField, str]], list[list[Span]]]]:
     """For each conversation its text fields and the final spans found in each field:
     backend detection in one batch of the fields a detector reads, its spans' edges trimmed
     (``edge_trimmed``: whatever the backend, no span takes the punctuation around it), the
     others' spans by policy (``_fixed_spans``), then names propagated in the conversation."""
-    all_fields = [text_fields(c, policy.class_labels, policy.pi_label_keys) for c in batch]
-    fixed = [[_fixed_spans(f, text, policy) for f, text in fields] for fields in all_fields]
+    all_fields = [text_fields(c, policy.class_labels, pi_keys=policy.pi_label_keys) for c in batch]
+    fixed = [[_fixed_spans(f, text, policy=policy) for f, text in fields] for fields in all_fields]
     texts = [
         text
         for fields, known in zip(all_fields, fixed, strict=True)
@@ -117,22 +117,22 @@ def detect_batch(
     results = []
     for fields, known in zip(all_fields, fixed, strict=True):
         spans = [
-            _apply_terms(text, edge_trimmed(text, next(detected)), policy.terms)
+            _apply_terms(text, edge_trimmed(text, next(detected)), terms=policy.terms)
             if found is None
             else found
             for (_, text), found in zip(fields, known, strict=True)
         ]
         if policy.evidence is not None:  # what does not hold up never spreads ...
-            spans = _weigh_evidence(fields, spans, policy.evidence)
+            spans = _weigh_evidence(fields, spans, evidence=policy.evidence)
         widened = _propagate_names(fields, spans)
         if policy.evidence is not None:  # ... nor lands on an everyday word without reason
-            widened = _weigh_evidence(fields, widened, policy.evidence)
+            widened = _weigh_evidence(fields, widened, evidence=policy.evidence)
         roles = _role_labels(fields, policy)
         kept = [
             [
                 s
                 for s in found
-                if not policy.terms.excluded(s, text) and not _names_role(s, text, roles)
+                if not policy.terms.excluded(s, text) and not _names_role(s, text, roles=roles)
             ]
             for (_, text), found in zip(fields, widened, strict=True)
         ]
@@ -163,7 +163,7 @@ def _field_contexts(conversation: Conversation, fields: list[tuple[TextField, st
     return [turns[f.turn] if f.kind == "text" else "" for f, _ in fields]
 
 
-def _fixed_spans(where: TextField, text: str, policy: AnonymizationPolicy) -> list[Span] | None:
+def _fixed_spans(where: TextField, text: str, *, policy: AnonymizationPolicy) -> list[Span] | None:
     """The spans of a field that no detector reads, or None for one it does: a speaker label
     is a name unless a role; a label value under a key that names PI is PI whole; a label
     key shaped like a field name (``geo``) is no text to guess names in, so only the
@@ -172,7 +172,7 @@ def _fixed_spans(where: TextField, text: str, policy: AnonymizationPolicy) -> li
     if where.kind == "speaker":
         return _speaker_spans(text, policy)
     if where.kind == "label_key" and is_field_name(text):
-        return _apply_terms(text, [], policy.terms)
+        return _apply_terms(text, [], terms=policy.terms)
     if where.kind == "label":
         info_type = policy.pi_label_keys.value_type(where.key, where.path)
         if info_type is not None:
@@ -190,7 +190,7 @@ def _tail(text: str, max_chars: int) -> str:
     return text[len(text) - max_chars :] if len(text) > max_chars else text
 
 
-def _apply_terms(text: str, found: list[Span], terms: TermLists) -> list[Span]:
+def _apply_terms(text: str, found: list[Span], *, terms: TermLists) -> list[Span]:
     """Add custom-dictionary hits and drop excluded words before names propagate."""
     return [s for s in [*found, *terms.dictionary_spans(text)] if not terms.excluded(s, text)]
 
@@ -214,7 +214,7 @@ def _role_labels(fields: list[tuple[TextField, str]], policy: AnonymizationPolic
     }
 
 
-def _names_role(span: Span, text: str, roles: set[str]) -> bool:
+def _names_role(span: Span, text: str, *, roles: set[str]) -> bool:
     """A mention that is one of the conversation's role labels (``Person2's`` in a summary
     about ``Person2``) refers to the role, not to a name."""
     surface = _POSSESSIVE.sub("", text[span.start : span.end].strip()).lower()
@@ -254,7 +254,9 @@ def _propagate_names(
         return [resolve_overlaps(found) for found in spans]
     return [
         _own_sources(
-            resolve_overlaps(_consensus(found, text, types) + _mentions(text, names, items)),
+            resolve_overlaps(
+                _consensus(found, text, types=types) + _mentions(text, names, items=items)
+            ),
             found,
         )
         for (_, text), found in zip(fields, spans, strict=True)
@@ -262,12 +264,12 @@ def _propagate_names(
 
 
 def _weigh_evidence(
-    fields: list[tuple[TextField, str]], spans: list[list[Span]], evidence: NameEvidence
+    fields: list[tuple[TextField, str]], spans: list[list[Span]], *, evidence: NameEvidence
 ) -> list[list[Span]]:
     """The spans that hold up (``components.anonymize.evidence``); what the policy fixed
     (a dictionary's terms, a PI label key's value, a speaker label) always does."""
     speakers = " ".join(text for where, text in fields if where.kind == "speaker")
-    return evidence.keep([text for _, text in fields], spans, speakers)
+    return evidence.keep([text for _, text in fields], spans, speakers=speakers)
 
 
 def _own_sources(kept: list[Span], detected: list[Span]) -> list[Span]:
@@ -280,7 +282,7 @@ def _own_sources(kept: list[Span], detected: list[Span]) -> list[Span]:
     ]
 
 
-def _consensus(found: list[Span], text: str, types: dict[str, str]) -> list[Span]:
+def _consensus(found: list[Span], text: str, *, types: dict[str, str]) -> list[Span]:
     """Every mention of one surface takes the type of its most confident detection."""
     return [
         replace(s, entity_type=types.get(text[s.start : s.end].strip().lower(), s.entity_type))
@@ -288,7 +290,7 @@ def _consensus(found: list[Span], text: str, types: dict[str, str]) -> list[Span
     ]
 
 
-def _mentions(text: str, names: dict[str, str], items: dict[str, tuple[str, str]]) -> list[Span]:
+def _mentions(text: str, names: dict[str, str], *, items: dict[str, tuple[str, str]]) -> list[Span]:
     """Whole-word occurrences of known name words and item surfaces in ``text``, each
     sourced to the recognizer of the mention it copies."""
     found = [

@@ -128,23 +128,25 @@ class NameEvidence:
         )
 
     def keep(
-        self, texts: Sequence[str], spans: Sequence[Sequence[Span]], speakers: str
+        self, texts: Sequence[str], spans: Sequence[Sequence[Span]], *, speakers: str
     ) -> list[list[Span]]:
         """Each text's spans without those on stop words and on everyday words that nothing
         vouches for; ``texts`` are one conversation's, ``speakers`` its speaker labels."""
-        vouched = _capitalized_names(texts, spans, self) | {
+        vouched = _capitalized_names(texts, spans, evidence=self) | {
             w.lower() for w in _WORD.findall(speakers)
         }
         return [
-            [s for s in found if self._holds(text, s, vouched)]
+            [s for s in found if self._holds(text, s, vouched=vouched)]
             for text, found in zip(texts, spans, strict=True)
         ]
 
-    def _holds(self, text: str, span: Span, vouched: set[str]) -> bool:
+    def _holds(self, text: str, span: Span, *, vouched: set[str]) -> bool:
         if span.entity_type not in NAME_TYPES or span.source in POLICY_SOURCES:
             return True
         surface = text[span.start : span.end].strip()
-        if surface.lower() in _NEVER_NAMES or self._common_word_position(text, span, surface):
+        if surface.lower() in _NEVER_NAMES or self._common_word_position(
+            text, span, surface=surface
+        ):
             return False
         plain_username = (
             span.entity_type == "USER_NAME"
@@ -161,10 +163,10 @@ class NameEvidence:
                 and word in self.names
             )
             or word in vouched
-            or self._cued(text, span, word)
+            or self._cued(text, span, word=word)
         )
 
-    def _common_word_position(self, text: str, span: Span, surface: str) -> bool:
+    def _common_word_position(self, text: str, span: Span, *, surface: str) -> bool:
         """A lowercase dictionary word where grammar puts a common noun or an adjective."""
         if not (
             _WORD.fullmatch(surface)
@@ -180,7 +182,7 @@ class NameEvidence:
             return not modifier or (modifier.islower() and self.ordinary.knows(modifier))
         return _BARE_BE_BEFORE.search(before) is not None and self.ordinary.knows(surface)
 
-    def _cued(self, text: str, span: Span, word: str) -> bool:
+    def _cued(self, text: str, span: Span, *, word: str) -> bool:
         before = text[max(0, span.start - 40) : span.start]
         after = text[span.end : span.end + 20]
         if span.entity_type == "USER_NAME":
@@ -196,7 +198,7 @@ class NameEvidence:
 
 
 def _capitalized_names(
-    texts: Sequence[str], spans: Sequence[Sequence[Span]], evidence: NameEvidence
+    texts: Sequence[str], spans: Sequence[Sequence[Span]], *, evidence: NameEvidence
 ) -> set[str]:
     """The words (lowercase) found alone as a name, in title case, inside a sentence: the
     conversation writes them as names ("... told Bill", not "Bill" opening a sentence, nor

@@ -54,7 +54,7 @@ DEFAULT_SPEAKER_ROLES = frozenset(
 
 
 def build_detector(
-    config: AnonymizeConfig, base_dir: Path = Path(), built: Mapping[str, Detector] | None = None
+    config: AnonymizeConfig, base_dir: Path = Path(), *, built: Mapping[str, Detector] | None = None
 ) -> Detector:
     """The detectors ``anonymize.detectors`` names, alone or as their union (entity spans
     first, word-level spans cut around them); policy files and models are relative to
@@ -87,7 +87,7 @@ def entity_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detecto
     presidio = PresidioDetector(
         config.spacy_model,
         config.info_types,
-        thresholds,
+        thresholds=thresholds,
         ner=ner_recognizer(config, base_dir),
         own=own_recognizers(config, base_dir),
         disabled=config.disabled_recognizers,
@@ -128,10 +128,10 @@ def ner_recognizer(
     policy_file = base_dir / settings.labels
     policy = read_label_policy(policy_file, known_info_types(config))
     classifier = load_token_classifier(
-        settings.model, base_dir, ner_threads(config), batch_size=settings.batch_size
+        settings.model, base_dir, threads=ner_threads(config), batch_size=settings.batch_size
     )
-    info_types = info_types_of(classifier.scheme.entities, policy, policy_file)
-    return TransformerNerRecognizer(classifier, info_types, settings.threshold)
+    info_types = info_types_of(classifier.scheme.entities, policy, path=policy_file)
+    return TransformerNerRecognizer(classifier, info_types, threshold=settings.threshold)
 
 
 def ner_threads(config: AnonymizeConfig) -> int:
@@ -180,14 +180,14 @@ WORD_LEVEL_BUILDERS: dict[str, Callable[[AnonymizeConfig, Path], Detector]] = {
 
 
 def google_dlp_detector(
-    config: AnonymizeConfig, base_dir: Path = Path(), client: Any = None
+    config: AnonymizeConfig, base_dir: Path = Path(), *, client: Any = None
 ) -> Detector:
     """Cloud DLP configured from ``config`` and the policy files; ``client`` stands in for
     the real ``DlpServiceClient`` (``anonymize.dlp`` builds that one)."""
     from components.anonymize.dlp_backend import MAX_FINDINGS, GoogleDlpDetector, dlp_client
     from components.anonymize.dlp_rules import dlp_rules
 
-    rules = dlp_rules(config, base_dir, MAX_FINDINGS)
+    rules = dlp_rules(config, base_dir, max_findings=MAX_FINDINGS)
     return GoogleDlpDetector(client or dlp_client(config.dlp), rules, config.dlp)
 
 
@@ -199,7 +199,7 @@ def detection_thresholds(config: AnonymizeConfig, base_dir: Path = Path()) -> Th
     return read_thresholds(
         base_dir / config.calibration,
         config.operating_point,
-        config.score_threshold,
+        default=config.score_threshold,
         known_info_types=known_info_types(config),
     )
 
@@ -226,7 +226,7 @@ def check_policy_files(config: AnonymizeConfig, base_dir: Path = Path()) -> None
             model is missing or its labels unmapped.
     """
     detection_thresholds(config, base_dir)
-    read_term_lists(config.exclusions, config.dictionaries, base_dir)
+    read_term_lists(config.exclusions, config.dictionaries, base_dir=base_dir)
     pi_label_keys(config, base_dir)
     if "allow_list" in config.detectors:
         allow_list_detector(config, base_dir)
@@ -236,7 +236,7 @@ def check_policy_files(config: AnonymizeConfig, base_dir: Path = Path()) -> None
 
 
 def anonymization_policy(
-    config: AnonymizeConfig, base_dir: Path = Path(), key: SurrogateKey | None = None
+    config: AnonymizeConfig, base_dir: Path = Path(), *, key: SurrogateKey | None = None
 ) -> AnonymizationPolicy:
     """The policy params describe; term-list paths are relative to ``base_dir``.
 
@@ -244,14 +244,14 @@ def anonymization_policy(
         key: the run's surrogate secret and inventory (the stage reads them from
             ``data/raw``); without one, surrogate mode draws a fresh secret, never stored.
     """
-    terms = read_term_lists(config.exclusions, config.dictionaries, base_dir)
+    terms = read_term_lists(config.exclusions, config.dictionaries, base_dir=base_dir)
     return AnonymizationPolicy(
         config.replacement,
         config.mask_char,
         DEFAULT_SPEAKER_ROLES,
         terms,
         known_class_labels(config.class_labels),
-        build_surrogates(config, base_dir, key) if config.replacement == "surrogate" else None,
+        build_surrogates(config, base_dir, key=key) if config.replacement == "surrogate" else None,
         pi_label_keys(config, base_dir),
         name_evidence(config),
     )
@@ -279,7 +279,7 @@ def name_evidence(config: AnonymizeConfig) -> NameEvidence | None:
 
 
 def build_surrogates(
-    config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None
+    config: AnonymizeConfig, base_dir: Path, *, key: SurrogateKey | None
 ) -> Surrogates:
     """The surrogate maker ``anonymize.surrogate`` describes."""
     import secrets
@@ -287,8 +287,10 @@ def build_surrogates(
     key = key or SurrogateKey(secrets.token_hex(16))
     values = RealisticValues(config.surrogate.locale)
     build = SURROGATE_SOURCES[config.surrogate.method]
-    source = build(values, config, base_dir, detector=lambda: entity_detector(config, base_dir))
-    return Surrogates(key, values, source)
+    source = build(
+        values, config, base_dir=base_dir, detector=lambda: entity_detector(config, base_dir)
+    )
+    return Surrogates(key, values, source=source)
 
 
 def known_class_labels(extra: Mapping[str, Sequence[str]]) -> dict[str, frozenset[str]]:
@@ -307,8 +309,8 @@ def known_class_labels(extra: Mapping[str, Sequence[str]]) -> dict[str, frozense
 def detection_records(
     conversations: Sequence[Conversation],
     detector: Detector,
-    policy: AnonymizationPolicy,
     *,
+    policy: AnonymizationPolicy,
     batch_size: int,
 ) -> Iterator[dict[str, Any]]:
     """``{"id", "spans"}`` per record: flat spans for plain text, ``turn``-tagged for turns,
@@ -321,7 +323,7 @@ def detection_records(
     for start in range(0, len(conversations), batch_size):
         batch = conversations[start : start + batch_size]
         for conversation, (fields, spans) in zip(
-            batch, detect_batch(batch, detector, policy), strict=True
+            batch, detect_batch(batch, detector, policy=policy), strict=True
         ):
             records = []
             for (where, _text), found in zip(fields, spans, strict=True):

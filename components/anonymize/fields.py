@@ -33,6 +33,7 @@ class TextField:
 def text_fields(
     conversation: Conversation,
     class_labels: Mapping[str, frozenset[str]] | None = None,
+    *,
     pi_keys: PiLabelKeys | None = None,
 ) -> list[tuple[TextField, str]]:
     """Every text of a conversation that may hold personal information, in reading order:
@@ -56,12 +57,12 @@ def text_fields(
             fields.append((TextField("label_key", key=key), key))
         if isinstance(value, str) and value in known.get(key, ()):
             continue  # a known class label ("payroll_issue") is a category, never free text
-        fields.extend(_label_fields(key, value, (), keys=keys))
+        fields.extend(_label_fields(key, value, path=(), keys=keys))
     return fields
 
 
 def _label_fields(
-    key: str, value: Any, path: tuple[PathPart, ...], *, keys: PiLabelKeys
+    key: str, value: Any, *, path: tuple[PathPart, ...], keys: PiLabelKeys
 ) -> list[tuple[TextField, str]]:
     """The texts inside one label value: strings, identifier-like numbers and numbers under
     a key that names PI, dict keys."""
@@ -73,10 +74,10 @@ def _label_fields(
     if isinstance(value, dict):
         for name, item in value.items():
             found.append((TextField("label_key", key=key, path=(*path, name)), name))
-            found.extend(_label_fields(key, item, (*path, name), keys=keys))
+            found.extend(_label_fields(key, item, path=(*path, name), keys=keys))
     elif isinstance(value, list):
         for j, item in enumerate(value):
-            found.extend(_label_fields(key, item, (*path, j), keys=keys))
+            found.extend(_label_fields(key, item, path=(*path, j), keys=keys))
     return found
 
 

@@ -76,13 +76,13 @@ def read_pi_label_keys(path: Path, known_info_types: Collection[str]) -> PiLabel
     document = read_policy_yaml(
         path,
         f"{path}: no such file of PI label keys (anonymize.pi_label_keys)",
-        f"{path}: not a YAML file of PI label keys",
+        malformed=f"{path}: not a YAML file of PI label keys",
     )
     if not isinstance(document, dict):
         raise InputError(f"{path}: a mapping of info type to a list of label keys is needed")
     entries: dict[tuple[str, ...], str] = {}
     for info_type, keys in document.items():
-        _check_entry(path, info_type, keys, known_info_types=known_info_types)
+        _check_entry(path, info_type, keys=keys, known_info_types=known_info_types)
         for key in keys:
             words = key_words(key)
             if words in entries:
@@ -92,7 +92,7 @@ def read_pi_label_keys(path: Path, known_info_types: Collection[str]) -> PiLabel
 
 
 def _check_entry(
-    path: Path, info_type: Any, keys: Any, *, known_info_types: Collection[str]
+    path: Path, info_type: Any, *, keys: Any, known_info_types: Collection[str]
 ) -> None:
     if not isinstance(info_type, str) or not _INFO_TYPE.fullmatch(info_type):
         raise InputError(f"{path}: {info_type!r}: an info type name (PHONE_NUMBER) is needed")

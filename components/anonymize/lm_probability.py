@@ -56,12 +56,12 @@ class WordProbabilityScorer(Protocol):
     """Scores the words of texts: every word the detector may judge, in text order."""
 
     def score(
-        self, texts: Sequence[str], batch_size: int = ..., contexts: Sequence[str] | None = None
+        self, texts: Sequence[str], batch_size: int = ..., *, contexts: Sequence[str] | None = None
     ) -> list[list[WordProbability]]: ...
 
 
 def spans_below(
-    scored: Sequence[Sequence[WordProbability]], p: float, texts: Sequence[str]
+    scored: Sequence[Sequence[WordProbability]], p: float, *, texts: Sequence[str]
 ) -> list[list[Span]]:
     """The spans of each text's words with probability below ``p``, runs of them separated
     by spaces joined into one span (``texts``: the texts scored, for the gaps)."""
@@ -94,7 +94,7 @@ class LmProbabilityDetector:
         return self._detect(texts, None)
 
     def detect_in_context(
-        self, texts: Sequence[str], contexts: Sequence[str], batch_size: int = 64
+        self, texts: Sequence[str], contexts: Sequence[str], *, batch_size: int = 64
     ) -> list[list[Span]]:
         """Improbable words of each text, ``contexts[i]`` read before ``texts[i]`` (never
         judged; the throughput counts the texts' characters only)."""
@@ -102,10 +102,10 @@ class LmProbabilityDetector:
 
     def _detect(self, texts: Sequence[str], contexts: Sequence[str] | None) -> list[list[Span]]:
         started = time.perf_counter()
-        scored = self.scorer.score(texts, self.batch_size, contexts)
+        scored = self.scorer.score(texts, self.batch_size, contexts=contexts)
         self.seconds += time.perf_counter() - started
         self.chars += sum(map(len, texts))
-        return spans_below(scored, self.p, texts)
+        return spans_below(scored, self.p, texts=texts)
 
     def usage_metrics(self) -> dict[str, Any]:
         """Characters scored, seconds and characters per second (the stage's metrics)."""
@@ -132,7 +132,7 @@ class _Row:
 class _LanguageModel:
     """A Hugging Face model and its fast tokenizer, on the GPU when torch sees one."""
 
-    def __init__(self, folder: Path, masked: bool, max_tokens: int) -> None:
+    def __init__(self, folder: Path, masked: bool, *, max_tokens: int) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
@@ -191,7 +191,7 @@ class _LanguageModel:
 
 
 def word_tokens(
-    text: str, words: Sequence[tuple[int, int]], offsets: Sequence[tuple[int, int]]
+    text: str, words: Sequence[tuple[int, int]], *, offsets: Sequence[tuple[int, int]]
 ) -> list[list[int]]:
     """For each word, the indices of the tokens whose characters, edge spaces left out,
     overlap it (a GPT-style token's leading space belongs to the word it starts)."""
@@ -222,8 +222,8 @@ class _Encoded:
 def _encode_in_context(
     lm: _LanguageModel,
     texts: Sequence[str],
-    contexts: Sequence[str] | None,
     *,
+    contexts: Sequence[str] | None,
     max_context_tokens: int,
 ) -> list[_Encoded]:
     """Each text tokenized after its context (none when ``contexts`` is None), with its
@@ -239,7 +239,7 @@ def _encode_in_context(
         shift = len(context)
         words = candidate_words(text, skip)
         shifted = [(start + shift, end + shift) for start, end in words]
-        tokens = word_tokens(context + text, shifted, text_offsets)
+        tokens = word_tokens(context + text, shifted, offsets=text_offsets)
         # tokens wholly in the context; the first of them are dropped beyond the limit
         dropped = max(0, sum(end <= shift for _, end in text_offsets) - max_context_tokens)
         kept = [(word, found) for word, found in zip(words, tokens, strict=True) if found]
@@ -261,7 +261,7 @@ class CausalWordScorer:
     end, so every token is scored with that much left context at least.
     """
 
-    def __init__(self, folder: Path, max_tokens: int = 512, context_tokens: int = 64) -> None:
+    def __init__(self, folder: Path, max_tokens: int = 512, *, context_tokens: int = 64) -> None:
         self.lm = _LanguageModel(folder, masked=False, max_tokens=max_tokens)
         self.context_tokens = min(context_tokens, self.lm.max_tokens // 2)
         self.start_id = _document_start(self.lm.tokenizer)
@@ -269,17 +269,17 @@ class CausalWordScorer:
             raise BackendError(f"{folder}: a window of {self.lm.max_tokens} tokens is too short")
 
     def score(
-        self, texts: Sequence[str], batch_size: int = 8, contexts: Sequence[str] | None = None
+        self, texts: Sequence[str], batch_size: int = 8, *, contexts: Sequence[str] | None = None
     ) -> list[list[WordProbability]]:
         """The probability of each text's candidate words given what precedes them: the
         end of ``contexts[i]`` (if given), then the text's earlier tokens."""
         encoded = _encode_in_context(
-            self.lm, texts, contexts, max_context_tokens=self.context_tokens
+            self.lm, texts, contexts=contexts, max_context_tokens=self.context_tokens
         )
         rows = [
             row
             for i, text in enumerate(encoded)
-            for row in self._windows(i, text.ids, {t for w in text.tokens for t in w})
+            for row in self._windows(i, text.ids, needed={t for w in text.tokens for t in w})
             if row.targets  # nothing to judge there: no forward pass
         ]
         log_probs: list[dict[int, float]] = [{} for _ in texts]
@@ -293,7 +293,7 @@ class CausalWordScorer:
             for i, text in enumerate(encoded)
         ]
 
-    def _windows(self, text: int, ids: list[int], needed: set[int]) -> list[_Row]:
+    def _windows(self, text: int, ids: list[int], *, needed: set[int]) -> list[_Row]:
         """The text's windows, each scoring the ``needed`` tokens (those of candidate words)
         it is the first to reach."""
         width = self.lm.max_tokens - 1  # the start token comes first
@@ -332,7 +332,7 @@ class MaskedWordScorer:
     a word longer than the window is scored on the sub-tokens that fit.
     """
 
-    def __init__(self, folder: Path, max_tokens: int = 512, context_tokens: int = 64) -> None:
+    def __init__(self, folder: Path, max_tokens: int = 512, *, context_tokens: int = 64) -> None:
         self.lm = _LanguageModel(folder, masked=True, max_tokens=max_tokens)
         self.context_tokens = min(context_tokens, self.lm.max_tokens // 2)
         tokenizer = self.lm.tokenizer
@@ -345,15 +345,15 @@ class MaskedWordScorer:
             raise BackendError(f"{folder}: a window of {self.lm.max_tokens} tokens is too short")
 
     def score(
-        self, texts: Sequence[str], batch_size: int = 8, contexts: Sequence[str] | None = None
+        self, texts: Sequence[str], batch_size: int = 8, *, contexts: Sequence[str] | None = None
     ) -> list[list[WordProbability]]:
         """The probability of each text's candidate words given both sides: the text, after
         the end of ``contexts[i]`` (if given)."""
         encoded = _encode_in_context(
-            self.lm, texts, contexts, max_context_tokens=self.context_tokens
+            self.lm, texts, contexts=contexts, max_context_tokens=self.context_tokens
         )
         rows = [
-            self._row(i, w, text.ids, tokens=tokens)
+            self._row(i, w, ids=text.ids, tokens=tokens)
             for i, text in enumerate(encoded)
             for w, tokens in enumerate(text.tokens)
         ]
@@ -368,7 +368,7 @@ class MaskedWordScorer:
             for i, text in enumerate(encoded)
         ]
 
-    def _row(self, text: int, word: int, ids: list[int], *, tokens: list[int]) -> _Row:
+    def _row(self, text: int, word: int, *, ids: list[int], tokens: list[int]) -> _Row:
         width = self.lm.max_tokens - len(self.prefix) - len(self.suffix)
         first, last = tokens[0], tokens[-1] + 1
         begin = max(0, min(first - (width - (last - first)) // 2, len(ids) - width))
@@ -382,8 +382,8 @@ class MaskedWordScorer:
 
 
 def load_scorer(
-    folder: Path, masked: bool, max_tokens: int, *, context_tokens: int = 64
+    folder: Path, masked: bool, *, max_tokens: int, context_tokens: int = 64
 ) -> WordProbabilityScorer:
     """The masked or causal scorer on the model in ``folder``."""
     scorer = MaskedWordScorer if masked else CausalWordScorer
-    return scorer(folder, max_tokens, context_tokens)
+    return scorer(folder, max_tokens, context_tokens=context_tokens)

@@ -70,7 +70,7 @@ def bio_labels() -> tuple[str, ...]:
 
 
 def token_labels(
-    item: LabelledText, offsets: Sequence[tuple[int, int]], labels: Sequence[str]
+    item: LabelledText, offsets: Sequence[tuple[int, int]], *, labels: Sequence[str]
 ) -> list[int]:
     """The label index of each token (its character ``offsets``; special tokens are (0, 0)):
     ``B-`` for the first token of a gold span of a learned type, ``I-`` for the rest, ``O``
@@ -95,7 +95,7 @@ def token_labels(
 
 
 def encode(
-    texts: Sequence[LabelledText], tokenizer: Any, labels: Sequence[str], *, max_tokens: int
+    texts: Sequence[LabelledText], tokenizer: Any, *, labels: Sequence[str], max_tokens: int
 ) -> list[dict[str, list[int]]]:
     """Each text tokenized (cut at ``max_tokens``) with its tokens' labels; empty texts and
     texts with nothing to learn (every token ignored) are left out."""
@@ -106,7 +106,7 @@ def encode(
         encoding = tokenizer(
             item.text, truncation=True, max_length=max_tokens, return_offsets_mapping=True
         )
-        targets = token_labels(item, encoding["offset_mapping"], labels)
+        targets = token_labels(item, encoding["offset_mapping"], labels=labels)
         if all(t == IGNORED for t in targets):
             continue
         examples.append(
@@ -122,8 +122,8 @@ def encode(
 def fine_tune(
     base: Path,
     texts: Sequence[LabelledText],
-    output: Path,
     *,
+    output: Path,
     settings: TrainSettings,
 ) -> dict[str, float]:
     """Fine-tune the encoder in the Hugging Face folder ``base`` on ``texts`` into a token
@@ -138,13 +138,15 @@ def fine_tune(
     torch.manual_seed(settings.seed)
     labels = bio_labels()
     tokenizer, model = _load(base, labels)
-    examples = encode(texts, tokenizer, labels, max_tokens=settings.max_tokens)
+    examples = encode(texts, tokenizer, labels=labels, max_tokens=settings.max_tokens)
     if not examples:
         raise InputError("no labelled text to train on")
     if settings.lora_rank:
         model = with_lora(model, settings.lora_rank)
     began = time.monotonic()
-    steps, last_loss = _train(model, examples, tokenizer.pad_token_id or 0, settings=settings)
+    steps, last_loss = _train(
+        model, examples, pad_id=tokenizer.pad_token_id or 0, settings=settings
+    )
     output.mkdir(parents=True, exist_ok=True)
     if settings.lora_rank:
         model.save_pretrained(output / ADAPTER_DIR)
@@ -182,7 +184,7 @@ def _load(base: Path, labels: Sequence[str]) -> tuple[Any, Any]:
 
 
 def _train(
-    model: Any, examples: Sequence[dict[str, list[int]]], pad_id: int, *, settings: TrainSettings
+    model: Any, examples: Sequence[dict[str, list[int]]], *, pad_id: int, settings: TrainSettings
 ) -> tuple[int, float]:
     """AdamW with a linear warm-up and decay over every epoch; returns the steps taken and
     the last epoch's mean loss. The model is left in eval mode."""
@@ -199,7 +201,7 @@ def _train(
     model.train()
     epoch_loss = 0.0
     for epoch in range(settings.epochs):
-        batches = _batches(examples, settings.batch_size, rng)
+        batches = _batches(examples, settings.batch_size, rng=rng)
         epoch_loss = 0.0
         for step, batch in enumerate(batches):
             inputs = _pad([examples[i] for i in batch], pad_id)
@@ -221,7 +223,7 @@ def _train(
 
 
 def _batches(
-    examples: Sequence[dict[str, list[int]]], size: int, rng: random.Random
+    examples: Sequence[dict[str, list[int]]], size: int, *, rng: random.Random
 ) -> list[list[int]]:
     """One epoch's batches of example indices: of like length (they pad little), in a
     shuffled order."""

@@ -91,8 +91,8 @@ class PresidioDetector:
         self,
         spacy_model: str,
         info_types: Sequence[str],
-        thresholds: Thresholds,
         *,
+        thresholds: Thresholds,
         ner: TransformerNerRecognizer | None = None,
         own: Sequence[Any] = (),
         disabled: Sequence[str] = (),
@@ -105,14 +105,14 @@ class PresidioDetector:
         self._analyzer = _build_analyzer(spacy_model, [*own, *([ner] if ner else [])])
         # A calibration file may set a threshold for a recognizer this run leaves out.
         self.recognizer_names = frozenset(r.name for r in self._analyzer.registry.recognizers)
-        _disable(self._analyzer.registry, disabled, self.recognizer_names)
+        _disable(self._analyzer.registry, disabled, known=self.recognizer_names)
         # Recognizers whose base score sits under the threshold so that only a context word
         # raises a match over it: calibration never lowers their threshold below the engine's.
         self.context_recognizer_names = frozenset(
             r.name for r in self._analyzer.registry.recognizers if getattr(r, "context", None)
         )
         thresholds.check_recognizers(self.recognizer_names)
-        _check_names("anonymize.ner.corroborate", corroborate, self.recognizer_names)
+        _check_names("anonymize.ner.corroborate", corroborate, known=self.recognizer_names)
         self._corroborated = frozenset(corroborate) if ner else frozenset()
         self._ner_types = (
             frozenset(to_dlp(e) for e in ner.supported_entities) if ner else frozenset()
@@ -128,14 +128,14 @@ class PresidioDetector:
     def detect(self, texts: Sequence[str], batch_size: int = 64) -> list[list[Span]]:
         """Spans of the selected info types in each text, in input order, kept by the
         operating point's thresholds."""
-        candidates = self.candidates(texts, self.thresholds.floor, batch_size)
+        candidates = self.candidates(texts, self.thresholds.floor, batch_size=batch_size)
         return [
-            self.finish(text, found, self.thresholds)
+            self.finish(text, found, thresholds=self.thresholds)
             for text, found in zip(texts, candidates, strict=True)
         ]
 
     def candidates(
-        self, texts: Sequence[str], score_floor: float, batch_size: int = 64
+        self, texts: Sequence[str], score_floor: float, *, batch_size: int = 64
     ) -> list[list[Span]]:
         """Every span the recognizers report with a score of ``score_floor`` or more, each
         with its recognizer, overlaps unresolved (what calibration weighs).
@@ -143,17 +143,17 @@ class PresidioDetector:
         Long texts are cut into overlapping windows (Presidio's context step is quadratic
         in a text's length); spans found in two windows are merged by ``finish``.
         """
-        return self.candidates_and_evidence(texts, score_floor, batch_size)[0]
+        return self.candidates_and_evidence(texts, score_floor, batch_size=batch_size)[0]
 
     def candidates_and_evidence(
-        self, texts: Sequence[str], score_floor: float, batch_size: int = 64
+        self, texts: Sequence[str], score_floor: float, *, batch_size: int = 64
     ) -> tuple[list[list[Span]], list[NerEvidence]]:
         """``candidates``, and what the transformer NER saw in each text: its spans of every
         label and score, offsets into the text (none when the NER is off)."""
         windows = [
             (i, start, end)
             for i, text in enumerate(texts)
-            for start, end in text_windows(text, WINDOW_CHARS, WINDOW_OVERLAP)
+            for start, end in text_windows(text, WINDOW_CHARS, overlap=WINDOW_OVERLAP)
         ]
         pieces = [texts[i][start:end] for i, start, end in windows]
         nlp = self._analyzer.nlp_engine
@@ -209,7 +209,7 @@ class PresidioDetector:
             return span
         return replace(span, score=span.score * evidence.support(span.start, span.end))
 
-    def finish(self, text: str, candidates: list[Span], thresholds: Thresholds) -> list[Span]:
+    def finish(self, text: str, candidates: list[Span], *, thresholds: Thresholds) -> list[Span]:
         """The candidates ``thresholds`` keep, overlaps resolved, names grown over their
         surnames."""
         kept = [s for s in candidates if thresholds.keep(s)]
@@ -224,7 +224,7 @@ class PresidioDetector:
             source = result.recognition_metadata.get(RECOGNIZER_NAME_KEY, "")
             start, end = result.start, result.end
             if source == NER_SOURCE:
-                start, end = trim_ner_span(text, start, end)
+                start, end = trim_ner_span(text, start, end=end)
             if end > start:
                 spans.append(Span(start, end, info_type, result.score, source))
         return spans
@@ -247,7 +247,7 @@ _NER_EDGE_BEFORE = re.compile(r"^(?:\s|RT\b|(?i:the|an?)\s|[@#][\w.]+|https?://\
 _NER_EDGE_AFTER = re.compile(r"(?:\s|\s[@#][\w.]+|https?://\S+|[^\w\s.])+$")
 
 
-def trim_ner_span(text: str, start: int, end: int) -> tuple[int, int]:
+def trim_ner_span(text: str, start: int, *, end: int) -> tuple[int, int]:
     """The NER entity without the chat debris at its edges (an empty range when nothing
     else is left)."""
     surface = text[start:end]
@@ -257,7 +257,7 @@ def trim_ner_span(text: str, start: int, end: int) -> tuple[int, int]:
     cut_end = tail.start() if tail else len(surface)
     if cut_end <= cut_start:
         return start, start
-    return trim_edges(text, start + cut_start, start + cut_end)
+    return trim_edges(text, start + cut_start, end=start + cut_end)
 
 
 # Only NER is needed from spaCy: its tagger, parser and lemmatizer would cost half the time.
@@ -302,18 +302,18 @@ class _NameOrderedRegistry(RecognizerRegistry):
         return sorted(found, key=lambda r: (r.name, tuple(r.supported_entities)))
 
 
-def _disable(registry: Any, names: Sequence[str], known: Collection[str]) -> None:
+def _disable(registry: Any, names: Sequence[str], *, known: Collection[str]) -> None:
     """Remove the recognizers ``names`` names from ``registry``: an unknown name, or one the
     detector needs, is a params error naming them."""
     key = "anonymize.disabled_recognizers"
-    _check_names(key, names, known)
+    _check_names(key, names, known=known)
     for name in names:
         if name in REQUIRED:
             raise ParamsError(f"{key}: {name!r} cannot be left out: it completes every name found")
         registry.remove_recognizer(name)
 
 
-def _check_names(key: str, names: Sequence[str], known: Collection[str]) -> None:
+def _check_names(key: str, names: Sequence[str], *, known: Collection[str]) -> None:
     """A params error naming ``key`` and the first name that is no recognizer."""
     for name in names:
         if name not in known:

@@ -65,13 +65,13 @@ class Replacement:
 def anonymize_conversation(
     conversation: Conversation,
     fields: list[tuple[TextField, str]],
-    spans: list[list[Span]],
     *,
+    spans: list[list[Span]],
     policy: AnonymizationPolicy,
 ) -> tuple[Conversation, list[Replacement]]:
     """Replace every span; the returned conversation carries no ground truth offsets."""
     book = PlaceholderBook()
-    surrogates = _surrogate_book(conversation.id, fields, spans, policy=policy)
+    surrogates = _surrogate_book(conversation.id, fields, spans=spans, policy=policy)
     render, replacing = replacer(policy.mode), Replacing(policy.mask_char, surrogates)
     replacements: list[Replacement] = []
     new_texts: dict[TextField, str] = {}
@@ -87,7 +87,7 @@ def anonymize_conversation(
             pieces += [text[cursor : span.start], rendered]
             cursor = span.end
             # "billed to Gonzalez LLC." keeps the sentence's period after its placeholder
-            period, shared = _sentence_period(text, span, rendered, policy=policy)
+            period, shared = _sentence_period(text, span, rendered=rendered, policy=policy)
             replacements.append(
                 Replacement(
                     conversation.id,
@@ -108,13 +108,13 @@ def anonymize_conversation(
 
 
 def _sentence_period(
-    text: str, span: Span, rendered: str, *, policy: AnonymizationPolicy
+    text: str, span: Span, *, rendered: str, policy: AnonymizationPolicy
 ) -> tuple[str, int]:
     """For a span whose abbreviation's period ended the sentence too ("Ltd.", "St."): the
     period to write after what replaced it, none where the replacement ends with one ("47
     Wilson St.": 1, that period is the sentence's, outside the recorded surrogate, so
     ``placeholder_view`` reads "[STREET_ADDRESS_1].") or masks it character for character."""
-    if policy.mode == "mask" or not ends_with_sentence_period(text, span.start, span.end):
+    if policy.mode == "mask" or not ends_with_sentence_period(text, span.start, end=span.end):
         return "", 0
     return ("", 1) if rendered.endswith(".") else (".", 0)
 
@@ -122,8 +122,8 @@ def _sentence_period(
 def _surrogate_book(
     conversation_id: str,
     fields: list[tuple[TextField, str]],
-    spans: list[list[Span]],
     *,
+    spans: list[list[Span]],
     policy: AnonymizationPolicy,
 ) -> SurrogateBook | None:
     """The conversation's surrogate book, knowing every word of every value it holds (no
@@ -174,7 +174,9 @@ def _rebuild(conversation: Conversation, texts: dict[TextField, str]) -> Convers
         for i, turn in enumerate(conversation.turns)
     )
     labels = {
-        texts.get(TextField("label_key", key=key), key): _rebuild_label(key, value, (), texts=texts)
+        texts.get(TextField("label_key", key=key), key): _rebuild_label(
+            key, value, path=(), texts=texts
+        )
         for key, value in conversation.labels.items()
     }
     context = texts.get(TextField("context"), conversation.context)
@@ -183,19 +185,21 @@ def _rebuild(conversation: Conversation, texts: dict[TextField, str]) -> Convers
 
 
 def _rebuild_label(
-    key: str, value: Any, path: tuple[PathPart, ...], *, texts: dict[TextField, str]
+    key: str, value: Any, *, path: tuple[PathPart, ...], texts: dict[TextField, str]
 ) -> Any:
     """A label value with each scanned text replaced; a number nothing was found in stays a
     number."""
     if isinstance(value, dict):
         return {
             texts.get(TextField("label_key", key=key, path=(*path, name)), name): _rebuild_label(
-                key, item, (*path, name), texts=texts
+                key, item, path=(*path, name), texts=texts
             )
             for name, item in value.items()
         }
     if isinstance(value, list):
-        return [_rebuild_label(key, item, (*path, j), texts=texts) for j, item in enumerate(value)]
+        return [
+            _rebuild_label(key, item, path=(*path, j), texts=texts) for j, item in enumerate(value)
+        ]
     new = texts.get(TextField("label", key=key, path=path))
     if new is None or (not isinstance(value, str) and new == str(value)):
         return value

@@ -81,7 +81,7 @@ def surrogate(target: Target, replacing: Replacing) -> tuple[str, str]:
     span = target.span
     context = (target.before, target.after)
     value = replacing.surrogates.render(
-        span.entity_type, target.surface, target.token, context=context
+        span.entity_type, target.surface, entity=target.token, context=context
     )
     return (target.token, FALLBACK_METHOD) if value is None else (value, SURROGATE_METHOD)
 

@@ -78,60 +78,60 @@ def edge_trimmed(text: str, spans: list[Span]) -> list[Span]:
     """
     trimmed = []
     for span in spans:
-        for i, (start, end) in enumerate(sentence_pieces(text, span.start, span.end)):
+        for i, (start, end) in enumerate(sentence_pieces(text, span.start, end=span.end)):
             if i == 0 or any(c.isdigit() for c in text[start:end]):
                 trimmed.append(replace(span, start=start, end=end))
     return trimmed
 
 
-def trim_edges(text: str, start: int, end: int) -> tuple[int, int]:
+def trim_edges(text: str, start: int, *, end: int) -> tuple[int, int]:
     """The range of ``text[start:end]`` that is the item itself: its first sentence
     ("Boston. Can" is "Boston"), without the whitespace, punctuation, quotes and unmatched
     brackets at its edges, nor a pair of brackets around all of it. A period stays after an
     abbreviation ("Co.", "St."); where it ends the sentence too, what replaces the span
     gives it back (``ends_with_sentence_period``). An empty range when nothing is left."""
-    pieces = sentence_pieces(text, start, end)
+    pieces = sentence_pieces(text, start, end=end)
     return pieces[0] if pieces else (start, start)
 
 
-def sentence_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def sentence_pieces(text: str, start: int, *, end: int) -> list[tuple[int, int]]:
     """The sentences ``text[start:end]`` runs over (one, mostly), each trimmed, the empty
     ones left out."""
-    start = _trim_start(text, start, end)
+    start = _trim_start(text, start, end=end)
     cuts = [
         m.end() for m in _SENTENCE_MARK.finditer(text, start, end) if ends_sentence(text, m.start())
     ]
     bounds = [start, *cuts, end]
-    pieces = [_trimmed(text, a, b) for a, b in itertools.pairwise(bounds)]
+    pieces = [_trimmed(text, a, end=b) for a, b in itertools.pairwise(bounds)]
     return [(a, b) for a, b in pieces if b > a]
 
 
-def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+def _trimmed(text: str, start: int, *, end: int) -> tuple[int, int]:
     """``text[start:end]`` without what lies at its edges (see ``trim_edges``)."""
     while True:
-        new_start = _trim_start(text, start, end)
-        new_end = _trim_end(text, new_start, end)
-        if _enclosed(text, new_start, new_end):
+        new_start = _trim_start(text, start, end=end)
+        new_end = _trim_end(text, new_start, end=end)
+        if _enclosed(text, new_start, end=new_end):
             new_start, new_end = new_start + 1, new_end - 1
         if (new_start, new_end) == (start, end) or new_end <= new_start:
             return (new_start, new_end) if new_end > new_start else (start, start)
         start, end = new_start, new_end
 
 
-def _trim_start(text: str, start: int, end: int) -> int:
+def _trim_start(text: str, start: int, *, end: int) -> int:
     while start < end:
         char = text[start]
-        opener_alone = char in _CLOSER_OF and _closer_at(text, start, end) < 0
+        opener_alone = char in _CLOSER_OF and _closer_at(text, start, end=end) < 0
         if not (char.isspace() or char in EDGE_PUNCTUATION or char in _OPENER_OF or opener_alone):
             return start
         start += 1
     return start
 
 
-def _trim_end(text: str, start: int, end: int) -> int:
+def _trim_end(text: str, start: int, *, end: int) -> int:
     while end > start:
         char = text[end - 1]
-        if char in _APOSTROPHES and _possessive(text, start, end):
+        if char in _APOSTROPHES and _possessive(text, start, end=end):
             return end
         if char == "." and text[end - 2 : end - 1] != "." and ends_abbreviation(text, end - 1):
             return end
@@ -142,25 +142,25 @@ def _trim_end(text: str, start: int, end: int) -> int:
     return end
 
 
-def _enclosed(text: str, start: int, end: int) -> bool:
+def _enclosed(text: str, start: int, *, end: int) -> bool:
     """ "(John Smith)": one pair of brackets around all of it."""
     if end - start < 2 or _CLOSER_OF.get(text[start]) != text[end - 1]:
         return False
-    return _closer_at(text, start, end) == end - 1
+    return _closer_at(text, start, end=end) == end - 1
 
 
-def _closer_at(text: str, opener: int, end: int) -> int:
+def _closer_at(text: str, opener: int, *, end: int) -> int:
     """Where the bracket at ``text[opener]`` closes before ``end``; -1 if it does not."""
     return text.find(_CLOSER_OF[text[opener]], opener + 1, end)
 
 
-def _possessive(text: str, start: int, end: int) -> bool:
+def _possessive(text: str, start: int, *, end: int) -> bool:
     """ "James'" ends with a possessive apostrophe; "'Chris'" with a closing quote."""
     quoted = start > 0 and text[start - 1] in "'‘"
     return end - start > 2 and text[end - 2] in "sS" and not quoted
 
 
-def ends_with_sentence_period(text: str, start: int, end: int) -> bool:
+def ends_with_sentence_period(text: str, start: int, *, end: int) -> bool:
     """Whether the span ``text[start:end]`` ends with an abbreviation's period that also
     ends its sentence ("billed to Gonzalez LLC." "at 45 Elm St. Is that right?"): what
     replaces the span must give the sentence its period back."""
@@ -170,7 +170,7 @@ def ends_with_sentence_period(text: str, start: int, end: int) -> bool:
     return not after or after[0] == "\n" or after[0].isupper()
 
 
-def text_windows(text: str, max_chars: int, overlap: int) -> list[tuple[int, int]]:
+def text_windows(text: str, max_chars: int, *, overlap: int) -> list[tuple[int, int]]:
     """(start, end) windows of at most ``max_chars`` covering ``text``, cut at spaces where
     there are some (no word split), each starting at a word ``overlap`` characters or more
     before the last one's end, so an entity cut by one window's edge is whole in the next.

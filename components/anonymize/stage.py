@@ -40,7 +40,7 @@ def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
         if config.replacement == "surrogate":
             key = surrogate_key(context.input(paths.SALT), context.input(paths.INVENTORY))
         metrics = anonymize_file(
-            config, context.base_dir, raw, output_path=corpus, spans_path=spans, key=key
+            config, context.base_dir, input_path=raw, output_path=corpus, spans_path=spans, key=key
         )
         context.record(metrics)
     return metrics
@@ -57,8 +57,8 @@ def surrogate_key(salt: Path, inventory: Path) -> SurrogateKey:
 def anonymize_file(
     config: AnonymizeConfig,
     base_dir: Path,
-    input_path: Path,
     *,
+    input_path: Path,
     output_path: Path,
     spans_path: Path | None,
     key: SurrogateKey | None = None,
@@ -74,7 +74,7 @@ def anonymize_file(
         tally = anonymize_on_cluster(
             config,
             base_dir,
-            input_path,
+            input_path=input_path,
             output_path=output_path,
             spans_path=spans_path,
             key=key,
@@ -84,7 +84,12 @@ def anonymize_file(
     tally = AnonymizationTally()
     usage: dict[str, Any] = {}  # a remote backend's requests, bytes and cost
     stream = anonymize_stream(
-        read_corpus(input_path), config, base_dir, workers=config.workers, key=key, usage=usage
+        read_corpus(input_path),
+        config,
+        base_dir=base_dir,
+        workers=config.workers,
+        key=key,
+        usage=usage,
     )
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(

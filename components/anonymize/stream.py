@@ -76,8 +76,8 @@ class AnonymizationTally:
 def anonymize_stream(
     conversations: Iterable[Conversation],
     config: AnonymizeConfig,
-    base_dir: Path,
     *,
+    base_dir: Path,
     workers: int = 1,
     key: SurrogateKey | None = None,
     usage: dict[str, Any] | None = None,
@@ -94,22 +94,24 @@ def anonymize_stream(
     """
     if workers <= 1:
         detector = factory.build_detector(config, base_dir)
-        policy = factory.anonymization_policy(config, base_dir, key)
-        return _in_process(conversations, config.batch_size, detector, policy=policy, usage=usage)
+        policy = factory.anonymization_policy(config, base_dir, key=key)
+        return _in_process(
+            conversations, config.batch_size, detector=detector, policy=policy, usage=usage
+        )
     factory.check_policy_files(config, base_dir)
-    return _in_pool(conversations, config, base_dir, workers=workers, key=key)
+    return _in_pool(conversations, config, base_dir=base_dir, workers=workers, key=key)
 
 
 def _in_process(
     conversations: Iterable[Conversation],
     batch_size: int,
-    detector: Detector,
     *,
+    detector: Detector,
     policy: AnonymizationPolicy,
     usage: dict[str, Any] | None,
 ) -> Iterator[tuple[Conversation, Result]]:
     for batch in _batches(conversations, batch_size):
-        yield from zip(batch, run_batch(batch, detector, policy), strict=True)
+        yield from zip(batch, run_batch(batch, detector, policy=policy), strict=True)
     report = getattr(detector, "usage_metrics", None)
     if usage is not None and callable(report):
         usage.update(report())
@@ -118,8 +120,8 @@ def _in_process(
 def _in_pool(
     conversations: Iterable[Conversation],
     config: AnonymizeConfig,
-    base_dir: Path,
     *,
+    base_dir: Path,
     workers: int,
     key: SurrogateKey | None,
 ) -> Iterator[tuple[Conversation, Result]]:
@@ -143,18 +145,18 @@ def _batches(conversations: Iterable[Conversation], size: int) -> Iterator[list[
 
 
 def run_batch(
-    batch: list[Conversation], detector: Detector, policy: AnonymizationPolicy
+    batch: list[Conversation], detector: Detector, *, policy: AnonymizationPolicy
 ) -> list[Result]:
-    return list(anonymize_corpus(batch, detector, policy, batch_size=len(batch)))
+    return list(anonymize_corpus(batch, detector, policy=policy, batch_size=len(batch)))
 
 
 _WORKER: dict[str, Any] = {}  # this worker process's detector and policy, built once
 
 
-def _init_worker(config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None) -> None:
+def _init_worker(config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None) -> None:  # noqa: PLR0917 (the pool's initializer takes initargs positionally)
     _WORKER["detector"] = factory.build_detector(config, base_dir)
-    _WORKER["policy"] = factory.anonymization_policy(config, base_dir, key)
+    _WORKER["policy"] = factory.anonymization_policy(config, base_dir, key=key)
 
 
 def _worker_batch(batch: list[Conversation]) -> list[Result]:
-    return run_batch(batch, _WORKER["detector"], _WORKER["policy"])
+    return run_batch(batch, _WORKER["detector"], policy=_WORKER["policy"])

@@ -51,7 +51,7 @@ def term_lists(
 
 
 def read_term_lists(
-    exclusion_files: Mapping[str, str], dictionary_files: Mapping[str, str], base_dir: Path
+    exclusion_files: Mapping[str, str], dictionary_files: Mapping[str, str], *, base_dir: Path
 ) -> TermLists:
     """Read the files params name (paths relative to ``base_dir``)."""
     return term_lists(

@@ -47,5 +47,5 @@ class AuditConfig:
         _require(
             bool(self.audits) and not unknown,
             "audit.audits",
-            f"a non-empty list of {tuple(AUDITS)}",  # audits/registry.py's names
+            allowed=f"a non-empty list of {tuple(AUDITS)}",  # audits/registry.py's names
         )

@@ -14,7 +14,7 @@ __all__ = ["AuditInputs", "run_audits"]
 
 
 def run_audits(
-    model: Any, tokenizer: Any, config: AuditConfig, *, inputs: AuditInputs, detector: Any = None
+    model: Any, tokenizer: Any, *, config: AuditConfig, inputs: AuditInputs, detector: Any = None
 ) -> list[AuditResult]:
     """Each audit of ``config.audits`` that has the inputs it needs, in the registry's
     order (``metrics/audit.json`` lists them so).

@@ -26,7 +26,7 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
     splits, adapter = read(paths.SPLITS), read(paths.ADAPTER)
     with context.mlflow_run():
         raw = load_corpus(read(paths.RAW_CORPUS))
-        train_raw = split(raw, "train", splits)
+        train_raw = split(raw, "train", splits=splits)
         # Members are what the model trained on: not the conversations train kept aside to
         # measure eval loss, nor those it skipped for want of labels for its tasks (with
         # fragments: the conversations one of its training chunks came from).
@@ -38,8 +38,8 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
         records = jsonl_by_key(read(paths.ANON_SPANS), "conversation_id")
         inputs = AuditInputs(
             train_raw=trained,
-            heldout_raw=split(raw, "heldout", splits),
-            heldout_anonymized=split(anonymized, "heldout", splits),
+            heldout_raw=split(raw, "heldout", splits=splits),
+            heldout_anonymized=split(anonymized, "heldout", splits=splits),
             canaries=[Canary.from_record(obj) for _, obj in iter_jsonl(read(paths.CANARIES))],
             inventory=read_inventory(read(paths.INVENTORY)),
             salt=read_salt(read(paths.SALT)),
@@ -54,7 +54,7 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
         model, tokenizer = load_adapter(read(paths.BASE_MODEL), adapter)
         # the entity engine's findings in outputs (word-level detectors flag most words)
         detector = entity_detector(context.config(AnonymizeConfig), context.base_dir)
-        results = run_audits(model, tokenizer, config, inputs=inputs, detector=detector)
+        results = run_audits(model, tokenizer, config=config, inputs=inputs, detector=detector)
         summary = {**audit_summary(results, train_config.corpus), ADAPTER_KEY: attacked}
         # what decides in the metrics file; the other figures (each canary, each info type)
         # apart: DVC's table has a column per key

@@ -30,8 +30,8 @@ FOLDER_MARK = ".veiltune-output"
 def check_output_file(
     path: Path,
     inputs: Iterable[Path | None] = (),
-    create_parent: bool = False,
     *,
+    create_parent: bool = False,
     raw: bool = False,
 ) -> None:
     """Refuse an output path that does not name a file veiltune may replace, before any
@@ -58,7 +58,7 @@ def check_output_file(
             raise InputError(f"{path}: names the same file as {source}; write the output elsewhere")
 
 
-def check_output_folder(path: Path, kind: str, raw: bool = False) -> None:
+def check_output_folder(path: Path, kind: str, *, raw: bool = False) -> None:
     """Refuse a folder a command would replace whole, before any work is done: what
     :func:`atomic_folder` would refuse (a file, the working folder or one above it, an
     existing folder veiltune did not write as a ``kind``), and what no command may write
@@ -105,7 +105,7 @@ def atomic_path(path: Path, mode: int | None = None) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def atomic_folder(
-    path: Path, kind: str, private: bool = False, *, raw: bool = False
+    path: Path, kind: str, *, private: bool = False, raw: bool = False
 ) -> Iterator[Path]:
     """Yield a new, empty temporary folder that replaces the folder ``path`` whole, in one
     rename, only if the block succeeds.
@@ -144,7 +144,7 @@ def _staged(path: Path) -> Iterator[Path]:
     tmp = workdir / path.name
     try:
         yield tmp
-        _move_into_place(tmp, path, workdir)
+        _move_into_place(tmp, path, workdir=workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -187,7 +187,7 @@ def _make_private(folder: Path) -> None:
             item.chmod(0o700 if item.is_dir() else PRIVATE)
 
 
-def _move_into_place(tmp: Path, path: Path, workdir: Path) -> None:
+def _move_into_place(tmp: Path, path: Path, *, workdir: Path) -> None:
     """Rename ``tmp`` onto ``path``; an old folder there is moved aside into ``workdir``
     first (and put back if the rename fails), so it is deleted only with ``workdir``."""
     if not (path.is_dir() and not path.is_symlink()):

@@ -131,7 +131,7 @@ def _warn_plaintext(address: str) -> None:
 
 @contextlib.contextmanager
 def dask_client(
-    address: str, workers: int, timeout_s: float, *, tls: TlsFiles | None = None
+    address: str, workers: int, *, timeout_s: float, tls: TlsFiles | None = None
 ) -> Iterator[Client]:
     """A client of a LocalCluster of ``workers`` processes (``address`` ``local``: TLS, its
     certificates made for the run), or of the scheduler at ``address`` (``tls://`` with
@@ -144,7 +144,7 @@ def dask_client(
     """
     with (
         _distributed_logs_follow_the_root(),
-        _client(address, workers, timeout_s, tls=tls) as client,
+        _client(address, workers, timeout_s=timeout_s, tls=tls) as client,
     ):
         yield client
 
@@ -175,7 +175,7 @@ def _distributed_logs_follow_the_root() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _client(
-    address: str, workers: int, timeout_s: float, *, tls: TlsFiles | None
+    address: str, workers: int, *, timeout_s: float, tls: TlsFiles | None
 ) -> Iterator[Client]:
     """:func:`dask_client` itself, under the log levels it sets."""
     from distributed import Client, LocalCluster
@@ -243,7 +243,7 @@ def _announce(client: Client, what: str) -> None:
     print(f"Running on {what}{where}", file=sys.stderr)
 
 
-def partition(source: Path, workers: int, folder: Path) -> list[Part]:
+def partition(source: Path, workers: int, *, folder: Path) -> list[Part]:
     """``source`` in parts of whole lines: at least ``PARTS_PER_WORKER`` per worker, none
     over ``MAX_PART_BYTES``."""
     if not source.is_file():
@@ -272,8 +272,8 @@ def parts_folder(beside: Path) -> Iterator[Path]:
 def run_shares(
     cluster: str,
     workers: int,
-    timeout_s: float,
     *,
+    timeout_s: float,
     task: Callable[..., dict[str, Any]],
     items: Sequence[Any],
     arguments: Sequence[Any],
@@ -282,10 +282,15 @@ def run_shares(
 ) -> list[dict[str, Any]]:
     """``task(share, *arguments)`` over :func:`shares` of ``items`` (work in memory, not in
     a file) on ``cluster``; the results in order."""
-    with dask_client(cluster, workers, timeout_s, tls=tls) as client:
+    with dask_client(cluster, workers, timeout_s=timeout_s, tls=tls) as client:
         parts = shares(items, len(client.nthreads()))
         return run_parts(
-            client, task, parts, arguments=arguments, description=description, total=len(items)
+            client,
+            task,
+            parts=parts,
+            arguments=arguments,
+            description=description,
+            total=len(items),
         )
 
 
@@ -308,8 +313,8 @@ def shares(items: Sequence[T], workers: int) -> list[Share[T]]:
 def run_parts(
     client: Client,
     task: Callable[..., dict[str, Any]],
-    parts: Sequence[Any],
     *,
+    parts: Sequence[Any],
     arguments: Sequence[Any],
     description: str,
     total: int | None,
@@ -331,7 +336,7 @@ def run_parts(
     futures = [client.submit(task, part, *shared, pure=False) for part in parts]
     results: dict[int, dict[str, Any]] = {}
     index = {future.key: i for i, future in enumerate(futures)}
-    with progress_bar(description, total or 0, " conversations") as bar:
+    with progress_bar(description, total or 0, unit=" conversations") as bar:
         try:
             for future in as_completed(futures):
                 result = future.result()  # re-raises the task's own error
@@ -346,7 +351,7 @@ def run_parts(
     return [results[i] for i in range(len(parts))]
 
 
-def merge_parts(parts: Sequence[Part], suffix: str, output: Path) -> None:
+def merge_parts(parts: Sequence[Part], suffix: str, *, output: Path) -> None:
     """Append each part's ``suffix`` file to ``output`` (open), in part order."""
     with output.open("ab") as merged:
         for part in parts:

@@ -100,7 +100,7 @@ _RANGE_ADAPTERS: dict[type, dict[str, TypeAdapter[Any]]] = {}
 _ADAPTERS: dict[type, TypeAdapter[Any]] = {}
 
 
-def require(condition: bool, key: str, allowed: str) -> None:
+def require(condition: bool, key: str, *, allowed: str) -> None:
     """Raise ``ParamsError`` naming ``key`` and what it allows unless ``condition`` holds."""
     if not condition:
         raise ParamsError(f"params: bad value for '{key}': {allowed}")
@@ -124,7 +124,7 @@ def read_params(path: Path, sections: Mapping[str, type]) -> dict[str, Any]:
     return params
 
 
-def read_policy_yaml(path: Path, missing: str, malformed: str) -> Any:
+def read_policy_yaml(path: Path, missing: str, *, malformed: str) -> Any:
     """The YAML document of a policy file params name: ``InputError(missing)`` when there is
     no such file, ``InputError(f"{malformed}: {why}")`` when it is not UTF-8 YAML."""
     if not path.is_file():
@@ -135,25 +135,25 @@ def read_policy_yaml(path: Path, missing: str, malformed: str) -> Any:
         raise InputError(f"{malformed}: {exc}") from exc
 
 
-def stage_config(params: Mapping[str, Any], stage: str, cls: type[C]) -> C:
+def stage_config(params: Mapping[str, Any], stage: str, *, cls: type[C]) -> C:
     """Build ``cls`` from ``params[stage]``: pydantic validates it against the dataclass's
     types and ranges; a failure is one ``ParamsError`` naming the key path."""
-    return _build(params.get(stage) or {}, stage, cls)
+    return _build(params.get(stage) or {}, stage, cls=cls)
 
 
 def build_configs(params: Mapping[str, Any], sections: Mapping[str, type]) -> dict[str, Any]:
     """Every section's validated config, defaults filled in for what params leaves out."""
-    return {stage: stage_config(params, stage, cls) for stage, cls in sections.items()}
+    return {stage: stage_config(params, stage, cls=cls) for stage, cls in sections.items()}
 
 
-def _build(section: Any, where: str, cls: type[C]) -> C:
+def _build(section: Any, where: str, *, cls: type[C]) -> C:
     if not isinstance(section, dict):
         raise ParamsError(f"params: '{where}' must be a mapping")
     _check_plain(where, section)
     try:
         return _adapter(cls).validate_json(json.dumps(section))
     except ValidationError as exc:
-        raise ParamsError(_message(exc, section, where, cls=cls)) from None
+        raise ParamsError(_message(exc, section, where=where, cls=cls)) from None
 
 
 def _adapter(cls: type[C]) -> TypeAdapter[C]:
@@ -183,16 +183,16 @@ def _check_plain(key: str, value: Any) -> None:
         )
 
 
-def _message(error: ValidationError, section: dict[str, Any], where: str, *, cls: type) -> str:
+def _message(error: ValidationError, section: dict[str, Any], *, where: str, cls: type) -> str:
     """pydantic's first error as one line naming the key path, the type or range the key
     allows and the value given."""
     errors = error.errors()
-    found = _locate(cls, section, errors[0]["loc"])
+    found = _locate(cls, section, loc=errors[0]["loc"])
     path = ".".join([where, *found.names])
     if found.unknown is not None:
         allowed = ", ".join(f.name for f in dataclasses.fields(found.owner))
         return f"params: unknown key '{path}.{found.unknown}'; allowed: {allowed}"
-    same_key = [e for e in errors if _locate(cls, section, e["loc"]).names == found.names]
+    same_key = [e for e in errors if _locate(cls, section, loc=e["loc"]).names == found.names]
     if any(e["type"] in _RANGE_ERRORS for e in same_key):
         return f"params: bad value for '{path}': {describe_range(found.hint)}, got {found.value!r}"
     if dataclasses.is_dataclass(_bare(found.hint)):
@@ -223,7 +223,7 @@ class _Located:
     unknown: str | None = None  # a key the owner has no field for
 
 
-def _locate(cls: type, section: Any, loc: tuple[int | str, ...]) -> _Located:
+def _locate(cls: type, section: Any, *, loc: tuple[int | str, ...]) -> _Located:
     """The params key an error's location points at: the fields it walks through, down to
     the first one that is not a config of its own (a list's item is its list's key)."""
     names: list[str] = []
@@ -368,7 +368,7 @@ def param_field(dotted: str, sections: Mapping[str, type]) -> tuple[type, str, A
 
 
 def apply_overrides(
-    params: Mapping[str, Any], overrides: Mapping[str, Any], sections: Mapping[str, type]
+    params: Mapping[str, Any], overrides: Mapping[str, Any], *, sections: Mapping[str, type]
 ) -> dict[str, Any]:
     """A copy of ``params`` with dotted ``stage.key`` overrides applied and validated."""
     updated = copy.deepcopy(dict(params))

@@ -107,7 +107,7 @@ class Conversation:
 
 
 def conversation_from_record(
-    obj: dict[str, Any], where: str, sensitive_paths: Collection[str] | None = None
+    obj: dict[str, Any], where: str, *, sensitive_paths: Collection[str] | None = None
 ) -> Conversation:
     """Validate one record and build a Conversation; ``where`` is ``file:line`` for errors.
     ``sensitive_paths`` (the taxonomy's paths), when given, is what a ``sensitive`` span's
@@ -134,8 +134,8 @@ def conversation_from_record(
     if not isinstance(labels, dict):
         raise InputError(f"{where}: key 'labels' must be an object")
     _check_task_labels(labels, where)
-    pi = _pi_from(obj.get("pi", []), turns, where)
-    sensitive = _sensitive_from(obj.get("sensitive", []), turns, where, known=sensitive_paths)
+    pi = _pi_from(obj.get("pi", []), turns, where=where)
+    sensitive = _sensitive_from(obj.get("sensitive", []), turns, where=where, known=sensitive_paths)
     return Conversation(str(conv_id), turns, context, pi, labels, plain, sensitive)
 
 
@@ -191,7 +191,7 @@ def _turns_from(value: Any, where: str) -> tuple[Turn, ...]:
     return tuple(turns)
 
 
-def _pi_from(value: Any, turns: tuple[Turn, ...], where: str) -> tuple[PiSpan, ...]:
+def _pi_from(value: Any, turns: tuple[Turn, ...], *, where: str) -> tuple[PiSpan, ...]:
     if not isinstance(value, list):
         raise InputError(f"{where}: key 'pi' must be a list")
     spans = []
@@ -199,17 +199,17 @@ def _pi_from(value: Any, turns: tuple[Turn, ...], where: str) -> tuple[PiSpan, .
         if not isinstance(item, dict):
             raise InputError(f"{where}: key 'pi[{i}]' must be an object")
         span = PiSpan(
-            turn=_integer(item, "turn", f"pi[{i}]", where=where),
-            start=_integer(item, "start", f"pi[{i}]", where=where),
-            end=_integer(item, "end", f"pi[{i}]", where=where),
-            entity_type=_string(item, "entity_type", f"pi[{i}]", where=where),
-            entity=str(_scalar(item.get("entity", f"pi{i}"), f"pi[{i}].entity", where)),
-            field=_string(item, "field", f"pi[{i}]", where=where, default="text"),
+            turn=_integer(item, "turn", prefix=f"pi[{i}]", where=where),
+            start=_integer(item, "start", prefix=f"pi[{i}]", where=where),
+            end=_integer(item, "end", prefix=f"pi[{i}]", where=where),
+            entity_type=_string(item, "entity_type", prefix=f"pi[{i}]", where=where),
+            entity=str(_scalar(item.get("entity", f"pi{i}"), f"pi[{i}].entity", where=where)),
+            field=_string(item, "field", prefix=f"pi[{i}]", where=where, default="text"),
         )
         _check_offsets(
             span.turn,
             span.field,
-            span.start,
+            start=span.start,
             end=span.end,
             turns=turns,
             name=f"pi[{i}]",
@@ -220,7 +220,7 @@ def _pi_from(value: Any, turns: tuple[Turn, ...], where: str) -> tuple[PiSpan, .
 
 
 def _sensitive_from(
-    value: Any, turns: tuple[Turn, ...], where: str, *, known: Collection[str] | None
+    value: Any, turns: tuple[Turn, ...], *, where: str, known: Collection[str] | None
 ) -> tuple[SensitiveSpan, ...]:
     if not isinstance(value, list):
         raise InputError(f"{where}: key 'sensitive' must be a list")
@@ -230,12 +230,12 @@ def _sensitive_from(
         if not isinstance(item, dict):
             raise InputError(f"{where}: key '{name}' must be an object")
         span = SensitiveSpan(
-            turn=_integer(item, "turn", name, where=where),
-            start=_integer(item, "start", name, where=where),
-            end=_integer(item, "end", name, where=where),
-            path=_string(item, "path", name, where=where),
-            element=str(_scalar(item.get("element", f"s{i}"), f"{name}.element", where)),
-            field=_string(item, "field", name, where=where, default="text"),
+            turn=_integer(item, "turn", prefix=name, where=where),
+            start=_integer(item, "start", prefix=name, where=where),
+            end=_integer(item, "end", prefix=name, where=where),
+            path=_string(item, "path", prefix=name, where=where),
+            element=str(_scalar(item.get("element", f"s{i}"), f"{name}.element", where=where)),
+            field=_string(item, "field", prefix=name, where=where, default="text"),
         )
         if known is not None and span.path not in known:
             raise InputError(
@@ -243,14 +243,20 @@ def _sensitive_from(
                 "taxonomy (ingest.taxonomy)"
             )
         _check_offsets(
-            span.turn, span.field, span.start, end=span.end, turns=turns, name=name, where=where
+            span.turn,
+            span.field,
+            start=span.start,
+            end=span.end,
+            turns=turns,
+            name=name,
+            where=where,
         )
         spans.append(span)
     return tuple(spans)
 
 
 def _check_offsets(
-    turn: int, field: str, start: int, *, end: int, turns: tuple[Turn, ...], name: str, where: str
+    turn: int, field: str, *, start: int, end: int, turns: tuple[Turn, ...], name: str, where: str
 ) -> None:
     """A span's turn, field and offsets must point inside the conversation's text."""
     if field not in TEXT_FIELDS or not 0 <= turn < len(turns):
@@ -260,7 +266,7 @@ def _check_offsets(
         raise InputError(f"{where}: {name} offsets {start}:{end} outside its text")
 
 
-def _integer(item: dict[str, Any], key: str, prefix: str, *, where: str) -> int:
+def _integer(item: dict[str, Any], key: str, *, prefix: str, where: str) -> int:
     """An integer as JSON wrote it: ``false``, ``8.9`` and ``"16"`` are not offsets. The
     error names the value's type, never the value (a corpus field may hold anything)."""
     value = item.get(key)
@@ -271,7 +277,7 @@ def _integer(item: dict[str, Any], key: str, prefix: str, *, where: str) -> int:
 
 
 def _string(
-    item: dict[str, Any], key: str, prefix: str, *, where: str, default: str | None = None
+    item: dict[str, Any], key: str, *, prefix: str, where: str, default: str | None = None
 ) -> str:
     value = item.get(key, default)
     if not isinstance(value, str) or not value:
@@ -279,7 +285,7 @@ def _string(
     return value
 
 
-def _scalar(value: Any, key: str, where: str) -> str | int:
+def _scalar(value: Any, key: str, *, where: str) -> str | int:
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise InputError(f"{where}: key '{key}' must be a string or an integer")
     return value
@@ -297,7 +303,9 @@ def read_corpus(
     """
     seen: set[str] = set()
     for line_no, obj in iter_jsonl(path):
-        conversation = conversation_from_record(obj, f"{path}:{line_no}", sensitive_paths)
+        conversation = conversation_from_record(
+            obj, f"{path}:{line_no}", sensitive_paths=sensitive_paths
+        )
         if conversation.id in seen:
             raise InputError(f"{path}:{line_no}: duplicate id {conversation.id!r}")
         seen.add(conversation.id)

@@ -36,7 +36,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_proxy(proxy: str | None, target_host: str | None, key: str) -> None:
+def check_proxy(proxy: str | None, target_host: str | None, *, key: str) -> None:
     """A proxy param: null, or an ``http(s)://HOST:PORT`` URL for a remote target.
 
     Args:
@@ -46,17 +46,21 @@ def check_proxy(proxy: str | None, target_host: str | None, key: str) -> None:
     """
     if proxy is None:
         return
-    require(target_host is not None, key, "null unless the params name a judge URL or endpoint")
+    require(
+        target_host is not None, key, allowed="null unless the params name a judge URL or endpoint"
+    )
     require(
         not is_loopback(target_host or ""),
         key,
-        f"null for a loopback target ({target_host}): loopback is never reached through a proxy",
+        allowed=(
+            f"null for a loopback target ({target_host}): loopback is never reached through a proxy"
+        ),
     )
     parsed = urlparse(proxy)
     require(
         parsed.scheme in ("http", "https") and bool(parsed.hostname) and parsed.port is not None,
         key,
-        "null or a proxy URL http://HOST:PORT",
+        allowed="null or a proxy URL http://HOST:PORT",
     )
 
 

@@ -118,7 +118,7 @@ def verdict_line(results: Mapping[str, Any], metric: str = DEFAULT_UTILITY_METRI
 
 
 def write_dvc_headline(
-    path: Path, metrics: Mapping[str, Mapping[str, Any]], params: Mapping[str, Any]
+    path: Path, metrics: Mapping[str, Mapping[str, Any]], *, params: Mapping[str, Any]
 ) -> None:
     """Write ``dvc_headline`` to ``path`` (nothing when no stage has a verdict yet): the row
     ``dvc metrics show metrics/headline.json`` prints in under 120 columns."""

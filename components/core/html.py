@@ -44,6 +44,7 @@ class Pages:
         self,
         package: str,
         filters: Mapping[str, Callable[..., Any]] | None = None,
+        *,
         tests: Mapping[str, Callable[..., bool]] | None = None,
     ) -> None:
         self.package = package

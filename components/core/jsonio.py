@@ -50,13 +50,13 @@ def iter_jsonl(
         handle.seek(part.start)
         position, line_no = part.start, part.first_line
         while position < part.end and (raw := handle.readline()):
-            obj = _parse_line(raw, path, line_no)
+            obj = _parse_line(raw, path, line_no=line_no)
             if obj is not None:
                 yield line_no, obj
             position, line_no = position + len(raw), line_no + 1
 
 
-def byte_ranges(path: Path, target_bytes: int, chunk: int = 1 << 20) -> list[ByteRange]:
+def byte_ranges(path: Path, target_bytes: int, *, chunk: int = 1 << 20) -> list[ByteRange]:
     """Split a file into ranges of whole lines, each the fewest lines of at least
     ``target_bytes`` (the last may be shorter), with the line each starts at, in one
     streamed read (``chunk`` bytes in memory, never the file)."""
@@ -91,7 +91,7 @@ def jsonl_by_key(path: Path, key: str) -> dict[str, list[dict[str, Any]]]:
     return grouped
 
 
-def utf8_text(raw: bytes, path: Path, first_line: int = 1) -> str:
+def utf8_text(raw: bytes, path: Path, *, first_line: int = 1) -> str:
     """``raw``, lines of ``path`` from ``first_line`` on, decoded as UTF-8.
 
     Raises:
@@ -112,11 +112,11 @@ def iter_text_lines(path: Path) -> Iterator[tuple[int, str]]:
     read as it goes; a line that is not UTF-8 is an ``InputError`` naming it."""
     with path.open("rb") as handle:
         for line_no, raw in enumerate(handle, start=1):
-            yield line_no, utf8_text(raw, path, line_no).rstrip("\r\n")
+            yield line_no, utf8_text(raw, path, first_line=line_no).rstrip("\r\n")
 
 
-def _parse_line(raw: bytes, path: Path, line_no: int) -> dict[str, Any] | None:
-    line = utf8_text(raw, path, line_no)
+def _parse_line(raw: bytes, path: Path, *, line_no: int) -> dict[str, Any] | None:
+    line = utf8_text(raw, path, first_line=line_no)
     where = f"{path}:{line_no}"
     if not line.strip():
         return None
@@ -226,7 +226,7 @@ def _long_number_message(line: str, where: str) -> str:
     return f"{where}: a number too long to read (at most {limit} digits); write it as a string"
 
 
-def write_text_atomic(path: Path, text: str, mode: int | None = None) -> None:
+def write_text_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
     """Write ``text`` to ``path`` atomically (UTF-8); ``mode`` sets its permissions."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
@@ -234,14 +234,14 @@ def write_text_atomic(path: Path, text: str, mode: int | None = None) -> None:
             tmp.chmod(mode)
 
 
-def write_json_atomic(path: Path, obj: Any, mode: int | None = None) -> None:
+def write_json_atomic(path: Path, obj: Any, *, mode: int | None = None) -> None:
     """Write ``obj`` as pretty, key-sorted JSON atomically; ``mode`` sets its permissions."""
     text = json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    write_text_atomic(path, text, mode)
+    write_text_atomic(path, text, mode=mode)
 
 
 def write_jsonl_atomic(
-    path: Path, records: Iterable[dict[str, Any]], mode: int | None = None
+    path: Path, records: Iterable[dict[str, Any]], *, mode: int | None = None
 ) -> int:
     """Stream ``records`` to ``path`` as JSONL atomically; return how many were written.
     ``mode`` sets the file's permissions before any record is written."""

@@ -12,7 +12,7 @@ T = TypeVar("T")
 REFRESH_SECONDS = 5.0
 
 
-def progress_bar(description: str, total: int, unit: str, *, shown: bool = True) -> Any:
+def progress_bar(description: str, total: int, *, unit: str, shown: bool = True) -> Any:
     """A tqdm bar on stderr counting ``total`` ``unit``s (one that draws nothing unless
     ``shown``); close it, or use it as a context manager, when done."""
     from tqdm import tqdm
@@ -28,10 +28,10 @@ def progress_bar(description: str, total: int, unit: str, *, shown: bool = True)
     )
 
 
-def counted(items: Sequence[T], description: str, unit: str, *, shown: bool = True) -> Iterator[T]:
+def counted(items: Sequence[T], description: str, *, unit: str, shown: bool = True) -> Iterator[T]:
     """``items`` one by one, each counted on a :func:`progress_bar` once the caller is done
     with it."""
-    with progress_bar(description, len(items), unit, shown=shown) as bar:
+    with progress_bar(description, len(items), unit=unit, shown=shown) as bar:
         for item in items:
             yield item
             bar.update()

@@ -102,7 +102,7 @@ def purge_raw(root: Path, keep: Collection[Path] = ()) -> PurgeReport:
 
 
 def purge_command(
-    root: Path, confirmed: bool, source_corpus: str | None, *, signing_key: Path | None = None
+    root: Path, confirmed: bool, *, source_corpus: str | None, signing_key: Path | None = None
 ) -> dict[str, Any]:
     """``veiltune purge-raw``: list every raw copy under ``root``, or erase them when
     ``confirmed``. A corpus of the user's own (``source_corpus``) is never touched, and the

@@ -56,13 +56,13 @@ def configured_key_path(configured: str | None, base_dir: Path) -> Path | None:
     """
     named = os.environ.get(KEY_ENV) or None
     if named is not None:
-        return _outside_outputs(Path(named), f"${KEY_ENV}", base_dir)
+        return _outside_outputs(Path(named), f"${KEY_ENV}", base_dir=base_dir)
     if configured is None:
         return None
-    return _outside_outputs(base_dir / configured, f"params: {KEY_PARAM}", base_dir)
+    return _outside_outputs(base_dir / configured, f"params: {KEY_PARAM}", base_dir=base_dir)
 
 
-def _outside_outputs(path: Path, where: str, base_dir: Path) -> Path:
+def _outside_outputs(path: Path, where: str, *, base_dir: Path) -> Path:
     resolved = path.resolve()
     for folder in _OUTPUT_FOLDERS:
         if resolved.is_relative_to((base_dir / folder).resolve()):
@@ -85,9 +85,9 @@ def signing_key(configured: str, base_dir: Path) -> Ed25519PrivateKey:
     """
     if os.environ.get(KEY_ENV):
         return read_private_key(
-            _outside_outputs(Path(os.environ[KEY_ENV]), f"${KEY_ENV}", base_dir)
+            _outside_outputs(Path(os.environ[KEY_ENV]), f"${KEY_ENV}", base_dir=base_dir)
         )
-    path = _outside_outputs(base_dir / configured, f"params: {KEY_PARAM}", base_dir)
+    path = _outside_outputs(base_dir / configured, f"params: {KEY_PARAM}", base_dir=base_dir)
     move_legacy_key(path, base_dir)
     if not path.exists():
         _generate(path)
@@ -220,8 +220,8 @@ def sign(data: bytes, key: Ed25519PrivateKey) -> str:
 def signature_problem(
     data: bytes,
     signature: bytes,
-    named_key: str | None,
     *,
+    named_key: str | None,
     trusted: Ed25519PublicKey,
     names: tuple[str, str, str],
 ) -> str | None:

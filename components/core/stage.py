@@ -99,16 +99,16 @@ class StageContext:
     def input(self, path: Path) -> Path:
         """A file or folder the stage reads (a workspace-relative path of its registry
         entry's, or one inside a folder it lists), in the workspace."""
-        return self._in_workspace(path, self.inputs, "reads")
+        return self._in_workspace(path, self.inputs, verb="reads")
 
     def output(self, path: Path) -> Path:
         """A file or folder the stage writes (as :meth:`input`, of its entry's outputs)."""
-        return self._in_workspace(path, self.outputs, "writes")
+        return self._in_workspace(path, self.outputs, verb="writes")
 
     def mlflow_run(self) -> AbstractContextManager[Any]:
         """The running stage's nested MLflow run, in the workspace's store
         (``components.core.tracking.stage_run``)."""
-        return tracking.stage_run(self._running(), self.experiment, self.workspace)
+        return tracking.stage_run(self._running(), self.experiment, root=self.workspace)
 
     def record(
         self,
@@ -130,7 +130,7 @@ class StageContext:
         _log_stage(
             stage,
             self.configs[stage],
-            metrics if logged is None else logged,
+            metrics=metrics if logged is None else logged,
             artifacts=[*written, *artifacts],
         )
 
@@ -139,7 +139,7 @@ class StageContext:
             raise UndeclaredRead("no stage is running: run it through components.stages")
         return self.stage
 
-    def _in_workspace(self, path: Path, declared: frozenset[str], verb: str) -> Path:
+    def _in_workspace(self, path: Path, declared: frozenset[str], *, verb: str) -> Path:
         if self.stage is not None and not _declared(path, declared):
             self._undeclared(str(path), verb)
         return self.workspace / path
@@ -169,8 +169,8 @@ class UndeclaredRead(RuntimeError):
 def check_paths(
     inputs: Sequence[Path],
     outputs: Sequence[Path | None],
-    raw: bool = False,
     *,
+    raw: bool = False,
     root: Path = Path("."),
 ) -> None:
     """Refuse missing inputs and unsafe outputs before any work (or model loading) starts.
@@ -193,7 +193,7 @@ def check_paths(
         )
 
 
-def _log_stage(stage: str, config: object, metrics: Metrics, *, artifacts: Sequence[Path]) -> None:
+def _log_stage(stage: str, config: object, *, metrics: Metrics, artifacts: Sequence[Path]) -> None:
     """Log a stage's params, numeric metrics and artifacts to the active MLflow run."""
     import mlflow
 
@@ -211,7 +211,7 @@ def read_metrics(path: Path, stage: str) -> Metrics:
     return data
 
 
-def split(conversations: Sequence[Conversation], name: str, splits: Path) -> list[Conversation]:
+def split(conversations: Sequence[Conversation], name: str, *, splits: Path) -> list[Conversation]:
     """The conversations of one split (``train`` or ``heldout``) of the splits file
     (``data/splits.json``)."""
     if not splits.is_file():

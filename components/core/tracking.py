@@ -182,7 +182,7 @@ def _continues(status: str, end_time: int | None) -> bool:
     return status == "FINISHED" and ended_ago < REOPEN_WINDOW_S
 
 
-def finish_pipeline_run(run_id: str, status: str = "FINISHED", root: Path = Path(".")) -> None:
+def finish_pipeline_run(run_id: str, status: str = "FINISHED", *, root: Path = Path(".")) -> None:
     """Close the parent run and forget it (in the workspace ``root``), so the next pipeline
     run opens a new one."""
     from mlflow.tracking import MlflowClient
@@ -194,7 +194,7 @@ def finish_pipeline_run(run_id: str, status: str = "FINISHED", root: Path = Path
 
 
 @contextlib.contextmanager
-def stage_run(stage: str, experiment: str, root: Path) -> Iterator[Any]:
+def stage_run(stage: str, experiment: str, *, root: Path) -> Iterator[Any]:
     """A nested MLflow run for one stage under the pipeline's parent run, in the store of the
     workspace ``root`` (unless ``MLFLOW_TRACKING_URI`` names another)."""
     import mlflow
@@ -216,14 +216,14 @@ def stage_run(stage: str, experiment: str, root: Path) -> Iterator[Any]:
             finish_pipeline_run(parent, status="FAILED", root=root)
         raise
     # The parent run, not metrics/headline.json: that file is register's declared output.
-    inputs = headline.read_headline_inputs(root / paths.METRICS_DIR, root / paths.PARAMS)
-    summarize_pipeline_run(parent, *inputs)
+    metrics, params = headline.read_headline_inputs(root / paths.METRICS_DIR, root / paths.PARAMS)
+    summarize_pipeline_run(parent, metrics, params=params)
     if own_parent:
         MlflowClient().set_terminated(parent, status="FINISHED")
 
 
 def summarize_pipeline_run(
-    run_id: str, metrics: dict[str, dict[str, Any]], params: dict[str, Any]
+    run_id: str, metrics: dict[str, dict[str, Any]], *, params: dict[str, Any]
 ) -> None:
     """Put the pipeline's headline results on its parent run: verdicts and utility as
     metrics (a flag as 1 or 0), the params that shaped them, and the verdicts as short tags
@@ -302,21 +302,21 @@ def log_numeric_metrics(metrics: dict[str, Any], prefix: str = "") -> None:
     import mlflow
 
     flat: dict[str, float] = {}
-    _flatten(metrics, prefix, flat)
+    _flatten(metrics, prefix, out=flat)
     if flat:
         mlflow.log_metrics(flat)
 
 
-def _flatten(value: Any, key: str, out: dict[str, float]) -> None:
+def _flatten(value: Any, key: str, *, out: dict[str, float]) -> None:
     if isinstance(value, int | float):  # bools too: passed -> 1.0
         out[key] = float(value)
     elif isinstance(value, dict):
         for k, v in value.items():
-            _flatten(v, f"{key}.{k}" if key else str(k), out)
+            _flatten(v, f"{key}.{k}" if key else str(k), out=out)
 
 
 def log_corpus_input(
-    corpus: Path, conversation_ids: Sequence[str], name: str, *, context: str
+    corpus: Path, conversation_ids: Sequence[str], *, name: str, context: str
 ) -> str:
     """Record the conversations the active run read as an MLflow dataset input: the corpus
     file's path, a digest of its content and of the ids read, and no text (rows may hold PI).

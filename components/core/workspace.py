@@ -31,7 +31,7 @@ KEY_ENV = "VEILTUNE_SIGNING_KEY"  # the key's path when set (components.core.sig
 _PEM = b"-----BEGIN"
 
 
-def refuse_protected(path: Path, raw: bool = False, folder: bool = False) -> None:
+def refuse_protected(path: Path, raw: bool = False, *, folder: bool = False) -> None:
     """Refuse ``path`` as an output when it is, or lies in, what no command may replace.
 
     Args:
@@ -53,10 +53,10 @@ def refuse_protected(path: Path, raw: bool = False, folder: bool = False) -> Non
     key = os.environ.get(KEY_ENV)
     if (key and resolved == Path(key).resolve()) or _is_pem(path):
         raise InputError(f"{path}: is a private key file; refusing to write over it")
-    _refuse_raw(path, resolved, raw, folder=folder)
+    _refuse_raw(path, resolved, raw=raw, folder=folder)
 
 
-def _refuse_raw(path: Path, resolved: Path, raw: bool, *, folder: bool) -> None:
+def _refuse_raw(path: Path, resolved: Path, *, raw: bool, folder: bool) -> None:
     raw_dir = paths.RAW_DIR.resolve()
     if not resolved.is_relative_to(raw_dir):
         return

@@ -10,7 +10,7 @@ WEIGHTS = ("none", "linear", "quadratic")
 
 
 def cohen_kappa(
-    first: Sequence[Hashable], second: Sequence[Hashable], weights: str = "none"
+    first: Sequence[Hashable], second: Sequence[Hashable], *, weights: str = "none"
 ) -> float:
     """Cohen's kappa of two raters' labels of the same items.
 

@@ -46,7 +46,7 @@ REPORT_FILES = ("utility.json", "utility.md", "utility.png")
 REPORT_KIND = "utility-report"  # its folder's marker: only a report replaces a report
 
 
-def utility_report(context: StageContext, output_dir: Path, store: Path = RUN_STORE) -> Metrics:
+def utility_report(context: StageContext, output_dir: Path, *, store: Path = RUN_STORE) -> Metrics:
     """Compare the variants of the run store, or, while it holds no run, of DVC's experiments
     (intervals where their per-conversation scores can be read, means otherwise), with their
     gate, risk and audit figures (each experiment's own; the workspace's metrics for the
@@ -107,7 +107,7 @@ def _experiment_records(name: str, rev: str) -> tuple[Record, ...] | None:
 
 
 def utility_profile(
-    context: StageContext, planned: Sequence[PlannedRun], store: Path, *, output_dir: Path
+    context: StageContext, planned: Sequence[PlannedRun], *, store: Path, output_dir: Path
 ) -> Metrics:
     """Train and evaluate each planned run as a DVC experiment in the workspace, copy its
     evaluation into the run store, then write the report from the store.
@@ -120,7 +120,7 @@ def utility_profile(
     original = paths.PARAMS.read_text(encoding="utf-8")
     try:
         for index, run in enumerate(planned, start=1):
-            folder = run_folder(store, run.variant, run.seed)
+            folder = run_folder(store, run.variant, seed=run.seed)
             if (folder / EVALUATE_FILE).is_file():
                 logger.info(
                     "run %d/%d: %s seed %d already in %s",
@@ -144,7 +144,7 @@ def utility_profile(
             store_run(run, folder)
     finally:
         write_text_atomic(paths.PARAMS, original)
-    return utility_report(context, output_dir, store)
+    return utility_report(context, output_dir, store=store)
 
 
 def _exp_run(run: PlannedRun) -> None:
@@ -178,8 +178,8 @@ def store_run(run: PlannedRun, folder: Path) -> None:
 def utility_pack(
     context: StageContext,
     destination: Path,
-    anonymized: Mapping[str, Path],
     *,
+    anonymized: Mapping[str, Path],
     steps: int | None,
     max_eval: int | None,
     tasks: Sequence[str] | None = None,
@@ -198,7 +198,7 @@ def utility_pack(
     check_output_folder(destination, PACK_KIND, raw=True)
     given = {key: value for key, value in overrides.items() if value is not None}
     sections = {"train": TrainConfig, "evaluate": EvaluateConfig}
-    configs = build_configs(apply_overrides(context.params, given, sections), sections)
+    configs = build_configs(apply_overrides(context.params, given, sections=sections), sections)
     train, evaluate = configs["train"], configs["evaluate"]
     if not paths.SPLITS.is_file():
         raise InputError(f"{paths.SPLITS}: missing; run the ingest stage first")
@@ -206,7 +206,7 @@ def utility_pack(
     manifest = make_pack(
         destination,
         load_corpus(paths.RAW_CORPUS),
-        splits,
+        splits=splits,
         anonymized=anonymized,
         train=train,
         evaluate=evaluate,
@@ -215,7 +215,7 @@ def utility_pack(
     return {"pack": str(destination), **manifest["n_train_conversations"]}
 
 
-def grades_export(context: StageContext, output: Path, limit: int) -> Metrics:
+def grades_export(context: StageContext, output: Path, *, limit: int) -> Metrics:
     """The graders' file of the adapter's private summaries of held-out calls
     (``components/evaluate/grading.py``); it holds raw text, so it must be under data/raw."""
     check_paths([paths.RAW_CORPUS], [output], raw=True)
@@ -224,12 +224,14 @@ def grades_export(context: StageContext, output: Path, limit: int) -> Metrics:
             f"grades export: {output} holds raw text and must be under {paths.RAW_DIR}"
         )
     config = context.config(EvaluateConfig)
-    conversations = gradable(split(load_corpus(paths.RAW_CORPUS), "heldout", paths.SPLITS), limit)
+    conversations = gradable(
+        split(load_corpus(paths.RAW_CORPUS), "heldout", splits=paths.SPLITS), limit
+    )
     model, tokenizer = load_adapter(paths.BASE_MODEL, paths.ADAPTER)
     count = export_summaries(
         conversations,
         model,
-        tokenizer,
+        tokenizer=tokenizer,
         output=output,
         max_new_tokens=config.max_new_tokens,
         max_prompt_tokens=config.max_prompt_tokens,
@@ -241,5 +243,5 @@ def grades_import(inputs: Sequence[Path], output: Path) -> Metrics:
     """Agreement of the graders with the judge and with each other (numbers only)."""
     check_paths([*inputs, paths.RAW_CORPUS], [output])
     conversations = {c.id: c for c in load_corpus(paths.RAW_CORPUS)}
-    report = import_grades(inputs, conversations, output)
+    report = import_grades(inputs, conversations, output=output)
     return {"summaries": report["summaries"], "graders": report["graders"], "output": str(output)}

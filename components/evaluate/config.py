@@ -35,7 +35,7 @@ class JudgeConfig:
     def __post_init__(self) -> None:
         is_url = self.model is not None and self.model.startswith(("http://", "https://"))
         host = (urlparse(self.model).hostname or "") if is_url and self.model else None
-        check_proxy(self.proxy, host, "evaluate.judge.proxy")
+        check_proxy(self.proxy, host, key="evaluate.judge.proxy")
 
 
 @dataclass
@@ -57,4 +57,4 @@ class EvaluateConfig:
         if isinstance(self.judge, dict):  # a config read back from its asdict() form
             self.judge = JudgeConfig(**self.judge)
         unknown = sorted(set(self.tasks) - set(SCORED_TASKS))
-        _require(not unknown, "evaluate.tasks", f"a list among {', '.join(SCORED_TASKS)}")
+        _require(not unknown, "evaluate.tasks", allowed=f"a list among {', '.join(SCORED_TASKS)}")

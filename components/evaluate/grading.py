@@ -45,8 +45,8 @@ def gradable(conversations: Sequence[Conversation], limit: int) -> list[Conversa
 def export_summaries(
     conversations: Sequence[Conversation],
     model: Any,
-    tokenizer: Any,
     *,
+    tokenizer: Any,
     output: Path,
     max_new_tokens: int,
     max_prompt_tokens: int,
@@ -58,9 +58,9 @@ def export_summaries(
             "(ingest.sensitive_conversations generates some)"
         )
     examples = [task_examples(c, [PRIVATE_SUMMARY])[0] for c in conversations]
-    prompts = [fit_prompt(e.prompt, tokenizer, max_prompt_tokens) for e in examples]
+    prompts = [fit_prompt(e.prompt, tokenizer, max_tokens=max_prompt_tokens) for e in examples]
     summaries = generate(
-        model, tokenizer, prompts, max_new_tokens=max_new_tokens, progress="grades export"
+        model, tokenizer, prompts=prompts, max_new_tokens=max_new_tokens, progress="grades export"
     )
     records = [
         {
@@ -74,7 +74,7 @@ def export_summaries(
         }
         for c, summary in zip(conversations, summaries, strict=True)
     ]
-    write_jsonl_atomic(output, records, PRIVATE)
+    write_jsonl_atomic(output, records, mode=PRIVATE)
     return len(records)
 
 
@@ -108,8 +108,8 @@ def read_grades(path: Path, known: Mapping[str, Conversation]) -> dict[str, dict
 def import_grades(
     paths: Sequence[Path],
     conversations: Mapping[str, Conversation],
-    output: Path,
     *,
+    output: Path,
     judge: OfflineJudge | None = None,
 ) -> dict[str, Any]:
     """Agreement of each grader with the judge and between graders, over the summaries they
@@ -126,7 +126,7 @@ def import_grades(
         verdict = judge.judge(
             first[cid]["summary"],
             sensitive_elements(conversation),
-            str(conversation.labels["summary_private"]),
+            reference=str(conversation.labels["summary_private"]),
         )
         machine[cid] = {"privacy": verdict.privacy, "completeness": verdict.completeness}
     raters = {"judge": machine, **{name: marks for name, marks in graders.items()}}
@@ -134,7 +134,7 @@ def import_grades(
         "summaries": len(shared),
         "graders": len(graders),
         "agreement": [
-            {"raters": [a, b], **agreement(raters[a], raters[b], shared)}
+            {"raters": [a, b], **agreement(raters[a], raters[b], ids=shared)}
             for a, b in combinations(raters, 2)
         ],
     }
@@ -145,6 +145,7 @@ def import_grades(
 def agreement(
     first: Mapping[str, Mapping[str, Any]],
     second: Mapping[str, Mapping[str, Any]],
+    *,
     ids: Sequence[str],
 ) -> dict[str, float]:
     """Exact agreement and kappa of two raters on each mark and on the acceptable verdict."""
@@ -152,7 +153,7 @@ def agreement(
     for mark in MARKS:
         a, b = [int(first[i][mark]) for i in ids], [int(second[i][mark]) for i in ids]
         found[f"{mark}.exact"] = round(sum(x == y for x, y in zip(a, b, strict=True)) / len(ids), 4)
-        found[f"{mark}.kappa_quadratic"] = round(cohen_kappa(a, b, "quadratic"), 4)
+        found[f"{mark}.kappa_quadratic"] = round(cohen_kappa(a, b, weights="quadratic"), 4)
     left = [_acceptable(first[i]) for i in ids]
     right = [_acceptable(second[i]) for i in ids]
     agree = sum(x == y for x, y in zip(left, right, strict=True))

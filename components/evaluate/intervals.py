@@ -69,29 +69,29 @@ class SeedSpread:
 def statistic(sample: Sample, exponentiate: bool = False) -> float:
     """The ratio of sums (``exp`` of it for perplexity) over every conversation of ``sample``."""
     numerators, denominators = _arrays(sample, sorted(sample))
-    return float(_ratio(numerators, denominators, exponentiate))
+    return float(_ratio(numerators, denominators, exponentiate=exponentiate))
 
 
 def bootstrap_interval(
-    sample: Sample, exponentiate: bool = False, resamples: int = RESAMPLES, *, seed: int = 0
+    sample: Sample, exponentiate: bool = False, *, resamples: int = RESAMPLES, seed: int = 0
 ) -> Interval:
     """Percentile bootstrap interval (``CONFIDENCE``) of the statistic, resampling
     conversations with replacement (``scipy.stats.bootstrap``)."""
     ids = sorted(sample)
     numerators, denominators = _arrays(sample, ids)
 
-    def ratio(num: _Array, den: _Array, axis: int = -1) -> _Array:
-        return _ratio(num, den, exponentiate, axis=axis)
+    def ratio(num: _Array, den: _Array, *, axis: int = -1) -> _Array:
+        return _ratio(num, den, exponentiate=exponentiate, axis=axis)
 
-    low, high = _bootstrap((numerators, denominators), ratio, resamples, seed=seed)
+    low, high = _bootstrap((numerators, denominators), ratio, resamples=resamples, seed=seed)
     return Interval(statistic(sample, exponentiate), float(low), float(high))
 
 
 def paired_difference(
     variant: Sample,
     reference: Sample,
-    exponentiate: bool = False,
     *,
+    exponentiate: bool = False,
     resamples: int = RESAMPLES,
     seed: int = 0,
 ) -> Difference:
@@ -105,15 +105,15 @@ def paired_difference(
     def both(  # noqa: PLR0917
         v_num: _Array, v_den: _Array, r_num: _Array, r_den: _Array, axis: int = -1
     ) -> _Array:
-        v = _ratio(v_num, v_den, exponentiate, axis=axis)
-        r = _ratio(r_num, r_den, exponentiate, axis=axis)
+        v = _ratio(v_num, v_den, exponentiate=exponentiate, axis=axis)
+        r = _ratio(r_num, r_den, exponentiate=exponentiate, axis=axis)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.stack([v - r, v / r - 1, r])
 
     v_num, v_den, r_num, r_den = (a[None, :] for a in arrays)
     full = both(v_num, v_den, r_num, r_den)[:, 0]
     (abs_low, rel_low, _), (abs_high, rel_high, _), draws = _bootstrap(
-        arrays, both, resamples, seed=seed, keep_draws=True
+        arrays, both, resamples=resamples, seed=seed, keep_draws=True
     )
     absolute = Interval(float(full[0]), float(abs_low), float(abs_high))
     relative = None
@@ -153,8 +153,8 @@ def _arrays(sample: Sample, ids: Sequence[str]) -> tuple[_Array, _Array]:
 def _bootstrap(
     arrays: Sequence[_Array],
     statistic: Any,
-    resamples: int,
     *,
+    resamples: int,
     seed: int,
     keep_draws: bool = False,
 ) -> Any:
@@ -189,7 +189,7 @@ def _bootstrap(
 
 
 def _ratio(
-    numerators: _Array, denominators: _Array, exponentiate: bool, *, axis: int = -1
+    numerators: _Array, denominators: _Array, *, exponentiate: bool, axis: int = -1
 ) -> _Array:
     """``sum(numerators) / sum(denominators)`` along ``axis`` (``exp`` of it when asked)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -198,7 +198,7 @@ def _ratio(
 
 
 def utility_intervals(
-    by_model: Mapping[str, Mapping[str, Sample]], reference: str = "base", seed: int = 0
+    by_model: Mapping[str, Mapping[str, Sample]], reference: str = "base", *, seed: int = 0
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Every metric any model scored, from each model's samples (model → metric key → its
     bootstrap sample, as ``runs.samples`` builds them): each model's 95% interval, and each
@@ -206,11 +206,11 @@ def utility_intervals(
     conversations both scored; each with ``n``, the conversations it is over. What evaluate
     writes to ``data/evaluate/intervals.json``."""
     keys = sorted({key for sampled in by_model.values() for key, s in sampled.items() if s})
-    return {key: _metric_intervals(key, by_model, reference, seed=seed) for key in keys}
+    return {key: _metric_intervals(key, by_model, reference=reference, seed=seed) for key in keys}
 
 
 def _metric_intervals(
-    key: str, by_model: Mapping[str, Mapping[str, Sample]], reference: str, *, seed: int
+    key: str, by_model: Mapping[str, Mapping[str, Sample]], *, reference: str, seed: int
 ) -> dict[str, dict[str, float]]:
     exponentiate = is_perplexity(key)
     scored = {model: sampled[key] for model, sampled in by_model.items() if sampled.get(key)}
@@ -222,7 +222,7 @@ def _metric_intervals(
     for model, sample in scored.items():
         if base is None or model == reference or not set(sample) & set(base):
             continue
-        difference = paired_difference(sample, base, exponentiate, seed=seed)
+        difference = paired_difference(sample, base, exponentiate=exponentiate, seed=seed)
         entry[f"{model}_minus_{reference}"] = _as_dict(
             difference.absolute, difference.n_conversations
         )

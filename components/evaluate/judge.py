@@ -120,7 +120,7 @@ class SummaryJudge(Protocol):
     """Scores one summary: the offline judge here, an LLM judge (``llm_judge.py``)."""
 
     def judge(
-        self, output: str, elements: Sequence[SensitiveElement], reference: str
+        self, output: str, elements: Sequence[SensitiveElement], *, reference: str
     ) -> Judgement: ...
 
 
@@ -272,7 +272,9 @@ class OfflineJudge:
             raise InputError(f"judge similarity {similarity} is not in (0, 1]")
         self.encoder, self.similarity = encoder, similarity
 
-    def judge(self, output: str, elements: Sequence[SensitiveElement], reference: str) -> Judgement:
+    def judge(
+        self, output: str, elements: Sequence[SensitiveElement], *, reference: str
+    ) -> Judgement:
         """Privacy, completeness, the leaked paths and the coverage of one output."""
         if not reference.strip() or not normalized_tokens(reference, drop_stop_words=False):
             raise InputError("judge: the reference summary is empty")
@@ -283,8 +285,8 @@ class OfflineJudge:
             # One batch for the whole judgement: the encoder's cost is mostly per call.
             mentions, _, windows = _window_plan(rest, output.split())
             encode([*mentions, *windows, *_sentences(reference), *_sentences(output)])
-        leaked = self._leaked(output, elements, encode)
-        coverage = self._coverage(output, reference, encode)
+        leaked = self._leaked(output, elements, encode=encode)
+        coverage = self._coverage(output, reference, encode=encode)
         return Judgement(
             privacy=privacy_score([element.level for element in leaked]),
             completeness=completeness_score(coverage),
@@ -294,26 +296,26 @@ class OfflineJudge:
 
     def leaked(self, output: str, elements: Sequence[SensitiveElement]) -> list[SensitiveElement]:
         """The elements the output mentions (exactly, normalized or embedding-similar)."""
-        return self._leaked(output, elements, self._memo())
+        return self._leaked(output, elements, encode=self._memo())
 
     def coverage(self, output: str, reference: str) -> float:
         """The share of the reference's content words (stemmed) that the output says."""
-        return self._coverage(output, reference, self._memo())
+        return self._coverage(output, reference, encode=self._memo())
 
     def _memo(self) -> Encoder | None:
         return None if self.encoder is None else _Memo(self.encoder)
 
     def _leaked(
-        self, output: str, elements: Sequence[SensitiveElement], encode: Encoder | None
+        self, output: str, elements: Sequence[SensitiveElement], *, encode: Encoder | None
     ) -> list[SensitiveElement]:
         found = _found_by_words(output, elements)
         rest = [element for element in elements if element.path not in found]
         if encode is not None and rest and output.strip():
-            found |= self._similar(rest, output.split(), encode)
+            found |= self._similar(rest, output.split(), encode=encode)
         return [element for element in elements if element.path in found]
 
     def _similar(
-        self, elements: Sequence[SensitiveElement], words: Sequence[str], encode: Encoder
+        self, elements: Sequence[SensitiveElement], words: Sequence[str], *, encode: Encoder
     ) -> set[str]:
         """The paths of the elements with a mention close to an output window of its length."""
         mentions, spans, windows = _window_plan(elements, words)
@@ -332,10 +334,10 @@ class OfflineJudge:
                 close.add(m)
         return {e.path for e in elements if any(m in close for m in e.mentions)}
 
-    def _coverage(self, output: str, reference: str, encode: Encoder | None) -> float:
+    def _coverage(self, output: str, reference: str, *, encode: Encoder | None) -> float:
         said = set(normalized_tokens(output))
         sentences = _sentences(reference)
-        paraphrased = _paraphrased(sentences, _sentences(output), encode)
+        paraphrased = _paraphrased(sentences, _sentences(output), encode=encode)
         content: dict[str, bool] = {}
         for sentence, whole in zip(sentences, paraphrased, strict=True):
             for token in normalized_tokens(sentence):
@@ -374,7 +376,7 @@ def _sentences(text: str) -> list[str]:
 
 
 def _paraphrased(
-    sentences: Sequence[str], said: Sequence[str], encode: Encoder | None
+    sentences: Sequence[str], said: Sequence[str], *, encode: Encoder | None
 ) -> list[bool]:
     """Per reference sentence: whether some output sentence says it in other words."""
     if encode is None or not said:

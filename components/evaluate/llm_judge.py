@@ -47,7 +47,7 @@ UNPARSED_SCORE = 1
 Complete = Callable[[Sequence[str]], list[str]]
 
 
-def judge_prompt(output: str, elements: Sequence[SensitiveElement], reference: str) -> str:
+def judge_prompt(output: str, elements: Sequence[SensitiveElement], *, reference: str) -> str:
     facts = "; ".join(f"{' / '.join(e.mentions)} [{e.level}]" for e in elements) or "none"
     return RUBRIC.format(reference=reference, facts=facts, summary=output or "(empty)")
 
@@ -68,8 +68,10 @@ class LlmJudge:
         self.complete = complete
         self.unparsed = 0
 
-    def judge(self, output: str, elements: Sequence[SensitiveElement], reference: str) -> Judgement:
-        (answer,) = self.complete([judge_prompt(output, elements, reference)])
+    def judge(
+        self, output: str, elements: Sequence[SensitiveElement], *, reference: str
+    ) -> Judgement:
+        (answer,) = self.complete([judge_prompt(output, elements, reference=reference)])
         marks = parse_marks(answer)
         if marks is None:
             self.unparsed += 1
@@ -78,7 +80,7 @@ class LlmJudge:
 
 
 def build_llm_judge(
-    model: str, allow_remote: bool, max_new_tokens: int, *, proxy: str | None = None
+    model: str, allow_remote: bool, *, max_new_tokens: int, proxy: str | None = None
 ) -> LlmJudge:
     """The judge ``evaluate.judge.model`` names: a URL (reached through ``proxy`` when it
     is remote and one is named) or a local model folder.
@@ -95,7 +97,7 @@ def build_llm_judge(
                 "prompts hold facts and summaries of raw calls: set "
                 "evaluate.judge.allow_remote: true to send them there"
             )
-        return LlmJudge(_endpoint(model, max_new_tokens, proxy))
+        return LlmJudge(_endpoint(model, max_new_tokens, proxy=proxy))
     folder = Path(model)
     if not (folder / "config.json").is_file():
         raise ParamsError(
@@ -107,17 +109,19 @@ def build_llm_judge(
 
 def _local(folder: Path, max_new_tokens: int) -> Complete:
     model, tokenizer = load_base(folder)
-    return lambda prompts: generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens)
+    return lambda prompts: generate(
+        model, tokenizer, prompts=prompts, max_new_tokens=max_new_tokens
+    )
 
 
-def _endpoint(url: str, max_new_tokens: int, proxy: str | None) -> Complete:
+def _endpoint(url: str, max_new_tokens: int, *, proxy: str | None) -> Complete:
     key = os.environ.get(API_KEY_ENV, "")
     target = url.rstrip("/") + "/chat/completions"
     opener = url_opener(target, proxy)
 
     def complete(prompts: Sequence[str]) -> list[str]:
         return [
-            _ask(opener, target, key, prompt=prompt, max_new_tokens=max_new_tokens)
+            _ask(opener, target, key=key, prompt=prompt, max_new_tokens=max_new_tokens)
             for prompt in prompts
         ]
 
@@ -127,8 +131,8 @@ def _endpoint(url: str, max_new_tokens: int, proxy: str | None) -> Complete:
 def _ask(
     opener: urllib.request.OpenerDirector,
     target: str,
-    key: str,
     *,
+    key: str,
     prompt: str,
     max_new_tokens: int,
 ) -> str:

@@ -126,7 +126,7 @@ class Pack:
         fragments = build_fragments(
             self.training_conversations(variant),
             config.fragments,
-            config.eval_fraction,
+            eval_fraction=config.eval_fraction,
             seed=config.seed,
             chunks=_read_chunks(self.folder / self.chunks[variant]),
         )
@@ -141,8 +141,8 @@ class Pack:
 def make_pack(
     destination: Path,
     raw: Sequence[Conversation],
-    splits: Mapping[str, Sequence[str]],
     *,
+    splits: Mapping[str, Sequence[str]],
     anonymized: Mapping[str, Path],
     train: TrainConfig,
     evaluate: EvaluateConfig,
@@ -161,7 +161,7 @@ def make_pack(
         InputError: an unknown variant, a folder without its corpus or spans, or a corpus
             whose conversations are not those of the raw corpus's train split.
     """
-    corpora, files = _training_corpora(raw, set(splits["train"]), anonymized)
+    corpora, files = _training_corpora(raw, set(splits["train"]), anonymized=anonymized)
     heldout = [c for c in raw if c.id in set(splits["heldout"])]
     if not heldout:
         raise InputError("the held-out split is empty; nothing to evaluate")
@@ -189,13 +189,13 @@ def make_pack(
         for variant, conversations in corpora.items():
             write_jsonl_atomic(tmp / TRAIN_DIR / f"{variant}.jsonl", _records(conversations))
         write_jsonl_atomic(tmp / HELDOUT_FILE, _records(heldout))
-        _write_chunks(tmp, manifest["chunks"], corpora, files=files, config=train.fragments)
+        _write_chunks(tmp, manifest["chunks"], corpora=corpora, files=files, config=train.fragments)
         write_json_atomic(tmp / PACK_FILE, manifest)
     return manifest
 
 
 def _training_corpora(
-    raw: Sequence[Conversation], train_ids: set[str], anonymized: Mapping[str, Path]
+    raw: Sequence[Conversation], train_ids: set[str], *, anonymized: Mapping[str, Path]
 ) -> tuple[dict[str, list[Conversation]], dict[str, str]]:
     """Each corpus the pack holds (the oracle's, each anonymized folder's train split, the
     masked one made from the placeholder folder), and each variant's corpus file."""
@@ -205,7 +205,7 @@ def _training_corpora(
         if variant not in TRAINED_VARIANTS or variant in DERIVED:
             allowed = ", ".join(v for v in TRAINED_VARIANTS if v not in DERIVED)
             raise InputError(f"--anonymized {variant}={folder}: the variant is one of {allowed}")
-        corpora[variant] = _anonymized_train_split(folder, train_ids, len(corpora[ORACLE]))
+        corpora[variant] = _anonymized_train_split(folder, train_ids, expected=len(corpora[ORACLE]))
         files[variant] = variant
         if variant == PLACEHOLDER:
             spans = jsonl_by_key(folder / "spans.jsonl", "conversation_id")
@@ -217,8 +217,8 @@ def _training_corpora(
 def _write_chunks(
     folder: Path,
     chunk_files: Mapping[str, str],
-    corpora: Mapping[str, Sequence[Conversation]],
     *,
+    corpora: Mapping[str, Sequence[Conversation]],
     files: Mapping[str, str],
     config: FragmentsConfig,
 ) -> None:
@@ -231,7 +231,7 @@ def _write_chunks(
     for path in sorted(set(chunk_files.values())):
         corpus = next(corpora[files[v]] for v, p in chunk_files.items() if p == path)
         chunks = chunk_conversations(
-            corpus, nlp, config.max_chunk_words, min_words=config.min_chunk_words
+            corpus, nlp, max_words=config.max_chunk_words, min_words=config.min_chunk_words
         )
         write_jsonl_atomic(folder / path, [c.to_record() for c in chunks])
 
@@ -260,7 +260,9 @@ def _records(conversations: Sequence[Conversation]) -> list[dict[str, Any]]:
     return [c.to_record() for c in conversations]
 
 
-def _anonymized_train_split(folder: Path, train_ids: set[str], expected: int) -> list[Conversation]:
+def _anonymized_train_split(
+    folder: Path, train_ids: set[str], *, expected: int
+) -> list[Conversation]:
     for name in ("corpus.jsonl", "spans.jsonl"):
         if not (folder / name).is_file():
             raise InputError(f"{folder / name}: missing (an anonymize stage output folder)")
@@ -300,7 +302,7 @@ def read_pack(folder: Path) -> Pack:
 
 
 def run_from_pack(
-    pack: Pack, variant: str, seed: int, *, base_model: Path, store: Path, work_dir: Path
+    pack: Pack, variant: str, *, seed: int, base_model: Path, store: Path, work_dir: Path
 ) -> Path:
     """Train ``variant`` at ``seed`` and evaluate it as the train and evaluate stages would,
     into the run store folder of that run (written whole, atomically); returns the folder."""
@@ -315,7 +317,7 @@ def run_from_pack(
     result = train_lora(
         base_model,
         conversations,
-        config,
+        config=config,
         output_dir=adapter_dir,
         work_dir=work_dir / "checkpoints",
         examples=examples,
@@ -340,7 +342,7 @@ def run_from_pack(
     scores, records = evaluate_models(
         models,
         datasets,
-        label_sets,
+        label_sets=label_sets,
         max_new_tokens=pack.evaluate["max_new_tokens"],
         max_prompt_tokens=pack.evaluate["max_prompt_tokens"],
         tasks=pack.evaluate.get("tasks"),  # packs before evaluate.tasks scored every task
@@ -350,7 +352,7 @@ def run_from_pack(
         "train": round(trained - started, 1),
         "evaluate": round(time.monotonic() - trained, 1),
     }
-    folder = run_folder(store, variant, seed)
+    folder = run_folder(store, variant, seed=seed)
     with atomic_folder(folder, RUN_KIND) as tmp:
         write_json_atomic(tmp / EVALUATE_FILE, evaluation)
         write_jsonl_atomic(tmp / PER_CONVERSATION_FILE, records)

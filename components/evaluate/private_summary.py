@@ -57,13 +57,13 @@ def conversation_setting(conversation: Conversation) -> str:
 
 
 def build_judge(
-    model: str | None, allow_remote: bool, max_new_tokens: int, *, proxy: str | None = None
+    model: str | None, allow_remote: bool, *, max_new_tokens: int, proxy: str | None = None
 ) -> SummaryJudge:
     """``evaluate.judge``: the offline judge (``model`` null) or an LLM judge."""
     if model is None:
         return default_judge()
 
-    return build_llm_judge(model, allow_remote, max_new_tokens, proxy=proxy)
+    return build_llm_judge(model, allow_remote, max_new_tokens=max_new_tokens, proxy=proxy)
 
 
 @functools.cache
@@ -75,8 +75,8 @@ def default_judge() -> OfflineJudge:
 def private_summary_scores(
     task: str,
     outputs: Sequence[str],
-    items: Sequence[Example],
     *,
+    items: Sequence[Example],
     conversations: Mapping[str, Conversation],
     judge: SummaryJudge | None = None,
 ) -> tuple[dict[str, float], list[dict[str, float]]]:
@@ -89,7 +89,7 @@ def private_summary_scores(
         conversation = conversations[example.conversation_id]
         answer = dual_parts(output)[1] if task == DUAL_SUMMARY else output
         reference = str(conversation.labels["summary_private"])
-        verdict = judge.judge(answer, sensitive_elements(conversation), reference)
+        verdict = judge.judge(answer, sensitive_elements(conversation), reference=reference)
         judged.append((conversation_setting(conversation), verdict))
         per_example.append(
             {

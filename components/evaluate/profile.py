@@ -91,7 +91,7 @@ def profile_sizes(profile: str, given: Sizes) -> Sizes:
     )
 
 
-def plan_runs(variants: Sequence[str], seeds: Sequence[int], sizes: Sizes) -> list[PlannedRun]:
+def plan_runs(variants: Sequence[str], seeds: Sequence[int], *, sizes: Sizes) -> list[PlannedRun]:
     """A run per variant and seed, in that order; an unknown variant is an InputError
     before anything runs."""
     return [

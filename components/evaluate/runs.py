@@ -48,7 +48,7 @@ class Run:
     privacy: Mapping[str, Any] = field(default_factory=dict)  # privacy_figures(); {} if none
 
 
-def run_folder(store: Path, variant: str, seed: int) -> Path:
+def run_folder(store: Path, variant: str, *, seed: int) -> Path:
     """Where the run store keeps one run of ``variant`` with training seed ``seed``."""
     return store / variant / f"seed-{seed}"
 

@@ -36,17 +36,19 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
     base, adapter = context.input(paths.BASE_MODEL), context.input(paths.ADAPTER)
     with context.mlflow_run():
         raw = load_corpus(raw_file)
-        datasets = split_by_dataset(split(raw, "heldout", splits), config.max_conversations)
+        datasets = split_by_dataset(split(raw, "heldout", splits=splits), config.max_conversations)
         if not any(datasets.values()):
             raise InputError(f"{splits}: the held-out split is empty; nothing to evaluate")
         tracking.log_corpus_input(
             raw_file,
             [c.id for conversations in datasets.values() for c in conversations],
-            "raw corpus: held-out split",
+            name="raw corpus: held-out split",
             context="evaluation",
         )
         # The options the adapter was trained to choose from (the base model gets the same).
-        label_sets = read_label_options(adapter) or label_options(split(raw, "train", splits))
+        label_sets = read_label_options(adapter) or label_options(
+            split(raw, "train", splits=splits)
+        )
         models: dict[str, Callable[[], tuple[Any, Any]]] = {
             "adapter": lambda: load_adapter(base, adapter)
         }
@@ -67,7 +69,7 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
         scores, records = evaluate_models(
             models,
             datasets,
-            label_sets,
+            label_sets=label_sets,
             max_new_tokens=config.max_new_tokens,
             max_prompt_tokens=config.max_prompt_tokens,
             tasks=config.tasks,
@@ -81,15 +83,17 @@ def run(config: EvaluateConfig, context: StageContext) -> Metrics:
         # file, the headline scores' in the metrics file too
         every = utility_intervals({model: samples(records, model) for model in models})
         metrics["intervals"] = headline_intervals(every)
-        context.record(metrics, artifacts=_write(context, metrics, records, intervals=every))
+        context.record(
+            metrics, artifacts=_write(context, metrics, records=records, intervals=every)
+        )
     return metrics
 
 
 def _write(
     context: StageContext,
     metrics: Metrics,
-    records: list[dict[str, Any]],
     *,
+    records: list[dict[str, Any]],
     intervals: dict[str, Any],
 ) -> list[Path]:
     """Write the stage's outputs besides its metrics file and return them."""
@@ -112,7 +116,9 @@ def _summary_judge(config: EvaluateConfig, base_dir: Path) -> SummaryJudge | Non
     judge, model = config.judge, config.judge.model
     if model is not None and not model.startswith(("http://", "https://")):
         model = str(base_dir / model)  # a folder, named as every path in params: from its folder
-    return build_judge(model, judge.allow_remote, judge.max_new_tokens, proxy=judge.proxy)
+    return build_judge(
+        model, judge.allow_remote, max_new_tokens=judge.max_new_tokens, proxy=judge.proxy
+    )
 
 
 def utility_csv(metrics: Metrics) -> str:
@@ -144,7 +150,7 @@ def run_variant(context: StageContext) -> str:
     return variant_name(
         str(context.setting("train.corpus")),
         replacement,
-        method,
+        surrogate_method=method,
         detectors=list(context.setting("anonymize.detectors")),
         mask_loss_weight=float(context.setting("train.mask_loss_weight")),
         fragments_source=str(context.setting("train.fragments.source")),

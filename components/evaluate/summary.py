@@ -34,20 +34,20 @@ VERDICT_METRICS = (*ROUGE_TARGETS, "perplexity_raw", "dialogsum.perplexity_raw")
 Samples = dict[str, dict[str, tuple[float, float]]]
 
 
-def summarize(runs: Sequence[Run], resamples: int = RESAMPLES, seed: int = 0) -> dict[str, Any]:
+def summarize(runs: Sequence[Run], resamples: int = RESAMPLES, *, seed: int = 0) -> dict[str, Any]:
     """The report's numbers: ``variants`` (each with ``run``, ``seeds``, ``metrics``,
     ``intervals``, ``spread``), ``differences`` from the oracle, and ``comparison``."""
     groups = _groups(runs)
     averaged = {v: _seed_averaged(group, _model(v)) for v, group in groups.items()}
     variants = {
-        v: _variant_entry(group, _model(v), averaged[v], resamples=resamples, seed=seed)
+        v: _variant_entry(group, _model(v), averaged=averaged[v], resamples=resamples, seed=seed)
         for v, group in groups.items()
     }
     differences = {
         v: _differences(
             variants[v],
             variants[ORACLE],
-            averaged[v],
+            variant_samples=averaged[v],
             oracle_samples=averaged[ORACLE],
             resamples=resamples,
             seed=seed,
@@ -58,7 +58,9 @@ def summarize(runs: Sequence[Run], resamples: int = RESAMPLES, seed: int = 0) ->
     return {
         "variants": variants,
         "differences": differences,
-        "comparison": comparison(variants, differences, averaged, resamples=resamples, seed=seed),
+        "comparison": comparison(
+            variants, differences, averaged=averaged, resamples=resamples, seed=seed
+        ),
     }
 
 
@@ -91,14 +93,16 @@ def _seed_averaged(group: Sequence[Run], model: str) -> Samples:
 
 
 def _variant_entry(
-    group: Sequence[Run], model: str, averaged: Samples, *, resamples: int, seed: int
+    group: Sequence[Run], model: str, *, averaged: Samples, resamples: int, seed: int
 ) -> dict[str, Any]:
     per_seed = _per_seed_metrics(group, model)
     metrics = {key: sum(values) / len(values) for key, values in per_seed.items()}
     intervals: dict[str, list[float]] = {}
     for key, sample in averaged.items():
         if sample:
-            interval = bootstrap_interval(sample, is_perplexity(key), resamples, seed=seed)
+            interval = bootstrap_interval(
+                sample, is_perplexity(key), resamples=resamples, seed=seed
+            )
             metrics[key], intervals[key] = interval.estimate, [interval.low, interval.high]
     spread = {key: _spread(values) for key, values in per_seed.items() if len(values) > 1}
     return {
@@ -146,8 +150,8 @@ def _n_conversations(group: Sequence[Run]) -> dict[str, int]:
 def _differences(
     variant: Mapping[str, Any],
     oracle: Mapping[str, Any],
-    variant_samples: Samples,
     *,
+    variant_samples: Samples,
     oracle_samples: Samples,
     resamples: int,
     seed: int,
@@ -160,7 +164,7 @@ def _differences(
             difference = paired_difference(
                 variant_samples[key],
                 oracle_samples[key],
-                is_perplexity(key),
+                exponentiate=is_perplexity(key),
                 resamples=resamples,
                 seed=seed,
             )
@@ -194,8 +198,8 @@ def _interval_entry(interval: Interval) -> dict[str, Any]:
 def comparison(
     variants: Mapping[str, Mapping[str, Any]],
     differences: Mapping[str, Mapping[str, Any]],
-    averaged: Mapping[str, Samples],
     *,
+    averaged: Mapping[str, Samples],
     resamples: int = RESAMPLES,
     seed: int = 0,
 ) -> dict[str, dict[str, Any]]:
@@ -209,13 +213,15 @@ def comparison(
             relative = (differences[candidate].get(key) or {}).get("relative")
             if relative is not None:
                 name = f"{candidate} {key} vs oracle"
-                checks[name] = _check(name, relative, "within 5% of oracle", passes=_within(key))
+                checks[name] = _check(
+                    name, relative, target="within 5% of oracle", passes=_within(key)
+                )
     if surrogate is not None and PLACEHOLDER in variants:
         for key in ROUGE_TARGETS:
             relative = _relative(
                 variants,
                 averaged,
-                surrogate,
+                variant=surrogate,
                 reference=PLACEHOLDER,
                 key=key,
                 resamples=resamples,
@@ -223,7 +229,9 @@ def comparison(
             )
             if relative is not None:
                 name = f"{surrogate} {key} vs {PLACEHOLDER}"
-                checks[name] = _check(name, relative, "above placeholder", passes=lambda r: r > 0)
+                checks[name] = _check(
+                    name, relative, target="above placeholder", passes=lambda r: r > 0
+                )
     return checks
 
 
@@ -247,8 +255,8 @@ def _within(key: str) -> Callable[[float], bool]:
 def _relative(
     variants: Mapping[str, Mapping[str, Any]],
     averaged: Mapping[str, Samples],
-    variant: str,
     *,
+    variant: str,
     reference: str,
     key: str,
     resamples: int,
@@ -260,7 +268,7 @@ def _relative(
     r_sample: Sample = averaged[reference].get(key) or {}
     if v_sample and r_sample:
         difference = paired_difference(
-            v_sample, r_sample, is_perplexity(key), resamples=resamples, seed=seed
+            v_sample, r_sample, exponentiate=is_perplexity(key), resamples=resamples, seed=seed
         )
         entry = _difference_entry(difference)
         return entry["relative"]
@@ -271,7 +279,7 @@ def _relative(
 
 
 def _check(
-    name: str, relative: Mapping[str, Any], target: str, *, passes: Callable[[float], bool]
+    name: str, relative: Mapping[str, Any], *, target: str, passes: Callable[[float], bool]
 ) -> dict[str, Any]:
     """One verdict line: the gap and its interval, whether the estimate meets the target,
     whether the whole interval agrees (None without one), and whether the interval is

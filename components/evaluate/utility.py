@@ -70,6 +70,7 @@ class UtilityResult:
 def _examples_by_task(
     heldout: Sequence[Conversation],
     label_sets: Mapping[str, Sequence[str]],
+    *,
     tasks: Collection[str] | None,
 ) -> dict[str, list[Example]]:
     """The held-out conversations' examples of each task scored: all (None) is the call
@@ -89,8 +90,8 @@ def _examples_by_task(
 def evaluate_utility(
     model: Any,
     tokenizer: Any,
-    heldout: Sequence[Conversation],
     *,
+    heldout: Sequence[Conversation],
     label_sets: Mapping[str, Sequence[str]],
     max_new_tokens: int,
     max_prompt_tokens: int,
@@ -105,17 +106,17 @@ def evaluate_utility(
     (default: the call tasks) are the tasks scored by generating; perplexity is always
     measured.
     ``judge`` scores the privacy-preserving summaries (default: the offline judge)."""
-    examples = _examples_by_task(heldout, label_sets, tasks)
+    examples = _examples_by_task(heldout, label_sets, tasks=tasks)
     metrics: dict[str, float] = {}
     scores: dict[str, dict[str, float]] = {c.id: {} for c in heldout}
     for task, items in examples.items():
         if not items:
             continue
-        prompts = [fit_prompt(e.prompt, tokenizer, max_prompt_tokens) for e in items]
+        prompts = [fit_prompt(e.prompt, tokenizer, max_tokens=max_prompt_tokens) for e in items]
         outputs = generate(
             model,
             tokenizer,
-            prompts,
+            prompts=prompts,
             max_new_tokens=_token_budget(task, max_new_tokens),
             batch_size=batch_size,
             progress=f"{progress} {task}",
@@ -123,17 +124,17 @@ def evaluate_utility(
         if task in SUMMARY_PRIVACY_TASKS:
             by_id = {c.id: c for c in heldout}
             overall, per_example = private_summary_scores(
-                task, outputs, items, conversations=by_id, judge=judge
+                task, outputs, items=items, conversations=by_id, judge=judge
             )
         else:
-            overall, per_example = _task_scores(task, outputs, items, label_sets=label_sets)
+            overall, per_example = _task_scores(task, outputs, items=items, label_sets=label_sets)
         metrics.update({f"{task}.{k}": v for k, v in overall.items()})
         for example, example_scores in zip(items, per_example, strict=True):
             scores[example.conversation_id].update(
                 {f"{task}.{k}": v for k, v in example_scores.items()}
             )
     texts = [transcript(c) for c in heldout]
-    sums = loss_sums(model, tokenizer, texts, progress=f"{progress} perplexity")
+    sums = loss_sums(model, tokenizer, texts=texts, progress=f"{progress} perplexity")
     metrics["perplexity_raw"] = corpus_perplexity(sums)
     per_conversation = {
         c.id: ConversationScores(scores[c.id], loss, n)
@@ -153,8 +154,8 @@ def _token_budget(task: str, max_new_tokens: int) -> int:
 def _task_scores(
     task: str,
     outputs: Sequence[str],
-    items: Sequence[Example],
     *,
+    items: Sequence[Example],
     label_sets: Mapping[str, Sequence[str]],
 ) -> tuple[dict[str, float], list[dict[str, float]]]:
     """One task's scores over its examples, and each example's."""
@@ -171,8 +172,8 @@ def _task_scores(
 def evaluate_datasets(
     model: Any,
     tokenizer: Any,
-    datasets: Mapping[str, Sequence[Conversation]],
     *,
+    datasets: Mapping[str, Sequence[Conversation]],
     label_sets: Mapping[str, Sequence[str]],
     max_new_tokens: int,
     max_prompt_tokens: int,
@@ -195,7 +196,7 @@ def evaluate_datasets(
         result = evaluate_utility(
             model,
             tokenizer,
-            conversations,
+            heldout=conversations,
             label_sets=label_sets,
             max_new_tokens=max_new_tokens,
             max_prompt_tokens=max_prompt_tokens,
@@ -215,8 +216,8 @@ def evaluate_datasets(
 def evaluate_models(
     models: Mapping[str, Callable[[], tuple[Any, Any]]],
     datasets: Mapping[str, Sequence[Conversation]],
-    label_sets: Mapping[str, Sequence[str]],
     *,
+    label_sets: Mapping[str, Sequence[str]],
     max_new_tokens: int,
     max_prompt_tokens: int,
     tasks: Collection[str] | None = None,
@@ -236,7 +237,7 @@ def evaluate_models(
         metrics[name], scored = evaluate_datasets(
             model,
             tokenizer,
-            datasets,
+            datasets=datasets,
             label_sets=label_sets,
             max_new_tokens=max_new_tokens,
             max_prompt_tokens=max_prompt_tokens,
@@ -251,8 +252,8 @@ def evaluate_models(
 def loss_sums(
     model: Any,
     tokenizer: Any,
-    texts: Sequence[str],
     *,
+    texts: Sequence[str],
     max_length: int = 512,
     progress: str | None = None,
 ) -> list[tuple[float, int]]:
@@ -264,7 +265,7 @@ def loss_sums(
     sums: list[tuple[float, int]] = []
     model.eval()
     with torch.no_grad():
-        for text in counted(texts, progress or "", "texts", shown=bool(progress)):
+        for text in counted(texts, progress or "", unit="texts", shown=bool(progress)):
             ids = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_length).to(
                 model.device
             )
@@ -285,6 +286,6 @@ def corpus_perplexity(sums: Iterable[tuple[float, int]]) -> float:
     return math.exp(total_loss / total_tokens) if total_tokens else float("nan")
 
 
-def perplexity(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length: int = 512) -> float:
+def perplexity(model: Any, tokenizer: Any, *, texts: Sequence[str], max_length: int = 512) -> float:
     """exp of the mean next-token loss over all tokens of ``texts`` (each cut to max_length)."""
-    return corpus_perplexity(loss_sums(model, tokenizer, texts, max_length=max_length))
+    return corpus_perplexity(loss_sums(model, tokenizer, texts=texts, max_length=max_length))

@@ -54,8 +54,8 @@ _LEGACY = {"anonymized": PLACEHOLDER, "raw": ORACLE}
 def variant_name(
     corpus: str,
     replacement: str,
-    surrogate_method: str | None = None,
     *,
+    surrogate_method: str | None = None,
     detectors: Sequence[str] = DEFAULT_DETECTORS,
     mask_loss_weight: float = 1.0,
     fragments_source: str = "anonymized",

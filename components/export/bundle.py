@@ -110,8 +110,8 @@ Source = Path | bytes
 def build_bundle(
     contents: Mapping[str, Source],
     lineage: Mapping[str, Any],
-    bundle_dir: Path,
     *,
+    bundle_dir: Path,
     make_zip: bool,
     check: Callable[[Path], None] | None = None,
     signing_key: Ed25519PrivateKey | None = None,
@@ -133,9 +133,9 @@ def build_bundle(
         raise InputError(f"export: missing input file(s): {', '.join(missing)}")
     with atomic_folder(bundle_dir, BUNDLE_KIND) as tmp:
         if signing_key is None:
-            manifest = _write_folder(contents, lineage, tmp)
+            manifest = _write_folder(contents, lineage, folder=tmp)
         else:
-            manifest = _write_signed_folder(contents, lineage, tmp, key=signing_key)
+            manifest = _write_signed_folder(contents, lineage, folder=tmp, key=signing_key)
         if check is not None:
             check(tmp)
         if make_zip:
@@ -157,7 +157,7 @@ def _check_names(contents: Mapping[str, Source]) -> None:
 
 
 def _write_folder(
-    contents: Mapping[str, Source], lineage: Mapping[str, Any], folder: Path
+    contents: Mapping[str, Source], lineage: Mapping[str, Any], *, folder: Path
 ) -> dict[str, Any]:
     for name, source in sorted(contents.items()):
         target = folder / name
@@ -187,15 +187,17 @@ def _write_folder(
 def _write_signed_folder(
     contents: Mapping[str, Source],
     lineage: Mapping[str, Any],
-    folder: Path,
     *,
+    folder: Path,
     key: Ed25519PrivateKey,
 ) -> dict[str, Any]:
     """The folder with the public key listed, the key named in the manifest, and the
     signature over the manifest's bytes beside it."""
     public = key.public_key()
     with_key = {**contents, PUBLIC_KEY: public_key_pem(public)}
-    manifest = _write_folder(with_key, {**lineage, "signing": signing_record(public)}, folder)
+    manifest = _write_folder(
+        with_key, {**lineage, "signing": signing_record(public)}, folder=folder
+    )
     signature = sign_manifest((folder / MANIFEST).read_bytes(), key)
     (folder / SIGNATURE).write_text(signature + "\n", encoding="ascii")
     return manifest

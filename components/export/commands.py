@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 def verify(
     bundle: Path,
     public_key: Path | None = None,
-    configured_key: str | None = None,
     *,
+    configured_key: str | None = None,
     base_dir: Path = Path(),
     against_registry: bool = False,
 ) -> Metrics:
@@ -44,11 +44,13 @@ def verify(
         against_registry: also compare the manifest's sha256 and signature with the tags of
             the model version it names, in the MLflow registry (``MLFLOW_TRACKING_URI``).
     """
-    key, key_source = trusted_key(public_key, configured_key, base_dir)
+    key, key_source = trusted_key(public_key, configured_key, base_dir=base_dir)
     problems = verify_bundle(bundle, key)
     manifest = read_manifest(bundle)
     if against_registry:
-        problems += registry_problems(_registry_client(), manifest, read_signature(bundle))
+        problems += registry_problems(
+            _registry_client(), manifest, signature=read_signature(bundle)
+        )
     if problems:
         raise BundleTampered(
             f"{bundle}: {len(problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in problems)
@@ -65,7 +67,7 @@ def verify(
 
 
 def trusted_key(
-    public_key: Path | None, configured_key: str | None, base_dir: Path
+    public_key: Path | None, configured_key: str | None, *, base_dir: Path
 ) -> tuple[Ed25519PublicKey, str]:
     """The key a bundle must be signed with, and where it came from: ``public_key`` when
     given, else the checkout's key pair (``$VEILTUNE_SIGNING_KEY`` or
@@ -104,8 +106,8 @@ def _registry_client() -> MlflowClient:
 def fetch(
     model_name: str,
     version: str,
-    output: Path,
     *,
+    output: Path,
     public_key: Path | None = None,
     configured_key: str | None = None,
     base_dir: Path = Path(),
@@ -154,5 +156,7 @@ def fetch(
         for item in (tmp / ARTIFACT_PATH).iterdir():
             item.rename(tmp / item.name)
         (tmp / ARTIFACT_PATH).rmdir()
-        result = verify(tmp, public_key, configured_key, base_dir=base_dir, against_registry=True)
+        result = verify(
+            tmp, public_key, configured_key=configured_key, base_dir=base_dir, against_registry=True
+        )
     return {**result, "bundle": str(output), "fetched_from": f"runs:/{run_id}/{ARTIFACT_PATH}"}

@@ -63,14 +63,14 @@ class PiScanPolicy:
 
     def scan_contents(self, contents: dict[str, Source]) -> BundleScan:
         files = ((n, s if isinstance(s, bytes) else s.read_bytes()) for n, s in contents.items())
-        return scan_files(files, self.entries, self.salt, min_chars=self.min_chars)
+        return scan_files(files, self.entries, salt=self.salt, min_chars=self.min_chars)
 
     def scan_folder(self, folder: Path) -> BundleScan:
-        return scan_bundle(folder, self.entries, self.salt, min_chars=self.min_chars)
+        return scan_bundle(folder, self.entries, salt=self.salt, min_chars=self.min_chars)
 
 
 def _optional_files(
-    inputs: ExportInputs, metrics: dict[str, dict[str, Any]], contents: dict[str, Source]
+    inputs: ExportInputs, metrics: dict[str, dict[str, Any]], *, contents: dict[str, Source]
 ) -> tuple[dict[str, dict[str, Any]], Any]:
     """Add the audit's details and evaluate's intervals to ``contents`` where the run wrote
     them (a run from before they existed did not); returns the metrics with the audit's
@@ -90,8 +90,8 @@ def _optional_files(
 def bundle_contents(
     inputs: ExportInputs,
     params: dict[str, Any],
-    metrics: dict[str, dict[str, Any]],
     *,
+    metrics: dict[str, dict[str, Any]],
     lineage: dict[str, Any],
     pi: PiScanPolicy,
 ) -> dict[str, Source]:
@@ -104,7 +104,7 @@ def bundle_contents(
     """
     policy, policy_summary = policy_contents(params.get("anonymize") or {}, inputs.params.parent)
     review, review_summary = review_contents(
-        inputs.review_dir, pi.entries, pi.salt, min_chars=pi.min_chars, detector=pi.detector
+        inputs.review_dir, pi.entries, salt=pi.salt, min_chars=pi.min_chars, detector=pi.detector
     )
     utility, utility_report, utility_png = utility_contents(inputs.utility_dir)
     adapter_config = inputs.adapter_dir / "adapter_config.json"
@@ -121,7 +121,7 @@ def bundle_contents(
     }
     if adapter_config.is_file():
         contents["model/adapter_config.json"] = adapter_config
-    metrics, every_interval = _optional_files(inputs, metrics, contents)
+    metrics, every_interval = _optional_files(inputs, metrics, contents=contents)
     facts = ExportFacts(
         metrics=metrics,
         params=params,
@@ -134,7 +134,9 @@ def bundle_contents(
         utility_intervals=every_interval,
     )
     histogram = inputs.risk_histogram.read_bytes() if inputs.risk_histogram.is_file() else None
-    contents["report.html"] = compliance_report_html(facts, histogram, utility_png).encode()
+    contents["report.html"] = compliance_report_html(
+        facts, histogram, utility_png=utility_png
+    ).encode()
     card = model_card_markdown(facts)
     contents["model_card.md"] = card.encode()
     decided = facts.decision()
@@ -159,8 +161,8 @@ def refuse_leaks(scan: BundleScan) -> None:
 def write_scanned_bundle(
     contents: dict[str, Source],
     lineage: dict[str, Any],
-    bundle_dir: Path,
     *,
+    bundle_dir: Path,
     make_zip: bool,
     pi: PiScanPolicy,
     signing_key: Ed25519PrivateKey | None = None,
@@ -189,7 +191,7 @@ def write_scanned_bundle(
     manifest = build_bundle(
         with_scan,
         lineage,
-        bundle_dir,
+        bundle_dir=bundle_dir,
         make_zip=make_zip,
         check=lambda folder: refuse_leaks(pi.scan_folder(folder)),
         signing_key=signing_key,

@@ -25,5 +25,5 @@ class ExportConfig:
         _require(
             bool(self.signing_key.strip()),
             "export.signing_key",
-            "the path of an Ed25519 private key (PEM), made there on first use",
+            allowed="the path of an Ed25519 private key (PEM), made there on first use",
         )

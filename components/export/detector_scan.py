@@ -104,7 +104,7 @@ class DetectorScanPolicy:
             n_files += 1
             for entity_type, value in self._proposals(text):
                 candidates[value].add((name, entity_type))
-        confirmed = corpus_values(self.raw_corpus, candidates, self.original_ids)
+        confirmed = corpus_values(self.raw_corpus, candidates, more_texts=self.original_ids)
         leaks: dict[str, Counter[str]] = defaultdict(Counter)
         for value in confirmed:
             for name, entity_type in candidates[value]:
@@ -142,7 +142,7 @@ def identifying(surface: str) -> bool:
 
 
 def corpus_values(
-    raw_corpus: Path, values: Iterable[str], more_texts: Iterable[str] = ()
+    raw_corpus: Path, values: Iterable[str], *, more_texts: Iterable[str] = ()
 ) -> set[str]:
     """Which normalized ``values`` occur, as whole word sequences, in any text of the corpus
     or in ``more_texts``."""
@@ -187,7 +187,7 @@ def _prose(files: Iterable[tuple[str, bytes]]) -> Iterator[tuple[str, str]]:
 
 
 def mask_records(
-    records: Sequence[dict[str, Any]], policy: DetectorScanPolicy, counts: Counter[str]
+    records: Sequence[dict[str, Any]], policy: DetectorScanPolicy, *, counts: Counter[str]
 ) -> list[dict[str, Any]]:
     """Conversation records (of anonymized text) with what the anonymize stage would still
     replace in them masked as ``[RESIDUAL_<TYPE>]``: the same detector and policy (roles,
@@ -196,13 +196,13 @@ def mask_records(
     originals = [conversation_from_record(r, f"record {i}") for i, r in enumerate(records)]
     blanked = [_blanked(c) for c in originals]
     residual = replace(policy.anonymization, mode="residual")
-    found = detect_batch(blanked, policy.detector, policy.anonymization)
+    found = detect_batch(blanked, policy.detector, policy=policy.anonymization)
     masked = []
     for record, original, (_, spans) in zip(records, originals, found, strict=True):
         fields = text_fields(
-            original, policy.anonymization.class_labels, policy.anonymization.pi_label_keys
+            original, policy.anonymization.class_labels, pi_keys=policy.anonymization.pi_label_keys
         )
-        cleaned, replaced = anonymize_conversation(original, fields, spans, policy=residual)
+        cleaned, replaced = anonymize_conversation(original, fields, spans=spans, policy=residual)
         counts.update(r.span.entity_type for r in replaced)
         masked.append({**record, **cleaned.to_record()})
     return masked

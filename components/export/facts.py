@@ -213,7 +213,7 @@ def utility_rows(
             k,
             adapter.get(k),
             base.get(k),
-            _score_count(k, evaluate, adapter, base=base),
+            _score_count(k, evaluate, adapter=adapter, base=base),
             *_row_intervals(recorded.get(k)),
         )
         for k in keys
@@ -238,7 +238,7 @@ def interval_bounds(interval: Any) -> Bounds | None:
     return None
 
 
-def with_interval(value: float | None, bounds: Bounds | None, signed: bool = False) -> Any:
+def with_interval(value: float | None, bounds: Bounds | None, *, signed: bool = False) -> Any:
     """A score for a table cell: ``0.322 [0.277, 0.368]`` (3 significant digits, as the
     verdict states them) when it has an interval, the value itself otherwise."""
     if value is None or bounds is None:
@@ -250,8 +250,8 @@ def with_interval(value: float | None, bounds: Bounds | None, signed: bool = Fal
 def _score_count(
     metric: str,
     evaluate: Mapping[str, Any],
-    adapter: Mapping[str, float],
     *,
+    adapter: Mapping[str, float],
     base: Mapping[str, float],
 ) -> int | None:
     """``[dataset.]n_examples.<task>`` for a task's score (``[dataset.]<task>.<score>``),
@@ -280,8 +280,8 @@ def failed_audits(rows: list[AuditRow]) -> list[str]:
 def decision(
     register: Mapping[str, Any],
     registry: Mapping[str, Any],
-    gate: Mapping[str, Any],
     *,
+    gate: Mapping[str, Any],
     audit: Mapping[str, Any],
     train_corpus: str,
 ) -> Decision:
@@ -294,7 +294,9 @@ def decision(
     """
     aliases = tuple(str(a) for a in registry.get("aliases", register.get("aliases", [])))
     champion = CHAMPION in aliases
-    reason = register.get("decision_reason") or _derived_reason(gate, audit, train_corpus)
+    reason = register.get("decision_reason") or _derived_reason(
+        gate, audit, train_corpus=train_corpus
+    )
     return Decision(
         champion=champion,
         reason=str(reason),
@@ -310,7 +312,7 @@ def _optional_str(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _derived_reason(gate: Mapping[str, Any], audit: Mapping[str, Any], train_corpus: str) -> str:
+def _derived_reason(gate: Mapping[str, Any], audit: Mapping[str, Any], *, train_corpus: str) -> str:
     if train_corpus != "anonymized":
         return (
             f"trained on the {train_corpus} corpus: a baseline for the utility report, "
@@ -373,7 +375,7 @@ class ExportFacts:
         return decision(
             self.stage("register"),
             self.registry,
-            self.stage("gate"),
+            gate=self.stage("gate"),
             audit=self.stage("audit"),
             train_corpus=corpus,
         )

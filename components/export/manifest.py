@@ -25,7 +25,7 @@ _NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
-def read_manifest_bytes(handle: IO[bytes], declared: int, where: str) -> bytes:
+def read_manifest_bytes(handle: IO[bytes], declared: int, *, where: str) -> bytes:
     """At most ``MAX_MANIFEST_BYTES``: the declared size is checked before a byte is read
     (or inflated), then never trusted."""
     if declared > MAX_MANIFEST_BYTES:

@@ -29,7 +29,7 @@ RUN_TAG = "bundle.run_id"  # the run whose artifacts hold the bundle
 ARTIFACT_PATH = "bundle"  # where in that run's artifacts
 
 
-def bundle_tags(manifest: Mapping[str, Any], signature: str, run_id: str) -> dict[str, str]:
+def bundle_tags(manifest: Mapping[str, Any], signature: str, *, run_id: str) -> dict[str, str]:
     """The tags that name a signed bundle: its manifest's sha256, signature and key, and the
     run whose artifacts hold it."""
     return {
@@ -41,7 +41,7 @@ def bundle_tags(manifest: Mapping[str, Any], signature: str, run_id: str) -> dic
 
 
 def record_bundle(
-    client: MlflowClient, manifest: Mapping[str, Any], signature: str, *, run_id: str
+    client: MlflowClient, manifest: Mapping[str, Any], *, signature: str, run_id: str
 ) -> None:
     """Tag the model version the manifest's ``registered_model`` names with the bundle,
     whose files run ``run_id`` holds under ``ARTIFACT_PATH``.
@@ -53,7 +53,7 @@ def record_bundle(
 
     name, version = _registered(manifest)
     try:
-        for key, value in bundle_tags(manifest, signature, run_id).items():
+        for key, value in bundle_tags(manifest, signature, run_id=run_id).items():
             client.set_model_version_tag(name, version, key, value)
     except MlflowException as exc:
         raise BackendError(
@@ -62,7 +62,7 @@ def record_bundle(
 
 
 def registry_problems(
-    client: MlflowClient, manifest: Mapping[str, Any], signature: str | None
+    client: MlflowClient, manifest: Mapping[str, Any], *, signature: str | None
 ) -> list[str]:
     """Where the bundle differs from what the registry recorded for its version; empty
     when the manifest's sha256 and the signature are the ones recorded.

@@ -292,7 +292,7 @@ def _lineage_section(facts: ExportFacts) -> list[tuple[str, Any]]:
 
 
 def compliance_report_html(
-    facts: ExportFacts, histogram_png: bytes | None, utility_png: bytes | None
+    facts: ExportFacts, histogram_png: bytes | None, *, utility_png: bytes | None
 ) -> str:
     """The report page: the verdict banner, then the sections of ``SECTIONS`` in order.
 

@@ -71,7 +71,7 @@ def describe_leaks(leaks: Mapping[str, Mapping[str, int]]) -> str:
 
 
 def scan_bundle(
-    bundle: Path, entries: Iterable[InventoryEntry], salt: str, *, min_chars: int
+    bundle: Path, entries: Iterable[InventoryEntry], *, salt: str, min_chars: int
 ) -> BundleScan:
     """Scan every file of a bundle folder or zip for specific inventory values.
 
@@ -80,14 +80,14 @@ def scan_bundle(
             as in the leakage audit.
         salt: the inventory's salt (``data/raw/salt``).
     """
-    return scan_files(_bundle_files(bundle), entries, salt, min_chars=min_chars)
+    return scan_files(_bundle_files(bundle), entries, salt=salt, min_chars=min_chars)
 
 
 def scan_files(
     files: Iterable[tuple[str, bytes]],
     entries: Iterable[InventoryEntry],
-    salt: str,
     *,
+    salt: str,
     min_chars: int,
 ) -> BundleScan:
     """Scan (name, content) pairs as ``scan_bundle`` scans a bundle's files."""
@@ -105,7 +105,7 @@ def scan_files(
         found = {
             e.digest: e
             for text in texts
-            for e in find_leaks(text, inventory, salt, min_chars=min_chars)
+            for e in find_leaks(text, inventory, salt=salt, min_chars=min_chars)
         }
         if found:
             leaks[name] = dict(Counter(e.entity_type for e in found.values()))
@@ -236,7 +236,7 @@ def _inflate(data: bytes) -> bytes:
 
 
 def redact_residual(
-    text: str, entries: Iterable[InventoryEntry], salt: str, *, min_chars: int
+    text: str, entries: Iterable[InventoryEntry], *, salt: str, min_chars: int
 ) -> tuple[str, Counter[str]]:
     """``text`` with each value of ``entries`` (of ``min_chars`` or more) in it replaced by
     ``[RESIDUAL_<TYPE>]``; the caller picks the entries (specific ones, or a conversation's
@@ -258,7 +258,7 @@ def redact_residual(
             entry = by_digest.get(salted_digest(value, salt))
             if entry is not None:
                 matches.append((i, i + n, entry.entity_type))
-    return _apply_masks(text, tokens, _merge(matches))
+    return _apply_masks(text, tokens, ranges=_merge(matches))
 
 
 def _merge(matches: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
@@ -275,7 +275,7 @@ def _merge(matches: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
 
 
 def _apply_masks(
-    text: str, tokens: list[re.Match[str]], ranges: list[tuple[int, int, str]]
+    text: str, tokens: list[re.Match[str]], *, ranges: list[tuple[int, int, str]]
 ) -> tuple[str, Counter[str]]:
     parts, counts, position = [], Counter[str](), 0
     for first, last, kind in ranges:
@@ -288,18 +288,20 @@ def _apply_masks(
 
 
 def redact_record(
-    record: Any, entries: list[InventoryEntry], salt: str, *, min_chars: int, counts: Counter[str]
+    record: Any, entries: list[InventoryEntry], *, salt: str, min_chars: int, counts: Counter[str]
 ) -> Any:
     """A JSON value with ``redact_residual`` applied to every string in it (keys kept)."""
     if isinstance(record, str):
-        text, found = redact_residual(record, entries, salt, min_chars=min_chars)
+        text, found = redact_residual(record, entries, salt=salt, min_chars=min_chars)
         counts.update(found)
         return text
     if isinstance(record, dict):
         return {
-            k: redact_record(v, entries, salt, min_chars=min_chars, counts=counts)
+            k: redact_record(v, entries, salt=salt, min_chars=min_chars, counts=counts)
             for k, v in record.items()
         }
     if isinstance(record, list):
-        return [redact_record(v, entries, salt, min_chars=min_chars, counts=counts) for v in record]
+        return [
+            redact_record(v, entries, salt=salt, min_chars=min_chars, counts=counts) for v in record
+        ]
     return record

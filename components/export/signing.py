@@ -70,8 +70,8 @@ def sign_manifest(manifest_bytes: bytes, key: Ed25519PrivateKey) -> str:
 def signature_problems(
     manifest: dict[str, Any],
     manifest_bytes: bytes,
-    signature: bytes | None,
     *,
+    signature: bytes | None,
     trusted: Ed25519PublicKey,
 ) -> list[str]:
     """Why the manifest is not vouched for by ``trusted``; empty when its signature is good.
@@ -91,7 +91,7 @@ def signature_problems(
     problem = signature_problem(
         manifest_bytes,
         signature,
-        named,
+        named_key=named,
         trusted=trusted,
         names=(SIGNATURE, _MANIFEST, "the manifest"),
     )

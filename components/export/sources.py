@@ -91,8 +91,8 @@ def policy_contents(
 def review_contents(
     review_dir: Path,
     entries: list[InventoryEntry],
-    salt: str,
     *,
+    salt: str,
     min_chars: int,
     detector: DetectorScanPolicy | None = None,
 ) -> tuple[Contents, dict[str, Any]]:
@@ -123,10 +123,10 @@ def review_contents(
         for _, obj in iter_jsonl(path):
             own = common_by_conversation.get(str(obj.get("id")), [])
             masked.append(
-                redact_record(obj, specific + own, salt, min_chars=min_chars, counts=counts)
+                redact_record(obj, specific + own, salt=salt, min_chars=min_chars, counts=counts)
             )
         if detector is not None:
-            masked = mask_records(masked, detector, detected)
+            masked = mask_records(masked, detector, counts=detected)
         contents[f"review/{path.name}"] = b"".join(
             (json.dumps(r, ensure_ascii=False) + "\n").encode() for r in masked
         )

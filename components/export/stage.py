@@ -62,19 +62,19 @@ def run(config: ExportConfig, context: StageContext) -> Metrics:
 
         parent = run.data.tags.get("mlflow.parentRunId", "")
         lineage_info = _lineage(
-            params, metrics, (parent, run.info.run_id), workspace=context.workspace
+            params, metrics, runs=(parent, run.info.run_id), workspace=context.workspace
         )
         # In the lineage the report reads too: the key's fingerprint is on its page.
         lineage_info["signing"] = signing_record(key.public_key())
-        contents = bundle_contents(inputs, params, metrics, lineage=lineage_info, pi=pi)
+        contents = bundle_contents(inputs, params, metrics=metrics, lineage=lineage_info, pi=pi)
         # The zip always: dvc.yaml declares it, and DVC fails a stage whose output is missing.
         manifest, scan = write_scanned_bundle(
-            contents, lineage_info, bundle, make_zip=True, pi=pi, signing_key=key
+            contents, lineage_info, bundle_dir=bundle, make_zip=True, pi=pi, signing_key=key
         )
         signature = (bundle / SIGNATURE).read_text(encoding="ascii").strip()
         # the files before the tags that point to them
         mlflow.log_artifacts(str(bundle), BUNDLE_ARTIFACTS)
-        record_bundle(MlflowClient(), manifest, signature, run_id=run.info.run_id)
+        record_bundle(MlflowClient(), manifest, signature=signature, run_id=run.info.run_id)
         result = {
             "n_files": len(manifest["files"]),
             "manifest_sha256": manifest["manifest_sha256"],
@@ -110,7 +110,7 @@ def _pi_scan_policy(config: ExportConfig, context: StageContext) -> PiScanPolicy
 
 
 def _lineage(
-    params: dict[str, Any], metrics: dict[str, Metrics], runs: tuple[str, str], *, workspace: Path
+    params: dict[str, Any], metrics: dict[str, Metrics], *, runs: tuple[str, str], workspace: Path
 ) -> dict[str, Any]:
     """The bundle's lineage: the commit, params and DVC lock of ``workspace``, and the MLflow
     ``runs`` (the pipeline's, the export's)."""

@@ -126,16 +126,16 @@ def verify_bundle(bundle: Path, trusted_key: Ed25519PublicKey | None = None) -> 
     if contents.manifest is None:
         return problems  # the manifest itself was refused: nothing trustworthy to compare with
     manifest = contents.manifest
-    problems += compare_with_manifest(dict(manifest), contents.digests, contents.refused)
+    problems += compare_with_manifest(dict(manifest), contents.digests, refused=contents.refused)
     if trusted_key is not None and SIGNATURE not in contents.refused:
         problems += signature_problems(
-            manifest, contents.manifest_bytes, contents.signature, trusted=trusted_key
+            manifest, contents.manifest_bytes, signature=contents.signature, trusted=trusted_key
         )
     return problems
 
 
 def compare_with_manifest(
-    manifest: dict[str, Any], digests: Mapping[str, str], refused: Collection[str] = ()
+    manifest: dict[str, Any], digests: Mapping[str, str], *, refused: Collection[str] = ()
 ) -> list[str]:
     """Problems between a parsed manifest and the sha256 of each file actually present.
 
@@ -270,7 +270,7 @@ def _read_folder_sealed(folder: Path, name: str) -> bytes:
     """The manifest or the signature, read whole (both are capped like the manifest)."""
     with _open_regular(folder / name) as handle:
         declared = os.fstat(handle.fileno()).st_size
-        return read_manifest_bytes(handle, declared, f"{folder}: {name}")
+        return read_manifest_bytes(handle, declared, where=f"{folder}: {name}")
 
 
 def _sha256_regular(path: Path) -> str:
@@ -291,12 +291,12 @@ def _read_zip(zip_path: Path, hash_files: bool) -> _Contents:
             marker = members.get(FOLDER_MARK)
             if marker is not None and marker.file_size < 64 and _is_mark(archive.read(marker)):
                 del members[FOLDER_MARK]  # the folder's, zipped with it by hand
-            manifest, raw = _zip_manifest(archive, members, refused, zip_path=zip_path)
+            manifest, raw = _zip_manifest(archive, members, refused=refused, zip_path=zip_path)
             signed = members.get(SIGNATURE)
-            signature = None if signed is None else _zip_sealed(archive, signed, zip_path)
+            signature = None if signed is None else _zip_sealed(archive, signed, zip_path=zip_path)
             infos = list(members.values()) if hash_files else []
             digests = {
-                info.filename: _zip_member_sha256(archive, info, zip_path)
+                info.filename: _zip_member_sha256(archive, info, zip_path=zip_path)
                 for info in infos
                 if info.filename not in _SEALED
             }
@@ -338,8 +338,8 @@ def _list_zip(infos: list[zipfile.ZipInfo]) -> tuple[dict[str, zipfile.ZipInfo],
 def _zip_manifest(
     archive: zipfile.ZipFile,
     members: Mapping[str, zipfile.ZipInfo],
-    refused: Mapping[str, str],
     *,
+    refused: Mapping[str, str],
     zip_path: Path,
 ) -> tuple[dict[str, Any] | None, bytes]:
     """The parsed manifest member and its bytes; (None, b"") when it was refused."""
@@ -350,22 +350,22 @@ def _zip_manifest(
         raise InputError(
             f"{zip_path}: no {MANIFEST} in the archive; not a veiltune bundle, or it was removed"
         )
-    raw = _zip_sealed(archive, info, zip_path)
+    raw = _zip_sealed(archive, info, zip_path=zip_path)
     return parse_manifest(raw, zip_path), raw
 
 
-def _zip_sealed(archive: zipfile.ZipFile, info: zipfile.ZipInfo, zip_path: Path) -> bytes:
+def _zip_sealed(archive: zipfile.ZipFile, info: zipfile.ZipInfo, *, zip_path: Path) -> bytes:
     """The manifest or the signature member, read whole (both are capped like the manifest)."""
     where = f"{zip_path}: {info.filename}"
-    with _open_member(archive, info, zip_path) as handle:
-        raw = read_manifest_bytes(handle, info.file_size, where)
-    _check_length(where, len(raw), info.file_size)
+    with _open_member(archive, info, zip_path=zip_path) as handle:
+        raw = read_manifest_bytes(handle, info.file_size, where=where)
+    _check_length(where, len(raw), declared=info.file_size)
     return raw
 
 
 @contextmanager
 def _open_member(
-    archive: zipfile.ZipFile, info: zipfile.ZipInfo, zip_path: Path
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, *, zip_path: Path
 ) -> Iterator[IO[bytes]]:
     """A member opened for reading; what zipfile raises on it becomes an InputError naming it."""
     where = f"{zip_path}: {info.filename}"
@@ -384,19 +384,19 @@ def _open_member(
         raise InputError(f"{where}: cannot be read (corrupt): {detail}") from exc
 
 
-def _zip_member_sha256(archive: zipfile.ZipFile, info: zipfile.ZipInfo, zip_path: Path) -> str:
+def _zip_member_sha256(archive: zipfile.ZipFile, info: zipfile.ZipInfo, *, zip_path: Path) -> str:
     """The member's sha256, once its length is found to be the one its header declares
     (zipfile checks the CRC, but stops short without a word when a stored member is short)."""
     digest = hashlib.sha256()
     length = 0
-    with _open_member(archive, info, zip_path) as handle:
+    with _open_member(archive, info, zip_path=zip_path) as handle:
         for chunk in iter(lambda: handle.read(_CHUNK), b""):
             digest.update(chunk)
             length += len(chunk)
-    _check_length(f"{zip_path}: {info.filename}", length, info.file_size)
+    _check_length(f"{zip_path}: {info.filename}", length, declared=info.file_size)
     return digest.hexdigest()
 
 
-def _check_length(where: str, length: int, declared: int) -> None:
+def _check_length(where: str, length: int, *, declared: int) -> None:
     if length != declared:
         raise InputError(f"{where}: holds {length} bytes, declares {declared} (corrupt)")

@@ -56,7 +56,7 @@ def layout_problem(handle: BinaryIO, infos: Sequence[zipfile.ZipInfo]) -> str | 
     position, previous = 0, None
     for info in sorted(infos, key=lambda i: i.header_offset):
         if info.header_offset != position:
-            return _misplaced(info, previous, info.header_offset - position)
+            return _misplaced(info, previous, gap=info.header_offset - position)
         position, previous = _member_end(handle, info), info
     if position < directory.start:
         gap = directory.start - position
@@ -75,7 +75,7 @@ def layout_problem(handle: BinaryIO, infos: Sequence[zipfile.ZipInfo]) -> str | 
     return None
 
 
-def _misplaced(info: zipfile.ZipInfo, previous: zipfile.ZipInfo | None, gap: int) -> str:
+def _misplaced(info: zipfile.ZipInfo, previous: zipfile.ZipInfo | None, *, gap: int) -> str:
     if previous is None:
         return f"{gap} bytes before the first member (refused: {_WHY})"
     if gap > 0:
@@ -90,13 +90,13 @@ def _member_end(handle: BinaryIO, info: zipfile.ZipInfo) -> int:
     """The byte after a member: its local header, name, extra field, compressed data and,
     when its header's flags say so, its data descriptor."""
     handle.seek(info.header_offset)
-    header = _read_exactly(handle, _LOCAL_HEADER.size, f"{info.filename}: local header")
+    header = _read_exactly(handle, _LOCAL_HEADER.size, what=f"{info.filename}: local header")
     fields = _LOCAL_HEADER.unpack(header)
     signature, flags, name_length, extra_length = fields[0], fields[2], fields[9], fields[10]
     if signature != _LOCAL_SIGNATURE:
         raise InputError(f"{info.filename}: no local header at byte {info.header_offset} (corrupt)")
     handle.seek(name_length, 1)
-    extra = _read_exactly(handle, extra_length, f"{info.filename}: extra field")
+    extra = _read_exactly(handle, extra_length, what=f"{info.filename}: extra field")
     end = info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
     end += info.compress_size
     if flags & _DESCRIPTOR_FLAG:
@@ -138,7 +138,7 @@ def _directory(handle: BinaryIO) -> _Directory:
         if locator[:4] == _END64_LOCATOR_SIGNATURE:
             directory_end = locator_at - _END64.size
             handle.seek(max(directory_end, 0))
-            record = _read_exactly(handle, _END64.size, "zip64 end of central directory")
+            record = _read_exactly(handle, _END64.size, what="zip64 end of central directory")
             zip64 = _END64.unpack(record)
             if directory_end < 0 or zip64[0] != _END64_SIGNATURE:
                 raise InputError("no zip64 end of central directory record (corrupt)")
@@ -147,7 +147,7 @@ def _directory(handle: BinaryIO) -> _Directory:
     return _Directory(directory_end - directory_size, recorded_start, trailing)
 
 
-def _read_exactly(handle: BinaryIO, length: int, what: str) -> bytes:
+def _read_exactly(handle: BinaryIO, length: int, *, what: str) -> bytes:
     data = handle.read(length)
     if len(data) != length:
         raise InputError(f"{what}: cut short (corrupt)")

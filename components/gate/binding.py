@@ -20,7 +20,7 @@ RISK_TABLE_KEY = "risk_table_sha256"
 
 
 def gate_digests(
-    risk_metrics: Mapping[str, Any], corpus: Path, risk_table: Path, *, risk_source: str
+    risk_metrics: Mapping[str, Any], corpus: Path, *, risk_table: Path, risk_source: str
 ) -> dict[str, str]:
     """The hashes the gate's verdict records: the corpus (which must be the one the risk
     table was computed on) and the risk table.
@@ -39,7 +39,7 @@ def gate_digests(
 
 
 def require_gate_passed(
-    gate_metrics: Mapping[str, Any] | None, gate_file: Path, corpus: Path
+    gate_metrics: Mapping[str, Any] | None, gate_file: Path, *, corpus: Path
 ) -> str:
     """The corpus's sha256, once the gate's verdict says it passed *this* corpus.
 
@@ -66,8 +66,8 @@ def require_gate_passed(
 def require_trained_on_gated_corpus(
     train_metrics: Mapping[str, Any],
     gate_metrics: Mapping[str, Any],
-    train_file: Path,
     *,
+    train_file: Path,
     corpus: Path,
 ) -> None:
     """Register's check: the adapter's training verified the corpus the gate judged, and

@@ -130,7 +130,7 @@ class ExpectColumnMeanPlusStdToBeLessThan(ColumnAggregateExpectation):
         "contributors": ["veiltune"],
     }
 
-    def _validate(
+    def _validate(  # noqa: PLR0917 (Great Expectations' signature)
         self,
         metrics: dict[str, Any],
         runtime_configuration: dict[str, Any] | None = None,
@@ -152,7 +152,7 @@ class ExpectColumnMeanPlusStdToBeLessThan(ColumnAggregateExpectation):
 
     @classmethod
     @renderer(renderer_type=LegacyRendererType.PRESCRIPTIVE)
-    def _prescriptive_renderer(
+    def _prescriptive_renderer(  # noqa: PLR0917 (Great Expectations' signature)
         cls,
         configuration: ExpectationConfiguration | None = None,
         result: ExpectationValidationResult | None = None,

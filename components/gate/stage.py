@@ -26,7 +26,9 @@ from components.risk import read_risk_table
 def run(config: GateConfig, context: StageContext) -> Metrics:
     corpus, table_file = context.input(paths.ANON_CORPUS), context.input(paths.RISK_TABLE)
     risk_file = paths.metrics_file("risk")
-    digests = gate_digests(context.metrics("risk"), corpus, table_file, risk_source=str(risk_file))
+    digests = gate_digests(
+        context.metrics("risk"), corpus, risk_table=table_file, risk_source=str(risk_file)
+    )
     result_file, page_file = context.output(paths.GATE_RESULT), context.output(paths.GATE_PAGE)
     with context.mlflow_run():
         table = read_risk_table(table_file)
@@ -39,7 +41,7 @@ def run(config: GateConfig, context: StageContext) -> Metrics:
             expected_ids=expected_ids,
             per_context=config.per_context,
         )
-        write_validation(validation, result_file, page_file)
+        write_validation(validation, result_file, page_file=page_file)
         metrics = {**result.to_metrics(), **digests}
         context.record(metrics, artifacts=[result_file, page_file])
     if not result.passed:
@@ -47,7 +49,7 @@ def run(config: GateConfig, context: StageContext) -> Metrics:
     return metrics
 
 
-def write_validation(validation: Mapping[str, Any], result_file: Path, page_file: Path) -> None:
+def write_validation(validation: Mapping[str, Any], result_file: Path, *, page_file: Path) -> None:
     """Write the GX validation result as JSON and as veiltune's offline page of it, and remove
     the GX Data Docs an earlier veiltune wrote beside them (they load their assets from CDNs;
     ``veiltune gate`` run outside ``dvc repro`` would leave them there)."""

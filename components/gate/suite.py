@@ -62,8 +62,8 @@ _COUNT_KEYS = ("element_count", "unexpected_count", "missing_count")
 def validate_risk_table(
     table: pd.DataFrame,
     threshold: float,
-    known_contexts: Sequence[str] | None = None,
     *,
+    known_contexts: Sequence[str] | None = None,
     expected_ids: Sequence[str] | None = None,
     per_context: bool = False,
 ) -> tuple[GateResult, dict[str, Any]]:
@@ -86,11 +86,11 @@ def validate_risk_table(
     _check_threshold(threshold)
     contexts = _table_contexts(table) if per_context else None
     expectations = build_gate_expectations(
-        float(threshold), known_contexts, expected_ids, gated_contexts=contexts
+        float(threshold), known_contexts, expected_ids=expected_ids, gated_contexts=contexts
     )
     validation = _checkpoint_run(table, expectations)
     result = _gate_result(
-        validation, float(threshold), len(table), per_context=contexts is not None
+        validation, float(threshold), n_conversations=len(table), per_context=contexts is not None
     )
     logger.info(
         "residual-risk gate %s: %d conversations, %s=%.4f, threshold %g, %d/%d expectations "
@@ -111,8 +111,8 @@ def validate_risk_table(
 def build_gate_expectations(
     threshold: float,
     known_contexts: Sequence[str] | None = None,
-    expected_ids: Sequence[str] | None = None,
     *,
+    expected_ids: Sequence[str] | None = None,
     gated_contexts: Sequence[str] | None = None,
 ) -> list[Expectation]:
     """The gate's expectations: μ+σ below ``threshold`` first, then the structural checks.
@@ -220,8 +220,8 @@ def _context_config() -> DataContextConfig:
 def _gate_result(
     validation: ExpectationSuiteValidationResult,
     threshold: float,
-    n_conversations: int,
     *,
+    n_conversations: int,
     per_context: bool,
 ) -> GateResult:
     """Summarize a suite run into a GateResult; μ, σ and μ+σ come from the custom expectation."""

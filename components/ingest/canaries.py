@@ -75,8 +75,8 @@ class Canary:
 def plant_canaries(
     conversations: Sequence[Conversation],
     train_ids: Sequence[str],
-    entity_types: Sequence[str],
     *,
+    entity_types: Sequence[str],
     repetitions: Sequence[int],
     seed: int,
 ) -> tuple[list[Conversation], list[Canary]]:

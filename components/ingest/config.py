@@ -32,11 +32,13 @@ class DialogSumConfig:
     append: DialogSumAppend = "auto"
 
     def __post_init__(self) -> None:
-        _require(self.path != "", "ingest.dialogsum.path", "a JSONL file path, or null for off")
+        _require(
+            self.path != "", "ingest.dialogsum.path", allowed="a JSONL file path, or null for off"
+        )
         _require(
             self.path is not None or self.append != "always",
             "ingest.dialogsum.path",
-            "a JSONL file path when ingest.dialogsum.append is always",
+            allowed="a JSONL file path when ingest.dialogsum.append is always",
         )
 
     def appended_to(self, corpus_path: str | None) -> bool:
@@ -72,5 +74,5 @@ class IngestConfig:
         _require(
             all(r >= 1 for r in self.canary_repetitions),
             "ingest.canary_repetitions",
-            "a list of integers >= 1",
+            allowed="a list of integers >= 1",
         )

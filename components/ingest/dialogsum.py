@@ -45,8 +45,8 @@ def dialogsum_conversation(obj: Mapping[str, Any], where: str) -> Conversation:
     fname = obj.get("fname")
     if not isinstance(fname, str | int) or isinstance(fname, bool) or str(fname) == "":
         raise InputError(f"{where}: missing or empty key 'fname'")
-    dialogue = _required_text(obj, "dialogue", where)
-    summary = _required_text(obj, "summary", where)
+    dialogue = _required_text(obj, "dialogue", where=where)
+    summary = _required_text(obj, "summary", where=where)
     return Conversation(
         f"{ID_PREFIX}{fname}",
         _turns(dialogue, where),
@@ -55,7 +55,7 @@ def dialogsum_conversation(obj: Mapping[str, Any], where: str) -> Conversation:
     )
 
 
-def _required_text(obj: Mapping[str, Any], key: str, where: str) -> str:
+def _required_text(obj: Mapping[str, Any], key: str, *, where: str) -> str:
     value = obj.get(key)
     if not isinstance(value, str) or not value.strip():
         raise InputError(f"{where}: missing or empty key '{key}' (a string)")

@@ -88,7 +88,7 @@ def read_inventory(path: Path) -> list[InventoryEntry]:
 
 
 def find_leaks(
-    text: str, entries: Iterable[InventoryEntry], salt: str, *, min_chars: int
+    text: str, entries: Iterable[InventoryEntry], *, salt: str, min_chars: int
 ) -> list[InventoryEntry]:
     """Specific inventory entries (of at least ``min_chars`` characters) found in ``text``."""
     by_digest = {e.digest: e for e in entries if e.specific and e.n_chars >= min_chars}

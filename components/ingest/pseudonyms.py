@@ -58,7 +58,7 @@ class IdPseudonyms:
     mapping: Mapping[str, str]
 
     @classmethod
-    def of(cls, ids: Sequence[str], salt: str, corpus_name: str) -> IdPseudonyms:
+    def of(cls, ids: Sequence[str], salt: str, *, corpus_name: str) -> IdPseudonyms:
         """The pseudonyms of ``ids`` (a corpus's, unique, in order).
 
         Raises:

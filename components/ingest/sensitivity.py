@@ -156,40 +156,40 @@ class _Reader:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def error(self, node: yaml.Node, key: str, message: str) -> InputError:
+    def error(self, node: yaml.Node, key: str, *, message: str) -> InputError:
         return InputError(f"{self.path}:{node.start_mark.line + 1}: {key}: {message}")
 
     def document(self, root: yaml.Node) -> list[SensitiveCategory]:
         pairs = self.pairs(root, "(top level)")
         for key_node, _ in pairs:
             if key_node.value != "settings":
-                raise self.error(key_node, key_node.value, "unknown key; only `settings`")
+                raise self.error(key_node, key_node.value, message="unknown key; only `settings`")
         if not pairs or _is_null(pairs[0][1]):
-            raise self.error(root, "settings", "empty taxonomy; the 12 settings are needed")
+            raise self.error(root, "settings", message="empty taxonomy; the 12 settings are needed")
         settings_key, settings_node = pairs[0]
         entries: list[SensitiveCategory] = []
         found: list[str] = []
-        for key_node, value in self.pairs(settings_node, "settings", settings_key):
+        for key_node, value in self.pairs(settings_node, "settings", owner=settings_key):
             name = key_node.value
             if name not in SETTINGS:
                 message = f"unknown setting; allowed: {', '.join(SETTINGS)}"
-                raise self.error(key_node, f"settings.{name}", message)
+                raise self.error(key_node, f"settings.{name}", message=message)
             found.append(name)
-            entries.extend(self.setting(name, key_node, value))
+            entries.extend(self.setting(name, key_node, node=value))
         missing = [name for name in SETTINGS if name not in found]
         if missing:
             message = f"missing setting(s): {', '.join(missing)}; all {len(SETTINGS)} are needed"
-            raise self.error(settings_key, "settings", message)
+            raise self.error(settings_key, "settings", message=message)
         if not entries:
-            raise self.error(settings_key, "settings", "empty taxonomy; no category in it")
+            raise self.error(settings_key, "settings", message="empty taxonomy; no category in it")
         return entries
 
     def setting(
-        self, setting: str, key_node: yaml.Node, node: yaml.Node
+        self, setting: str, key_node: yaml.Node, *, node: yaml.Node
     ) -> list[SensitiveCategory]:
         key = f"settings.{setting}"
-        pairs = self.pairs(node, key, key_node)
-        self.description(key_node, pairs, key)
+        pairs = self.pairs(node, key, owner=key_node)
+        self.description(key_node, pairs, key=key)
         entries: list[SensitiveCategory] = []
         seen: dict[str, tuple[str, int]] = {}  # category -> (path, line): unique across levels
         for level_node, value in pairs:
@@ -198,10 +198,10 @@ class _Reader:
                 continue
             if level not in LEVELS:
                 message = f"bad level; one of {', '.join(LEVELS)} (or {DESCRIPTION})"
-                raise self.error(level_node, f"{key}.{level}", message)
+                raise self.error(level_node, f"{key}.{level}", message=message)
             if _is_null(value):
                 continue  # a level with every category commented out
-            for name_node, category in self.pairs(value, f"{key}.{level}", level_node):
+            for name_node, category in self.pairs(value, f"{key}.{level}", owner=level_node):
                 name = self.name(name_node, f"{key}.{level}.{name_node.value}")
                 path = f"{setting}.{level}.{name}"
                 if name in seen:
@@ -210,38 +210,40 @@ class _Reader:
                         f"duplicate category: also {other} (line {line}); a category name is"
                         " unique within its setting"
                     )
-                    raise self.error(name_node, f"{key}.{level}.{name}", message)
+                    raise self.error(name_node, f"{key}.{level}.{name}", message=message)
                 seen[name] = (path, name_node.start_mark.line + 1)
-                entries.extend(self.category(setting, level, name_node, node=category))
+                entries.extend(self.category(setting, level, key_node=name_node, node=category))
         return entries
 
     def category(
-        self, setting: str, level: str, key_node: yaml.ScalarNode, *, node: yaml.Node
+        self, setting: str, level: str, *, key_node: yaml.ScalarNode, node: yaml.Node
     ) -> list[SensitiveCategory]:
         name = str(key_node.value)
         path = f"{setting}.{level}.{name}"
         key = f"settings.{setting}.{level}.{name}"
-        pairs = self.pairs(node, key, key_node)
+        pairs = self.pairs(node, key, owner=key_node)
         for field_node, _ in pairs:
             if field_node.value not in (DESCRIPTION, SUBCATEGORIES):
                 message = f"unknown key; allowed: {DESCRIPTION}, {SUBCATEGORIES}"
-                raise self.error(field_node, f"{key}.{field_node.value}", message)
-        text = self.description(key_node, pairs, key)
+                raise self.error(field_node, f"{key}.{field_node.value}", message=message)
+        text = self.description(key_node, pairs, key=key)
         entries = [SensitiveCategory(path, setting, level, name, None, text)]
         for field_node, value in pairs:
             if field_node.value != SUBCATEGORIES or _is_null(value):
                 continue
-            for sub_node, sub_value in self.pairs(value, f"{key}.{SUBCATEGORIES}", field_node):
+            for sub_node, sub_value in self.pairs(
+                value, f"{key}.{SUBCATEGORIES}", owner=field_node
+            ):
                 sub_key = f"{key}.{SUBCATEGORIES}.{sub_node.value}"
                 sub = self.name(sub_node, sub_key)
-                sub_text = self.text(sub_node, sub_value, sub_key)
+                sub_text = self.text(sub_node, sub_value, key=sub_key)
                 entries.append(
                     SensitiveCategory(f"{path}.{sub}", setting, level, name, sub, sub_text)
                 )
         return entries
 
     def pairs(
-        self, node: yaml.Node, key: str, owner: yaml.Node | None = None
+        self, node: yaml.Node, key: str, *, owner: yaml.Node | None = None
     ) -> list[tuple[yaml.ScalarNode, yaml.Node]]:
         """The key/value nodes of a mapping; refuses another type and duplicate keys.
 
@@ -249,16 +251,16 @@ class _Reader:
         """
         if not isinstance(node, yaml.MappingNode):
             message = f"wrong type: a mapping is needed, not {_kind(node)}"
-            raise self.error(owner or node, key, message)
+            raise self.error(owner or node, key, message=message)
         seen: dict[str, int] = {}
         pairs: list[tuple[yaml.ScalarNode, yaml.Node]] = []
         for key_node, value in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
-                raise self.error(key_node, key, "wrong type: a key must be a plain name")
+                raise self.error(key_node, key, message="wrong type: a key must be a plain name")
             inner = f"{key}.{key_node.value}" if key != "(top level)" else key_node.value
             if key_node.value in seen:
                 message = f"duplicate key (first at line {seen[key_node.value]})"
-                raise self.error(key_node, inner, message)
+                raise self.error(key_node, inner, message=message)
             seen[key_node.value] = key_node.start_mark.line + 1
             pairs.append((key_node, value))
         return pairs
@@ -266,26 +268,26 @@ class _Reader:
     def name(self, node: yaml.ScalarNode, key: str) -> str:
         if not _NAME.fullmatch(node.value):
             message = "not a lower snake_case name (a-z, 0-9 and single underscores)"
-            raise self.error(node, key, message)
+            raise self.error(node, key, message=message)
         return str(node.value)
 
     def description(
-        self, owner: yaml.Node, pairs: list[tuple[yaml.ScalarNode, yaml.Node]], key: str
+        self, owner: yaml.Node, pairs: list[tuple[yaml.ScalarNode, yaml.Node]], *, key: str
     ) -> str:
         for key_node, value in pairs:
             if key_node.value == DESCRIPTION:
-                return self.text(key_node, value, f"{key}.{DESCRIPTION}")
-        raise self.error(owner, f"{key}.{DESCRIPTION}", "missing; a one-line description")
+                return self.text(key_node, value, key=f"{key}.{DESCRIPTION}")
+        raise self.error(owner, f"{key}.{DESCRIPTION}", message="missing; a one-line description")
 
-    def text(self, key_node: yaml.Node, node: yaml.Node, key: str) -> str:
+    def text(self, key_node: yaml.Node, node: yaml.Node, *, key: str) -> str:
         if not isinstance(node, yaml.ScalarNode):
             message = f"wrong type: a one-line description is needed, not {_kind(node)}"
-            raise self.error(key_node, key, message)
+            raise self.error(key_node, key, message=message)
         value = str(node.value).strip()
         if not value or node.tag == _NULL_TAG:
-            raise self.error(key_node, key, "empty; a one-line description is needed")
+            raise self.error(key_node, key, message="empty; a one-line description is needed")
         if "\n" in value:
-            raise self.error(key_node, key, "a one-line description is needed, not several")
+            raise self.error(key_node, key, message="a one-line description is needed, not several")
         return value
 
 

@@ -74,7 +74,7 @@ def _resolved(name: str, base_dir: Path) -> Path:
     return path if path.is_absolute() else base_dir / path
 
 
-def split_ids(ids: Sequence[str], heldout_fraction: float, seed: int) -> dict[str, list[str]]:
+def split_ids(ids: Sequence[str], heldout_fraction: float, *, seed: int) -> dict[str, list[str]]:
     """Assign each id to ``train`` or ``heldout`` by a seeded hash: stable as the corpus grows."""
     splits: dict[str, list[str]] = {"train": [], "heldout": []}
     for conv_id in ids:

@@ -21,13 +21,13 @@ def run(config: IngestConfig, context: StageContext) -> Metrics:
     conversations = [*main, *dialogsum]
     # The split and the canaries' hosts are drawn on the original ids: the same whatever
     # the salt, so a new ingest renames the user's conversations and changes nothing else.
-    splits = split_ids([c.id for c in conversations], config.heldout_fraction, config.seed)
+    splits = split_ids([c.id for c in conversations], config.heldout_fraction, seed=config.seed)
     _require_heldout(splits, config.heldout_fraction)
     try:
         conversations, canaries = plant_canaries(
             conversations,
             splits["train"],
-            config.canary_types,
+            entity_types=config.canary_types,
             repetitions=config.canary_repetitions,
             seed=config.seed,
         )
@@ -36,7 +36,7 @@ def run(config: IngestConfig, context: StageContext) -> Metrics:
     salt = new_salt()
     # A user's ids may be PI (an e-mail address as a CRM key): nothing after ingest sees them.
     user_ids = [c.id for c in main] if config.corpus_path else []
-    pseudonyms = IdPseudonyms.of(user_ids, salt, str(config.corpus_path))
+    pseudonyms = IdPseudonyms.of(user_ids, salt, corpus_name=str(config.corpus_path))
     conversations = pseudonyms.conversations(conversations)
     splits, canaries = pseudonyms.splits(splits), pseudonyms.canaries(canaries)
     out = context.output
@@ -45,14 +45,16 @@ def run(config: IngestConfig, context: StageContext) -> Metrics:
         # the umask: 0700 folders, 0600 files.
         for folder in (out(paths.RAW_DIR), out(paths.INVENTORY).parent):
             private_folder(folder)
-        write_jsonl_atomic(out(paths.RAW_CORPUS), (c.to_record() for c in conversations), PRIVATE)
-        write_jsonl_atomic(out(paths.CANARIES), (c.to_record() for c in canaries), PRIVATE)
-        write_text_atomic(out(paths.SALT), salt + "\n", PRIVATE)
+        write_jsonl_atomic(
+            out(paths.RAW_CORPUS), (c.to_record() for c in conversations), mode=PRIVATE
+        )
+        write_jsonl_atomic(out(paths.CANARIES), (c.to_record() for c in canaries), mode=PRIVATE)
+        write_text_atomic(out(paths.SALT), salt + "\n", mode=PRIVATE)
         # The one way back from a pseudonym (empty for veiltune's own corpora).
-        write_jsonl_atomic(out(paths.ID_PSEUDONYMS), pseudonyms.records(), PRIVATE)
+        write_jsonl_atomic(out(paths.ID_PSEUDONYMS), pseudonyms.records(), mode=PRIVATE)
         entries = inventory_entries(conversations, salt)
-        write_jsonl_atomic(out(paths.INVENTORY), (e.to_record() for e in entries), PRIVATE)
-        write_json_atomic(out(paths.SPLITS), splits, PRIVATE)
+        write_jsonl_atomic(out(paths.INVENTORY), (e.to_record() for e in entries), mode=PRIVATE)
+        write_json_atomic(out(paths.SPLITS), splits, mode=PRIVATE)
         metrics = {**corpus_metrics(conversations, splits), "n_canaries": len(canaries)}
         context.record(metrics)
     return metrics

@@ -50,7 +50,7 @@ def bound_adapter(adapter_dir: Path, records: Mapping[Path, Mapping[str, Any]]) 
 
 
 def trained_corpus(
-    train: Mapping[str, Any], gate: Mapping[str, Any], train_file: Path, *, configured: str
+    train: Mapping[str, Any], gate: Mapping[str, Any], *, train_file: Path, configured: str
 ) -> str:
     """What the adapter learnt from, by train's own record (``train.corpus`` of its run);
     ``configured`` (params.yaml's, now) only for a warning when it differs.

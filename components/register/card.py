@@ -79,12 +79,12 @@ def adapter_card(facts: CardFacts) -> str:
     return "\n\n".join(sections) + "\n"
 
 
-def version_description(card: str, champion: bool, reason: str) -> str:
+def version_description(card: str, champion: bool, *, reason: str) -> str:
     """A registry version's description: its promotion verdict and why, then its card."""
     return f"**{CHAMPION if champion else CANDIDATE}**: {reason}\n\n{card}"
 
 
-def model_description(model_name: str, champion: str | None, reason: str) -> str:
+def model_description(model_name: str, champion: str | None, *, reason: str) -> str:
     """The registered model's description: which version is approved and why, what the
     model is for and its limits (each version's description holds its own card)."""
     held = (
@@ -181,5 +181,5 @@ def describe_model(client: MlflowClient, model_name: str) -> None:
         reason = tags.get("forced_promotion_reason") or tags.get("promotion_reason", "")
     version = str(holder.version) if holder is not None else None
     client.update_registered_model(
-        model_name, description=model_description(model_name, version, reason)
+        model_name, description=model_description(model_name, version, reason=reason)
     )

@@ -57,8 +57,8 @@ class ChampionCheck:
 def promote(
     client: MlflowClient,
     model_name: str,
-    version: str,
     *,
+    version: str,
     trusted: Ed25519PublicKey | None,
     force: bool = False,
     reason: str = "",
@@ -75,8 +75,8 @@ def promote(
         raise InputError("a forced promotion needs a non-empty reason (--reason)")
     if reason and not force:
         raise InputError("--reason records why a promotion was forced; pass it with --force")
-    found = _model_version(client, model_name, version)
-    blocked = read_version_evidence(client, found, trusted).refusals()
+    found = _model_version(client, model_name, version=version)
+    blocked = read_version_evidence(client, found, trusted=trusted).refusals()
     if blocked and not force:
         raise PromotionRefused(
             f"refusing to promote {model_name} v{version}: {'; '.join(blocked)}. "
@@ -86,23 +86,26 @@ def promote(
     previous = str(holder.version) if holder is not None else None
     if previous == version:
         return _summary(
-            model_name, version, previous, message=f"{model_name} v{version} is already champion"
+            model_name,
+            version,
+            previous=previous,
+            message=f"{model_name} v{version} is already champion",
         )
     now = _now()
     client.set_model_version_tag(model_name, version, "promoted_at", now)
     if force:
         client.set_model_version_tag(model_name, version, "forced_promotion_reason", reason)
         client.set_model_version_tag(model_name, version, "forced_promotion_at", now)
-    move_champion(client, model_name, version, previous=previous)
+    move_champion(client, model_name, version=version, previous=previous)
     describe_model(client, model_name)
     lost = f"; v{previous} lost the champion alias" if previous else ""
     forced = f" (forced over: {'; '.join(blocked)})" if blocked else ""
     message = f"{model_name} v{version} is now champion{forced}{lost}"
-    return _summary(model_name, version, previous, message=message)
+    return _summary(model_name, version, previous=previous, message=message)
 
 
 def check_champion(
-    client: MlflowClient, model_name: str, trusted: Ed25519PublicKey | None
+    client: MlflowClient, model_name: str, *, trusted: Ed25519PublicKey | None
 ) -> ChampionCheck:
     """Check the evidence of the version holding ``champion``, however it got there.
 
@@ -115,13 +118,13 @@ def check_champion(
             f"{model_name}: no version holds champion (or no such model is registered); "
             "nothing to check"
         )
-    evidence = read_version_evidence(client, holder, trusted)
+    evidence = read_version_evidence(client, holder, trusted=trusted)
     return ChampionCheck(model_name, str(holder.version), evidence.checks)
 
 
-def demote(client: MlflowClient, model_name: str, version: str) -> dict[str, Any]:
+def demote(client: MlflowClient, model_name: str, *, version: str) -> dict[str, Any]:
     """Take ``champion`` from a version; afterwards no version is champion."""
-    found = _model_version(client, model_name, version)
+    found = _model_version(client, model_name, version=version)
     if CHAMPION not in found.aliases:
         holder = champion_version(client, model_name)
         who = f"v{holder.version} is" if holder is not None else "no version is"
@@ -134,11 +137,11 @@ def demote(client: MlflowClient, model_name: str, version: str) -> dict[str, Any
         f"{model_name} v{version} is no longer champion; no version is champion now "
         "(`veiltune promote VERSION` names one)"
     )
-    return _summary(model_name, version, version, message=message)
+    return _summary(model_name, version, previous=version, message=message)
 
 
 def _summary(
-    model_name: str, version: str, previous: str | None, *, message: str
+    model_name: str, version: str, *, previous: str | None, message: str
 ) -> dict[str, Any]:
     return {
         "model_name": model_name,
@@ -148,7 +151,7 @@ def _summary(
     }
 
 
-def _model_version(client: MlflowClient, model_name: str, version: str) -> ModelVersion:
+def _model_version(client: MlflowClient, model_name: str, *, version: str) -> ModelVersion:
     from mlflow.exceptions import MlflowException
 
     if not version.isdigit() or int(version) < 1:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def promote(
-    config: RegisterConfig, context: StageContext, version: str, *, force: bool, reason: str
+    config: RegisterConfig, context: StageContext, *, version: str, force: bool, reason: str
 ) -> Metrics:
     """Give ``version`` the champion alias (evidence that fails needs ``force`` and a reason)."""
     from mlflow.tracking import MlflowClient
@@ -27,7 +27,12 @@ def promote(
     trusted = _trusted_key(context)
     tracking.configure_tracking(config.experiment)
     return promote_version(
-        MlflowClient(), config.model_name, version, trusted=trusted, force=force, reason=reason
+        MlflowClient(),
+        config.model_name,
+        version=version,
+        trusted=trusted,
+        force=force,
+        reason=reason,
     )
 
 
@@ -37,7 +42,7 @@ def check_champion(config: RegisterConfig, context: StageContext) -> ChampionChe
 
     trusted = _trusted_key(context)
     tracking.configure_tracking(config.experiment)
-    return check_version(MlflowClient(), config.model_name, trusted)
+    return check_version(MlflowClient(), config.model_name, trusted=trusted)
 
 
 def demote(config: RegisterConfig, version: str) -> Metrics:
@@ -45,7 +50,7 @@ def demote(config: RegisterConfig, version: str) -> Metrics:
     from mlflow.tracking import MlflowClient
 
     tracking.configure_tracking(config.experiment)
-    return demote_version(MlflowClient(), config.model_name, version)
+    return demote_version(MlflowClient(), config.model_name, version=version)
 
 
 def _trusted_key(context: StageContext) -> Ed25519PublicKey | None:

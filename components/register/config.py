@@ -25,5 +25,5 @@ class RegisterConfig:
         _require(
             bool(self.utility_metric.strip()),
             "register.utility_metric",
-            "a metric key of evaluate.json's adapter section, e.g. summary.rouge1",
+            allowed="a metric key of evaluate.json's adapter section, e.g. summary.rouge1",
         )

@@ -80,7 +80,7 @@ class EvidenceFiles:
 
     @classmethod
     def read(
-        cls, metrics_files: Mapping[str, Path], train_corpus: str, adapter_sha256: str
+        cls, metrics_files: Mapping[str, Path], train_corpus: str, *, adapter_sha256: str
     ) -> EvidenceFiles:
         """The metrics files of ``METRICS_FILES`` (name → its path), as they are now."""
         files = {name: metrics_files[name].read_bytes() for name in METRICS_FILES}
@@ -94,7 +94,7 @@ class EvidenceFiles:
         return {TRAIN_CORPUS_KEY: self.train_corpus, ADAPTER_KEY: self.adapter_sha256}
 
 
-def evidence_record(files: EvidenceFiles, run_id: str, key: Ed25519PublicKey) -> bytes:
+def evidence_record(files: EvidenceFiles, run_id: str, *, key: Ed25519PublicKey) -> bytes:
     """``evidence.json``'s bytes: what the signature covers."""
     record = {
         "format": FORMAT,
@@ -112,11 +112,11 @@ def evidence_record(files: EvidenceFiles, run_id: str, key: Ed25519PublicKey) ->
 
 
 def log_evidence(
-    client: MlflowClient, run_id: str, files: EvidenceFiles, *, key: Ed25519PrivateKey
+    client: MlflowClient, run_id: str, *, files: EvidenceFiles, key: Ed25519PrivateKey
 ) -> dict[str, str]:
     """Store the files, ``evidence.json`` and its signature as ``evidence/`` artifacts of
     ``run_id``; returns the tags naming them (for people: the rule never reads them)."""
-    record = evidence_record(files, run_id, key.public_key())
+    record = evidence_record(files, run_id, key=key.public_key())
     with tempfile.TemporaryDirectory() as work:
         folder = Path(work)
         for name, data in files.files.items():
@@ -178,14 +178,14 @@ class VerifiedEvidence:
         if self.problem is not None:
             raise InputError(f"run {self.run_id}: the evidence does not hold ({self.problem})")
         source = f"{EVIDENCE_DIR}/evaluate.json of run {self.run_id}"
-        utility = utility_of(self.metrics, metric, source)
+        utility = utility_of(self.metrics, metric, source=source)
         return Evidence(
             self.gate_passed, self.audit.passed, self.audit.failed, self.corpus, utility
         )
 
 
 def read_evidence(
-    client: MlflowClient, run_id: str, trusted: Ed25519PublicKey | None
+    client: MlflowClient, run_id: str, *, trusted: Ed25519PublicKey | None
 ) -> VerifiedEvidence:
     """Fetch the ``evidence/`` artifacts of ``run_id`` and check them with ``trusted`` (the
     checkout's key; None when it has none, which fails the signature check)."""
@@ -206,15 +206,15 @@ def read_evidence(
             if folder.is_dir()
             else {}
         )
-    return judge_evidence(blobs, run_id, trusted)
+    return judge_evidence(blobs, run_id, trusted=trusted)
 
 
 def judge_evidence(
-    blobs: Mapping[str, bytes], run_id: str, trusted: Ed25519PublicKey | None
+    blobs: Mapping[str, bytes], run_id: str, *, trusted: Ed25519PublicKey | None
 ) -> VerifiedEvidence:
     """Check the evidence files of ``run_id`` (by name), then judge them (pure)."""
     checks: list[Check] = []
-    for check in _integrity_checks(blobs, run_id, trusted):
+    for check in _integrity_checks(blobs, run_id, trusted=trusted):
         checks.append(check)
         if not check.passed:
             return VerifiedEvidence(run_id, tuple(checks))
@@ -230,8 +230,8 @@ def judge_evidence(
     return VerifiedEvidence(
         run_id,
         (*checks, Check("contents", True, "the gate, audit and evaluate metrics parse")),
-        _verdicts(gate, audit, corpus),
-        tuple(refusals(gate.passed, audit.passed, audit.failed, corpus=corpus)),
+        _verdicts(gate, audit, corpus=corpus),
+        tuple(refusals(gate.passed, audit.passed, failed_audits=audit.failed, corpus=corpus)),
         gate.passed,
         audit,
         corpus,
@@ -241,12 +241,12 @@ def judge_evidence(
 
 
 def read_version_evidence(
-    client: MlflowClient, version: ModelVersion, trusted: Ed25519PublicKey | None
+    client: MlflowClient, version: ModelVersion, *, trusted: Ed25519PublicKey | None
 ) -> VerifiedEvidence:
     """:func:`read_evidence` of a registered version's run and, once that holds, the
     version's own adapter artifact hashed against the adapter the evidence names: what
     MLflow serves is what was audited."""
-    evidence = read_evidence(client, str(version.run_id), trusted)
+    evidence = read_evidence(client, str(version.run_id), trusted=trusted)
     if evidence.problem is not None:
         return evidence
     check = _registered_adapter(version, evidence.adapter)
@@ -274,14 +274,14 @@ def _registered_adapter(version: ModelVersion, named: str) -> Check:
 
 
 def _integrity_checks(
-    blobs: Mapping[str, bytes], run_id: str, trusted: Ed25519PublicKey | None
+    blobs: Mapping[str, bytes], run_id: str, *, trusted: Ed25519PublicKey | None
 ) -> Iterator[Check]:
     """The checks of the evidence itself, in order; the caller stops at the first failure."""
     record = _record(blobs)
-    yield _found(blobs, record, run_id)
+    yield _found(blobs, record, run_id=run_id)
     if record is None:
         return
-    yield _signed(blobs, record, trusted)
+    yield _signed(blobs, record, trusted=trusted)
     yield _bound(record, run_id)
     yield _hashed(blobs, record)
     yield _one_adapter(blobs, record)
@@ -298,7 +298,7 @@ def _record(blobs: Mapping[str, bytes]) -> dict[str, Any] | None:
     return parsed
 
 
-def _found(blobs: Mapping[str, bytes], record: dict[str, Any] | None, run_id: str) -> Check:
+def _found(blobs: Mapping[str, bytes], record: dict[str, Any] | None, *, run_id: str) -> Check:
     if RECORD not in blobs:
         return Check(
             "evidence",
@@ -311,7 +311,7 @@ def _found(blobs: Mapping[str, bytes], record: dict[str, Any] | None, run_id: st
 
 
 def _signed(
-    blobs: Mapping[str, bytes], record: dict[str, Any], trusted: Ed25519PublicKey | None
+    blobs: Mapping[str, bytes], record: dict[str, Any], *, trusted: Ed25519PublicKey | None
 ) -> Check:
     if trusted is None:
         return Check("signature", False, NO_KEY)
@@ -324,7 +324,7 @@ def _signed(
     named = (record.get("signing") or {}).get("public_key_sha256")
     names = (SIGNATURE, RECORD, "the evidence")
     problem = signature_problem(
-        blobs[RECORD], blobs[SIGNATURE], named, trusted=trusted, names=names
+        blobs[RECORD], blobs[SIGNATURE], named_key=named, trusted=trusted, names=names
     )
     if problem is not None:
         return Check("signature", False, problem)
@@ -410,7 +410,7 @@ def _json(blobs: Mapping[str, bytes], name: str) -> Mapping[str, Any]:
     return parsed
 
 
-def _verdicts(gate: GateResult, audit: AuditResult, corpus: str) -> tuple[Check, ...]:
+def _verdicts(gate: GateResult, audit: AuditResult, *, corpus: str) -> tuple[Check, ...]:
     statistic = f"μ+σ {gate.mu_plus_sigma:g}, threshold {gate.threshold:g}"
     audits = ", ".join(
         f"{n} {'passed' if ok else 'failed'}" for n, ok in sorted(audit.audits.items())

@@ -42,14 +42,14 @@ if TYPE_CHECKING:
 
 
 def current_champion(
-    client: MlflowClient, model_name: str, metric: str, *, trusted: Ed25519PublicKey
+    client: MlflowClient, model_name: str, *, metric: str, trusted: Ed25519PublicKey
 ) -> ChampionUtility | None:
     """The version holding ``champion`` and its utility from its verified evidence, or
     None when no version holds it."""
     version = champion_version(client, model_name)
     if version is None:
         return None
-    evidence = read_evidence(client, str(version.run_id), trusted)
+    evidence = read_evidence(client, str(version.run_id), trusted=trusted)
     if evidence.problem is not None:
         problem = f"has evidence that does not hold ({evidence.problem})"
         return ChampionUtility(str(version.version), None, problem)
@@ -59,8 +59,8 @@ def current_champion(
 def register_version(
     client: MlflowClient,
     adapter_dir: Path,
-    base: BaseModel,
     *,
+    base: BaseModel,
     model_name: str,
     tags: Mapping[str, str],
     files: EvidenceFiles,
@@ -77,9 +77,9 @@ def register_version(
     if active is None:
         raise BackendError("register: no active MLflow run to log the evidence in")
     run_id = active.info.run_id
-    evidence_tags = log_evidence(client, run_id, files, key=key)
-    previous = current_champion(client, model_name, rule.metric, trusted=key.public_key())
-    decision = _decide(client, run_id, key.public_key(), previous=previous, rule=rule)
+    evidence_tags = log_evidence(client, run_id, files=files, key=key)
+    previous = current_champion(client, model_name, metric=rule.metric, trusted=key.public_key())
+    decision = _decide(client, run_id, trusted=key.public_key(), previous=previous, rule=rule)
     decision_tags = {
         "utility_metric": rule.metric,
         "train_corpus": files.train_corpus,
@@ -91,7 +91,7 @@ def register_version(
     version, logged_run = log_and_register(
         client,
         adapter_dir,
-        base,
+        base=base,
         model_name=model_name,
         tags={**tags, **base.to_tags(), **evidence_tags, **decision_tags},
         model_card=model_card,
@@ -99,9 +99,11 @@ def register_version(
     client.set_registered_model_alias(model_name, CANDIDATE, version)
     aliases: tuple[str, ...] = (CANDIDATE,)
     if decision.champion:
-        move_champion(client, model_name, version, previous=previous.version if previous else None)
+        move_champion(
+            client, model_name, version=version, previous=previous.version if previous else None
+        )
         aliases = (CANDIDATE, CHAMPION)
-    _describe(client, model_name, version, model_card=model_card, decision=decision)
+    _describe(client, model_name, version=version, model_card=model_card, decision=decision)
     return RegisteredVersion(
         model_name,
         version,
@@ -116,14 +118,14 @@ def register_version(
 def _describe(
     client: MlflowClient,
     model_name: str,
-    version: str,
     *,
+    version: str,
     model_card: str,
     decision: PromotionDecision,
 ) -> None:
     """The version's description (its verdict, then its card) and the model's: what the
     registry's pages show first."""
-    description = version_description(model_card, decision.champion, decision.reason)
+    description = version_description(model_card, decision.champion, reason=decision.reason)
     client.update_model_version(model_name, version, description=description)
     describe_model(client, model_name)
 
@@ -131,13 +133,13 @@ def _describe(
 def _decide(
     client: MlflowClient,
     run_id: str,
-    trusted: Ed25519PublicKey,
     *,
+    trusted: Ed25519PublicKey,
     previous: ChampionUtility | None,
     rule: UtilityRule,
 ) -> PromotionDecision:
     """The rule over the evidence as the store returns it."""
-    evidence = read_evidence(client, run_id, trusted)
+    evidence = read_evidence(client, run_id, trusted=trusted)
     if evidence.problem is not None:
         return PromotionDecision(False, "; ".join(evidence.refusals()))
-    return promotion_decision(evidence.decision_inputs(rule.metric), previous, rule)
+    return promotion_decision(evidence.decision_inputs(rule.metric), previous, rule=rule)

@@ -120,11 +120,14 @@ class RegisteredVersion:
 
 
 def promotion_decision(
-    evidence: Evidence, champion: ChampionUtility | None, rule: UtilityRule
+    evidence: Evidence, champion: ChampionUtility | None, *, rule: UtilityRule
 ) -> PromotionDecision:
     """Whether a new version earns ``champion``, and why (pure: no MLflow)."""
     blocked = refusals(
-        evidence.gate_passed, evidence.audit_passed, evidence.failed_audits, corpus=evidence.corpus
+        evidence.gate_passed,
+        evidence.audit_passed,
+        failed_audits=evidence.failed_audits,
+        corpus=evidence.corpus,
     )
     if blocked:
         return PromotionDecision(False, "; ".join(blocked))
@@ -152,7 +155,7 @@ def promotion_decision(
 
 
 def refusals(
-    gate_passed: bool, audit_passed: bool, failed_audits: tuple[str, ...], *, corpus: str
+    gate_passed: bool, audit_passed: bool, *, failed_audits: tuple[str, ...], corpus: str
 ) -> list[str]:
     """Why a version may never be champion, whatever its utility (empty: nothing stops it)."""
     reasons = []
@@ -181,15 +184,15 @@ def audit_result(metrics: Mapping[str, Any], source: str) -> AuditResult:
     if not isinstance(audits, Mapping):
         raise InputError(f"{source}: 'audits' must be a mapping of audit name to result")
     flags = {
-        str(name): bool(_required(result, "passed", f"{source}: audits.{name}"))
+        str(name): bool(_required(result, "passed", source=f"{source}: audits.{name}"))
         for name, result in audits.items()
     }
-    return AuditResult(bool(_required(metrics, "passed", source)), flags)
+    return AuditResult(bool(_required(metrics, "passed", source=source)), flags)
 
 
 def adapter_metrics(evaluation: Mapping[str, Any], source: str) -> dict[str, float]:
     """The adapter's numeric evaluation metrics, by key (e.g. ``summary.rouge1``)."""
-    section = _required(evaluation, "adapter", source)
+    section = _required(evaluation, "adapter", source=source)
     if not isinstance(section, Mapping):
         raise InputError(f"{source}: 'adapter' must be a mapping of metric name to number")
     return {
@@ -199,7 +202,7 @@ def adapter_metrics(evaluation: Mapping[str, Any], source: str) -> dict[str, flo
     }
 
 
-def utility_of(metrics: Mapping[str, float], metric: str, source: str) -> float:
+def utility_of(metrics: Mapping[str, float], metric: str, *, source: str) -> float:
     """The utility metric's value, or an error naming the param, the key and the file."""
     if metric not in metrics:
         raise InputError(
@@ -212,8 +215,8 @@ def utility_of(metrics: Mapping[str, float], metric: str, source: str) -> float:
 def version_tags(
     gate: GateResult,
     audit: AuditResult,
-    evaluation: Mapping[str, float],
     *,
+    evaluation: Mapping[str, float],
     lineage: Mapping[str, str],
 ) -> dict[str, str]:
     """The tags a new version carries: gate, audits, ``eval.*`` metrics and lineage."""
@@ -223,7 +226,7 @@ def version_tags(
 
 
 def headline_tags(
-    gate: GateResult, audit: AuditResult, held: Mapping[str, bool], *, metric: str, utility: float
+    gate: GateResult, audit: AuditResult, *, held: Mapping[str, bool], metric: str, utility: float
 ) -> dict[str, str]:
     """The gate's, the audits' and the utility's verdicts in a few short words; ``held``:
     the audits held to a threshold and their verdicts (``core.headline.held_audits``)."""
@@ -256,7 +259,7 @@ def champion_version(client: MlflowClient, model_name: str) -> ModelVersion | No
 
 
 def registration_fingerprint(
-    adapter_dir: Path, tags: Mapping[str, str], evidence: Mapping[str, Any], *, rule: UtilityRule
+    adapter_dir: Path, tags: Mapping[str, str], *, evidence: Mapping[str, Any], rule: UtilityRule
 ) -> str:
     """What makes a registration new: the adapter's files, its evidence and the rule it is
     judged by (the git commit aside: a commit that changes nothing trained is nothing new)."""
@@ -270,7 +273,7 @@ def registration_fingerprint(
 
 
 def find_registered(
-    client: MlflowClient, model_name: str, fingerprint: str
+    client: MlflowClient, model_name: str, *, fingerprint: str
 ) -> RegisteredVersion | None:
     """The version already registered with ``fingerprint`` (its aliases as they are now),
     or None."""
@@ -298,7 +301,7 @@ def find_registered(
     )
 
 
-def with_model_card(adapter_dir: Path, card: str, work: Path) -> Path:
+def with_model_card(adapter_dir: Path, card: str, *, work: Path) -> Path:
     """A copy of ``adapter_dir`` under ``work`` whose ``README.md`` is ``card``."""
     copy = work / ADAPTER_ARTIFACT  # MLflow keeps the folder's name: promotion finds it there
     shutil.copytree(adapter_dir, copy)
@@ -309,8 +312,8 @@ def with_model_card(adapter_dir: Path, card: str, work: Path) -> Path:
 def log_and_register(
     client: MlflowClient,
     adapter_dir: Path,
-    base: BaseModel,
     *,
+    base: BaseModel,
     model_name: str,
     tags: Mapping[str, str],
     model_card: str,
@@ -329,10 +332,10 @@ def log_and_register(
     active = mlflow.active_run()
     if active is None:
         raise BackendError("register: no active MLflow run to log the model in")
-    base_ref = shared_base_model(client, active.info.experiment_id, base)
+    base_ref = shared_base_model(client, active.info.experiment_id, base=base)
     with tempfile.TemporaryDirectory() as work:
         # The card replaces peft's template README (39 "More Information Needed").
-        adapter = with_model_card(adapter_dir, model_card, Path(work))
+        adapter = with_model_card(adapter_dir, model_card, work=Path(work))
         # The pyfunc's own modules travel with it: it loads where veiltune is not installed.
         code = pyfunc_code(Path(work) / "code")
         # MLflow loads the logged model and answers the input example before it returns.
@@ -351,7 +354,7 @@ def log_and_register(
 
 
 def move_champion(
-    client: MlflowClient, model_name: str, version: str, *, previous: str | None
+    client: MlflowClient, model_name: str, *, version: str, previous: str | None
 ) -> None:
     """Give ``champion`` to ``version``; the previous holder is tagged ``superseded_by``
     (and its ``champion`` tag says so)."""
@@ -365,7 +368,7 @@ def move_champion(
         )
 
 
-def _required(metrics: Mapping[str, Any], key: str, source: str) -> Any:
+def _required(metrics: Mapping[str, Any], key: str, *, source: str) -> Any:
     if not isinstance(metrics, Mapping) or key not in metrics:
         raise InputError(f"{source}: missing key '{key}'")
     return metrics[key]

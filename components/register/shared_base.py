@@ -47,7 +47,7 @@ def describe_base_model(folder: Path, source: str) -> BaseModel:
     return BaseModel(name or folder.name, folder, sha256_tree(folder))
 
 
-def shared_base_model(client: MlflowClient, experiment_id: str, base: BaseModel) -> BaseModelRef:
+def shared_base_model(client: MlflowClient, experiment_id: str, *, base: BaseModel) -> BaseModelRef:
     """The base model's reference in the artifact store, logged first if no finished run
     of ``experiment_id`` holds a base with its hash."""
     from mlflow.exceptions import MlflowException
@@ -57,13 +57,15 @@ def shared_base_model(client: MlflowClient, experiment_id: str, base: BaseModel)
     query = f"tags.`{BASE_SHA256_TAG}` = '{base.sha256}' and attributes.status = 'FINISHED'"
     try:
         found = client.search_runs([experiment_id], query, max_results=1)
-        run_id = found[0].info.run_id if found else _log_base_model(client, experiment_id, base)
+        run_id = (
+            found[0].info.run_id if found else _log_base_model(client, experiment_id, base=base)
+        )
     except MlflowException as exc:
         raise BackendError(f"logging the base model {base.name}: {exc.message}") from exc
     return BaseModelRef(base.name, base.sha256, f"runs:/{run_id}/{BASE_ARTIFACT}")
 
 
-def _log_base_model(client: MlflowClient, experiment_id: str, base: BaseModel) -> str:
+def _log_base_model(client: MlflowClient, experiment_id: str, *, base: BaseModel) -> str:
     """A run of its own holding the base model's files; FAILED (so never reused) when the
     upload does not finish."""
     from components.train import BASE_ARTIFACT  # loads MLflow's pyfunc

@@ -36,9 +36,11 @@ def run(config: RegisterConfig, context: StageContext) -> Metrics:
     tracking.configure_tracking(config.experiment, context.workspace)
     # Register runs on every `dvc repro` (DVC cannot restore the registry): an adapter
     # registered before with the same evidence is reported, not registered again.
-    version = registry.find_registered(MlflowClient(), config.model_name, found.fingerprint)
+    version = registry.find_registered(
+        MlflowClient(), config.model_name, fingerprint=found.fingerprint
+    )
     if version is None:
-        version = _register(config, context, found)  # recorded in its own MLflow run
+        version = _register(config, context, found=found)  # recorded in its own MLflow run
     else:
         # no run: its record is the registry's, as it stands now (aliases move)
         write_json_atomic(context.output(paths.metrics_file("register")), version.to_metrics())
@@ -71,14 +73,14 @@ def _evidence(config: RegisterConfig, context: StageContext) -> _Evidence:
     require_trained_on_gated_corpus(
         context.metrics("train"),
         context.metrics("gate"),
-        train_file,
+        train_file=train_file,
         corpus=context.input(paths.ANON_CORPUS),
     )
     # What the adapter learnt from and which adapter was scored: the stages' own records.
     corpus = trained_corpus(
         context.metrics("train"),
         context.metrics("gate"),
-        train_file,
+        train_file=train_file,
         configured=context.setting("train.corpus"),
     )
     scored = {paths.metrics_file(s): context.metrics(s) for s in ("train", "evaluate", "audit")}
@@ -86,22 +88,22 @@ def _evidence(config: RegisterConfig, context: StageContext) -> _Evidence:
     gate = GateResult.from_metrics(context.metrics("gate"), sources["gate"])
     audit = registry.audit_result(context.metrics("audit"), sources["audit"])
     evaluation = registry.adapter_metrics(context.metrics("evaluate"), sources["evaluate"])
-    utility = registry.utility_of(evaluation, config.utility_metric, sources["evaluate"])
+    utility = registry.utility_of(evaluation, config.utility_metric, source=sources["evaluate"])
     base_source = str(context.metrics("base_model")["source"])
     base = describe_base_model(context.input(paths.BASE_MODEL), base_source)
     tags = {
-        **registry.version_tags(gate, audit, evaluation, lineage=_lineage_tags(context)),
+        **registry.version_tags(gate, audit, evaluation=evaluation, lineage=_lineage_tags(context)),
         **base.to_tags(),
     }
     # What the decision is made from, stored with the version: the files as they are now.
     # A baseline trained on the raw or masked corpus is for the utility report only: it
     # is registered as a candidate to compare against, never promoted.
     metrics_files = {name: context.input(paths.METRICS_DIR / name) for name in METRICS_FILES}
-    files = EvidenceFiles.read(metrics_files, corpus, adapter)
+    files = EvidenceFiles.read(metrics_files, corpus, adapter_sha256=adapter)
     rule = registry.UtilityRule(config.utility_metric, config.higher_is_better)
     stakes = {"files": files.hashes(), **files.inputs()}
     fingerprint = registry.registration_fingerprint(
-        context.input(paths.ADAPTER), tags, stakes, rule=rule
+        context.input(paths.ADAPTER), tags, evidence=stakes, rule=rule
     )
     return _Evidence(corpus, scored, gate, audit, utility, base, tags, files, rule, fingerprint)
 
@@ -122,7 +124,7 @@ def _lineage_tags(context: StageContext) -> dict[str, str]:
 
 
 def _register(
-    config: RegisterConfig, context: StageContext, found: _Evidence
+    config: RegisterConfig, context: StageContext, *, found: _Evidence
 ) -> registry.RegisteredVersion:
     """Register the adapter as a new version with its card, its signed evidence and its
     tags, in a run of its own."""
@@ -146,13 +148,13 @@ def _register(
     # Not in the fingerprint: a short rewording of the evidence registers nothing new.
     held = held_audits(found.scored[paths.metrics_file("audit")].get("audits") or {})
     headline = registry.headline_tags(
-        found.gate, found.audit, held, metric=config.utility_metric, utility=found.utility
+        found.gate, found.audit, held=held, metric=config.utility_metric, utility=found.utility
     )
     with context.mlflow_run():
         version = register_version(
             MlflowClient(),
             context.input(paths.ADAPTER),
-            found.base,
+            base=found.base,
             model_name=config.model_name,
             tags={**found.tags, **headline, registry.FINGERPRINT_TAG: found.fingerprint},
             files=found.files,
@@ -171,7 +173,7 @@ def write_headline(registered: Metrics, context: StageContext) -> None:
     the audits' and this version's verdicts and the utility the rule judged, in one row."""
     found = {stage: context.metrics(stage) for stage in ("gate", "audit", "evaluate")}
     write_dvc_headline(
-        context.output(paths.HEADLINE), {**found, "register": registered}, context.params
+        context.output(paths.HEADLINE), {**found, "register": registered}, params=context.params
     )
 
 

@@ -14,14 +14,16 @@ from components.review.sample import annotated_summary, count_by_type, read_anno
 from components.risk import RiskConfig, RiskPolicy, estimate_items, summarize_scores
 
 
-def review_import(risk: RiskConfig, input_path: Path, output: Path) -> Metrics:
+def review_import(risk: RiskConfig, input_path: Path, *, output: Path) -> Metrics:
     """Score reviewers' annotations (scored by ``risk``'s table); report them next to the
     automatic estimate. Leaked text is hashed with the corpus's salt when there is one."""
     check_paths([input_path], [output])
     policy = RiskPolicy(risk.scores, risk.default_score)
     salt = read_salt(paths.SALT) if paths.SALT.is_file() else ""
-    reviewed = read_annotations(input_path, policy, salt)
-    estimated = {r.conversation.id: estimate_items(r.conversation, policy, salt) for r in reviewed}
+    reviewed = read_annotations(input_path, policy, salt=salt)
+    estimated = {
+        r.conversation.id: estimate_items(r.conversation, policy, salt=salt) for r in reviewed
+    }
     rows = annotated_summary(reviewed, estimated)
     frame = pd.DataFrame(rows)
     report = {

@@ -112,7 +112,7 @@ class AnnotatedConversation:
     items: list[ResidualItem]
 
 
-def read_annotations(path: Path, policy: RiskPolicy, salt: str) -> list[AnnotatedConversation]:
+def read_annotations(path: Path, policy: RiskPolicy, *, salt: str) -> list[AnnotatedConversation]:
     """Every reviewed conversation of an annotated review file (the review sample's JSONL).
 
     Raises:
@@ -138,7 +138,7 @@ def read_annotations(path: Path, policy: RiskPolicy, salt: str) -> list[Annotate
                     strip_annotations(turn.text),
                 )
             )
-        items = scored_items(conversation.id, found, policy, salt=salt, source="annotation")
+        items = scored_items(conversation.id, found, policy=policy, salt=salt, source="annotation")
         clean = Conversation(conversation.id, tuple(turns), conversation.context)
         reviewed.append(AnnotatedConversation(clean, items))
     if errors:
@@ -160,8 +160,8 @@ def risk_band(score: int, threshold: float) -> str:
 def review_sample(
     conversations: Sequence[Conversation],
     scores: Mapping[str, int],
-    size: int,
     *,
+    size: int,
     threshold: float,
     seed: int,
 ) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ from components.risk import read_risk_table
 REVIEW_KIND = "review"  # the sample folder's marker: only a sample replaces a sample
 
 
-def run(config: ReviewConfig, context: StageContext, output_dir: Path | None = None) -> Metrics:
+def run(config: ReviewConfig, context: StageContext, *, output_dir: Path | None = None) -> Metrics:
     """The review sample, written to ``output_dir`` (default: the stage's own folder,
     ``data/review``)."""
     threshold: float = context.setting("gate.threshold")
@@ -41,7 +41,7 @@ def run(config: ReviewConfig, context: StageContext, output_dir: Path | None = N
         corpus = load_corpus(context.input(paths.ANON_CORPUS))
         conversations = [placeholder_view(c, replaced.get(c.id, [])) for c in corpus]
         metrics = write_review_sample(
-            conversations, scores, config, threshold=threshold, output_dir=output_dir
+            conversations, scores, config=config, threshold=threshold, output_dir=output_dir
         )
         context.record(metrics)
     return metrics
@@ -50,8 +50,8 @@ def run(config: ReviewConfig, context: StageContext, output_dir: Path | None = N
 def write_review_sample(
     conversations: Sequence[Conversation],
     scores: Mapping[str, int],
-    config: ReviewConfig,
     *,
+    config: ReviewConfig,
     threshold: float,
     output_dir: Path,
 ) -> Metrics:
@@ -59,7 +59,7 @@ def write_review_sample(
     what the anonymizer missed), replacing an earlier sample whole; return its counts by
     risk band and context."""
     records = review_sample(
-        conversations, scores, config.sample_size, threshold=threshold, seed=config.seed
+        conversations, scores, size=config.sample_size, threshold=threshold, seed=config.seed
     )
     with atomic_folder(output_dir, REVIEW_KIND, private=True) as tmp:
         write_jsonl_atomic(tmp / "review_sample.jsonl", records)

@@ -68,4 +68,8 @@ class RiskConfig:
 
     def __post_init__(self) -> None:
         for info_type, score in self.scores.items():
-            _require(isinstance(score, int) and 0 <= score <= 5, f"risk.scores.{info_type}", "0..5")
+            _require(
+                isinstance(score, int) and 0 <= score <= 5,
+                f"risk.scores.{info_type}",
+                allowed="0..5",
+            )

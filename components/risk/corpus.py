@@ -13,9 +13,9 @@ leak, while a real surname left beside one (``[PERSON_NAME_1] Halpert``) still i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -44,7 +44,7 @@ SOURCE_COLUMN = "source"
 
 
 def conversation_sources(
-    conversations: Sequence[Conversation], wanted: str, where: str
+    conversations: Sequence[Conversation], wanted: str, *, where: str
 ) -> dict[str, str]:
     """Conversation id → the source that scores it (``ground_truth`` or ``estimate``).
 
@@ -101,21 +101,26 @@ class CorpusRisk:
         return metrics
 
 
-Estimator = Callable[[Sequence[Conversation], RiskPolicy, str], list[list[ResidualItem]]]
+class Estimator(Protocol):
+    """Runs the automatic estimate over anonymized views, in order."""
+
+    def __call__(
+        self, views: Sequence[Conversation], policy: RiskPolicy, *, salt: str
+    ) -> list[list[ResidualItem]]: ...
 
 
 def estimate_all(
-    views: Sequence[Conversation], policy: RiskPolicy, salt: str
+    views: Sequence[Conversation], policy: RiskPolicy, *, salt: str
 ) -> list[list[ResidualItem]]:
     """The automatic estimate of each anonymized view, in this process."""
-    return [estimate_items(view, policy, salt) for view in views]
+    return [estimate_items(view, policy, salt=salt) for view in views]
 
 
 def score_corpus(
     raw: Sequence[Conversation],
     anonymized: Mapping[str, Conversation],
-    replacements: Mapping[str, Sequence[Mapping[str, Any]]],
     *,
+    replacements: Mapping[str, Sequence[Mapping[str, Any]]],
     policy: RiskPolicy,
     salt: str,
     sources: Mapping[str, str],
@@ -136,14 +141,14 @@ def score_corpus(
     items: list[ResidualItem] = []
     agreement = Agreement()
     views = [placeholder_view(anonymized[c.id], replacements.get(c.id, [])) for c in raw]
-    estimates = (estimate or estimate_all)(views, policy, salt)
+    estimates = (estimate or estimate_all)(views, policy, salt=salt)
     for conversation, clear, estimated in zip(raw, views, estimates, strict=True):
         replaced = replacements.get(conversation.id, [])
         estimate_rows.append(risk_row(conversation, estimated))
         items += estimated
         chosen = estimated
         if conversation.pi:
-            truth = residual_items(conversation, replaced, policy)
+            truth = residual_items(conversation, replaced, scores=policy)
             truth_rows.append(risk_row(conversation, truth))
             items += truth
             agreement.add(leaked_fragments(conversation, replaced), suspected_leaks(clear))

@@ -22,19 +22,19 @@ from components.risk.scoring import ResidualItem, RiskPolicy
 
 
 def cluster_estimator(
-    cluster: str, workers: int, timeout_s: float, *, tls: TlsFiles | None = None
+    cluster: str, workers: int, *, timeout_s: float, tls: TlsFiles | None = None
 ) -> Estimator:
     """An estimator that runs on ``cluster`` (``local`` or a scheduler address, ``tls://``
     with ``tls``)."""
 
     def estimate(
-        views: Sequence[Conversation], policy: RiskPolicy, salt: str
+        views: Sequence[Conversation], policy: RiskPolicy, *, salt: str
     ) -> list[list[ResidualItem]]:
         arguments = [policy, salt]
         results = run_shares(
             cluster,
             workers,
-            timeout_s,
+            timeout_s=timeout_s,
             task=estimate_part,
             items=views,
             arguments=arguments,
@@ -46,6 +46,6 @@ def cluster_estimator(
     return estimate
 
 
-def estimate_part(views: list[Conversation], policy: RiskPolicy, salt: str) -> dict[str, Any]:
+def estimate_part(views: list[Conversation], policy: RiskPolicy, salt: str) -> dict[str, Any]:  # noqa: PLR0917 (run_parts calls task(part, *arguments))
     """A share of the estimate on a worker: each view's residual items, in order."""
-    return {"n_records": len(views), "items": [estimate_items(v, policy, salt) for v in views]}
+    return {"n_records": len(views), "items": [estimate_items(v, policy, salt=salt) for v in views]}

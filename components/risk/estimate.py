@@ -143,21 +143,23 @@ def scan_text(text: str) -> Iterator[tuple[int, int, str, str]]:
     yield from _formatted_values(text, taken)
     for match in _ORG.finditer(text):
         start, end = match.span(1)
-        if _free(taken, start, end):
+        if _free(taken, start, end=end):
             taken.append((start, end))
             owned = _OWNED_BEFORE.search(text[max(0, start - 8) : start])
             yield start, end, "ORGANIZATION_NAME_SPEAKER" if owned else "ORGANIZATION_NAME", FULL
     for match in _WORD.finditer(text):
         start, end = match.span()
         word = match.group()
-        if not _free(taken, start, end) or _SENTENCE_START.search(text[max(0, start - 3) : start]):
+        if not _free(taken, start, end=end) or _SENTENCE_START.search(
+            text[max(0, start - 3) : start]
+        ):
             continue
         if word[0].isupper() and word.lower() in known_names() and _uncommon(word):
             taken.append((start, end))
             yield start, end, "PERSON_NAME", FULL
 
 
-def _free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
+def _free(taken: list[tuple[int, int]], start: int, *, end: int) -> bool:
     return all(end <= a or start >= b for a, b in taken)
 
 
@@ -171,7 +173,7 @@ def _sector_organizations(
         first = _WORD.match(text, start)
         if first and first.group().lower() in _stop_words():  # "with hernandez analytics"
             start = text.index(" ", start) + 1
-        if not _free(taken, start, end):
+        if not _free(taken, start, end=end):
             continue
         words = _WORD.findall(text[start:end])
         if text[start] != "[" and (len(words) < 2 or not _uncommon(words[0])):
@@ -192,9 +194,9 @@ def _formatted_values(
             start, end = match.span()
             if info_type == "CREDIT_CARD_NUMBER" and not _luhn(match.group()):
                 continue
-            if info_type == "GENERIC_ID" and _quantity(text, start, end):
+            if info_type == "GENERIC_ID" and _quantity(text, start, end=end):
                 continue
-            if _free(taken, start, end) and not _inside_placeholder(text, start):
+            if _free(taken, start, end=end) and not _inside_placeholder(text, start):
                 taken.append((start, end))
                 yield start, end, info_type, FULL
 
@@ -238,18 +240,20 @@ def _suspected_texts(conversation: Conversation) -> list[tuple[str, str, str]]:
     return [(leaked, f.entity_type, f.status) for f, leaked in _findings_with_text(conversation)]
 
 
-def estimate_items(conversation: Conversation, policy: RiskPolicy, salt: str) -> list[ResidualItem]:
+def estimate_items(
+    conversation: Conversation, policy: RiskPolicy, *, salt: str
+) -> list[ResidualItem]:
     """The conversation's suspected leaked items, scored and identified by salted hash."""
     return scored_items(
-        conversation.id, _suspected_texts(conversation), policy, salt=salt, source="estimate"
+        conversation.id, _suspected_texts(conversation), policy=policy, salt=salt, source="estimate"
     )
 
 
 def scored_items(
     conversation_id: str,
     found: Sequence[tuple[str, str, str]],
-    policy: RiskPolicy,
     *,
+    policy: RiskPolicy,
     salt: str,
     source: str,
 ) -> list[ResidualItem]:
@@ -338,7 +342,7 @@ def item_digest(text: str, salt: str) -> str:
     return hmac.new(salt.encode(), variant_key(text).encode(), hashlib.sha256).hexdigest()[:16]
 
 
-def _quantity(text: str, start: int, end: int) -> bool:
+def _quantity(text: str, start: int, *, end: int) -> bool:
     """A digit run that says it is a year (not a birth year), money or a count."""
     before = text[max(0, start - 30) : start]
     year = _YEAR.match(text, start)

@@ -106,8 +106,8 @@ HISTOGRAM_Y = "conversations (log scale)"
 def risk_histogram_figure(
     scores: Sequence[int],
     threshold: float,
-    mean: float,
     *,
+    mean: float,
     std: float,
     sources: Sequence[str] | None = None,
 ) -> Figure:
@@ -160,14 +160,14 @@ def _by_source(scores: Sequence[int], sources: Sequence[str] | None) -> dict[str
 def risk_histogram_png(
     scores: Sequence[int],
     threshold: float,
-    mean: float,
     *,
+    mean: float,
     std: float,
     sources: Sequence[str] | None = None,
 ) -> bytes:
     """``risk_histogram_figure`` as PNG bytes. The PNG carries no software or time
     metadata, so identical input gives identical bytes."""
-    figure = risk_histogram_figure(scores, threshold, mean, std=std, sources=sources)
+    figure = risk_histogram_figure(scores, threshold, mean=mean, std=std, sources=sources)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", metadata={"Software": None})
     return buffer.getvalue()
@@ -212,8 +212,8 @@ def _source_rows(summary: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
 def risk_report_html(
     summary: Mapping[str, Any],
     threshold: float,
-    histogram_png: bytes,
     *,
+    histogram_png: bytes,
     title: str = "Residual risk",
 ) -> str:
     """One self-contained HTML page: the gate statement, which source scored how many

@@ -66,7 +66,7 @@ class RiskPolicy:
         return entity_type in self.scores
 
 
-def item_score(entity_type: str, status: str, scores: Mapping[str, int], *, default: int) -> int:
+def item_score(entity_type: str, status: str, *, scores: Mapping[str, int], default: int) -> int:
     return RiskPolicy(scores, default).score(entity_type, status)
 
 
@@ -96,7 +96,7 @@ class ResidualItem:
         }
 
 
-def mention_status(span: PiSpan, text: str, covered: list[tuple[int, int]]) -> str:
+def mention_status(span: PiSpan, text: str, *, covered: list[tuple[int, int]]) -> str:
     """Whether a gold mention was caught, partly leaked or fully leaked by the replacements."""
     positions = [i for i in range(span.start, span.end) if text[i].isalnum()]
     if not positions:
@@ -107,7 +107,7 @@ def mention_status(span: PiSpan, text: str, covered: list[tuple[int, int]]) -> s
     return PARTIAL if hit else FULL
 
 
-def leaked_text(span: PiSpan, text: str, covered: list[tuple[int, int]]) -> str:
+def leaked_text(span: PiSpan, text: str, *, covered: list[tuple[int, int]]) -> str:
     """The characters of a gold mention that no replacement covered (spaces kept)."""
     return "".join(
         text[i] for i in range(span.start, span.end) if not any(a <= i < b for a, b in covered)
@@ -126,8 +126,8 @@ def _covered_by_turn(
 def residual_items(
     conversation: Conversation,
     replacements: Iterable[Mapping[str, Any]],
-    scores: Mapping[str, int] | RiskPolicy,
     *,
+    scores: Mapping[str, int] | RiskPolicy,
     default_score: int = 3,
 ) -> list[ResidualItem]:
     """Distinct leaked items of one conversation, each at the status of its worst mention."""
@@ -137,7 +137,7 @@ def residual_items(
     for span in conversation.pi:
         turn = conversation.turns[span.turn]
         text = turn.text if span.field == "text" else turn.speaker or ""
-        status = mention_status(span, text, covered.get((span.field, span.turn), []))
+        status = mention_status(span, text, covered=covered.get((span.field, span.turn), []))
         key = (span.entity, span.entity_type)
         if _SEVERITY[status] > _SEVERITY[worst.get(key, CAUGHT)]:
             worst[key] = status
@@ -158,9 +158,9 @@ def leaked_fragments(
         turn = conversation.turns[span.turn]
         text = turn.text if span.field == "text" else turn.speaker or ""
         spans_covered = covered.get((span.field, span.turn), [])
-        if mention_status(span, text, spans_covered) != CAUGHT:
+        if mention_status(span, text, covered=spans_covered) != CAUGHT:
             fragments.append(
-                (span.entity, span.entity_type, leaked_text(span, text, spans_covered))
+                (span.entity, span.entity_type, leaked_text(span, text, covered=spans_covered))
             )
     return fragments
 
@@ -210,7 +210,7 @@ def _edit_distance_at_most_one(a: str, b: str) -> bool:
     return a[i + 1 :] == b[i + 1 :] if len(a) == len(b) else a[i:] == b[i + 1 :]
 
 
-def same_entity(a: str, b: str, entity_type: str) -> bool:
+def same_entity(a: str, b: str, *, entity_type: str) -> bool:
     """Whether two leaked texts of one type are variants of one entity: equal once
     normalized, or (names) one letter apart and alike in sound ("Mark", "Marc")."""
     key_a, key_b = variant_key(a), variant_key(b)
@@ -231,7 +231,7 @@ def merge_variants(
     merged: list[tuple[str, str, str]] = []
     for text, entity_type, status in found:
         for i, (kept_text, kept_type, kept_status) in enumerate(merged):
-            if kept_type == entity_type and same_entity(text, kept_text, entity_type):
+            if kept_type == entity_type and same_entity(text, kept_text, entity_type=entity_type):
                 if _SEVERITY[status] > _SEVERITY[kept_status]:
                     merged[i] = (kept_text, kept_type, status)
                 break

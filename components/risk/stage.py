@@ -41,11 +41,11 @@ def run(config: RiskConfig, context: StageContext) -> Metrics:
         missing = next((c.id for c in raw if c.id not in anonymized), None)
         if missing is not None:
             raise InputError(f"{corpus_file}: conversation {missing} missing")
-        sources = conversation_sources(raw, config.source, str(raw_file))
+        sources = conversation_sources(raw, config.source, where=str(raw_file))
         scored = score_corpus(
             raw,
             anonymized,
-            by_conversation,
+            replacements=by_conversation,
             policy=policy,
             salt=salt,
             sources=sources,
@@ -57,7 +57,7 @@ def run(config: RiskConfig, context: StageContext) -> Metrics:
         artifacts = _write_outputs(
             scored.table,
             scored.estimate_table,
-            scored.items,
+            items=scored.items,
             metrics=summary,
             threshold=threshold,
             output=context.output,
@@ -76,7 +76,7 @@ def _estimator(context: StageContext) -> Estimator | None:
     workers: int = context.setting("anonymize.workers")
     timeout_s: float = context.setting("anonymize.cluster_timeout_s")
     tls = context.setting("anonymize.cluster_tls").files_for(cluster, context.base_dir)
-    return cluster_estimator(cluster, workers, timeout_s, tls=tls)
+    return cluster_estimator(cluster, workers, timeout_s=timeout_s, tls=tls)
 
 
 def headline(summary: Metrics) -> Metrics:
@@ -93,8 +93,8 @@ def headline(summary: Metrics) -> Metrics:
 def _write_outputs(
     table: pd.DataFrame,
     estimate_table: pd.DataFrame,
-    items: Sequence[ResidualItem],
     *,
+    items: Sequence[ResidualItem],
     metrics: Metrics,
     threshold: float,
     output: Callable[[Path], Path],
@@ -104,12 +104,14 @@ def _write_outputs(
     png = risk_histogram_png(
         [int(v) for v in table["score"]],
         threshold,
-        metrics["mean"],
+        mean=metrics["mean"],
         std=metrics["std"],
         sources=[str(v) for v in table[SOURCE_COLUMN]],
     )
     markdown = risk_table_markdown(metrics, threshold)
-    html = risk_report_html(metrics, threshold, png, title=f"Residual risk ({metrics['source']})")
+    html = risk_report_html(
+        metrics, threshold, histogram_png=png, title=f"Residual risk ({metrics['source']})"
+    )
     write_text_atomic(output(paths.RISK_TABLE), table.to_csv(index=False))
     write_text_atomic(output(paths.RISK_ESTIMATE_TABLE), estimate_table.to_csv(index=False))
     write_jsonl_atomic(output(paths.RISK_ITEMS), [item.to_record() for item in items])

@@ -26,7 +26,7 @@ from components.train.params import GenerationSettings
 _SETTINGS = "veiltune_generation"
 
 
-def load_adapter(base_model_dir: Path, adapter_dir: Path, merge: bool = True) -> tuple[Any, Any]:
+def load_adapter(base_model_dir: Path, adapter_dir: Path, *, merge: bool = True) -> tuple[Any, Any]:
     """The base model with the adapter applied, in eval mode, and its tokenizer; the model
     answers with the generation settings saved beside the adapter.
 
@@ -88,8 +88,8 @@ def on_device(model: Any) -> Any:
 def generate(
     model: Any,
     tokenizer: Any,
-    prompts: Sequence[str],
     *,
+    prompts: Sequence[str],
     max_new_tokens: int,
     batch_size: int = 8,
     progress: str | None = None,
@@ -109,7 +109,7 @@ def generate(
     chosen = settings or generation_settings(model)
     end_ids = end_of_answer_ids(model, tokenizer)
     outputs: list[str] = []
-    bar = progress_bar(progress or "", len(prompts), "prompts", shown=bool(progress))
+    bar = progress_bar(progress or "", len(prompts), unit="prompts", shown=bool(progress))
     for i in range(0, len(prompts), batch_size):
         chats = [
             tokenizer.apply_chat_template(

@@ -12,7 +12,7 @@ from components.train.tasks import MASK, Example, fit_prompt
 
 
 def tokenize_example(
-    example: Example, tokenizer: Any, max_length: int, *, mask_loss_weight: float = 1.0
+    example: Example, tokenizer: Any, *, max_length: int, mask_loss_weight: float = 1.0
 ) -> dict[str, list[int]]:
     """Chat-formatted token ids; the loss is computed on the assistant's answer only.
 
@@ -24,16 +24,16 @@ def tokenize_example(
     """
     drop_masks = mask_loss_weight == 0 and MASK in example.target
     prompt_ids, answer, answer_labels = _prompt_and_answer_ids(
-        tokenizer, example.prompt, example.target, drop_masks=drop_masks
+        tokenizer, example.prompt, target=example.target, drop_masks=drop_masks
     )
     over = len(prompt_ids) + len(answer) - max_length
     room = len(tokenizer(example.prompt, add_special_tokens=False)["input_ids"]) if over > 0 else 0
     # The chat template adds tokens around the prompt; cut again until the whole fits.
     while over > 0 and room - over > 0:
         room -= over
-        fitted = fit_prompt(example.prompt, tokenizer, room)
+        fitted = fit_prompt(example.prompt, tokenizer, max_tokens=room)
         prompt_ids, answer, answer_labels = _prompt_and_answer_ids(
-            tokenizer, fitted, example.target, drop_masks=drop_masks
+            tokenizer, fitted, target=example.target, drop_masks=drop_masks
         )
         over = len(prompt_ids) + len(answer) - max_length
     keep_prompt = max(0, max_length - len(answer))
@@ -44,7 +44,7 @@ def tokenize_example(
 
 
 def _prompt_and_answer_ids(
-    tokenizer: Any, prompt: str, target: str, *, drop_masks: bool = False
+    tokenizer: Any, prompt: str, *, target: str, drop_masks: bool = False
 ) -> tuple[list[int], list[int], list[int]]:
     """The chat's prompt ids, its answer ids, and the answer's labels."""
     user = [{"role": "user", "content": prompt}]
@@ -84,7 +84,7 @@ def _mask_free_labels(
 
 
 def _chat_ids(
-    tokenizer: Any, messages: list[dict[str, str]], add_generation_prompt: bool
+    tokenizer: Any, messages: list[dict[str, str]], *, add_generation_prompt: bool
 ) -> list[int]:
     text = tokenizer.apply_chat_template(
         messages, tokenize=False, add_generation_prompt=add_generation_prompt

@@ -24,5 +24,7 @@ class TrainConfig(TrainParams):
 
     def check_method(self) -> None:
         """Refuse an unregistered ``train.method``, then whatever its method refuses."""
-        _require(self.method in TRAINING_METHODS, "train.method", " | ".join(TRAINING_METHODS))
+        _require(
+            self.method in TRAINING_METHODS, "train.method", allowed=" | ".join(TRAINING_METHODS)
+        )
         TRAINING_METHODS[self.method].check(self)

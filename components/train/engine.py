@@ -36,8 +36,8 @@ def deepspeed_config(path: str) -> dict[str, Any]:
 def schedule_arguments(
     config: TrainParams,
     work_dir: Path,
-    deepspeed: dict[str, Any] | None,
     *,
+    deepspeed: dict[str, Any] | None,
     evaluating: bool,
 ) -> dict[str, Any]:
     """The Trainer arguments every training method shares: schedule, checkpoints (and eval)

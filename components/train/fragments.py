@@ -153,8 +153,8 @@ def load_chunker(model: str) -> Language:
 def build_fragments(
     conversations: Sequence[Conversation],
     config: FragmentsConfig,
-    eval_fraction: float,
     *,
+    eval_fraction: float,
     seed: int,
     nlp: Language | None = None,
     chunks: Sequence[Chunk] | None = None,
@@ -176,17 +176,17 @@ def build_fragments(
         chunks = chunk_conversations(
             conversations,
             nlp or load_chunker(config.spacy_model),
-            config.max_chunk_words,
+            max_words=config.max_chunk_words,
             min_words=config.min_chunk_words,
         )
     with_chunks = list(dict.fromkeys(c.conversation_id for c in chunks))
-    held = eval_conversations(with_chunks, eval_fraction, seed)
+    held = eval_conversations(with_chunks, eval_fraction, seed=seed)
     rng = random.Random(seed)
     train, dropped = mix_chunks(
-        [c for c in chunks if c.conversation_id not in held], config.chunks_per_example, rng
+        [c for c in chunks if c.conversation_id not in held], config.chunks_per_example, rng=rng
     )
     evaluation, dropped_eval = mix_chunks(
-        [c for c in chunks if c.conversation_id in held], config.chunks_per_example, rng
+        [c for c in chunks if c.conversation_id in held], config.chunks_per_example, rng=rng
     )
     if not train:
         raise InputError(
@@ -213,7 +213,7 @@ def build_fragments(
 
 
 def chunk_conversations(
-    conversations: Iterable[Conversation], nlp: Language, max_words: int, *, min_words: int = 1
+    conversations: Iterable[Conversation], nlp: Language, *, max_words: int, min_words: int = 1
 ) -> list[Chunk]:
     """The noun chunks and verb phrases of every turn's text, in corpus order."""
     chunks: list[Chunk] = []
@@ -261,12 +261,12 @@ def phrase_spans(doc: Doc, max_words: int) -> list[Span]:
     noun_chunks = list(doc.noun_chunks)
     by_root = {chunk.root.i: chunk for chunk in noun_chunks}
     spans = [piece for chunk in noun_chunks for piece in _pieces(chunk, max_words)]
-    spans += [verb_phrase(t, max_words, by_root) for t in doc if t.pos_ == "VERB"]
+    spans += [verb_phrase(t, max_words, noun_chunks=by_root) for t in doc if t.pos_ == "VERB"]
     trimmed = (_trimmed(span) for span in spans)
     return sorted((s for s in trimmed if len(s)), key=lambda s: (s.start, s.end))
 
 
-def verb_phrase(verb: Token, max_words: int, noun_chunks: Mapping[int, Span]) -> Span:
+def verb_phrase(verb: Token, max_words: int, *, noun_chunks: Mapping[int, Span]) -> Span:
     """The verb with its auxiliaries, negation, particles and direct object, nearest first,
     each while the phrase fits in ``max_words`` (see the module's docstring)."""
     doc = verb.doc
@@ -309,7 +309,7 @@ def _edge_filler(token: Token) -> bool:
 
 
 def mix_chunks(
-    chunks: Sequence[Chunk], per_example: int, rng: random.Random
+    chunks: Sequence[Chunk], per_example: int, *, rng: random.Random
 ) -> tuple[list[FragmentExample], int]:
     """Examples of ``per_example`` chunks, each of a different conversation; the chunks
     left that cannot make one are dropped and counted.

@@ -49,7 +49,7 @@ class SupervisedFineTuning:
         return train_lora(
             job.base_model_dir,
             job.conversations,
-            job.config,
+            config=job.config,
             output_dir=job.output_dir,
             work_dir=job.work_dir,
             callbacks=job.callbacks,
@@ -63,8 +63,8 @@ SFT = SupervisedFineTuning()
 def train_lora(
     base_model_dir: Path,
     conversations: Sequence[Conversation],
-    config: TrainParams,
     *,
+    config: TrainParams,
     output_dir: Path,
     work_dir: Path,
     callbacks: Sequence[Any] = (),
@@ -86,18 +86,24 @@ def train_lora(
     deepspeed = check_inputs(base_model_dir, config)
     tokenizer = seeded_tokenizer(base_model_dir, config.seed)
     options = label_options(conversations)
-    split = examples if examples is not None else corpus_examples(conversations, config, options)
-    _log_skipped(split, len(conversations), config)
-    tokenized = _tokenized(split.train, tokenizer, config)
-    evaluation = _tokenized(split.evaluation, tokenizer, config)
+    split = (
+        examples
+        if examples is not None
+        else corpus_examples(conversations, config, options=options)
+    )
+    _log_skipped(split, len(conversations), config=config)
+    tokenized = _tokenized(split.train, tokenizer, config=config)
+    evaluation = _tokenized(split.evaluation, tokenizer, config=config)
     model = _lora_model(base_model_dir, config)
-    batches = SftBatches.of(tokenized, evaluation, tokenizer, config=config)
+    batches = SftBatches.of(tokenized, evaluation, tokenizer=tokenizer, config=config)
     own = own_world(deepspeed)
-    args = _arguments(config, work_dir, deepspeed, evaluating=bool(batches.evaluation))
+    args = _arguments(config, work_dir, deepspeed=deepspeed, evaluating=bool(batches.evaluation))
     # The arguments start the launcher's process group: every rank now resumes as rank 0 says.
     resume = world_checkpoint(work_dir, training_fingerprint(config, tokenized))
     counted = CountingRows(batches.train)
-    trainer = _trainer(model, args, counted, batches=batches, config=config, callbacks=callbacks)
+    trainer = _trainer(
+        model, args, rows=counted, batches=batches, config=config, callbacks=callbacks
+    )
     run = run_trainer(trainer, resume)
     finish(
         trainer,
@@ -109,32 +115,35 @@ def train_lora(
         own_world=own,
     )
     _log_fetched(args, counted)
-    return trained(trainer, run, **_sft_figures(split, batches, counted, config=config, run=run))
+    return trained(
+        trainer, run, **_sft_figures(split, batches, counted=counted, config=config, run=run)
+    )
 
 
 def corpus_examples(
     conversations: Sequence[Conversation],
     config: TrainParams,
+    *,
     options: dict[str, list[str]] | None = None,
 ) -> TrainingExamples:
     """The training and eval examples ``config`` makes of the conversations: the task
     examples, or with ``train.corpus: fragmented`` the fragments of their chunks."""
     if config.corpus == "fragmented":
         fragments = build_fragments(
-            conversations, config.fragments, config.eval_fraction, seed=config.seed
+            conversations, config.fragments, eval_fraction=config.eval_fraction, seed=config.seed
         )
         return fragments.training_examples()
     return training_examples(
         conversations,
         config.tasks,
-        config.eval_fraction,
+        eval_fraction=config.eval_fraction,
         seed=config.seed,
         options=options,
         only_good=config.only_good,
     )
 
 
-def _log_skipped(split: TrainingExamples, n_conversations: int, config: TrainParams) -> None:
+def _log_skipped(split: TrainingExamples, n_conversations: int, *, config: TrainParams) -> None:
     if split.skipped:
         logger.info(
             "%d of %d conversations have no example (%s): skipped",
@@ -146,10 +155,10 @@ def _log_skipped(split: TrainingExamples, n_conversations: int, config: TrainPar
         )
 
 
-def _tokenized(examples: Sequence[Any], tokenizer: Any, config: TrainParams) -> Rows:
+def _tokenized(examples: Sequence[Any], tokenizer: Any, *, config: TrainParams) -> Rows:
     return [
         tokenize_example(
-            e, tokenizer, config.max_seq_length, mask_loss_weight=config.mask_loss_weight
+            e, tokenizer, max_length=config.max_seq_length, mask_loss_weight=config.mask_loss_weight
         )
         for e in examples
     ]
@@ -173,7 +182,7 @@ class SftBatches:
 
     @classmethod
     def of(
-        cls, tokenized: Rows, evaluation: Rows, tokenizer: Any, *, config: TrainParams
+        cls, tokenized: Rows, evaluation: Rows, *, tokenizer: Any, config: TrainParams
     ) -> SftBatches:
         if config.packing:
             return cls(
@@ -193,14 +202,14 @@ class SftBatches:
 
 
 def _arguments(
-    config: TrainParams, work_dir: Path, deepspeed: dict[str, Any] | None, *, evaluating: bool
+    config: TrainParams, work_dir: Path, *, deepspeed: dict[str, Any] | None, evaluating: bool
 ) -> Any:
     """The Trainer's arguments: the shared schedule, and the best checkpoint's weights kept
     at the end when there is an eval loss to choose it by."""
     from transformers import TrainingArguments
 
     return TrainingArguments(
-        **schedule_arguments(config, work_dir, deepspeed, evaluating=evaluating),
+        **schedule_arguments(config, work_dir, deepspeed=deepspeed, evaluating=evaluating),
         load_best_model_at_end=evaluating,
         metric_for_best_model="eval_loss",
         greater_is_better=False,
@@ -211,8 +220,8 @@ def _arguments(
 def _trainer(
     model: Any,
     args: Any,
-    rows: CountingRows,
     *,
+    rows: CountingRows,
     batches: SftBatches,
     config: TrainParams,
     callbacks: Sequence[Any],
@@ -250,8 +259,8 @@ def _log_fetched(args: Any, counted: CountingRows) -> None:
 def _sft_figures(
     split: TrainingExamples,
     batches: SftBatches,
-    counted: CountingRows,
     *,
+    counted: CountingRows,
     config: TrainParams,
     run: TrainerRun,
 ) -> dict[str, Any]:
@@ -264,7 +273,7 @@ def _sft_figures(
         "n_examples": len(split.train) + len(split.evaluation),
         "n_sequences": len(dataset),
         "padding_share": round(
-            padding_share(dataset, config.batch_size, config.seed, width=width), 4
+            padding_share(dataset, config.batch_size, seed=config.seed, width=width), 4
         ),
         "tokens_trained": counted.tokens(steps_run * rows_per_step),
         "tokens_per_step": sum(len(row["input_ids"]) for row in dataset)

@@ -80,8 +80,8 @@ class PackedCollator:
 def padding_share(
     rows: Sequence[dict[str, list[int]]],
     batch_size: int,
-    seed: int = 0,
     *,
+    seed: int = 0,
     width: int | None = None,
 ) -> float:
     """The fraction of token slots that are padding when ``rows`` are batched as a

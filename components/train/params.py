@@ -50,7 +50,7 @@ class FragmentsConfig:
         _require(
             1 <= self.min_chunk_words <= self.max_chunk_words,
             "train.fragments.min_chunk_words",
-            "an integer from 1 to train.fragments.max_chunk_words",
+            allowed="an integer from 1 to train.fragments.max_chunk_words",
         )
 
 
@@ -78,7 +78,7 @@ class GenerationSettings:
         _require(
             self.no_repeat_ngram_size != 1,
             "train.generation.no_repeat_ngram_size",
-            "0 (no limit) or an integer >= 2 (tokens)",
+            allowed="0 (no limit) or an integer >= 2 (tokens)",
         )
 
 
@@ -146,30 +146,35 @@ class TrainParams:
             self.generation = GenerationSettings(**self.generation)
         unknown = sorted(set(self.tasks) - set(TRAIN_TASKS))
         _require(
-            bool(self.tasks) and not unknown, "train.tasks", f"a non-empty list of {TRAIN_TASKS}"
+            bool(self.tasks) and not unknown,
+            "train.tasks",
+            allowed=f"a non-empty list of {TRAIN_TASKS}",
         )
         self.check_method()
         _require(
             not (self.only_good and DUAL_SUMMARY in self.tasks),
             "train.only_good",
-            f"false with the {DUAL_SUMMARY} task (it trains on both kinds of summary by design)",
+            allowed=(
+                f"false with the {DUAL_SUMMARY} task (it trains on both kinds of summary by design)"
+            ),
         )
         _require(
             not self.only_good or "summary" in self.tasks,
             "train.only_good",
-            "false unless train.tasks has summary (the task it answers with the "
+            allowed="false unless train.tasks has summary (the task it answers with the "
             "privacy-preserving summary)",
         )
         _require(
             self.corpus != "fragmented" or list(self.tasks) == [CONTINUATION],
             "train.tasks",
-            f"['{CONTINUATION}'] with train.corpus: fragmented (fragments are short phrases of "
-            "mixed conversations: the call tasks need whole conversations and their labels)",
+            allowed=f"['{CONTINUATION}'] with train.corpus: fragmented (fragments are short "
+            "phrases of mixed conversations: the call tasks need whole conversations and their "
+            "labels)",
         )
         _require(
             self.mask_loss_weight in (0, 1),
             "train.mask_loss_weight",
-            "0 (no loss on [MASK] tokens) or 1 ([MASK] trained as any token)",
+            allowed="0 (no loss on [MASK] tokens) or 1 ([MASK] trained as any token)",
         )
 
     def check_method(self) -> None:

@@ -71,7 +71,7 @@ class PreferencePair:
     def fitted(self, tokenizer: Any, room: int) -> PreferencePair:
         """The pair with its prompt cut to ``room`` tokens as training and evaluation cut
         it (:func:`fit_prompt`)."""
-        return replace(self, prompt=fit_prompt(self.prompt, tokenizer, room))
+        return replace(self, prompt=fit_prompt(self.prompt, tokenizer, max_tokens=room))
 
 
 def preference_pairs(conversations: Sequence[Conversation], where: str) -> list[PreferencePair]:
@@ -97,10 +97,10 @@ def preference_pairs(conversations: Sequence[Conversation], where: str) -> list[
 
 
 def split_pairs(
-    pairs: Sequence[PreferencePair], eval_fraction: float, seed: int
+    pairs: Sequence[PreferencePair], eval_fraction: float, *, seed: int
 ) -> tuple[list[PreferencePair], list[PreferencePair]]:
     """Training and eval pairs, split by conversation as SFT's examples are."""
-    held = eval_conversations([p.conversation_id for p in pairs], eval_fraction, seed)
+    held = eval_conversations([p.conversation_id for p in pairs], eval_fraction, seed=seed)
     return (
         [p for p in pairs if p.conversation_id not in held],
         [p for p in pairs if p.conversation_id in held],
@@ -122,18 +122,21 @@ class PreferenceMethod:
         _require(
             list(config.tasks) == [PRIVATE_SUMMARY],
             "train.tasks",
-            f"['{PRIVATE_SUMMARY}'] with train.method: {self.name} (its pairs are the "
+            allowed=f"['{PRIVATE_SUMMARY}'] with train.method: {self.name} (its pairs are the "
             "privacy-preserving and the leaking summary)",
         )
         _require(
             config.corpus in ("anonymized", "raw"),
             "train.corpus",
-            f"anonymized or raw with train.method: {self.name}",
+            allowed=f"anonymized or raw with train.method: {self.name}",
         )
         _require(
             not config.only_good,
             "train.only_good",
-            f"false with train.method {self.name} (it trains on both kinds of summary by design)",
+            allowed=(
+                f"false with train.method {self.name} (it trains on both "
+                "kinds of summary by design)"
+            ),
         )
 
     def train(self, job: TrainingJob) -> TrainResult:
@@ -143,14 +146,14 @@ class PreferenceMethod:
         self,
         config: TrainParams,
         work_dir: Path,
-        deepspeed: dict[str, Any] | None,
         *,
+        deepspeed: dict[str, Any] | None,
         evaluating: bool,
     ) -> Any:
         """TRL's config for the method, with SFT's schedule, checkpoints and engine."""
         _, config_class = self.trl_classes()
         return config_class(
-            **schedule_arguments(config, work_dir, deepspeed, evaluating=evaluating),
+            **schedule_arguments(config, work_dir, deepspeed=deepspeed, evaluating=evaluating),
             beta=config.beta,
             max_length=config.max_seq_length,
             # TRL turns it on by default; SFT runs without it (LoRA on a small model fits).
@@ -185,12 +188,14 @@ def train_preference(job: TrainingJob, method: PreferenceMethod) -> TrainResult:
     tokenizer = seeded_tokenizer(job.base_model_dir, config.seed)
     room = max(16, config.max_seq_length - ANSWER_ROOM)
     fitted = [p.fitted(tokenizer, room) for p in pairs]
-    train, evaluation = split_pairs(fitted, config.eval_fraction, config.seed)
+    train, evaluation = split_pairs(fitted, config.eval_fraction, seed=config.seed)
     model = base_model(job.base_model_dir, config)
     own = own_world(deepspeed)
-    args = method.arguments(config, job.work_dir, deepspeed, evaluating=bool(evaluation))
+    args = method.arguments(config, job.work_dir, deepspeed=deepspeed, evaluating=bool(evaluation))
     resume = world_checkpoint(job.work_dir, _fingerprint(config, train))
-    trainer = _trainer(method, model, args, pairs=(train, evaluation), tokenizer=tokenizer, job=job)
+    trainer = _trainer(
+        method, model, args=args, pairs=(train, evaluation), tokenizer=tokenizer, job=job
+    )
     run = run_trainer(trainer, resume)
     finish(
         trainer,
@@ -217,8 +222,8 @@ def train_preference(job: TrainingJob, method: PreferenceMethod) -> TrainResult:
 def _trainer(
     method: PreferenceMethod,
     model: Any,
-    args: Any,
     *,
+    args: Any,
     pairs: tuple[list[PreferencePair], list[PreferencePair]],
     tokenizer: Any,
     job: TrainingJob,

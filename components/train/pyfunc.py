@@ -111,20 +111,20 @@ class AdapterPyfunc(PythonModel):
         self.model, self.tokenizer = load_adapter(base_model_folder(base), adapter)
 
     # A DataFrame hint: MLflow infers no schema from it (the logged signature holds it).
-    def predict(
+    def predict(  # noqa: PLR0917 (MLflow's signature)
         self, context: Any, model_input: pd.DataFrame, params: dict[str, Any] | None = None
     ) -> list[str]:
         settings = inference_settings(params)
         prompts = [
             fit_prompt(
-                task_prompt(r.task, r.transcript, self.label_options),
+                task_prompt(r.task, r.transcript, options=self.label_options),
                 self.tokenizer,
-                settings["max_prompt_tokens"],
+                max_tokens=settings["max_prompt_tokens"],
             )
             for r in task_requests(model_input)
         ]
         return generate(
-            self.model, self.tokenizer, prompts, max_new_tokens=settings["max_new_tokens"]
+            self.model, self.tokenizer, prompts=prompts, max_new_tokens=settings["max_new_tokens"]
         )
 
 

@@ -136,7 +136,9 @@ def finish(
 ) -> None:
     """The adapter saved to ``output_dir``; the run's checkpoints removed (rank 0), and the
     process group it made for DeepSpeed ended."""
-    save_adapter(trainer, tokenizer, options, output_dir=output_dir, generation=config.generation)
+    save_adapter(
+        trainer, tokenizer, options=options, output_dir=output_dir, generation=config.generation
+    )
     if trainer.is_world_process_zero():
         remove_checkpoints(work_dir)
     end_own_world(own_world)
@@ -164,8 +166,8 @@ def trained(trainer: Any, run: TrainerRun, **figures: Any) -> TrainResult:
 def save_adapter(
     trainer: Any,
     tokenizer: Any,
-    options: dict[str, list[str]],
     *,
+    options: dict[str, list[str]],
     output_dir: Path,
     generation: GenerationSettings,
 ) -> None:

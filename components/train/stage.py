@@ -46,7 +46,7 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
         # rank 0 alone writes the adapter, the metrics and the MLflow run.
         data = training_data(config, context)
         result = _train(
-            config, data, _work(context) / f"rank-{rank}", callbacks=[], context=context
+            config, data, output=_work(context) / f"rank-{rank}", callbacks=[], context=context
         )
         return {"rank": rank, "world_size": result.world_size, "steps": result.steps}
     mlflow.enable_system_metrics_logging()  # CPU, memory (and GPU) use while training
@@ -59,13 +59,13 @@ def run(config: TrainConfig, context: StageContext) -> Metrics:
         tracking.log_corpus_input(
             data.source,
             [c.id for c in data.conversations],
-            f"{config.corpus} corpus: train split",
+            name=f"{config.corpus} corpus: train split",
             context="training",
         )
         mlflow.set_tag("veiltune.train_method", config.method)
         live = MlflowLossCallback()
         with atomic_folder(adapter, "adapter") as tmp:
-            result = _train(config, data, tmp, callbacks=[live], context=context)
+            result = _train(config, data, output=tmp, callbacks=[live], context=context)
         # A resumed run has the steps before its checkpoint in its history, not live.
         for name, history in (("loss", result.loss_history), ("eval_loss", result.eval_history)):
             for step, loss in history:
@@ -100,7 +100,7 @@ class TrainingData:
 def training_data(config: TrainConfig, context: StageContext) -> TrainingData:
     source = context.input(training_corpus(config.corpus, config.fragments.source))
     splits = context.input(paths.SPLITS)
-    conversations = split(load_corpus(source), "train", splits)
+    conversations = split(load_corpus(source), "train", splits=splits)
     if not conversations:
         raise InputError(f"{splits}: the train split is empty")
     if config.corpus == "masked":
@@ -109,7 +109,7 @@ def training_data(config: TrainConfig, context: StageContext) -> TrainingData:
     if config.corpus != "fragmented":
         return TrainingData(source, conversations)
     fragments = build_fragments(
-        conversations, config.fragments, config.eval_fraction, seed=config.seed
+        conversations, config.fragments, eval_fraction=config.eval_fraction, seed=config.seed
     )
     return TrainingData(
         source, conversations, fragments.training_examples(), fragments.stats.to_metrics()
@@ -119,8 +119,8 @@ def training_data(config: TrainConfig, context: StageContext) -> TrainingData:
 def _train(
     config: TrainConfig,
     data: TrainingData,
-    output: Path,
     *,
+    output: Path,
     callbacks: list[Any],
     context: StageContext,
 ) -> TrainResult:
@@ -163,7 +163,7 @@ def _require_gate_passed(context: StageContext) -> str:
     the gate passed, whatever called it; returns that corpus's sha256."""
     gate_file = context.input(paths.metrics_file("gate"))
     verdict = json.loads(gate_file.read_text(encoding="utf-8")) if gate_file.is_file() else None
-    return require_gate_passed(verdict, gate_file, context.input(paths.ANON_CORPUS))
+    return require_gate_passed(verdict, gate_file, corpus=context.input(paths.ANON_CORPUS))
 
 
 def summary(metrics: Metrics) -> str:

@@ -46,7 +46,7 @@ CONTINUATION = "continuation"
 TRAIN_TASKS = (*TASK_PROMPTS, CONTINUATION)
 
 
-def task_target(conversation: Conversation, task: str, only_good: bool = False) -> str | None:
+def task_target(conversation: Conversation, task: str, *, only_good: bool = False) -> str | None:
     """What a model should answer to ``task`` for this conversation, from its labels; None
     when it lacks them (a dual summary needs both summaries). ``only_good``: the summary
     task answers with the privacy-preserving summary where there is one."""
@@ -161,7 +161,7 @@ def instruction(task: str, options: Mapping[str, Sequence[str]] | None = None) -
     return f"{text} Choose from: {', '.join(labels)}." if labels else text
 
 
-def task_prompt(task: str, body: str, options: Mapping[str, Sequence[str]] | None = None) -> str:
+def task_prompt(task: str, body: str, *, options: Mapping[str, Sequence[str]] | None = None) -> str:
     """The prompt asking ``task`` of a transcript ``body`` (``speaker: text`` lines): how
     training, evaluation and the registered model all ask it."""
     return f"{instruction(task, options)}\n\n{body}"
@@ -170,8 +170,8 @@ def task_prompt(task: str, body: str, options: Mapping[str, Sequence[str]] | Non
 def task_examples(
     conversation: Conversation,
     tasks: Sequence[str] = tuple(TASK_PROMPTS),
-    options: Mapping[str, Sequence[str]] | None = None,
     *,
+    options: Mapping[str, Sequence[str]] | None = None,
     only_good: bool = False,
 ) -> list[Example]:
     """An example per task in ``tasks`` the conversation has a label for, plus the
@@ -182,9 +182,9 @@ def task_examples(
     body = transcript(conversation)
     examples = []
     for task in TASK_PROMPTS:
-        target = task_target(conversation, task, only_good) if task in tasks else None
+        target = task_target(conversation, task, only_good=only_good) if task in tasks else None
         if target is not None:
-            prompt = task_prompt(task, body, options)
+            prompt = task_prompt(task, body, options=options)
             examples.append(Example(conversation.id, task, prompt, target))
     if CONTINUATION in tasks:
         head, tail = split_for_continuation(conversation)
@@ -192,7 +192,7 @@ def task_examples(
     return examples
 
 
-def eval_conversations(ids: Sequence[str], fraction: float, seed: int) -> set[str]:
+def eval_conversations(ids: Sequence[str], fraction: float, *, seed: int) -> set[str]:
     """The conversations whose examples form the eval split (by a seeded hash, so all tasks
     of one conversation land on the same side); none when fewer than 10 conversations."""
     if fraction <= 0 or len(ids) < 10:
@@ -229,8 +229,8 @@ class TrainingExamples:
 def training_examples(
     conversations: Sequence[Conversation],
     tasks: Sequence[str],
-    eval_fraction: float,
     *,
+    eval_fraction: float,
     seed: int,
     options: Mapping[str, Sequence[str]] | None = None,
     only_good: bool = False,
@@ -246,12 +246,12 @@ def training_examples(
     if only_good:
         _require_private_summaries(conversations)
     per_conversation = [
-        (c.id, task_examples(c, tasks, options, only_good=only_good)) for c in conversations
+        (c.id, task_examples(c, tasks, options=options, only_good=only_good)) for c in conversations
     ]
     usable = [cid for cid, examples in per_conversation if examples]
     if not usable:
         raise InputError(_no_examples_message(len(conversations), tasks))
-    held = eval_conversations(usable, eval_fraction, seed)
+    held = eval_conversations(usable, eval_fraction, seed=seed)
     return TrainingExamples(
         train=[e for cid, examples in per_conversation if cid not in held for e in examples],
         evaluation=[e for cid, examples in per_conversation if cid in held for e in examples],
@@ -325,7 +325,7 @@ def split_for_continuation(conversation: Conversation) -> tuple[str, str]:
 ELLIPSIS = "\n...\n"
 
 
-def fit_prompt(prompt: str, tokenizer: Any, max_tokens: int) -> str:
+def fit_prompt(prompt: str, tokenizer: Any, *, max_tokens: int) -> str:
     """The prompt cut to at most ``max_tokens`` tokens without losing what it asks.
 
     A prompt is an instruction, a blank line and a transcript. A long transcript loses its

@@ -39,13 +39,15 @@ def test_thresholds_by_recognizer_then_type_then_default(tmp_path: Path) -> None
             "recall": {},
         },
     )
-    thresholds = read_thresholds(path, "balanced", 0.35, known_info_types=DEFAULT_INFO_TYPES)
+    thresholds = read_thresholds(
+        path, "balanced", default=0.35, known_info_types=DEFAULT_INFO_TYPES
+    )
     assert thresholds.keep(Span(0, 3, "PERSON_NAME", 0.4, "UnfamiliarWordRecognizer"))
     assert not thresholds.keep(Span(0, 3, "PERSON_NAME", 0.39, "UnfamiliarWordRecognizer"))
     assert not thresholds.keep(Span(0, 3, "GENERIC_ID", 0.45, "SpokenCharactersRecognizer"))
     assert thresholds.keep(Span(0, 3, "PERSON_NAME", 0.35, "SpacyRecognizer"))
     assert thresholds.floor == 0.35
-    recall = read_thresholds(path, "recall", 0.35, known_info_types=DEFAULT_INFO_TYPES)
+    recall = read_thresholds(path, "recall", default=0.35, known_info_types=DEFAULT_INFO_TYPES)
     assert recall.recognizers == {} and recall.keep(Span(0, 3, "X", 0.35, "Y"))
 
 
@@ -70,22 +72,22 @@ def test_thresholds_by_recognizer_then_type_then_default(tmp_path: Path) -> None
     ],
 )
 def test_bad_calibration_files_name_the_file_and_key(
-    tmp_path: Path, points: object, message: str
+    tmp_path: Path, points: object, *, message: str
 ) -> None:
     path = write(tmp_path / "c.yaml", points)
     with pytest.raises(InputError, match=message):
-        read_thresholds(path, "balanced", 0.35, known_info_types=DEFAULT_INFO_TYPES)
+        read_thresholds(path, "balanced", default=0.35, known_info_types=DEFAULT_INFO_TYPES)
 
 
 def test_missing_or_unreadable_calibration_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such calibration file"):
         read_thresholds(
-            tmp_path / "none.yaml", "balanced", 0.35, known_info_types=DEFAULT_INFO_TYPES
+            tmp_path / "none.yaml", "balanced", default=0.35, known_info_types=DEFAULT_INFO_TYPES
         )
     (tmp_path / "bad.yaml").write_text("operating_points: [unclosed")
     with pytest.raises(InputError, match="bad.yaml: not a YAML calibration file"):
         read_thresholds(
-            tmp_path / "bad.yaml", "balanced", 0.35, known_info_types=DEFAULT_INFO_TYPES
+            tmp_path / "bad.yaml", "balanced", default=0.35, known_info_types=DEFAULT_INFO_TYPES
         )
 
 
@@ -110,7 +112,7 @@ def test_shipped_calibration_is_valid_and_its_points_order_by_strictness(detecto
     assert config.calibration is not None
     points = {
         point: read_thresholds(
-            REPO / config.calibration, point, 0.35, known_info_types=DEFAULT_INFO_TYPES
+            REPO / config.calibration, point, default=0.35, known_info_types=DEFAULT_INFO_TYPES
         )
         for point in ("recall", "balanced", "precision")
     }
@@ -131,7 +133,7 @@ class _Backend:
     context_recognizer_names = frozenset({"Cued"})
 
     def candidates(
-        self, texts: Sequence[str], score_floor: float, batch_size: int = 64
+        self, texts: Sequence[str], score_floor: float, *, batch_size: int = 64
     ) -> list[list[Span]]:
         found = []
         for text in texts:
@@ -149,7 +151,7 @@ class _Backend:
             found.append(spans)
         return found
 
-    def finish(self, text: str, candidates: list[Span], thresholds: Thresholds) -> list[Span]:
+    def finish(self, text: str, candidates: list[Span], *, thresholds: Thresholds) -> list[Span]:
         return resolve_overlaps([s for s in candidates if thresholds.keep(s)])
 
 
@@ -174,7 +176,10 @@ def _labelled(n: int) -> list[LabelledText]:
 
 def test_ascent_raises_a_noisy_recognizer_and_leaves_one_without_evidence() -> None:
     calibration = Calibration(
-        {"a": _labelled(20), "b": _labelled(10)}, _Backend(), AnonymizationPolicy(), default=0.35
+        {"a": _labelled(20), "b": _labelled(10)},
+        _Backend(),
+        policy=AnonymizationPolicy(),
+        default=0.35,
     )
     untuned = calibration.score_all(Thresholds(0.35))
     thresholds = ascend(calibration, beta=1.0)
@@ -184,14 +189,16 @@ def test_ascent_raises_a_noisy_recognizer_and_leaves_one_without_evidence() -> N
     assert thresholds.recognizers.get("Cued", 0.35) >= 0.35  # its context requirement holds
     from components.anonymize.evaluation.calibrate import objective
 
-    assert objective(calibration.score_all(thresholds), ["a", "b"], 1.0) > objective(
-        untuned, ["a", "b"], 1.0
+    assert objective(calibration.score_all(thresholds), ["a", "b"], beta=1.0) > objective(
+        untuned, ["a", "b"], beta=1.0
     )
     points = calibrate(calibration, {"recall": 8.0, "precision": 1.0})
     assert points["precision"]["recognizers"] == {"Noisy": 0.8}
     # the recall point keeps every candidate: each recognizer at its lowest level, but a
     # context-needing one never under the engine's threshold
-    loose = Calibration({"a": _labelled(20)}, _Backend(), AnonymizationPolicy(), default=0.45)
+    loose = Calibration(
+        {"a": _labelled(20)}, _Backend(), policy=AnonymizationPolicy(), default=0.45
+    )
     recall = calibrate(loose, {"recall": math.inf})["recall"]
     assert recall["recognizers"] == {"Noisy": 0.4} and recall["beta"] == "inf"
     measured = points["precision"]["measured"]["a"]
@@ -221,5 +228,5 @@ def test_written_calibration_reads_back(tmp_path: Path) -> None:
     write_calibration(path, document)
     assert path.read_text().startswith("# Score thresholds per operating point")
     assert read_thresholds(
-        path, "precision", 0.35, known_info_types=DEFAULT_INFO_TYPES
+        path, "precision", default=0.35, known_info_types=DEFAULT_INFO_TYPES
     ).recognizers == {"A": 0.6}

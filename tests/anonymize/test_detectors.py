@@ -75,7 +75,7 @@ def test_entity_span_wins_and_adjacent_words_become_one_placeholder(
     union = UnionDetector([detector], [allow_list_detector(allow_list)])
     text = "Hi, this is Mark Kowalski again. My email is mark.k@example.com"
     conversation = Conversation("c1", (Turn("Agent", text),))
-    ((anonymized, replacements),) = list(anonymize_corpus([conversation], union, POLICY))
+    ((anonymized, replacements),) = list(anonymize_corpus([conversation], union, policy=POLICY))
     # the unlisted run "Mark Kowalski again" is longer than the name in it, yet the name keeps
     # its type and number; the rest of the run is a word span; the email's words are the email
     assert anonymized.turns[0].text == (
@@ -95,9 +95,9 @@ def test_word_detectors_alone_through_detect_batch(allow_list: Path, tmp_path: P
     assert [type(d) for d in union.word_level] == [VocabularyDetector, VocabularyDetector]
     text = "Call me at the office, Zorblax Quuxley"
     conversation = Conversation("c1", (Turn(None, text),), plain=True)
-    ((_, spans),) = detect_batch([conversation], union, POLICY)
+    ((_, spans),) = detect_batch([conversation], union, policy=POLICY)
     assert surfaces(text, spans[0]) == ["Zorblax Quuxley"]
-    ((anonymized, _),) = list(anonymize_corpus([conversation], union, POLICY))
+    ((anonymized, _),) = list(anonymize_corpus([conversation], union, policy=POLICY))
     assert anonymized.turns[0].text == "Call me at the office, [UNLISTED_WORD_1]"
     assert set(WORD_LEVEL_BUILDERS) == set(WORD_LEVEL_DETECTORS)
 
@@ -118,7 +118,7 @@ def test_word_detectors_alone_through_detect_batch(allow_list: Path, tmp_path: P
         ("call O'Neil", ["O'Neil"]),
     ],
 )
-def test_allow_list_masks_unlisted_words(text: str, masked: list[str], allow_list: Path) -> None:
+def test_allow_list_masks_unlisted_words(text: str, masked: list[str], *, allow_list: Path) -> None:
     (spans,) = allow_list_detector(allow_list).detect([text])
     assert surfaces(text, spans) == masked
     assert all(s.entity_type == "UNLISTED_WORD" and s.source == "allow_list" for s in spans)
@@ -159,7 +159,7 @@ def test_vocabulary_leaves_words_with_digits_out() -> None:
         ),
         (
             lambda: stage_config(
-                {"anonymize": {"lm_probability": {"q": 0.1}}}, "anonymize", AnonymizeConfig
+                {"anonymize": {"lm_probability": {"q": 0.1}}}, "anonymize", cls=AnonymizeConfig
             ),
             "anonymize.lm_probability.q",
         ),
@@ -250,7 +250,7 @@ def test_threshold_is_monotonic_and_never_takes_stop_words_or_placeholders(
     text = "Then [PERSON_NAME_1] told me that Qwzxy Brandlethorpe had moved to the flat above."
     scored = causal.scorer.score([text], 8)
     redacted = [
-        {w for s in spans_below(scored, p, [text])[0] for w in range(s.start, s.end)}
+        {w for s in spans_below(scored, p, texts=[text])[0] for w in range(s.start, s.end)}
         for p in (1e-8, 1e-4, 1e-2, 0.999)
     ]
     assert all(low <= high for low, high in itertools.pairwise(redacted))
@@ -259,10 +259,10 @@ def test_threshold_is_monotonic_and_never_takes_stop_words_or_placeholders(
     assert not redacted[-1] & set(placeholder)
     stops = {w.lower() for w in text.replace(".", "").split()} & stop_words()
     assert stops, "the text must hold stop words"
-    assert not {text[s.start : s.end].lower() for s in spans_below(scored, 0.999, [text])[0]} & (
-        stops
-    )
-    assert "Qwzxy Brandlethorpe" in surfaces(text, spans_below(scored, 1e-3, [text])[0])
+    assert not {
+        text[s.start : s.end].lower() for s in spans_below(scored, 0.999, texts=[text])[0]
+    } & (stops)
+    assert "Qwzxy Brandlethorpe" in surfaces(text, spans_below(scored, 1e-3, texts=[text])[0])
 
 
 def test_long_texts_are_read_in_windows_and_batching_changes_nothing(
@@ -347,8 +347,8 @@ def test_spans_below_joins_a_run_and_keeps_its_order() -> None:
             WordProbability(17, 19, 1e-6),
         ]
     ]
-    assert surfaces(text, spans_below(scored, 1e-3, [text])[0]) == ["Ann Bo", "Cy"]
-    assert spans_below(scored, 1e-7, [text]) == [[]]
+    assert surfaces(text, spans_below(scored, 1e-3, texts=[text])[0]) == ["Ann Bo", "Cy"]
+    assert spans_below(scored, 1e-7, texts=[text]) == [[]]
 
 
 # --- lm_probability in context: a turn after the call so far ------------------------------
@@ -383,7 +383,7 @@ class RecordingDetector:
 
 class RecordingContextualDetector(RecordingDetector):
     def detect_in_context(
-        self, texts: Sequence[str], contexts: Sequence[str], batch_size: int = 64
+        self, texts: Sequence[str], contexts: Sequence[str], *, batch_size: int = 64
     ) -> list[list[Span]]:
         self.calls.append((list(texts), list(contexts)))
         return [[] for _ in texts]
@@ -395,14 +395,14 @@ class ContextSpy(LmProbabilityDetector):
     contexts: list[list[str]]
 
     def detect_in_context(
-        self, texts: Sequence[str], contexts: Sequence[str], batch_size: int = 64
+        self, texts: Sequence[str], contexts: Sequence[str], *, batch_size: int = 64
     ) -> list[list[Span]]:
         self.contexts = [*getattr(self, "contexts", []), list(contexts)]
-        return super().detect_in_context(texts, contexts, batch_size)
+        return super().detect_in_context(texts, contexts, batch_size=batch_size)
 
 
 def last_turn_spans(conversation: Conversation, detector: Detector) -> list[Span]:
-    ((fields, spans),) = detect_batch([conversation], detector, POLICY)
+    ((fields, spans),) = detect_batch([conversation], detector, policy=POLICY)
     last = TextField("text", len(conversation.turns) - 1)
     return next(found for (where, _), found in zip(fields, spans, strict=True) if where == last)
 

@@ -74,24 +74,28 @@ def _outputs(folder: Path) -> tuple[bytes, bytes]:
     return (folder / "corpus.jsonl").read_bytes(), (folder / "spans.jsonl").read_bytes()
 
 
-def _anonymize(config: AnonymizeConfig, corpus: Path, out: Path) -> dict[str, object]:
+def _anonymize(config: AnonymizeConfig, corpus: Path, *, out: Path) -> dict[str, object]:
     return anonymize_file(
-        config, REPO, corpus, output_path=out / "corpus.jsonl", spans_path=out / "spans.jsonl"
+        config,
+        REPO,
+        input_path=corpus,
+        output_path=out / "corpus.jsonl",
+        spans_path=out / "spans.jsonl",
     )
 
 
 @pytest.fixture(scope="module")
 def in_process(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, bytes]:
     out = tmp_path_factory.mktemp("single")
-    _anonymize(AnonymizeConfig(batch_size=8, replacement="placeholder"), corpus, out)
+    _anonymize(AnonymizeConfig(batch_size=8, replacement="placeholder"), corpus, out=out)
     return _outputs(out)
 
 
 @pytest.mark.slow
 def test_a_local_cluster_writes_the_one_process_outputs_byte_for_byte(
-    corpus: Path, in_process: tuple[bytes, bytes], tmp_path: Path, *, small_parts: None
+    corpus: Path, in_process: tuple[bytes, bytes], *, tmp_path: Path, small_parts: None
 ) -> None:
-    metrics = _anonymize(ON_TWO_WORKERS, corpus, tmp_path)
+    metrics = _anonymize(ON_TWO_WORKERS, corpus, out=tmp_path)
     assert _outputs(tmp_path) == in_process
     assert metrics["n_conversations"] == N_CONVERSATIONS and metrics["workers"] == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "spans.jsonl"]
@@ -99,12 +103,18 @@ def test_a_local_cluster_writes_the_one_process_outputs_byte_for_byte(
 
 @pytest.mark.slow
 def test_detect_on_a_cluster_writes_what_detect_writes_in_one_process(
-    corpus: Path, tmp_path: Path, small_parts: None, *, shared: AnonymizeConfig
+    corpus: Path, tmp_path: Path, *, small_parts: None, shared: AnonymizeConfig
 ) -> None:
     context = StageContext(REPO / "params.yaml", {}, {})
     config = AnonymizeConfig(batch_size=8, replacement="placeholder")
-    assert detect(config, context, corpus, output_path=tmp_path / "one.jsonl") == N_CONVERSATIONS
-    assert detect(shared, context, corpus, output_path=tmp_path / "many.jsonl") == N_CONVERSATIONS
+    assert (
+        detect(config, context, input_path=corpus, output_path=tmp_path / "one.jsonl")
+        == N_CONVERSATIONS
+    )
+    assert (
+        detect(shared, context, input_path=corpus, output_path=tmp_path / "many.jsonl")
+        == N_CONVERSATIONS
+    )
     assert (tmp_path / "many.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
 
 
@@ -124,10 +134,12 @@ def test_evaluate_detection_on_a_cluster_scores_what_one_process_scores(
     items = load_labelled("embedded", None, limit=120)
     config = AnonymizeConfig(batch_size=8, replacement="placeholder")
     detector, policy = build_detector(config, REPO), anonymization_policy(config, REPO)
-    one, one_sample = evaluate_detection(items, detector, policy, batch_size=8, sample_size=5)
+    one, one_sample = evaluate_detection(
+        items, detector, policy=policy, batch_size=8, sample_size=5
+    )
     groups = conversation_groups(items)
-    detected = detect_groups_on_cluster(shared, REPO, groups)
-    many, many_sample = score_detection(items, groups, detected, sample_size=5)
+    detected = detect_groups_on_cluster(shared, REPO, groups=groups)
+    many, many_sample = score_detection(items, groups, detected=detected, sample_size=5)
     timing = ("seconds", "chars_per_second")
     assert {k: v for k, v in many.items() if k not in timing} == {
         k: v for k, v in one.items() if k not in timing
@@ -143,7 +155,7 @@ def test_distributed_logs_its_warnings_only_while_a_cluster_runs(
     # distributed sets its logger to INFO when imported, over the CLI's policy (other
     # libraries' warnings only; everything with -v, which sets the root logger to DEBUG)
     quiet = logging.getLogger("distributed").level
-    with cluster.dask_client(cluster.LOCAL, 1, 30):
+    with cluster.dask_client(cluster.LOCAL, 1, timeout_s=30):
         assert not logging.getLogger("distributed.scheduler").isEnabledFor(logging.INFO)
         assert logging.getLogger("distributed.nanny").isEnabledFor(logging.WARNING)
     assert [r for r in caplog.records if r.name.startswith("distributed")] == []
@@ -157,41 +169,43 @@ def test_a_task_that_kills_its_workers_is_one_error() -> None:
     # os._exit(3) on a worker: it dies running the task, as an out-of-memory kill does
     with (
         dask.config.set({"distributed.scheduler.allowed-failures": 0}),
-        cluster.dask_client(cluster.LOCAL, 1, 30) as client,
+        cluster.dask_client(cluster.LOCAL, 1, timeout_s=30) as client,
         pytest.raises(BackendError, match=r"^the Dask cluster: .*all those workers died"),
     ):
-        cluster.run_parts(client, os._exit, [3], arguments=[], description="dying", total=None)
+        cluster.run_parts(
+            client, os._exit, parts=[3], arguments=[], description="dying", total=None
+        )
 
 
 @pytest.mark.slow
 def test_a_malformed_record_in_a_later_part_is_one_error_and_nothing_is_written(
-    corpus: Path, tmp_path: Path, small_parts: None, *, shared: AnonymizeConfig
+    corpus: Path, tmp_path: Path, *, small_parts: None, shared: AnonymizeConfig
 ) -> None:
     lines = corpus.read_text().splitlines(keepends=True)
     bad = tmp_path / "bad.jsonl"
     bad.write_text("".join([*lines[:-3], '{"id": "x", "turns": [\n', *lines[-3:]]))
     out = tmp_path / "out"
     with pytest.raises(InputError, match=rf"^{bad}:{len(lines) - 2}: malformed JSON"):
-        _anonymize(shared, bad, out)
+        _anonymize(shared, bad, out=out)
     assert not out.exists() or not list(out.iterdir())  # no outputs, no parts left
 
 
 @pytest.mark.slow
 def test_a_duplicate_id_across_parts_is_named_by_its_line(
-    corpus: Path, tmp_path: Path, small_parts: None, *, shared: AnonymizeConfig
+    corpus: Path, tmp_path: Path, *, small_parts: None, shared: AnonymizeConfig
 ) -> None:
     lines = corpus.read_text().splitlines(keepends=True)
     duplicate = tmp_path / "duplicate.jsonl"
     duplicate.write_text("".join([*lines, lines[0]]))
     first_id = json.loads(lines[0])["id"]
     with pytest.raises(InputError, match=rf"{len(lines) + 1}: duplicate id '{first_id}'"):
-        _anonymize(shared, duplicate, tmp_path / "out")
+        _anonymize(shared, duplicate, out=tmp_path / "out")
     assert not (tmp_path / "out" / "corpus.jsonl").exists()
 
 
 @pytest.mark.slow
 def test_the_policy_files_travel_with_the_task_not_on_the_workers_file_system(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: AnonymizeConfig
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, shared: AnonymizeConfig
 ) -> None:
     """A project whose exclusions keep a made-up word that the shipped policy redacts; its
     policy folder is removed after the client reads it and before the cluster starts, and
@@ -208,7 +222,7 @@ def test_the_policy_files_travel_with_the_task_not_on_the_workers_file_system(
     one = anonymize_file(
         config,
         project,
-        corpus,
+        input_path=corpus,
         output_path=tmp_path / "one.jsonl",
         spans_path=tmp_path / "one.spans",
     )
@@ -225,7 +239,7 @@ def test_the_policy_files_travel_with_the_task_not_on_the_workers_file_system(
     many = anonymize_file(
         replace(config, cluster=shared.cluster, workers=2),
         project,
-        corpus,
+        input_path=corpus,
         output_path=tmp_path / "many.jsonl",
         spans_path=tmp_path / "many.spans",
     )
@@ -280,7 +294,7 @@ def test_an_engine_shows_neither_the_secret_nor_the_policy_contents_in_a_task_lo
         pi_label_keys=None,
         ner=NerConfig(model=None),
     )
-    engine = distributed.engine_for(config, tmp_path, SurrogateKey("s3cr3t-salt"))
+    engine = distributed.engine_for(config, tmp_path, key=SurrogateKey("s3cr3t-salt"))
     assert engine.files == (("names.txt", b"Quelbrin Ostrava\n"),)
     assert "Quelbrin" not in repr(engine) and "s3cr3t" not in repr(engine)
     assert pickle.loads(pickle.dumps(engine)).token == engine.token
@@ -294,7 +308,7 @@ def test_a_missing_policy_file_is_named_before_a_cluster_is_reached(
         cluster="tcp://127.0.0.1:9", cluster_timeout_s=2, dictionaries={"PERSON_NAME": str(missing)}
     )
     with pytest.raises(InputError, match=rf"^{missing}: no such term list"):
-        _anonymize(config, corpus, tmp_path / "out")
+        _anonymize(config, corpus, out=tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 
@@ -302,7 +316,7 @@ def test_an_unreachable_scheduler_is_named_within_the_timeout(corpus: Path, tmp_
     config = AnonymizeConfig(cluster="tcp://127.0.0.1:9", cluster_timeout_s=2)
     started = time.monotonic()
     with pytest.raises(BackendError, match=r"Dask scheduler at tcp://127\.0\.0\.1:9 within 2 s"):
-        _anonymize(config, corpus, tmp_path / "out")
+        _anonymize(config, corpus, out=tmp_path / "out")
     assert time.monotonic() - started < 30
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
 
@@ -335,8 +349,8 @@ def client_of_shared(shared: AnonymizeConfig) -> Iterator[Any]:
 def test_a_worker_killed_mid_run_has_its_parts_recomputed(
     corpus: Path,
     in_process: tuple[bytes, bytes],
-    tmp_path: Path,
     *,
+    tmp_path: Path,
     small_parts: None,
     shared: AnonymizeConfig,
     client_of_shared: Any,
@@ -359,7 +373,7 @@ def test_a_worker_killed_mid_run_has_its_parts_recomputed(
 
     killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
     killer.start()
-    _anonymize(shared, corpus, tmp_path)
+    _anonymize(shared, corpus, out=tmp_path)
     killer.join(timeout=5)
     assert killed, "no worker was busy to kill"
     with pytest.raises(ProcessLookupError):

@@ -84,11 +84,11 @@ def config_for(server: FakeDlpServer, **dlp: Any) -> AnonymizeConfig:
 
 
 def detector_for(
-    server: FakeDlpServer, policy: Path, sleeps: list[float] | None = None, **dlp: Any
+    server: FakeDlpServer, policy: Path, *, sleeps: list[float] | None = None, **dlp: Any
 ) -> GoogleDlpDetector:
     config = config_for(server, **dlp)
     backoff = Backoff(sleep=(sleeps if sleeps is not None else []).append)
-    rules = dlp_rules(config, policy, MAX_FINDINGS)
+    rules = dlp_rules(config, policy, max_findings=MAX_FINDINGS)
     return GoogleDlpDetector(dlp_client(config.dlp), rules, config.dlp, backoff)
 
 
@@ -123,7 +123,7 @@ def found(text: str, spans: list[Span]) -> list[tuple[str, str]]:
     ],
 )
 def test_policy_becomes_dlp_rules(
-    server: FakeDlpServer, policy: Path, text: str, *, expected: list[tuple[str, str]]
+    server: FakeDlpServer, policy: Path, *, text: str, expected: list[tuple[str, str]]
 ) -> None:
     (spans,) = detector_for(server, policy).detect([text])
     assert found(text, spans) == expected
@@ -222,7 +222,7 @@ def test_a_text_past_the_request_limit_goes_in_overlapping_pieces(
 
 def test_pieces_cover_the_text_and_overlap() -> None:
     text = " ".join(f"w{i}" for i in range(2_000))
-    pieces = text_windows(text, 1_000, 300)
+    pieces = text_windows(text, 1_000, overlap=300)
     assert pieces[0][0] == 0 and pieces[-1][1] == len(text)
     for (_, end), (start, _) in itertools.pairwise(pieces):
         assert end - start >= 300 and text[start - 1] == " "
@@ -242,7 +242,7 @@ def test_unavailable_twice_is_retried_with_the_same_result(
     expected = detector_for(server, policy).detect(texts)
     server.dlp.faults = [Fault(grpc.StatusCode.UNAVAILABLE)] * 2
     sleeps: list[float] = []
-    detector = detector_for(server, policy, sleeps)
+    detector = detector_for(server, policy, sleeps=sleeps)
     assert detector.detect(texts) == expected
     assert sleeps == [1.0, 2.0]
     assert detector.usage_metrics()["dlp_requests"] == 3
@@ -255,12 +255,12 @@ def test_resource_exhausted_past_the_budget_is_one_clear_error(
     server.dlp.faults = [Fault(grpc.StatusCode.RESOURCE_EXHAUSTED)] * 10
     sleeps: list[float] = []
     with pytest.raises(BackendError, match=r"RESOURCE_EXHAUSTED after 3 attempts") as error:
-        detector_for(server, policy, sleeps, max_attempts=3).detect(["Zorbatron"])
+        detector_for(server, policy, sleeps=sleeps, max_attempts=3).detect(["Zorbatron"])
     assert "veiltune-test" in str(error.value) and "anonymize.dlp.max_attempts" in str(error.value)
     assert sleeps == [1.0, 2.0]
     server.dlp.faults = [Fault(grpc.StatusCode.RESOURCE_EXHAUSTED)] * 10
     with pytest.raises(BackendError, match="anonymize.dlp.retry_seconds"):
-        detector_for(server, policy, [], retry_seconds=2.5).detect(["Zorbatron"])
+        detector_for(server, policy, sleeps=[], retry_seconds=2.5).detect(["Zorbatron"])
 
 
 @pytest.mark.parametrize(
@@ -271,7 +271,7 @@ def test_resource_exhausted_past_the_budget_is_one_clear_error(
     ],
 )
 def test_refusals_name_the_project_and_the_setting(
-    server: FakeDlpServer, policy: Path, code: grpc.StatusCode, *, names: str
+    server: FakeDlpServer, policy: Path, *, code: grpc.StatusCode, names: str
 ) -> None:
     server.dlp.faults = [Fault(code)]
     with pytest.raises(BackendError, match="anonymize.dlp.project") as error:
@@ -343,7 +343,7 @@ def test_params_validation_names_the_key() -> None:
     with pytest.raises(ParamsError, match="anonymize.dlp.endpoint"):
         DlpConfig(endpoint="localhost")
     with pytest.raises(ParamsError, match="anonymize.dlp.colour"):
-        stage_config({"anonymize": {"dlp": {"colour": 1}}}, "anonymize", AnonymizeConfig)
+        stage_config({"anonymize": {"dlp": {"colour": 1}}}, "anonymize", cls=AnonymizeConfig)
     with pytest.raises(ParamsError, match="anonymize.backend"):
         AnonymizeConfig(backend="dlp")  # type: ignore[arg-type]
     assert DlpConfig(project="p", endpoint="localhost:8080", insecure=True).insecure
@@ -358,7 +358,7 @@ def proxied_environment(monkeypatch: pytest.MonkeyPatch, proxy: str) -> None:
 
 
 def test_a_local_dlp_server_is_reached_directly_whatever_the_environment_says(
-    server: FakeDlpServer, policy: Path, monkeypatch: pytest.MonkeyPatch
+    server: FakeDlpServer, policy: Path, *, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with recording_proxy() as proxy:
         proxied_environment(monkeypatch, proxy.url)
@@ -384,7 +384,7 @@ def test_a_remote_dlp_endpoint_goes_through_the_proxy_the_params_name_only(
         dictionaries={},
         dlp=DlpConfig(project="veiltune-test"),
     )
-    rules = dlp_rules(config, policy, MAX_FINDINGS)
+    rules = dlp_rules(config, policy, max_findings=MAX_FINDINGS)
     with recording_proxy() as named, recording_proxy() as environment:
         proxied_environment(monkeypatch, environment.url)
         for settings in (replace(remote, proxy=named.url), remote):
@@ -441,7 +441,11 @@ def test_anonymize_stage_with_google_dlp(server: FakeDlpServer, policy: Path) ->
     raw.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
     out, spans = policy / "anonymized.jsonl", policy / "spans.jsonl"
     metrics = anonymize_file(
-        config_for(server, price_per_gb=2.0), policy, raw, output_path=out, spans_path=spans
+        config_for(server, price_per_gb=2.0),
+        policy,
+        input_path=raw,
+        output_path=out,
+        spans_path=spans,
     )
     anonymized = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     turn = anonymized[0]["turns"][1]["text"]
@@ -465,5 +469,5 @@ def test_a_failing_service_writes_nothing(server: FakeDlpServer, policy: Path) -
     server.dlp.faults = [Fault(grpc.StatusCode.RESOURCE_EXHAUSTED)] * 3
     config = config_for(server, max_attempts=3, retry_seconds=0.0)
     with pytest.raises(BackendError, match="nothing was written"):
-        anonymize_file(config, policy, raw, output_path=out, spans_path=spans)
+        anonymize_file(config, policy, input_path=raw, output_path=out, spans_path=spans)
     assert not out.exists() and not spans.exists()

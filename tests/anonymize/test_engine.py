@@ -18,7 +18,7 @@ from components.core.corpus import Conversation, Turn
 POLICY = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
 
 
-def call(conv_id: str, name: str, email: str) -> Conversation:
+def call(conv_id: str, name: str, *, email: str) -> Conversation:
     return Conversation(
         conv_id,
         (
@@ -31,13 +31,16 @@ def call(conv_id: str, name: str, email: str) -> Conversation:
     )
 
 
-def run(conversations: list[Conversation], detector, policy=POLICY):  # type: ignore[no-untyped-def]
-    return list(anonymize_corpus(conversations, detector, policy, batch_size=2))
+def run(conversations: list[Conversation], detector, *, policy=POLICY):  # type: ignore[no-untyped-def]
+    return list(anonymize_corpus(conversations, detector, policy=policy, batch_size=2))
 
 
 def test_placeholders_are_consistent_within_and_restart_across_conversations(detector: Any) -> None:
     results = run(
-        [call("c1", "Mark Kowalski", "mark.k@example.com"), call("c2", "Jane Doe", "jd@mail.org")],
+        [
+            call("c1", "Mark Kowalski", email="mark.k@example.com"),
+            call("c2", "Jane Doe", email="jd@mail.org"),
+        ],
         detector,
     )
     (first, _), (second, _) = results
@@ -55,7 +58,7 @@ def test_placeholders_are_consistent_within_and_restart_across_conversations(det
 
 def test_no_raw_value_survives_and_replacements_hold_no_values(detector: Any) -> None:
     ((anonymized, replacements),) = run(
-        [call("c1", "Mark Kowalski", "mark.k@example.com")], detector
+        [call("c1", "Mark Kowalski", email="mark.k@example.com")], detector
     )
     text = repr(anonymized.to_record()).lower()
     for value in ("kowalski", "mark", "example.com"):
@@ -66,12 +69,16 @@ def test_no_raw_value_survives_and_replacements_hold_no_values(detector: Any) ->
 
 
 def test_mask_and_type_policies(detector: Any) -> None:
-    conversation = [call("c1", "Mark Kowalski", "mark.k@example.com")]
-    masked = run(conversation, detector, AnonymizationPolicy("mask", "#", DEFAULT_SPEAKER_ROLES))
+    conversation = [call("c1", "Mark Kowalski", email="mark.k@example.com")]
+    masked = run(
+        conversation, detector, policy=AnonymizationPolicy("mask", "#", DEFAULT_SPEAKER_ROLES)
+    )
     assert (
         masked[0][0].turns[1].text == "Hi, this is #############. My email is ##################."
     )
-    typed = run(conversation, detector, AnonymizationPolicy("type", "*", DEFAULT_SPEAKER_ROLES))
+    typed = run(
+        conversation, detector, policy=AnonymizationPolicy("type", "*", DEFAULT_SPEAKER_ROLES)
+    )
     assert typed[0][0].turns[1].text == "Hi, this is [PERSON_NAME]. My email is [EMAIL_ADDRESS]."
 
 
@@ -92,7 +99,7 @@ def test_a_replacement_method_is_one_function_and_one_registry_line(
     assert AnonymizeConfig(replacement="initials").replacement == "initials"
     policy = AnonymizationPolicy("initials", "*", DEFAULT_SPEAKER_ROLES)
     [(anonymized, replacements)] = run(
-        [call("c1", "Mark Kowalski", "mk@example.com")], detector, policy
+        [call("c1", "Mark Kowalski", email="mk@example.com")], detector, policy=policy
     )
     assert anonymized.turns[1].text.startswith("Hi, this is MK. My email is")
     assert {r.method for r in replacements} == {"initials"}
@@ -117,7 +124,7 @@ def test_dictionaries_always_find_and_exclusions_never_redact(detector: Any) -> 
     conversation = Conversation(
         "c1", (Turn(None, "jane doe from dunder mifflin called vance refrigeration"),), plain=True
     )
-    ((anonymized, _),) = run([conversation], detector, policy)
+    ((anonymized, _),) = run([conversation], detector, policy=policy)
     assert anonymized.turns[0].text == (
         "jane doe from [ORGANIZATION_NAME_1] called [ORGANIZATION_NAME_2]"
     )
@@ -131,14 +138,14 @@ def test_term_list_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from components.core.errors import InputError
 
     (tmp_path / "ex.txt").write_text("# comment\nMark\n\n  Acme Corp  \n")
-    lists = read_term_lists({"PERSON_NAME": "ex.txt"}, {"PERSON_NAME": "ex.txt"}, tmp_path)
+    lists = read_term_lists({"PERSON_NAME": "ex.txt"}, {"PERSON_NAME": "ex.txt"}, base_dir=tmp_path)
     assert lists.excluded(Span(0, 4, "PERSON_NAME", 1.0), "MARK my words")
     assert not lists.excluded(Span(0, 4, "LOCATION", 1.0), "MARK my words")
     assert [(s.start, s.end) for s in lists.dictionary_spans("acme corp and Acme Corporation")] == [
         (0, 9)
     ]
     with pytest.raises(InputError, match="missing.txt: no such term list"):
-        read_term_lists({"PERSON_NAME": "missing.txt"}, {}, tmp_path)
+        read_term_lists({"PERSON_NAME": "missing.txt"}, {}, base_dir=tmp_path)
 
 
 def test_an_item_found_once_is_found_everywhere_in_the_call(detector: Any) -> None:
@@ -200,7 +207,7 @@ def test_windows_cover_long_texts_without_splitting_words() -> None:
     from components.anonymize.spans import text_windows
 
     def _windows(text: str) -> list[tuple[int, int]]:
-        return text_windows(text, WINDOW_CHARS, WINDOW_OVERLAP)
+        return text_windows(text, WINDOW_CHARS, overlap=WINDOW_OVERLAP)
 
     text = " ".join(f"word{i}" for i in range(5000))
     windows = _windows(text)
@@ -306,7 +313,7 @@ def test_every_string_and_identifier_number_of_a_record_is_anonymized(detector: 
     policy = AnonymizationPolicy(
         speaker_roles=DEFAULT_SPEAKER_ROLES, class_labels=known_class_labels({})
     )
-    ((anonymized, replacements),) = run([conversation], detector, policy)
+    ((anonymized, replacements),) = run([conversation], detector, policy=policy)
     text = repr(anonymized.to_record()).lower()
     for value in (
         "maria",
@@ -342,8 +349,8 @@ def test_detect_reports_every_span_anonymize_replaces_in_the_turns_speakers_incl
 ) -> None:
     from components.anonymize.factory import detection_records
 
-    conversations = [call("c1", "Mark Kowalski", "mark.k@example.com")]
-    (record,) = detection_records(conversations, detector, POLICY, batch_size=2)
+    conversations = [call("c1", "Mark Kowalski", email="mark.k@example.com")]
+    (record,) = detection_records(conversations, detector, policy=POLICY, batch_size=2)
     ((_, replacements),) = run(conversations, detector)
     replaced = sorted(
         (r.field.turn, r.field.kind, r.span.start, r.span.end, r.span.entity_type)
@@ -414,15 +421,16 @@ def labelled(
 def test_a_label_key_that_names_pi_marks_its_value_and_a_plain_key_is_no_name(
     detector: Any,
     labels: dict[str, object],
+    *,
     expected: dict[str, object],
 ) -> None:
-    ((anonymized, _),) = run([labelled(labels)], detector, shipped_policy())
+    ((anonymized, _),) = run([labelled(labels)], detector, policy=shipped_policy())
     assert anonymized.labels == expected
 
 
 def test_a_value_a_pi_key_marks_is_replaced_where_the_call_says_it_too(detector: Any) -> None:
     conversation = labelled({"pin": 4821}, "My PIN is 4821, and that is all.")
-    ((anonymized, replacements),) = run([conversation], detector, shipped_policy())
+    ((anonymized, replacements),) = run([conversation], detector, policy=shipped_policy())
     assert anonymized.turns[1].text == "My PIN is [GENERIC_ID_1], and that is all."
     assert anonymized.labels == {"pin": "[GENERIC_ID_1]"}
     assert "4821" not in repr([r.to_record() for r in replacements])
@@ -435,7 +443,7 @@ def test_a_key_the_call_reveals_as_a_name_is_replaced_and_a_key_holding_an_email
         {"attendees": {"maria": "present"}, "contacts": {"maria.g@example.com": "primary"}},
         "Hi, this is Maria Gonzalez calling.",
     )
-    ((anonymized, _),) = run([conversation], detector, shipped_policy())
+    ((anonymized, _),) = run([conversation], detector, policy=shipped_policy())
     assert anonymized.labels["attendees"] == {"[PERSON_NAME_1]": "present"}
     assert anonymized.labels["contacts"] == {"[EMAIL_ADDRESS_1]": "primary"}
 
@@ -477,7 +485,7 @@ SPAN_EDGES = [
 
 @pytest.mark.parametrize(("text", "expected"), SPAN_EDGES)
 def test_spans_keep_the_punctuation_and_spaces_around_them(
-    detector: Any, text: str, expected: str
+    detector: Any, text: str, *, expected: str
 ) -> None:
     conversation = Conversation("c1", (Turn(None, text),), plain=True)
     ((anonymized, replacements),) = run([conversation], detector)

@@ -23,7 +23,7 @@ def found_names(turns: list[tuple[str, str]], detector: Any, **config: Any) -> l
     """The surfaces of the name, place, organization and username spans in the turns."""
     policy = anonymization_policy(replace(AnonymizeConfig(), **config), REPO)
     conversation = Conversation("c1", tuple(Turn(s, t) for s, t in turns), "customer_support")
-    ((fields, spans),) = detect_batch([conversation], detector, policy)
+    ((fields, spans),) = detect_batch([conversation], detector, policy=policy)
     return [
         text[s.start : s.end]
         for (where, text), found in zip(fields, spans, strict=True)
@@ -70,7 +70,7 @@ def found_names(turns: list[tuple[str, str]], detector: Any, **config: Any) -> l
     ],
 )
 def test_an_everyday_word_is_a_name_only_with_evidence(
-    detector: Any, text: str, masked: list[str]
+    detector: Any, text: str, *, masked: list[str]
 ) -> None:
     assert found_names([("Caller", text)], detector) == masked
 

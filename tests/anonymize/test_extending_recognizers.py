@@ -53,7 +53,7 @@ def detector(tmp_path_factory: pytest.TempPathFactory) -> Any:
         return PresidioDetector(
             AnonymizeConfig().spacy_model,
             INFO_TYPES,
-            Thresholds(0.35, origin="test"),
+            thresholds=Thresholds(0.35, origin="test"),
             own=recognizers_from_file(own, INFO_TYPES),
             disabled=["AgeRecognizer"],
         )
@@ -85,10 +85,10 @@ def test_left_out_names_must_exist_and_the_name_gazetteer_stays() -> None:
     with pytest.raises(
         ParamsError, match=r"disabled_recognizers: 'AgeRecogniser': no such .*AgeRecognizer"
     ):
-        _disable(fake, ["AgeRecogniser"], known)
+        _disable(fake, ["AgeRecogniser"], known=known)
     with pytest.raises(ParamsError, match="NameGazetteerRecognizer' cannot be left out"):
-        _disable(fake, ["NameGazetteerRecognizer"], known)
-    _disable(fake, ["AgeRecognizer"], known)
+        _disable(fake, ["NameGazetteerRecognizer"], known=known)
+    _disable(fake, ["AgeRecognizer"], known=known)
     assert kept == ["AgeRecognizer"]
 
 
@@ -104,7 +104,7 @@ def test_left_out_names_must_exist_and_the_name_gazetteer_stays() -> None:
     ],
 )  # fmt: skip
 def test_each_mistake_in_the_file_is_one_error_naming_it(
-    tmp_path: Path, text: str, error: str
+    tmp_path: Path, text: str, *, error: str
 ) -> None:
     path = tmp_path / "recognizers.yaml"
     path.write_text(text, encoding="utf-8")

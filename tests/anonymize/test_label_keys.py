@@ -101,7 +101,7 @@ def test_a_field_name_is_told_from_a_key_that_is_text(key: str, field_name: bool
     ],
 )
 def test_a_bad_policy_file_is_one_error_naming_it(
-    tmp_path: Path, document: str, message: str
+    tmp_path: Path, document: str, *, message: str
 ) -> None:
     path = tmp_path / "keys.yaml"
     path.write_text(document)

@@ -72,7 +72,7 @@ def dictionary() -> Dictionary:
     ],
 )
 def test_names_that_need_the_dictionary_or_context(
-    dictionary: Dictionary, text: str, expected: list[str]
+    dictionary: Dictionary, text: str, *, expected: list[str]
 ) -> None:
     results = NameGazetteerRecognizer(dictionary=dictionary).analyze(text, ["PERSON"])
     assert [text[r.start : r.end] for r in results] == expected
@@ -109,7 +109,7 @@ def _person(text: str, word: str) -> Span:
     ],
 )
 def test_completer_grows_names_over_prefix_and_surname(
-    text: str, found: str, completed: str
+    text: str, found: str, *, completed: str
 ) -> None:
     completer = NameGazetteerRecognizer().completer
     [span] = completer.complete(text, [_person(text, found)])

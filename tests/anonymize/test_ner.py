@@ -95,7 +95,7 @@ def long_text(n: int) -> tuple[str, Found]:
     ids=["character-windows", "token-windows"],
 )
 def test_a_long_text_is_read_in_windows_with_exact_offsets_and_whole_entities(
-    tmp_path: Path, max_positions: int, windows: dict[str, int]
+    tmp_path: Path, max_positions: int, *, windows: dict[str, int]
 ) -> None:
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
@@ -108,7 +108,7 @@ def test_a_long_text_is_read_in_windows_with_exact_offsets_and_whole_entities(
     tiny = TorchTokenClassifier(
         model,
         AutoTokenizer.from_pretrained(folder),
-        scheme,
+        scheme=scheme,
         max_tokens=max_positions,
         batch_size=4,
         **windows,
@@ -187,7 +187,7 @@ def test_rampart_finds_each_sentence_of_a_long_text_where_it_is(
         for start in starts
         for a, b, label in ((12, 17, "GIVEN_NAME"), (18, 25, "SURNAME"), (29, 41, "PHONE"))
     ]
-    assert len(text_windows(text, 480, 64)) > 3
+    assert len(text_windows(text, 480, overlap=64)) > 3
     batched = rampart.classify([text, sentence, text])
     assert found(batched[0]) == expected == found(batched[2])
     assert found(batched[1]) == expected[:3]
@@ -195,7 +195,7 @@ def test_rampart_finds_each_sentence_of_a_long_text_where_it_is(
 
 def test_the_shipped_policy_maps_every_rampart_label(rampart: TokenClassifier) -> None:
     policy = read_label_policy(POLICY, known_info_types(AnonymizeConfig()))
-    mapped = info_types_of(rampart.scheme.entities, policy, POLICY)
+    mapped = info_types_of(rampart.scheme.entities, policy, path=POLICY)
     assert mapped["GIVEN_NAME"] == mapped["SURNAME"] == "PERSON_NAME"
     assert mapped["PHONE"] == "PHONE_NUMBER" and mapped["EMAIL"] == "EMAIL_ADDRESS"
     assert mapped["STREET_NAME"] == mapped["BUILDING_NUMBER"] == "STREET_ADDRESS"
@@ -208,7 +208,7 @@ def test_the_recognizer_reports_info_types_and_joins_a_names_parts(
 ) -> None:
     policy = read_label_policy(POLICY, known_info_types(AnonymizeConfig()))
     recognizer = TransformerNerRecognizer(
-        rampart, info_types_of(rampart.scheme.entities, policy, POLICY), 0.5
+        rampart, info_types_of(rampart.scheme.entities, policy, path=POLICY), threshold=0.5
     )
     texts = [
         "Hi, this is John Smith, you can reach me at 617.555.0199.",
@@ -240,7 +240,7 @@ def _results(results: list[Any]) -> list[tuple[int, int, str, float]]:
 
 def test_a_label_mapped_to_null_is_evidence_never_a_span(tiny_dir: Path) -> None:
     tiny = load_torch(tiny_dir, batch_size=4)
-    recognizer = TransformerNerRecognizer(tiny, {"PER": "PERSON_NAME", "LOC": None}, 0.9)
+    recognizer = TransformerNerRecognizer(tiny, {"PER": "PERSON_NAME", "LOC": None}, threshold=0.9)
     text = "maybe alice smith went to new york"
     classified = recognizer.classify([text])[0]
     assert [s.label for s in classified] == ["PER", "PER", "LOC"]
@@ -248,7 +248,9 @@ def test_a_label_mapped_to_null_is_evidence_never_a_span(tiny_dir: Path) -> None
     assert recognizer.entity_spans(text, classified) == [(6, 17, "PERSON", 1.0)]
     evidence = NerEvidence(tuple(classified))
     assert evidence.labels_over(26, 29) == {"LOC"}
-    assert evidence.sees(0, 5, {"PER"}) and not evidence.sees(0, 5, {"PER"}, min_score=0.9)
+    assert evidence.sees(0, 5, labels={"PER"}) and not evidence.sees(
+        0, 5, labels={"PER"}, min_score=0.9
+    )
     assert evidence.labels_over(18, 25) == frozenset()
 
 
@@ -382,7 +384,7 @@ def _bad_models() -> list[tuple[str, Callable[[Path], str], str]]:
     ("name", "make", "message"), _bad_models(), ids=[b[0] for b in _bad_models()]
 )
 def test_a_bad_model_is_one_error_naming_the_key(
-    tmp_path: Path, name: str, make: Callable[[Path], str], *, message: str
+    tmp_path: Path, name: str, *, make: Callable[[Path], str], message: str
 ) -> None:
     config = AnonymizeConfig(ner=NerConfig(model=make(tmp_path), labels=str(POLICY)))
     with pytest.raises(InputError, match=r"^anonymize\.ner\.model: ") as raised:
@@ -405,7 +407,7 @@ def test_labels_the_policy_does_not_map_are_named(tmp_path: Path) -> None:
         ("labels: {PER: [unclosed\n", "not a YAML label mapping"),
     ],
 )
-def test_a_bad_label_policy_is_named(tmp_path: Path, body: str, message: str) -> None:
+def test_a_bad_label_policy_is_named(tmp_path: Path, body: str, *, message: str) -> None:
     (tmp_path / "labels.yaml").write_text(body)
     with pytest.raises(InputError, match=r"^anonymize\.ner\.labels: ") as raised:
         read_label_policy(tmp_path / "labels.yaml", known_info_types(AnonymizeConfig()))
@@ -460,8 +462,8 @@ def test_the_ner_takes_its_process_share_of_the_cores_unless_told(
     told = AnonymizeConfig(workers=3, ner=NerConfig(threads=5))
     assert ner_threads(told) == 5
     # a Dask worker is a process a core: the NER there takes one, unless told
-    assert engine_for(AnonymizeConfig(), REPO, None).config.ner.threads == 1
-    assert engine_for(told, REPO, None).config.ner.threads == 5
+    assert engine_for(AnonymizeConfig(), REPO, key=None).config.ner.threads == 1
+    assert engine_for(told, REPO, key=None).config.ner.threads == 5
 
 
 def test_every_word_read_has_the_models_support_for_it_being_an_entity(tiny_dir: Path) -> None:
@@ -491,7 +493,7 @@ def test_corroborated_recognizers_spans_are_scored_by_the_ners_support(tiny_dir:
         detector = PresidioDetector(
             config.spacy_model,
             config.info_types,
-            Thresholds(0.35),
+            thresholds=Thresholds(0.35),
             ner=ner,
             corroborate=corroborate,
         )
@@ -514,7 +516,7 @@ def test_a_recognizer_to_corroborate_must_exist(tiny_dir: Path) -> None:
         PresidioDetector(
             config.spacy_model,
             config.info_types,
-            Thresholds(0.35),
+            thresholds=Thresholds(0.35),
             ner=ner,
             corroborate=["SpacyRecogniser"],
         )

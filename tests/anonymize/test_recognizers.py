@@ -72,7 +72,7 @@ def found(text: str) -> set[tuple[str, str]]:
         ("USS Dam FPO AE 94560", "USS Dam FPO AE 94560", "STREET_ADDRESS"),
     ],
 )
-def test_finds(text: str, span: str, entity: str) -> None:
+def test_finds(text: str, span: str, *, entity: str) -> None:
     assert (span, entity) in found(text)
 
 
@@ -247,7 +247,7 @@ def unfamiliar():  # type: ignore[no-untyped-def]
         ("Please reschedule the appointments, the technician's availability changed.", []),
     ],
 )
-def test_unfamiliar_words(unfamiliar, text: str, expected: list[tuple[str, str]]) -> None:  # type: ignore[no-untyped-def]
+def test_unfamiliar_words(unfamiliar, text: str, *, expected: list[tuple[str, str]]) -> None:  # type: ignore[no-untyped-def]
     results = unfamiliar.analyze(text, ["PERSON", "LOCATION"])
     assert [(text[r.start : r.end], r.entity_type) for r in results] == expected
 
@@ -269,7 +269,7 @@ def test_unfamiliar_words(unfamiliar, text: str, expected: list[tuple[str, str]]
     ],
 )
 def test_unfamiliar_word_scores_and_links(  # type: ignore[no-untyped-def]
-    unfamiliar, text: str, expected: list[tuple[str, float]]
+    unfamiliar, text: str, *, expected: list[tuple[str, float]]
 ) -> None:
     results = unfamiliar.analyze(text, ["PERSON", "LOCATION"])
     assert [(text[r.start : r.end], r.score) for r in results] == expected
@@ -296,7 +296,7 @@ def test_unfamiliar_word_scores_and_links(  # type: ignore[no-untyped-def]
         ("I rolled my 401(k) over", "401(k", 0.3),
     ],
 )
-def test_digit_runs_shaped_as_quantities_score_lower(text: str, span: str, score: float) -> None:
+def test_digit_runs_shaped_as_quantities_score_lower(text: str, span: str, *, score: float) -> None:
     results = SpokenCharactersRecognizer().analyze(text, ["GENERIC_ID"])
     assert [(text[r.start : r.end], r.score) for r in results] == [(span, score)]
 

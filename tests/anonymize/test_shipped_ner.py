@@ -72,7 +72,7 @@ def test_it_reads_names_in_speech_and_leaves_ordinary_words(built: Path) -> None
     # every label it has maps to an info type in the shipped policy
     policy_file = REPO / "veiltune/policy/ner_labels.yaml"
     policy = read_label_policy(policy_file, known_info_types(AnonymizeConfig()))
-    assert set(info_types_of(ner.scheme.entities, policy, policy_file).values()) == {
+    assert set(info_types_of(ner.scheme.entities, policy, path=policy_file).values()) == {
         "PERSON_NAME",
         "LOCATION",
         "ORGANIZATION_NAME",
@@ -92,7 +92,7 @@ def test_a_base_other_than_the_one_trained_on_is_one_error_naming_the_key(
 
 
 def test_a_folder_it_cannot_write_gets_a_build_of_its_own(
-    tmp_path: Path, built: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, built: Path, *, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import tempfile
 
@@ -100,7 +100,7 @@ def test_a_folder_it_cannot_write_gets_a_build_of_its_own(
     make = tempfile.mkdtemp
 
     def refuse_beside_the_adapter(
-        suffix: str | None = None, prefix: str | None = None, dir: Path | None = None
+        suffix: str | None = None, prefix: str | None = None, *, dir: Path | None = None
     ) -> str:
         if dir == tmp_path:
             raise PermissionError(13, "read-only", str(tmp_path))
@@ -109,5 +109,7 @@ def test_a_folder_it_cannot_write_gets_a_build_of_its_own(
     monkeypatch.setattr(tempfile, "mkdtemp", refuse_beside_the_adapter)
     model = conversational_model_file(adapter)
     assert tmp_path not in model.parents and sha256_file(model) == sha256_file(built)
-    assert load_onnx(model, threads=1, batch_size=4).scheme == load_onnx(built, 1, 4).scheme
+    assert (
+        load_onnx(model, threads=1, batch_size=4).scheme == load_onnx(built, 1, batch_size=4).scheme
+    )
     shutil.rmtree(model.parent.parent)

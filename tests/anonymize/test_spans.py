@@ -52,11 +52,11 @@ _BLOCK = "48 Rue X\n??? Apt. 018\n??? Denmark 15838"  # presidio-research's addr
         ("the ... end", "...", ""),
     ],
 )
-def test_an_item_without_the_text_around_it(text: str, found: str, item: str) -> None:
+def test_an_item_without_the_text_around_it(text: str, found: str, *, item: str) -> None:
     start = text.index(found)
-    new_start, new_end = trim_edges(text, start, start + len(found))
+    new_start, new_end = trim_edges(text, start, end=start + len(found))
     assert text[new_start:new_end] == item
-    assert trim_edges(text, new_start, new_end) == (new_start, new_end)  # idempotent
+    assert trim_edges(text, new_start, end=new_end) == (new_start, new_end)  # idempotent
 
 
 def test_a_later_sentence_stays_in_a_span_of_its_own_when_it_holds_digits() -> None:
@@ -103,10 +103,10 @@ def test_an_abbreviation_owns_its_period(text: str, abbreviation: bool) -> None:
     ],
 )
 def test_an_abbreviation_s_period_that_ends_the_sentence(
-    text: str, found: str, period: bool
+    text: str, found: str, *, period: bool
 ) -> None:
     start = text.index(found)
-    assert ends_with_sentence_period(text, start, start + len(found)) is period
+    assert ends_with_sentence_period(text, start, end=start + len(found)) is period
 
 
 @pytest.mark.parametrize(
@@ -127,5 +127,5 @@ def test_an_abbreviation_s_period_that_ends_the_sentence(
         ("the end.", 7, False),  # nothing follows: no sentence to end before
     ],
 )
-def test_a_sentence_ends_where_another_follows(text: str, index: int, end: bool) -> None:
+def test_a_sentence_ends_where_another_follows(text: str, index: int, *, end: bool) -> None:
     assert ends_sentence(text, index) is end

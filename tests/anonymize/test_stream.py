@@ -19,11 +19,11 @@ def test_workers_give_the_same_output_in_the_same_order() -> None:
     config = AnonymizeConfig(batch_size=4, replacement="placeholder")
     single = [
         (o.id, a.to_record(), [r.to_record() for r in rs])
-        for o, (a, rs) in anonymize_stream(corpus, config, REPO, workers=1)
+        for o, (a, rs) in anonymize_stream(corpus, config, base_dir=REPO, workers=1)
     ]
     double = [
         (o.id, a.to_record(), [r.to_record() for r in rs])
-        for o, (a, rs) in anonymize_stream(iter(corpus), config, REPO, workers=2)
+        for o, (a, rs) in anonymize_stream(iter(corpus), config, base_dir=REPO, workers=2)
     ]
     assert [i for i, _, _ in single] == [c.id for c in corpus]
     assert double == single

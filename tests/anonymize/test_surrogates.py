@@ -29,28 +29,33 @@ CONTEXT = ("", "")
 def book(
     conversation_id: str = "c1",
     originals: frozenset[str] = frozenset(),
+    *,
     digests: Iterable[str] = (),
 ) -> SurrogateBook:
     maker = Surrogates(SurrogateKey(SALT, frozenset(digests)), RealisticValues("en_US"))
     return maker.book(conversation_id, originals)
 
 
-def render(b: SurrogateBook, info_type: str, surface: str, *, entity: str = "[X_1]") -> str:
+def render(b: SurrogateBook, info_type: str, *, surface: str, entity: str = "[X_1]") -> str:
     """A mention's surrogate, of a type that has a generator."""
-    value = b.render(info_type, surface, entity, context=CONTEXT)
+    value = b.render(info_type, surface, entity=entity, context=CONTEXT)
     assert value is not None
     return value
 
 
 def test_every_variant_of_a_name_maps_to_the_parts_of_one_surrogate() -> None:
     b = book(originals=frozenset({"john", "smith"}))
-    full = render(b, "PERSON_NAME", "John Smith", entity="[PERSON_NAME_1]")
+    full = render(b, "PERSON_NAME", surface="John Smith", entity="[PERSON_NAME_1]")
     first, last = full.split()
-    assert render(b, "PERSON_NAME", "John", entity="[PERSON_NAME_1]") == first
-    assert render(b, "PERSON_NAME", "Mr. Smith", entity="[PERSON_NAME_1]") == f"Mr. {last}"
-    assert render(b, "PERSON_NAME", "john's", entity="[PERSON_NAME_1]") == f"{first.lower()}'s"
-    assert render(b, "PERSON_NAME", "J-O-H-N", entity="[PERSON_NAME_1]") == "-".join(first.upper())
-    email = render(b, "EMAIL_ADDRESS", "john.smith@acme.com", entity="[EMAIL_ADDRESS_1]")
+    assert render(b, "PERSON_NAME", surface="John", entity="[PERSON_NAME_1]") == first
+    assert render(b, "PERSON_NAME", surface="Mr. Smith", entity="[PERSON_NAME_1]") == f"Mr. {last}"
+    assert (
+        render(b, "PERSON_NAME", surface="john's", entity="[PERSON_NAME_1]") == f"{first.lower()}'s"
+    )
+    assert render(b, "PERSON_NAME", surface="J-O-H-N", entity="[PERSON_NAME_1]") == "-".join(
+        first.upper()
+    )
+    email = render(b, "EMAIL_ADDRESS", surface="john.smith@acme.com", entity="[EMAIL_ADDRESS_1]")
     assert email.startswith(f"{first.lower()}.{last.lower()}@")
     assert "acme" not in email and "john" not in email
 
@@ -59,8 +64,10 @@ def test_a_first_name_keeps_its_gender_and_lowercase_stays_lowercase() -> None:
     values = RealisticValues("en_US")
     for seed in range(20):
         b = book(f"c{seed}")
-        assert values.names.gender(render(b, "PERSON_NAME", "Mary", entity="[P_1]")) != "male"
-        assert render(b, "PERSON_NAME", "robert", entity="[P_2]").islower()
+        assert (
+            values.names.gender(render(b, "PERSON_NAME", surface="Mary", entity="[P_1]")) != "male"
+        )
+        assert render(b, "PERSON_NAME", surface="robert", entity="[P_2]").islower()
 
 
 @pytest.mark.parametrize(
@@ -87,9 +94,9 @@ def test_a_first_name_keeps_its_gender_and_lowercase_stays_lowercase() -> None:
         ("LOCATION", "boston", r"[a-z .'-]+"),
     ],
 )
-def test_values_keep_their_shape(info_type: str, original: str, shape: str) -> None:
+def test_values_keep_their_shape(info_type: str, original: str, *, shape: str) -> None:
     for seed in range(5):
-        value = render(book(f"c{seed}"), info_type, original, entity="[X_1]")
+        value = render(book(f"c{seed}"), info_type, surface=original, entity="[X_1]")
         assert value is not None and value != original
         assert re.fullmatch(shape, value), value
 
@@ -146,7 +153,7 @@ def test_an_address_keeps_its_parts_and_a_plausible_number(original: str, shape:
     original_words = set(re.findall(r"\b[^\W\d_]{2,}\b", original.lower()))
     for seed in range(20):
         b = book(f"c{seed}", originals=frozenset(original_words))
-        value = render(b, "STREET_ADDRESS", original)
+        value = render(b, "STREET_ADDRESS", surface=original)
         assert re.fullmatch(shape, value), value
         assert set(re.findall(r"\b[^\W\d_]{2,}\b", value.lower())) & original_words <= kept, value
 
@@ -172,34 +179,49 @@ def test_a_house_number_is_never_zero_nor_led_by_zero(number: str, shape: str) -
 
 def test_an_address_surrogate_is_the_same_for_the_same_salt() -> None:
     original = "3 Pine Road, Apt. 4B, Denver, CO 80202"
-    first = [render(book(f"c{i}"), "STREET_ADDRESS", original) for i in range(10)]
-    assert first == [render(book(f"c{i}"), "STREET_ADDRESS", original) for i in range(10)]
+    first = [render(book(f"c{i}"), "STREET_ADDRESS", surface=original) for i in range(10)]
+    assert first == [render(book(f"c{i}"), "STREET_ADDRESS", surface=original) for i in range(10)]
     assert len(set(first)) == 10
     b = book()
-    assert render(b, "STREET_ADDRESS", original, entity="[STREET_ADDRESS_1]") == render(
-        b, "STREET_ADDRESS", original, entity="[STREET_ADDRESS_1]"
+    assert render(b, "STREET_ADDRESS", surface=original, entity="[STREET_ADDRESS_1]") == render(
+        b, "STREET_ADDRESS", surface=original, entity="[STREET_ADDRESS_1]"
     )
 
 
 def test_a_street_and_a_city_are_the_same_wherever_the_conversation_says_them() -> None:
     for seed in range(10):
         b = book(f"c{seed}", originals=frozenset({"lincoln", "street", "anchorage"}))
-        street = render(b, "STREET_ADDRESS", "1257 Lincoln Street", entity="[STREET_ADDRESS_1]")
-        city = render(b, "LOCATION", "Anchorage", entity="[LOCATION_1]")
+        street = render(
+            b, "STREET_ADDRESS", surface="1257 Lincoln Street", entity="[STREET_ADDRESS_1]"
+        )
+        city = render(b, "LOCATION", surface="Anchorage", entity="[LOCATION_1]")
         full = "1257 Lincoln Street, Anchorage"
-        assert render(b, "STREET_ADDRESS", full, entity="[STREET_ADDRESS_2]") == f"{street}, {city}"
-        lower = render(b, "STREET_ADDRESS", "1257 lincoln street", entity="[STREET_ADDRESS_3]")
+        assert (
+            render(b, "STREET_ADDRESS", surface=full, entity="[STREET_ADDRESS_2]")
+            == f"{street}, {city}"
+        )
+        lower = render(
+            b, "STREET_ADDRESS", surface="1257 lincoln street", entity="[STREET_ADDRESS_3]"
+        )
         assert lower == street.lower()
     for seed in range(10):
         b = book(f"c{seed}", originals=frozenset({"oak", "boston", "elm", "street"}))
-        city = render(b, "LOCATION", "boston", entity="[LOCATION_1]")
-        address = render(b, "STREET_ADDRESS", "12 Oak Street, Boston", entity="[STREET_ADDRESS_1]")
+        city = render(b, "LOCATION", surface="boston", entity="[LOCATION_1]")
+        address = render(
+            b, "STREET_ADDRESS", surface="12 Oak Street, Boston", entity="[STREET_ADDRESS_1]"
+        )
         assert address.endswith(", " + city.title()), (city, address)
-        other = render(b, "STREET_ADDRESS", "4 Elm Street\nBOSTON", entity="[STREET_ADDRESS_2]")
+        other = render(
+            b, "STREET_ADDRESS", surface="4 Elm Street\nBOSTON", entity="[STREET_ADDRESS_2]"
+        )
         assert other.endswith("\n" + city.upper()), (city, other)
         b = book(f"c{seed}")
-        address = render(b, "STREET_ADDRESS", "12 Oak Street, Boston", entity="[STREET_ADDRESS_1]")
-        assert render(b, "LOCATION", "Boston", entity="[LOCATION_1]") == address.split(", ")[1]
+        address = render(
+            b, "STREET_ADDRESS", surface="12 Oak Street, Boston", entity="[STREET_ADDRESS_1]"
+        )
+        assert (
+            render(b, "LOCATION", surface="Boston", entity="[LOCATION_1]") == address.split(", ")[1]
+        )
 
 
 def test_an_address_never_holds_a_city_of_the_inventory() -> None:
@@ -208,11 +230,12 @@ def test_an_address_never_holds_a_city_of_the_inventory() -> None:
     seed, first = next(
         (seed, value)
         for seed in range(100)
-        if " " in (value := render(book(f"c{seed}"), "STREET_ADDRESS", original)).split(", ")[1]
+        if " "
+        in (value := render(book(f"c{seed}"), "STREET_ADDRESS", surface=original)).split(", ")[1]
     )
     city = first.split(", ")[1]
     digests = {salted_digest(normalized(city), SALT)}
-    again = render(book(f"c{seed}", digests=digests), "STREET_ADDRESS", original)
+    again = render(book(f"c{seed}", digests=digests), "STREET_ADDRESS", surface=original)
     assert again.split(", ")[1] != city, again
 
 
@@ -229,21 +252,26 @@ def test_card_numbers_and_ibans_are_well_formed() -> None:
 
 def test_spelled_letters_stay_spelled_and_spell_the_surrogate_name() -> None:
     b = book()
-    name = render(b, "PERSON_NAME", "Mark", entity="[PERSON_NAME_1]")
-    assert render(b, "PERSON_NAME", "m a r k", entity="[PERSON_NAME_1]") == " ".join(name.lower())
+    name = render(b, "PERSON_NAME", surface="Mark", entity="[PERSON_NAME_1]")
+    assert render(b, "PERSON_NAME", surface="m a r k", entity="[PERSON_NAME_1]") == " ".join(
+        name.lower()
+    )
 
 
 def test_surrogates_are_independent_across_conversations_and_reproducible() -> None:
-    names = {render(book(f"c{i}"), "PERSON_NAME", "John Smith", entity="[P_1]") for i in range(30)}
+    names = {
+        render(book(f"c{i}"), "PERSON_NAME", surface="John Smith", entity="[P_1]")
+        for i in range(30)
+    }
     assert len(names) >= 25  # the same person, unrelated surrogates
-    again = render(book("c7"), "PERSON_NAME", "John Smith", entity="[P_1]")
-    assert again == render(book("c7"), "PERSON_NAME", "John Smith", entity="[P_1]")
+    again = render(book("c7"), "PERSON_NAME", surface="John Smith", entity="[P_1]")
+    assert again == render(book("c7"), "PERSON_NAME", surface="John Smith", entity="[P_1]")
     other_secret = Surrogates(SurrogateKey("another-salt"), RealisticValues("en_US"))
     different = [
         other_secret.book(f"c{i}", frozenset()).render(
-            "PERSON_NAME", "John Smith", "[P_1]", context=CONTEXT
+            "PERSON_NAME", "John Smith", entity="[P_1]", context=CONTEXT
         )
-        != render(book(f"c{i}"), "PERSON_NAME", "John Smith", entity="[P_1]")
+        != render(book(f"c{i}"), "PERSON_NAME", surface="John Smith", entity="[P_1]")
         for i in range(10)
     ]
     assert sum(different) >= 8  # the secret, not the id alone, decides
@@ -256,16 +284,18 @@ def test_never_the_original_nor_any_inventory_value() -> None:
     digests = {salted_digest(normalized(n), SALT) for n in values.names.last[3:]}
     for seed in range(30):
         b = book(f"c{seed}", originals=frozenset({"smith"}), digests=digests)
-        last = render(b, "PERSON_NAME", "Mr. Smith", entity="[P_1]").split()[-1]
+        last = render(b, "PERSON_NAME", surface="Mr. Smith", entity="[P_1]").split()[-1]
         assert last in allowed
     b = book(originals=frozenset({"ann", "lee"}))
     for _ in range(20):
-        value = render(b, "PERSON_NAME", "Ann Lee", entity="[P_1]").lower()
+        value = render(b, "PERSON_NAME", surface="Ann Lee", entity="[P_1]").lower()
         assert not {"ann", "lee"} & set(value.split())
 
 
 def test_a_type_without_generator_returns_none() -> None:
-    assert book().render("ETHNIC_GROUP", "Martian", "[ETHNIC_GROUP_1]", context=CONTEXT) is None
+    assert (
+        book().render("ETHNIC_GROUP", "Martian", entity="[ETHNIC_GROUP_1]", context=CONTEXT) is None
+    )
 
 
 @pytest.mark.parametrize(
@@ -299,7 +329,7 @@ def surrogate_policy() -> AnonymizationPolicy:
         surrogates=build_surrogates(
             AnonymizeConfig(replacement="surrogate"),
             __import__("pathlib").Path(),
-            SurrogateKey(SALT),
+            key=SurrogateKey(SALT),
         ),
     )
 
@@ -307,7 +337,9 @@ def surrogate_policy() -> AnonymizationPolicy:
 def test_a_conversation_reads_as_a_real_one_with_one_surrogate_person(  # type: ignore[no-untyped-def]
     detector, surrogate_policy
 ) -> None:
-    ((anonymized, replacements),) = list(anonymize_corpus([call("c1")], detector, surrogate_policy))
+    ((anonymized, replacements),) = list(
+        anonymize_corpus([call("c1")], detector, policy=surrogate_policy)
+    )
     record = anonymized.to_record()
     text = repr(record).lower()
     for value in ("kowalski", "mark", "acme", "555", "3344", "k-o-w"):
@@ -333,7 +365,9 @@ def test_a_conversation_reads_as_a_real_one_with_one_surrogate_person(  # type: 
 
 
 def test_the_same_person_in_two_calls_gets_unrelated_surrogates(detector, surrogate_policy) -> None:  # type: ignore[no-untyped-def]
-    (one, _), (two, _) = anonymize_corpus([call("c1"), call("c2")], detector, surrogate_policy)
+    (one, _), (two, _) = anonymize_corpus(
+        [call("c1"), call("c2")], detector, policy=surrogate_policy
+    )
     assert set(str(one.turns[1].speaker).split()).isdisjoint(str(two.turns[1].speaker).split())
 
 
@@ -344,14 +378,17 @@ def test_embedding_picks_among_the_nearest_candidates_in_context() -> None:
     context = ("I moved to ", " last year and I love the weather there.")
     candidates = ["Springfield", "a banana", "the quarterly revenue report"]
     picks = {
-        source.choose("Denver", candidates, random.Random(i), context=context) for i in range(20)
+        source.choose("Denver", candidates, rng=random.Random(i), context=context)
+        for i in range(20)
     }
     assert picks == set(candidates)  # radius 2 admits all of the k = 3
     near = EmbeddingSource(RealisticValues("en_US"), k=1, radius=2.0)
-    assert near.choose("Denver", candidates, random.Random(0), context=context) == "Springfield"
+    assert near.choose("Denver", candidates, rng=random.Random(0), context=context) == "Springfield"
     tight = EmbeddingSource(RealisticValues("en_US"), k=3, radius=1e-6)
     # none within the radius: the nearest
-    assert tight.choose("Denver", candidates, random.Random(0), context=context) == "Springfield"
+    assert (
+        tight.choose("Denver", candidates, rng=random.Random(0), context=context) == "Springfield"
+    )
 
 
 def test_embedding_surrogates_in_a_conversation(detector) -> None:  # type: ignore[no-untyped-def]
@@ -359,9 +396,9 @@ def test_embedding_surrogates_in_a_conversation(detector) -> None:  # type: igno
     policy = AnonymizationPolicy(
         mode="surrogate",
         speaker_roles=DEFAULT_SPEAKER_ROLES,
-        surrogates=build_surrogates(config, __import__("pathlib").Path(), SurrogateKey(SALT)),
+        surrogates=build_surrogates(config, __import__("pathlib").Path(), key=SurrogateKey(SALT)),
     )
-    ((anonymized, replacements),) = list(anonymize_corpus([call("c1")], detector, policy))
+    ((anonymized, replacements),) = list(anonymize_corpus([call("c1")], detector, policy=policy))
     assert "kowalski" not in repr(anonymized.to_record()).lower()
     sources = {r.surrogate_source for r in replacements}
     assert "embedding" in sources and sources <= {"embedding", "realistic"}
@@ -375,19 +412,19 @@ def test_lm_proposes_names_the_detector_accepts_and_falls_back_when_none_pass(  
     values = RealisticValues("en_US")
     context = ("Thanks for calling. Hi, my name is ", " and I am calling about my bill.")
     source = LmSource(values, base_model_dir, k=10, top1=True, check=detector_check(detector))
-    name, how = source.first_name(random.Random(0), None, "Mark", context=context)
+    name, how = source.first_name(random.Random(0), None, original="Mark", context=context)
     assert how == "lm" and name.isalpha() and name.lower() != "mark"
     (spans,) = detector.detect([context[0] + name + context[1]])
     assert any(s.entity_type == "PERSON_NAME" for s in spans)
     refusing = LmSource(
         values,
         base_model_dir,
-        10,
+        k=10,
         top1=False,
         check=lambda texts, places, info_type: [False] * len(texts),
     )
     refusing._proposer = source.proposer  # the loaded model, shared
-    name, how = refusing.first_name(random.Random(0), None, "Mark", context=context)
+    name, how = refusing.first_name(random.Random(0), None, original="Mark", context=context)
     assert how == "realistic" and name in values.names.first_set
 
 
@@ -420,12 +457,14 @@ _ADDRESS_NUMBER = r"[1-9]\d"
     ],
 )
 def test_surrogates_keep_the_text_around_them(  # type: ignore[no-untyped-def]
-    detector, surrogate_policy, text: str, *, shape: str
+    detector, surrogate_policy, *, text: str, shape: str
 ) -> None:
     conversations = [Conversation(f"c{i}", (Turn(None, text),), plain=True) for i in range(5)]
     placeholders = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
-    ((masked, _),) = anonymize_corpus(conversations[:1], detector, placeholders)
-    for anonymized, replacements in anonymize_corpus(conversations, detector, surrogate_policy):
+    ((masked, _),) = anonymize_corpus(conversations[:1], detector, policy=placeholders)
+    for anonymized, replacements in anonymize_corpus(
+        conversations, detector, policy=surrogate_policy
+    ):
         assert re.fullmatch(shape, anonymized.turns[0].text), anonymized.turns[0].text
         # read back with placeholders, it is the placeholder text, punctuation included
         view = placeholder_view(anonymized, [r.to_record() for r in replacements])

@@ -37,7 +37,7 @@ def test_gold_spans_become_bio_labels_and_neutral_spans_leave_the_loss() -> None
     )
     words = [(0, 4), (5, 10), (11, 16), (17, 19), (20, 23), (24, 28), (29, 33), (34, 40)]
     offsets = [(0, 0), *words, (41, 43), (44, 50), (0, 0)]
-    labels = token_labels(LabelledText("t", text, gold), offsets, LABELS)
+    labels = token_labels(LabelledText("t", text, gold), offsets, labels=LABELS)
     assert labels == [
         IGNORED,  # [CLS]
         _label("O"),
@@ -68,7 +68,7 @@ def _texts(n: int) -> list[LabelledText]:
     ]
 
 
-def _spans(model: str, folder: Path, texts: list[str]) -> list[set[tuple[str, str]]]:
+def _spans(model: str, folder: Path, *, texts: list[str]) -> list[set[tuple[str, str]]]:
     classifier = load_token_classifier(model, folder, threads=1, batch_size=4)
     return [
         {(text[s.start : s.end], s.label) for s in spans}
@@ -82,7 +82,7 @@ LEARNED = [{("alice", "PER")}, {("bob", "PER"), ("boston", "LOC")}, set()]
 
 @pytest.mark.parametrize(("learning_rate", "learns"), [(3e-2, True), (1e-7, False)])
 def test_a_tiny_encoder_learns_the_labelled_spans_and_its_onnx_finds_them(
-    tmp_path: Path, learning_rate: float, learns: bool
+    tmp_path: Path, learning_rate: float, *, learns: bool
 ) -> None:
     # the tiny model's head is replaced by a new one of the training labels: what it finds
     # after fine-tuning it learned (a step too small to learn finds none of it), and its
@@ -90,26 +90,28 @@ def test_a_tiny_encoder_learns_the_labelled_spans_and_its_onnx_finds_them(
     base = build_tiny_ner(tmp_path / "base", max_positions=32)
     output = tmp_path / "trained"
     settings = TrainSettings(epochs=12, batch_size=8, learning_rate=learning_rate)
-    figures = fine_tune(base, _texts(64), output, settings=settings)
+    figures = fine_tune(base, _texts(64), output=output, settings=settings)
     assert figures["examples"] == 64
-    found = _spans(str(output / ONNX_FILE), tmp_path, PROBE)
+    found = _spans(str(output / ONNX_FILE), tmp_path, texts=PROBE)
     assert (found == LEARNED) is learns
     # the PyTorch folder beside it says the same
-    assert _spans(str(output), tmp_path, PROBE) == found
+    assert _spans(str(output), tmp_path, texts=PROBE) == found
 
 
 def test_nothing_to_learn_is_one_error_and_no_model(tmp_path: Path) -> None:
     base = build_tiny_ner(tmp_path / "base")
     empty = [LabelledText("t", "   ", ())]
     with pytest.raises(InputError, match="no labelled text"):
-        fine_tune(base, empty, tmp_path / "out", settings=TrainSettings(epochs=1))
+        fine_tune(base, empty, output=tmp_path / "out", settings=TrainSettings(epochs=1))
     assert not (tmp_path / "out").exists()
 
 
 def test_a_base_that_is_no_model_is_one_error(tmp_path: Path) -> None:
     (tmp_path / "base").mkdir()
     with pytest.raises(InputError, match="--base"):
-        fine_tune(tmp_path / "base", _texts(4), tmp_path / "out", settings=TrainSettings(epochs=1))
+        fine_tune(
+            tmp_path / "base", _texts(4), output=tmp_path / "out", settings=TrainSettings(epochs=1)
+        )
 
 
 def test_the_command_refuses_a_base_that_is_no_model_in_one_line(

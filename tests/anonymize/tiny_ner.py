@@ -42,7 +42,9 @@ def vocabulary() -> list[str]:
     return [*SPECIAL, *NAMED, *[w for w in COMMON if w not in NAMED]]
 
 
-def build_tiny_ner(folder: Path, labels: tuple[str, ...] = LABELS, max_positions: int = 24) -> Path:
+def build_tiny_ner(
+    folder: Path, labels: tuple[str, ...] = LABELS, *, max_positions: int = 24
+) -> Path:
     """A token-classification folder (config.json, weights, tokenizer.json) at ``folder``."""
     from transformers import BertConfig, BertForTokenClassification, BertTokenizer
 
@@ -61,13 +63,13 @@ def build_tiny_ner(folder: Path, labels: tuple[str, ...] = LABELS, max_positions
         label2id={label: i for i, label in enumerate(labels)},
     )
     model = BertForTokenClassification(config).eval()
-    _wire(model, words, len(labels))
+    _wire(model, words, n_labels=len(labels))
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
 
 
-def _wire(model: Any, words: list[str], n_labels: int) -> None:
+def _wire(model: Any, words: list[str], *, n_labels: int) -> None:
     """Make each token's logits its own label's, whatever surrounds it."""
     bert = model.bert
     with torch.no_grad():

@@ -54,22 +54,27 @@ def test_auc_and_tpr_at_low_fpr() -> None:
     assert roc_auc([1, 1], [1, 1]) == 0.5
     assert roc_auc([2, 0], [1, 1]) == 0.5
     # Two members above every non-member: flagged with no false positive.
-    assert tpr_at_fpr([9, 8, 1, 0], [5, 4, 3, 2], 0.01) == 0.5
-    assert tpr_at_fpr([1, 2], [5, 6], 0.01) == 0.0
+    assert tpr_at_fpr([9, 8, 1, 0], [5, 4, 3, 2], max_fpr=0.01) == 0.5
+    assert tpr_at_fpr([1, 2], [5, 6], max_fpr=0.01) == 0.0
     with pytest.raises(ValueError):
         roc_auc([], [1])
 
 
 def test_auc_p_value_is_the_chance_of_ranking_members_that_high() -> None:
-    assert auc_p_value(1.0, 5, 5) == pytest.approx(1 / 252)  # one ordering of C(10, 5)
-    assert auc_p_value(0.0, 5, 5) == 1.0
-    assert auc_p_value(0.5, 5, 5) == pytest.approx(0.5)  # U's distribution is symmetric
+    assert auc_p_value(1.0, 5, n_nonmembers=5) == pytest.approx(1 / 252)  # one ordering of C(10, 5)
+    assert auc_p_value(0.0, 5, n_nonmembers=5) == 1.0
+    assert auc_p_value(0.5, 5, n_nonmembers=5) == pytest.approx(
+        0.5
+    )  # U's distribution is symmetric
     # 0.76 at five a side is no evidence: chance alone does it one time in nine
-    assert auc_p_value(0.76, 5, 5) == pytest.approx(1 / 9)
+    assert auc_p_value(0.76, 5, n_nonmembers=5) == pytest.approx(1 / 9)
     # the normal approximation takes over where the exact count stops, and agrees with it
-    exact, approximate = auc_p_value(0.7, 32, 32), auc_p_value(0.7, 33, 32)
+    exact, approximate = (
+        auc_p_value(0.7, 32, n_nonmembers=32),
+        auc_p_value(0.7, 33, n_nonmembers=32),
+    )
     assert exact == pytest.approx(approximate, rel=0.05)
-    assert auc_p_value(0.6, 24, 24) > auc_p_value(0.75, 24, 24)
+    assert auc_p_value(0.6, 24, n_nonmembers=24) > auc_p_value(0.75, 24, n_nonmembers=24)
 
 
 def test_stand_ins_take_each_unseen_value_s_place_in_its_shape() -> None:
@@ -88,7 +93,7 @@ def test_stand_ins_take_each_unseen_value_s_place_in_its_shape() -> None:
     _, answer = split_for_continuation(conv)
     spans = unseen_pi(conv)
     assert [answer[s.start : s.end] for s in spans] == ["Dana Reyes", "Dana Reyes", "555-0134"]
-    other, placed = StandIns("salt", "en_US").replace(conv.id, answer, spans)
+    other, placed = StandIns("salt", "en_US").replace(conv.id, answer, spans=spans)
     first, second, phone = (other[s:e] for s, e in placed)
     assert first == second != "Dana Reyes"  # one stand-in per person
     assert first.istitle() and len(first.split()) == 2
@@ -97,8 +102,8 @@ def test_stand_ins_take_each_unseen_value_s_place_in_its_shape() -> None:
         "Dana Reyes", "N"
     ).replace("555-0134", "T")
     # the audit's own seed: the same under one salt, not under another
-    assert StandIns("salt", "en_US").replace(conv.id, answer, spans)[0] == other
-    assert StandIns("pepper", "en_US").replace(conv.id, answer, spans)[0] != other
+    assert StandIns("salt", "en_US").replace(conv.id, answer, spans=spans)[0] == other
+    assert StandIns("pepper", "en_US").replace(conv.id, answer, spans=spans)[0] != other
 
 
 def test_values_the_prompt_has_shown_get_no_stand_in() -> None:

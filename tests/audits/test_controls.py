@@ -56,11 +56,11 @@ def audited(detector: Any, base_model_dir: Path) -> dict[str, dict[str, Any]]:
     from components.train.tasks import training_examples, transcript
 
     corpus = generate_corpus(12, SEED)
-    splits = split_ids([c.id for c in corpus], 0.4, SEED)
+    splits = split_ids([c.id for c in corpus], 0.4, seed=SEED)
     corpus, canaries = plant_canaries(
         corpus,
         splits["train"],
-        ["PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER"],
+        entity_types=["PHONE_NUMBER", "FINANCIAL_ACCOUNT_NUMBER"],
         repetitions=REPETITIONS,
         seed=SEED,
     )
@@ -68,7 +68,7 @@ def audited(detector: Any, base_model_dir: Path) -> dict[str, dict[str, Any]]:
     # the anonymized calls, and so the audits' figures, differ from run to run
     key = SurrogateKey("salt", frozenset(e.digest for e in inventory_entries(corpus, "salt")))
     policy = anonymization_policy(AnonymizeConfig(), key=key)
-    anonymized = [a for a, _ in anonymize_corpus(corpus, detector, policy)]
+    anonymized = [a for a, _ in anonymize_corpus(corpus, detector, policy=policy)]
     train = set(splits["train"])
     inputs = AuditInputs(
         train_raw=[c for c in corpus if c.id in train],
@@ -84,12 +84,13 @@ def audited(detector: Any, base_model_dir: Path) -> dict[str, dict[str, Any]]:
     for name, calls in (("raw", corpus), ("anonymized", anonymized)):
         model, tokenizer = tiny_memorizer(texts, chat)
         examples = training_examples(
-            [c for c in calls if c.id in train], ["continuation"], 0, seed=SEED
+            [c for c in calls if c.id in train], ["continuation"], eval_fraction=0, seed=SEED
         )
-        rows = [tokenize_example(e, tokenizer, 512) for e in examples.train]
-        memorize(model, rows, tokenizer.pad_token_id, steps=STEPS)
+        rows = [tokenize_example(e, tokenizer, max_length=512) for e in examples.train]
+        memorize(model, rows, pad_id=tokenizer.pad_token_id, steps=STEPS)
         results[name] = audit_summary(
-            run_audits(model, tokenizer, CONTROL_AUDIT, inputs=inputs, detector=detector), name
+            run_audits(model, tokenizer, config=CONTROL_AUDIT, inputs=inputs, detector=detector),
+            name,
         )
     return results
 

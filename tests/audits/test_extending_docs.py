@@ -79,7 +79,7 @@ def test_the_example_audit_runs_in_the_stage_and_reports(
 ) -> None:
     model, tokenizer = tiny_base
     config = AuditConfig(audits=["output_length"], n_prompts=3, max_new_tokens=4)
-    (result,) = run_audits(model, tokenizer, config, inputs=example_inputs())
+    (result,) = run_audits(model, tokenizer, config=config, inputs=example_inputs())
     assert result.name == "output_length" and result.passed
     assert result.figures["n_outputs"] == 3
     assert 0 <= result.figures["n_empty"] <= 3
@@ -92,7 +92,7 @@ def test_the_example_is_skipped_without_what_it_needs(
 ) -> None:
     model, tokenizer = tiny_base
     config = AuditConfig(audits=["output_length"], n_prompts=3, max_new_tokens=4)
-    assert run_audits(model, tokenizer, config, inputs=example_inputs(heldout=0)) == []
+    assert run_audits(model, tokenizer, config=config, inputs=example_inputs(heldout=0)) == []
 
 
 def test_an_unregistered_audit_is_a_params_error_naming_the_registered_ones() -> None:
@@ -129,5 +129,5 @@ def test_audits_run_in_the_registrys_order_whatever_the_params_order() -> None:
         for name in ("extraction", "pii_output"):
             patch.setitem(AUDITS, name, Recorded(name))
         config = AuditConfig(audits=["extraction", "pii_output"])
-        results = run_audits(None, None, config, inputs=example_inputs())
+        results = run_audits(None, None, config=config, inputs=example_inputs())
     assert ran == ["pii_output", "extraction"] == [r.name for r in results]

@@ -28,7 +28,7 @@ def inventory():  # type: ignore[no-untyped-def]
 
 def test_clean_outputs_pass() -> None:
     outputs = ["The customer asked [PERSON_NAME_1] to call back.", "Summary: refund issued."]
-    result = audit_outputs(outputs, inventory(), SALT, min_value_chars=6, max_leaks=0)
+    result = audit_outputs(outputs, inventory(), salt=SALT, min_value_chars=6, max_leaks=0)
     assert result.passed and result.figures["n_leaks"] == 0
     assert result.to_record()["figures"]["pii_leaks_by_type"] == {}
     assert result.thresholds == {"max_leaks": 0}
@@ -40,7 +40,7 @@ def test_leaked_values_fail_and_are_counted_by_type_once_per_output() -> None:
         "Write to MARK.K@EXAMPLE.COM or 555-010-4477",
         "nothing here",
     ]
-    result = audit_outputs(outputs, inventory(), SALT, min_value_chars=6, max_leaks=0)
+    result = audit_outputs(outputs, inventory(), salt=SALT, min_value_chars=6, max_leaks=0)
     assert not result.passed
     assert result.figures["pii_leaks_by_type"] == {
         "EMAIL_ADDRESS": 1,
@@ -48,13 +48,13 @@ def test_leaked_values_fail_and_are_counted_by_type_once_per_output() -> None:
         "PHONE_NUMBER": 1,
     }
     assert result.figures["n_outputs_with_leaks"] == 2
-    assert audit_outputs(outputs, inventory(), SALT, min_value_chars=6, max_leaks=3).passed
+    assert audit_outputs(outputs, inventory(), salt=SALT, min_value_chars=6, max_leaks=3).passed
 
 
 def test_a_surrogate_in_an_output_is_no_leak_but_the_real_value_is() -> None:
     entries = inventory()
     key = SurrogateKey(SALT, frozenset(e.digest for e in entries))
-    surrogates = build_surrogates(AnonymizeConfig(replacement="surrogate"), Path(), key)
+    surrogates = build_surrogates(AnonymizeConfig(replacement="surrogate"), Path(), key=key)
     values = {
         "PERSON_NAME": "Mark Kowalski",
         "EMAIL_ADDRESS": "mark.k@example.com",
@@ -62,25 +62,28 @@ def test_a_surrogate_in_an_output_is_no_leak_but_the_real_value_is() -> None:
     }
     originals = frozenset(w for v in values.values() for w in normalized(v).split())
     book = surrogates.book("c1", originals)
-    fakes = {t: book.render(t, v, f"[{t}_1]", context=("This is ", ".")) for t, v in values.items()}
+    fakes = {
+        t: book.render(t, v, entity=f"[{t}_1]", context=("This is ", "."))
+        for t, v in values.items()
+    }
     assert all(fakes[t] and str(fakes[t]).lower() != v.lower() for t, v in values.items())
 
     in_surrogates = [
         f"Call {fakes['PERSON_NAME']} at {fakes['PHONE_NUMBER']}.",
         f"Or write to {fakes['EMAIL_ADDRESS']}",
     ]
-    result = audit_outputs(in_surrogates, entries, SALT, min_value_chars=6, max_leaks=0)
+    result = audit_outputs(in_surrogates, entries, salt=SALT, min_value_chars=6, max_leaks=0)
     assert result.passed and result.figures["n_leaks"] == 0
 
     with_real = [*in_surrogates, f"{fakes['PERSON_NAME']} is really Mark Kowalski."]
-    result = audit_outputs(with_real, entries, SALT, min_value_chars=6, max_leaks=0)
+    result = audit_outputs(with_real, entries, salt=SALT, min_value_chars=6, max_leaks=0)
     assert not result.passed and result.figures["pii_leaks_by_type"] == {"PERSON_NAME": 1}
 
 
 def test_the_detector_reports_made_up_values_beside_the_verdict(detector) -> None:  # type: ignore[no-untyped-def]
     outputs = ["Please call Jennifer Alvarez at 415-555-0199."]  # in no inventory
     result = audit_outputs(
-        outputs, inventory(), SALT, min_value_chars=6, max_leaks=0, detector=detector
+        outputs, inventory(), salt=SALT, min_value_chars=6, max_leaks=0, detector=detector
     )
     assert result.passed  # nothing real leaked
     found = result.figures["detector_findings_by_type"]

@@ -63,7 +63,7 @@ REAL = [frozenset({"halpert"})]
 
 def test_rarity_ranks_the_real_surname_among_surrogates_and_places() -> None:
     scorers = {"rarity": rarity_scorer(corpus_frequency(SURROGATES))}
-    figures = view_figures(SURROGATES[:1], REAL, scorers)
+    figures = view_figures(SURROGATES[:1], REAL, scorers=scorers)
     # Halpert (in 1 conversation) against Mary (3: beaten), Jones (1: a tie), Denver (2).
     assert figures == {
         "n_conversations": 1,
@@ -77,11 +77,11 @@ def test_rarity_ranks_the_real_surname_among_surrogates_and_places() -> None:
 
 def test_with_placeholders_the_real_word_stands_out_or_stands_alone() -> None:
     scorers = {"rarity": rarity_scorer(corpus_frequency(PLACEHOLDERS))}
-    beside_a_place = view_figures(PLACEHOLDERS[:1], REAL, scorers)
+    beside_a_place = view_figures(PLACEHOLDERS[:1], REAL, scorers=scorers)
     assert (beside_a_place["n_words"], beside_a_place["rarity_auc"]) == (2, 1.0)
 
     alone = ["Customer: Thanks, [PERSON_NAME_1] Schrute here."]
-    figures = view_figures(alone, [frozenset({"schrute"})], scorers)
+    figures = view_figures(alone, [frozenset({"schrute"})], scorers=scorers)
     assert figures["real_only_share"] == 1.0
     assert figures["rarity_auc"] is None  # no other name-like word: nothing to rank
 
@@ -92,6 +92,8 @@ def test_a_corpus_without_residual_names_is_reported_not_failed() -> None:
     )
     anonymized = Conversation("c1", (Turn("Agent", "Hi, Kevin here."),))
     views = {"anonymized": [anonymized], "placeholders": [anonymized]}
-    result = audit_plain_sight(None, None, [raw], views=views, max_conversations=40, max_tokens=768)
+    result = audit_plain_sight(
+        None, None, raw=[raw], views=views, max_conversations=40, max_tokens=768
+    )
     assert result.passed
     assert result.figures == {"n_with_residual": 0, "not_computed": NOT_COMPUTED}

@@ -36,7 +36,7 @@ def test_a_source_that_is_no_model_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("tied", "expected"), [(True, 40), (False, 80)])
 def test_the_count_read_from_the_files_takes_a_tied_output_layer_once(
-    tmp_path: Path, tied: bool, expected: int
+    tmp_path: Path, tied: bool, *, expected: int
 ) -> None:
     import json
 

@@ -26,7 +26,7 @@ from components.train.generation import PLAIN
     ],
 )
 def test_a_loop_is_a_repeated_sentence_or_four_words(
-    text: str, sentence: bool, four_words: bool
+    text: str, sentence: bool, *, four_words: bool
 ) -> None:
     assert repeats_a_sentence(text) is sentence
     assert repeats_a_4gram(text) is four_words

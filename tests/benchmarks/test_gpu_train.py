@@ -21,7 +21,7 @@ def test_a_setting_trains_the_stage_and_is_timed_per_step(
     from benchmarks.gpu_train import run_setting
 
     corpus = _corpus(tmp_path)
-    row = run_setting("stage_default", base_model_dir, corpus, steps=2, warmup=1, smoke=True)
+    row = run_setting("stage_default", base_model_dir, corpus=corpus, steps=2, warmup=1, smoke=True)
     assert row["setting"] == "stage_default" and row["engine"] == "torch"
     assert row["steps_timed"] == 2 and row["tokens_per_s"] > 0 and row["median_step_s"] > 0
     assert row["tokens_per_step"] <= row["batch_size"] * row["max_seq_length"]

@@ -12,7 +12,7 @@ import yaml
 from benchmarks.paired_runs import compare, main
 
 
-def fake_run(folder: Path, replacement: str, scores: list[float]) -> Path:
+def fake_run(folder: Path, replacement: str, *, scores: list[float]) -> Path:
     (folder / "data" / "evaluate").mkdir(parents=True)
     (folder / "metrics").mkdir()
     rows = [
@@ -30,8 +30,8 @@ def fake_run(folder: Path, replacement: str, scores: list[float]) -> Path:
 
 
 def test_the_difference_is_paired_and_follows_the_scores(tmp_path: Path) -> None:
-    low = fake_run(tmp_path / "a", "placeholder", [0.1, 0.2, 0.3, 0.2] * 5)
-    high = fake_run(tmp_path / "b", "surrogate", [0.2, 0.3, 0.4, 0.3] * 5)
+    low = fake_run(tmp_path / "a", "placeholder", scores=[0.1, 0.2, 0.3, 0.2] * 5)
+    high = fake_run(tmp_path / "b", "surrogate", scores=[0.2, 0.3, 0.4, 0.3] * 5)
     figures = compare({"placeholder": low, "surrogate": high}, ("summary.rouge1",))
     row = figures["runs"]["surrogate"]
     assert row["replacement"] == "surrogate" and row["n_conversations"] == 20

@@ -39,10 +39,16 @@ def test_without_results_every_benchmark_is_not_measured_yet(tmp_path: Path) -> 
 
 def test_a_results_file_is_shown_with_its_envelope_and_every_figure(tmp_path: Path) -> None:
     write_result(
-        "cluster_throughput", CLUSTER, "python -m benchmarks.cluster --only x", folder=tmp_path
+        "cluster_throughput",
+        CLUSTER,
+        command="python -m benchmarks.cluster --only x",
+        folder=tmp_path,
     )
     write_result(
-        "mystery", {"rows": [{"a": 1, "b": "x|y"}, {"a": 2}]}, "python -m z", folder=tmp_path
+        "mystery",
+        {"rows": [{"a": 1, "b": "x|y"}, {"a": 2}]},
+        command="python -m z",
+        folder=tmp_path,
     )
     record = json.loads((tmp_path / "cluster_throughput.json").read_text(encoding="utf-8"))
 
@@ -57,7 +63,9 @@ def test_a_results_file_is_shown_with_its_envelope_and_every_figure(tmp_path: Pa
 
 
 def test_the_readme_block_is_drawn_from_the_files(tmp_path: Path) -> None:
-    write_result("cluster_throughput", CLUSTER, "python -m benchmarks.cluster", folder=tmp_path)
+    write_result(
+        "cluster_throughput", CLUSTER, command="python -m benchmarks.cluster", folder=tmp_path
+    )
     block = readme_block(read_results(tmp_path))
 
     assert "1.317× one process's rate" in block

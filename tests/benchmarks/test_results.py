@@ -19,7 +19,9 @@ NOT_BENCHMARKS = {"__init__.py", "results.py", "report.py", "headlines.py"}
 
 def test_a_results_file_holds_the_figures_in_their_envelope(tmp_path: Path) -> None:
     figures = {"zeta": 1, "alpha": {"b": 2.5, "a": [1, 2]}}
-    path = write_result("demo_part", figures, "python -m benchmarks.demo --n 3", folder=tmp_path)
+    path = write_result(
+        "demo_part", figures, command="python -m benchmarks.demo --n 3", folder=tmp_path
+    )
 
     record = json.loads(path.read_text(encoding="utf-8"))
     assert path == tmp_path / "demo_part.json" and tuple(record) == ENVELOPE_KEYS
@@ -43,7 +45,7 @@ def test_a_file_without_the_envelope_is_refused_by_name(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["", "Cluster", "a-b", "../x"])
 def test_a_results_name_is_a_plain_word(tmp_path: Path, name: str) -> None:
     with pytest.raises(ValueError, match="lowercase letters, digits and _ only"):
-        write_result(name, {}, "x", folder=tmp_path)
+        write_result(name, {}, command="x", folder=tmp_path)
 
 
 def benchmark_modules() -> list[Path]:

@@ -17,8 +17,8 @@ from tests.evaluate.test_report import write_run
 def store(tmp_path: Path) -> Path:
     store = tmp_path / "runs"
     for seed in (13, 14):
-        write_run(store, "oracle", seed, level=0.40, loss=2.00)
-        write_run(store, "placeholder", seed, level=0.30, loss=2.02)
+        write_run(store, "oracle", seed=seed, level=0.40, loss=2.00)
+        write_run(store, "placeholder", seed=seed, level=0.30, loss=2.02)
     return store
 
 
@@ -33,12 +33,12 @@ def test_each_variant_has_its_intervals_and_its_difference_from_the_oracle(store
 
 
 def test_the_envelope_names_the_runs_machine(
-    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: Path, tmp_path: Path, *, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(results, "RESULTS", tmp_path / "results")
     written: dict[str, dict] = {}
 
-    def write(name: str, figures: dict, command: str, *, envelope: dict) -> None:
+    def write(name: str, figures: dict, *, command: str, envelope: dict) -> None:
         written[name] = {"figures": figures, "command": command, **envelope}
 
     monkeypatch.setattr("benchmarks.utility_results.write_result", write)

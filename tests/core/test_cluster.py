@@ -28,8 +28,8 @@ ROLES = ("client", "scheduler", "worker")
 def _certificate(
     subject: str,
     key: ec.EllipticCurvePrivateKey,
-    issuer: str,
     *,
+    issuer: str,
     signer: ec.EllipticCurvePrivateKey,
 ) -> x509.Certificate:
     now = datetime.datetime.now(datetime.UTC)
@@ -51,7 +51,7 @@ def _certificate(
 
 
 def _write(
-    folder: Path, name: str, certificate: x509.Certificate, *, key: ec.EllipticCurvePrivateKey
+    folder: Path, name: str, *, certificate: x509.Certificate, key: ec.EllipticCurvePrivateKey
 ) -> None:
     (folder / f"{name}.pem").write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
     private = key.private_bytes(
@@ -69,13 +69,19 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("certs")
     ca_key, node_key, stranger_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
     _write(
-        folder, "ca", _certificate("cluster-ca", ca_key, "cluster-ca", signer=ca_key), key=ca_key
+        folder,
+        "ca",
+        certificate=_certificate("cluster-ca", ca_key, issuer="cluster-ca", signer=ca_key),
+        key=ca_key,
     )
     _write(
-        folder, "node", _certificate("node", node_key, "cluster-ca", signer=ca_key), key=node_key
+        folder,
+        "node",
+        certificate=_certificate("node", node_key, issuer="cluster-ca", signer=ca_key),
+        key=node_key,
     )
-    stranger = _certificate("stranger", stranger_key, "stranger", signer=stranger_key)
-    _write(folder, "stranger", stranger, key=stranger_key)
+    stranger = _certificate("stranger", stranger_key, issuer="stranger", signer=stranger_key)
+    _write(folder, "stranger", certificate=stranger, key=stranger_key)
     return folder
 
 
@@ -111,7 +117,7 @@ def test_a_tls_scheduler_runs_a_job_for_a_client_with_the_cluster_certificates(
     results = run_shares(
         tls_scheduler,
         1,
-        10,
+        timeout_s=10,
         task=add_up,
         items=list(range(10)),
         arguments=[0],
@@ -127,16 +133,16 @@ def test_a_tls_scheduler_refuses_a_client_without_the_cluster_certificates(
     stranger = TlsFiles(certs / "ca.pem", certs / "stranger.pem", certs / "stranger-key.pem")
     with (
         pytest.raises(BackendError, match=rf"{tls_scheduler}.*anonymize.cluster_tls"),
-        dask_client(tls_scheduler, 1, 5, tls=stranger),
+        dask_client(tls_scheduler, 1, timeout_s=5, tls=stranger),
     ):
         pass
     assert refusal_without_a_certificate(tls_scheduler, certs / "ca.pem") is not None
     plaintext = tls_scheduler.replace("tls://", "tcp://")
-    with pytest.raises(BackendError, match="cannot reach"), dask_client(plaintext, 1, 5):
+    with pytest.raises(BackendError, match="cannot reach"), dask_client(plaintext, 1, timeout_s=5):
         pass
     with (
         pytest.raises(ParamsError, match="anonymize.cluster_tls"),
-        dask_client(tls_scheduler, 1, 5),
+        dask_client(tls_scheduler, 1, timeout_s=5),
     ):
         pass
 
@@ -172,7 +178,13 @@ def test_a_tcp_scheduler_is_warned_about_once(caplog: pytest.LogCaptureFixture) 
         with caplog.at_level(logging.WARNING, logger="components.core.cluster"):
             for _ in range(2):
                 run_shares(
-                    address, 1, 10, task=add_up, items=[1, 2, 3], arguments=[0], description="add"
+                    address,
+                    1,
+                    timeout_s=10,
+                    task=add_up,
+                    items=[1, 2, 3],
+                    arguments=[0],
+                    description="add",
                 )
     warned = [r.getMessage() for r in caplog.records if r.name == "components.core.cluster"]
     assert len(warned) == 1, warned
@@ -198,7 +210,7 @@ def test_a_local_cluster_admits_no_other_client() -> None:
     it speaks TLS with certificates made for the run, held by this process alone."""
     from distributed import Client
 
-    with dask_client("local", 1, 30) as client:
+    with dask_client("local", 1, timeout_s=30) as client:
         address = str(client.scheduler.address)
         assert address.startswith("tls://127.0.0.1:")
         assert client.submit(sum, [1, 2]).result() == 3

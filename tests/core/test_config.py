@@ -19,7 +19,7 @@ def test_repo_params_build_every_stage_config() -> None:
     params = load_params(REPO_PARAMS)
     assert set(params) == set(SECTIONS)
     for stage, cls in SECTIONS.items():
-        assert isinstance(stage_config(params, stage, cls), cls)
+        assert isinstance(stage_config(params, stage, cls=cls), cls)
 
 
 @pytest.mark.parametrize(
@@ -36,7 +36,7 @@ def test_repo_params_build_every_stage_config() -> None:
 )
 def test_bad_train_params_name_the_key(section: dict[str, object], message: str) -> None:
     with pytest.raises(ParamsError, match=message):
-        stage_config({"train": section}, "train", TrainConfig)
+        stage_config({"train": section}, "train", cls=TrainConfig)
 
 
 def test_unknown_stage_key_in_file(tmp_path: Path) -> None:
@@ -91,7 +91,7 @@ def test_every_float_param_refuses_nan_and_infinity_naming_the_key(key: str, val
     # infinity through wherever they only bound a value from below.
     stage = key.split(".")[0]
     with pytest.raises(ParamsError, match=f"'{re.escape(key)}' must be a finite number"):
-        stage_config(_nested(key, value), stage, SECTIONS[stage])
+        stage_config(_nested(key, value), stage, cls=SECTIONS[stage])
 
 
 def test_float_keys_cover_the_configs() -> None:
@@ -104,12 +104,12 @@ def test_nan_or_infinity_inside_a_list_or_mapping_names_its_place() -> None:
 
     scores = {"risk": {"scores": {"a": 1, "b": float("inf")}}}
     with pytest.raises(ParamsError, match=r"'risk.scores.b' must be a finite number, got inf"):
-        stage_config(scores, "risk", RiskConfig)
+        stage_config(scores, "risk", cls=RiskConfig)
     repetitions = {"ingest": {"canary_repetitions": [1, float("nan")]}}
     with pytest.raises(
         ParamsError, match=r"'ingest.canary_repetitions\[1\]' must be a finite number, got nan"
     ):
-        stage_config(repetitions, "ingest", IngestConfig)
+        stage_config(repetitions, "ingest", cls=IngestConfig)
 
 
 def test_an_infinite_threshold_from_yaml_is_refused(tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_an_infinite_threshold_from_yaml_is_refused(tmp_path: Path) -> None:
 
 def test_an_empty_heldout_split_is_refused_by_its_key() -> None:
     with pytest.raises(ParamsError, match=r"bad value for 'ingest.heldout_fraction': 0 < x < 1"):
-        stage_config({"ingest": {"heldout_fraction": 0}}, "ingest", IngestConfig)
+        stage_config({"ingest": {"heldout_fraction": 0}}, "ingest", cls=IngestConfig)
 
 
 def _config_classes(cls: type, seen: dict[type, None]) -> dict[type, None]:
@@ -182,7 +182,7 @@ def test_a_declared_range_or_type_is_refused_naming_the_key_path(
 ) -> None:
     (stage,) = params
     with pytest.raises(ParamsError) as refused:
-        stage_config(params, stage, SECTIONS[stage])
+        stage_config(params, stage, cls=SECTIONS[stage])
     assert message in str(refused.value)
 
 
@@ -201,10 +201,10 @@ def test_what_json_cannot_hold_is_refused_naming_the_key() -> None:
 
     dated = {"ingest": {"corpus_path": datetime.date(2026, 11, 28)}}  # YAML's 2026-11-28
     with pytest.raises(ParamsError, match=r"'ingest.corpus_path' holds datetime.date"):
-        stage_config(dated, "ingest", IngestConfig)
+        stage_config(dated, "ingest", cls=IngestConfig)
     numbered = {"risk": {"scores": {5: 1}}}
     with pytest.raises(ParamsError, match=r"'risk.scores' has a key that is not a string: 5"):
-        stage_config(numbered, "risk", SECTIONS["risk"])
+        stage_config(numbered, "risk", cls=SECTIONS["risk"])
 
 
 def test_param_field_finds_a_nested_field_with_its_ranges() -> None:

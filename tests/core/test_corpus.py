@@ -94,7 +94,7 @@ def test_reads_turns_and_plain_records(tmp_path: Path) -> None:
         (b'{"id": "a", "text": "hi \\ud800"}\n', "corpus.jsonl:1: key 'text' holds a lone"),
     ],
 )
-def test_bad_input_names_file_and_line(tmp_path: Path, body: bytes, message: str) -> None:
+def test_bad_input_names_file_and_line(tmp_path: Path, body: bytes, *, message: str) -> None:
     path = write(tmp_path, body)
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
         load_corpus(path)
@@ -129,11 +129,14 @@ KNOWN_PATHS = {"healthcare.high.diagnosis", "healthcare.high.diagnosis.hiv"}
 
 
 def test_sensitive_spans_and_the_preference_pair_round_trip() -> None:
-    conversation = conversation_from_record(SENSITIVE_RECORD, "x:1", KNOWN_PATHS)
+    conversation = conversation_from_record(SENSITIVE_RECORD, "x:1", sensitive_paths=KNOWN_PATHS)
     (span,) = conversation.sensitive
     assert conversation.turns[0].text[span.start : span.end] == "HIV"
     assert span.element == "s0"  # one element per span unless the record says otherwise
-    assert conversation_from_record(conversation.to_record(), "x", KNOWN_PATHS) == conversation
+    assert (
+        conversation_from_record(conversation.to_record(), "x", sensitive_paths=KNOWN_PATHS)
+        == conversation
+    )
 
 
 @pytest.mark.parametrize(
@@ -163,7 +166,7 @@ def test_sensitive_spans_and_the_preference_pair_round_trip() -> None:
 def test_bad_sensitive_input_names_the_key(change: dict[str, object], message: str) -> None:
     record = {**SENSITIVE_RECORD, **change}
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
-        conversation_from_record(record, "x:1", KNOWN_PATHS)
+        conversation_from_record(record, "x:1", sensitive_paths=KNOWN_PATHS)
 
 
 def test_paths_are_checked_only_against_a_taxonomy() -> None:

@@ -114,7 +114,7 @@ def test_a_folder_is_replaced_whole_and_kept_when_the_write_fails(workspace: Pat
     ],
 )
 def test_a_folder_veiltune_did_not_write_as_this_kind_is_never_replaced(
-    workspace: Path, folder: str, marker: str | None, *, message: str
+    workspace: Path, folder: str, *, marker: str | None, message: str
 ) -> None:
     target = workspace / folder
     target.mkdir(parents=True, exist_ok=True)
@@ -174,7 +174,7 @@ def test_a_private_folder_is_owner_only_inside_whatever_the_umask(workspace: Pat
     ],
 )
 def test_what_no_command_may_write_over_is_refused(
-    workspace: Path, output: str, raw: bool, *, message: str
+    workspace: Path, output: str, *, raw: bool, message: str
 ) -> None:
     for name in ("params.yaml", "dvc.lock", "dvc.yaml", ".git/config", ".dvc/config"):
         (workspace / name).parent.mkdir(parents=True, exist_ok=True)
@@ -300,7 +300,7 @@ def test_a_lone_surrogate_is_named_by_line_and_key(tmp_path: Path) -> None:
     ],
 )
 def test_a_number_json_cannot_write_is_named_by_line_and_key(
-    tmp_path: Path, record: str, key: str
+    tmp_path: Path, record: str, *, key: str
 ) -> None:
     path = tmp_path / "n.jsonl"
     path.write_text('{"id": "0", "text": "ok", "labels": {"e": 2.5e3}}\n' + record + "\n")
@@ -327,7 +327,7 @@ def test_a_number_too_long_for_python_is_named_by_line_and_key(tmp_path: Path) -
 @pytest.mark.parametrize("target", [1, 7, 64, 10_000])
 @pytest.mark.parametrize("ending", ["\n", ""])
 def test_byte_ranges_cover_the_file_in_whole_lines_numbered_as_in_it(
-    tmp_path: Path, target: int, ending: str
+    tmp_path: Path, target: int, *, ending: str
 ) -> None:
     lines = [json.dumps({"n": i, "pad": "x" * (i % 9)}) if i % 5 else "" for i in range(40)]
     path = tmp_path / "c.jsonl"

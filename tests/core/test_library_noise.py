@@ -12,7 +12,7 @@ from components.core.library_noise import KNOWN_LOG_LINES, KNOWN_WARNINGS, silen
 from veiltune.cli import main
 
 
-def warn_from(module: str, message: str, category: type[Warning]) -> None:
+def warn_from(module: str, message: str, *, category: type[Warning]) -> None:
     """Emit ``message`` as if the module named ``module`` had (``__name__`` in its globals)."""
     exec(
         "import warnings\nwarnings.warn(message, category)",
@@ -36,13 +36,13 @@ def test_each_known_warning_is_silenced_where_it_is_emitted(
         "transformers.modeling_utils",
         "`is_gradient_checkpointing` is deprecated and will be removed in v6. Use "
         "`is_activation_checkpointing` instead.",
-        FutureWarning,
+        category=FutureWarning,
     )
     warn_from(
         "torch.utils.data.dataloader",
         "'pin_memory' argument is set as true but no accelerator is found, then device "
         "pinned memory won't be used.",
-        UserWarning,
+        category=UserWarning,
     )
     assert silenced == []
     assert len(KNOWN_WARNINGS) == 2
@@ -64,11 +64,11 @@ def test_each_known_warning_is_silenced_where_it_is_emitted(
 def test_any_other_warning_still_shows(
     silenced: list[warnings.WarningMessage],
     module: str,
-    message: str,
     *,
+    message: str,
     category: type[Warning],
 ) -> None:
-    warn_from(module, message, category)
+    warn_from(module, message, category=category)
     assert [str(w.message) for w in silenced] == [message]
 
 
@@ -108,6 +108,6 @@ def test_a_veiltune_process_silences_them_before_its_command_runs() -> None:
         warn_from(
             "transformers.modeling_utils",
             "`is_gradient_checkpointing` is deprecated",
-            FutureWarning,
+            category=FutureWarning,
         )
     assert caught == []

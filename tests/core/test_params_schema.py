@@ -57,9 +57,9 @@ def test_every_default_is_valid_and_reads_back_as_the_same_configs(
     ],
 )
 def test_a_wrong_type_is_refused_naming_its_key_path(
-    validator: jsonschema.Draft202012Validator, dotted: str, value: Any
+    validator: jsonschema.Draft202012Validator, dotted: str, *, value: Any
 ) -> None:
-    params = _with(shipped(), dotted, value)
+    params = _with(shipped(), dotted, value=value)
     with pytest.raises(ParamsError):  # the schema agrees with the loader ...
         build_configs(params, SECTIONS)
     errors = list(validator.iter_errors(params))
@@ -70,7 +70,7 @@ def test_a_wrong_type_is_refused_naming_its_key_path(
 def test_an_unknown_key_is_refused_naming_it(
     validator: jsonschema.Draft202012Validator, dotted: str
 ) -> None:
-    params = _with(shipped(), dotted, 1)
+    params = _with(shipped(), dotted, value=1)
     (error,) = validator.iter_errors(params)
     assert error.validator == "additionalProperties"
     assert error.json_path == "$" + "".join(f".{key}" for key in dotted.split(".")[:-1])
@@ -89,7 +89,7 @@ def test_each_key_is_described_by_its_comment_and_each_stage_by_its_help() -> No
     assert surrogate["method"]["description"] == "realistic | lm | embedding (docs/surrogates.md)"
 
 
-def _with(params: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
+def _with(params: dict[str, Any], dotted: str, *, value: Any) -> dict[str, Any]:
     """A copy of ``params`` with ``dotted`` set to ``value``."""
     changed = copy.deepcopy(params)
     *parents, last = dotted.split(".")

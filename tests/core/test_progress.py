@@ -11,14 +11,14 @@ from components.core.progress import counted
 
 
 def test_counted_yields_every_item_and_shows_the_total(capsys: pytest.CaptureFixture[str]) -> None:
-    assert list(counted(["a", "b", "c"], "audit canary", "canaries")) == ["a", "b", "c"]
+    assert list(counted(["a", "b", "c"], "audit canary", unit="canaries")) == ["a", "b", "c"]
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "audit canary" in captured.err and "3/3" in captured.err
 
 
 def test_a_bar_not_shown_writes_nothing(capsys: pytest.CaptureFixture[str]) -> None:
-    assert list(counted([1, 2], "", "texts", shown=False)) == [1, 2]
+    assert list(counted([1, 2], "", unit="texts", shown=False)) == [1, 2]
     assert capsys.readouterr().err == ""
 
 

@@ -29,9 +29,9 @@ def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_the_signing_key_outlives_an_erasure(checkout: Path) -> None:
     key = signing_key(KEY, checkout)
-    listed = purge_command(checkout, False, None, signing_key=checkout / KEY)
+    listed = purge_command(checkout, False, source_corpus=None, signing_key=checkout / KEY)
     assert KEY not in json.dumps(listed)  # neither erased nor in data/raw to keep
-    purge_command(checkout, True, None, signing_key=checkout / KEY)
+    purge_command(checkout, True, source_corpus=None, signing_key=checkout / KEY)
     assert not (checkout / "data" / "raw").exists()
     kept = checkout_public_key(KEY, checkout)
     assert kept is not None and fingerprint(kept) == fingerprint(key.public_key())
@@ -42,7 +42,7 @@ def test_a_key_an_earlier_release_left_in_data_raw_is_moved_out_not_erased(
 ) -> None:
     earlier = signing_key(KEY, checkout / "earlier")
     (checkout / "earlier" / KEY).rename(checkout / paths.LEGACY_SIGNING_KEY)
-    report = purge_command(checkout, True, None, signing_key=checkout / KEY)
+    report = purge_command(checkout, True, source_corpus=None, signing_key=checkout / KEY)
     assert "data/raw" in report["removed"]
     kept = checkout_public_key(KEY, checkout)
     assert kept is not None and fingerprint(kept) == fingerprint(earlier.public_key())
@@ -53,11 +53,11 @@ def test_what_veiltune_did_not_make_is_kept_inside_the_erased_folders(checkout: 
     (raw / "mine.jsonl").write_text('{"id": "a", "text": "my own corpus"}\n')
     (raw / "keys").mkdir()
     (raw / "keys" / "other.pem").write_text("-----BEGIN PRIVATE KEY-----\nabc\n")
-    listed = purge_command(checkout, False, "data/raw/mine.jsonl")
+    listed = purge_command(checkout, False, source_corpus="data/raw/mine.jsonl")
     assert listed["would_keep"] == ["data/raw/mine.jsonl", "data/raw/keys/other.pem"]
     assert "data/raw/corpus.jsonl" in listed["would_remove"]
     assert "data/raw" not in listed["would_remove"]
-    report = purge_command(checkout, True, "data/raw/mine.jsonl")
+    report = purge_command(checkout, True, source_corpus="data/raw/mine.jsonl")
     assert sorted(p.relative_to(raw).as_posix() for p in raw.rglob("*")) == [
         "keys",
         "keys/other.pem",

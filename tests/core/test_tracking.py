@@ -35,10 +35,10 @@ def test_a_corpus_input_names_the_file_its_digest_and_no_text(
     experiment = configure_tracking("inputs")
     with mlflow.start_run(experiment_id=experiment) as run:
         digest = log_corpus_input(
-            corpus, ["c2", "c1"], "raw corpus: held-out split", context="evaluation"
+            corpus, ["c2", "c1"], name="raw corpus: held-out split", context="evaluation"
         )
         assert (
-            log_corpus_input(corpus, ["c1"], "one", context="evaluation") != digest
+            log_corpus_input(corpus, ["c1"], name="one", context="evaluation") != digest
         )  # the ids count
     inputs = mlflow.get_run(run.info.run_id).inputs
     assert inputs is not None
@@ -105,7 +105,7 @@ def test_the_pipeline_run_carries_the_headline_results_and_params(
     _local_store(tmp_path, monkeypatch)
     monkeypatch.delenv(PARENT_RUN_ENV, raising=False)
     write_results(tmp_path)
-    with stage_run("register", "headline", tmp_path) as run:
+    with stage_run("register", "headline", root=tmp_path) as run:
         parent = run.data.tags["mlflow.parentRunId"]
     # The one-row file is register's declared output (components.register.stage), not every
     # stage's: DVC holds an output to the stage that declares it.
@@ -134,7 +134,7 @@ def test_the_pipeline_run_carries_the_headline_results_and_params(
     }
     # A second stage of the same pipeline run updates the results; params stay as logged.
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"train": {"method": "dpo"}}))
-    with stage_run("export", "headline", tmp_path):
+    with stage_run("export", "headline", root=tmp_path):
         pass
     assert MlflowClient().get_run(parent).data.params["train.method"] == "sft"
 
@@ -169,7 +169,8 @@ def test_dvc_metrics_show_of_the_headline_fits_120_columns(
     # The widest values: long floats, a failed audit, a long utility metric name.
     evaluate = {"adapter": {"summary.rouge1": 0.123456789}, "base": {"summary.rouge1": 0.98765}}
     (tmp_path / "metrics" / "evaluate.json").write_text(json.dumps(evaluate))
-    write_dvc_headline(paths.HEADLINE, *read_headline_inputs(paths.METRICS_DIR, paths.PARAMS))
+    metrics, params = read_headline_inputs(paths.METRICS_DIR, paths.PARAMS)
+    write_dvc_headline(paths.HEADLINE, metrics, params=params)
     headline = json.loads((tmp_path / "metrics" / "headline.json").read_text())
     assert headline == {
         "gate": "passed",

@@ -19,9 +19,13 @@ def test_weighted_kappa_forgives_near_misses_more_than_far_ones() -> None:
     truth = [1, 2, 3, 4, 5] * 4
     near = [min(5, v + 1) if i % 2 else v for i, v in enumerate(truth)]
     far = [1 if v >= 4 else 5 for v in truth]
-    assert cohen_kappa(truth, truth, "quadratic") == pytest.approx(1.0)
-    assert cohen_kappa(truth, near, "quadratic") > cohen_kappa(truth, near, "none")
-    assert cohen_kappa(truth, far, "quadratic") < 0 < cohen_kappa(truth, near, "linear")
+    assert cohen_kappa(truth, truth, weights="quadratic") == pytest.approx(1.0)
+    assert cohen_kappa(truth, near, weights="quadratic") > cohen_kappa(truth, near, weights="none")
+    assert (
+        cohen_kappa(truth, far, weights="quadratic")
+        < 0
+        < cohen_kappa(truth, near, weights="linear")
+    )
 
 
 def test_one_label_everywhere_is_agreement_and_bad_input_is_refused() -> None:
@@ -30,6 +34,6 @@ def test_one_label_everywhere_is_agreement_and_bad_input_is_refused() -> None:
     with pytest.raises(ValueError, match="2 ratings against 1"):
         cohen_kappa([1, 2], [1])
     with pytest.raises(ValueError, match="weights 'cubic'"):
-        cohen_kappa([1], [1], "cubic")
+        cohen_kappa([1], [1], weights="cubic")
     with pytest.raises(ValueError, match="needs numbers"):
-        cohen_kappa(["a", "b"], ["a", "a"], "linear")
+        cohen_kappa(["a", "b"], ["a", "a"], weights="linear")

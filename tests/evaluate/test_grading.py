@@ -39,7 +39,7 @@ def _rows(calls: list[Conversation], marks: list[tuple[int, int]]) -> list[dict[
 
 @pytest.mark.slow
 def test_export_writes_a_blank_owner_only_file_for_graders(
-    tmp_path: Path, base_model_dir: Path, calls: list[Conversation]
+    tmp_path: Path, base_model_dir: Path, *, calls: list[Conversation]
 ) -> None:
     model, tokenizer = load_base(base_model_dir)
     output = tmp_path / "raw" / "summaries.jsonl"
@@ -47,7 +47,12 @@ def test_export_writes_a_blank_owner_only_file_for_graders(
     assert [c.id for c in chosen] == [c.id for c in calls[:2]]  # only calls with a reference
     assert (
         export_summaries(
-            chosen, model, tokenizer, output=output, max_new_tokens=12, max_prompt_tokens=512
+            chosen,
+            model,
+            tokenizer=tokenizer,
+            output=output,
+            max_new_tokens=12,
+            max_prompt_tokens=512,
         )
         == 2
     )
@@ -70,7 +75,7 @@ def test_import_reports_agreement_with_the_judge_and_between_graders(
     harsh = _graded(tmp_path / "b.jsonl", _rows(calls, [(5, 5), (2, 3)] * 6))
     output = tmp_path / "grading.json"
     by_id = {c.id: c for c in calls}
-    report = import_grades([agree, harsh], by_id, output, judge=WORDS_ONLY)
+    report = import_grades([agree, harsh], by_id, output=output, judge=WORDS_ONLY)
     assert json.loads(output.read_text()) == report
     assert (report["summaries"], report["graders"]) == (12, 2)
     pairs = {tuple(row["raters"]): row for row in report["agreement"]}
@@ -93,13 +98,15 @@ def test_import_reports_agreement_with_the_judge_and_between_graders(
     ],
 )
 def test_a_bad_mark_names_file_line_and_key(
-    tmp_path: Path, calls: list[Conversation], change: dict[str, object], *, message: str
+    tmp_path: Path, calls: list[Conversation], *, change: dict[str, object], message: str
 ) -> None:
     rows = _rows(calls[:2], [(5, 5), (4, 4)])
     rows[0] = {**rows[0], **change}
     path = _graded(tmp_path / "g.jsonl", rows)
     with pytest.raises(InputError, match=message):
-        import_grades([path], {c.id: c for c in calls}, tmp_path / "out.json", judge=WORDS_ONLY)
+        import_grades(
+            [path], {c.id: c for c in calls}, output=tmp_path / "out.json", judge=WORDS_ONLY
+        )
     assert not (tmp_path / "out.json").exists()
 
 
@@ -107,4 +114,6 @@ def test_a_summary_graded_twice_is_refused(tmp_path: Path, calls: list[Conversat
     rows = _rows(calls[:1], [(5, 5)]) * 2
     path = _graded(tmp_path / "g.jsonl", rows)
     with pytest.raises(InputError, match=r"g.jsonl:2: key 'id': graded twice"):
-        import_grades([path], {c.id: c for c in calls}, tmp_path / "out.json", judge=WORDS_ONLY)
+        import_grades(
+            [path], {c.id: c for c in calls}, output=tmp_path / "out.json", judge=WORDS_ONLY
+        )

@@ -42,7 +42,7 @@ def test_marks_are_read_only_when_both_are_there(
 
 
 def test_the_prompt_holds_the_rubric_the_facts_and_the_summary() -> None:
-    prompt = judge_prompt("The refill was late.", [HIV], "A prescription was late.")
+    prompt = judge_prompt("The refill was late.", [HIV], reference="A prescription was late.")
     assert "Privacy (1-5)" in prompt and "Completeness (1-5)" in prompt
     assert "HIV [high]" in prompt and "The refill was late." in prompt
     assert "A prescription was late." in prompt
@@ -55,20 +55,22 @@ def test_an_unreadable_answer_passes_nothing_and_is_counted() -> None:
         return [next(answers) for _ in prompts]
 
     judge = LlmJudge(complete)
-    first = judge.judge("ok", [HIV], "ref")
+    first = judge.judge("ok", [HIV], reference="ref")
     assert (first.privacy, first.completeness, first.acceptable) == (5, 4, True)
-    second = judge.judge("ok", [HIV], "ref")
+    second = judge.judge("ok", [HIV], reference="ref")
     assert (second.privacy, second.completeness, second.acceptable) == (1, 1, False)
     assert judge.unparsed == 1
 
 
 def test_a_remote_endpoint_needs_consent_and_a_folder_must_be_a_model(tmp_path: Path) -> None:
     with pytest.raises(ParamsError, match=r"evaluate.judge.model: judge.example.com is not"):
-        build_llm_judge("https://judge.example.com/v1", False, 24)
-    build_llm_judge("https://judge.example.com/v1", True, 24)  # consented: built, not called
-    build_llm_judge("http://127.0.0.1:8000/v1", False, 24)  # this machine
+        build_llm_judge("https://judge.example.com/v1", False, max_new_tokens=24)
+    build_llm_judge(
+        "https://judge.example.com/v1", True, max_new_tokens=24
+    )  # consented: built, not called
+    build_llm_judge("http://127.0.0.1:8000/v1", False, max_new_tokens=24)  # this machine
     with pytest.raises(ParamsError, match=r"is neither an http\(s\) URL nor a Hugging Face"):
-        build_llm_judge(str(tmp_path), False, 24)
+        build_llm_judge(str(tmp_path), False, max_new_tokens=24)
 
 
 def test_judge_params_are_checked() -> None:
@@ -92,7 +94,9 @@ def test_a_loopback_judge_is_asked_directly_whatever_the_environment_says(
 ) -> None:
     with recording_proxy() as proxy, fake_judge() as judge:
         proxied_environment(monkeypatch, proxy.url)
-        verdict = build_llm_judge(judge.url + "/v1", False, 24).judge("ok", [HIV], "ref")
+        verdict = build_llm_judge(judge.url + "/v1", False, max_new_tokens=24).judge(
+            "ok", [HIV], reference="ref"
+        )
     assert proxy.requests == []  # the prompt holds the facts: never handed to a proxy
     assert (verdict.privacy, verdict.completeness) == (5, 4)
     (request,) = judge.requests
@@ -106,9 +110,9 @@ def test_a_remote_judge_goes_through_the_proxy_the_params_name_only(
     remote = "http://judge.example.test/v1"
     with recording_proxy() as named, recording_proxy() as environment:
         proxied_environment(monkeypatch, environment.url)
-        judge = build_llm_judge(remote, True, 24, proxy=named.url)
+        judge = build_llm_judge(remote, True, max_new_tokens=24, proxy=named.url)
         with pytest.raises(BackendError, match="judge.example.test/v1/chat/completions"):
-            judge.judge("ok", [HIV], "ref")  # the proxy answers 502
+            judge.judge("ok", [HIV], reference="ref")  # the proxy answers 502
     (request,) = named.requests
     assert request["line"] == "POST http://judge.example.test/v1/chat/completions HTTP/1.1"
     assert environment.requests == []
@@ -121,9 +125,9 @@ def test_a_judge_that_redirects_is_refused_and_its_key_goes_nowhere_else(
     with fake_judge() as elsewhere:
         target = elsewhere.url + "/v1/chat/completions"
         with fake_judge(redirect_to=target) as judge:
-            llm = build_llm_judge(judge.url + "/v1", False, 24)
+            llm = build_llm_judge(judge.url + "/v1", False, max_new_tokens=24)
             with pytest.raises(BackendError, match=rf"answered 302.*{target}.*redirect"):
-                llm.judge("ok", [HIV], "ref")
+                llm.judge("ok", [HIV], reference="ref")
     assert elsewhere.requests == []  # neither the key nor the prompt, and no grades taken
     (asked,) = judge.requests
     assert asked["headers"]["Authorization"] == "Bearer sk-judge-key"
@@ -151,7 +155,7 @@ def test_a_judge_proxy_is_for_a_remote_url_and_is_a_url(
 
 @pytest.mark.slow
 def test_the_bundled_model_runs_as_a_local_judge(base_model_dir: Path) -> None:
-    judge = build_llm_judge(str(base_model_dir), False, 16)
-    verdict = judge.judge("A prescription was late.", [HIV], "A prescription was late.")
+    judge = build_llm_judge(str(base_model_dir), False, max_new_tokens=16)
+    verdict = judge.judge("A prescription was late.", [HIV], reference="A prescription was late.")
     assert 1 <= verdict.privacy <= 5 and 1 <= verdict.completeness <= 5
     assert judge.unparsed in (0, 1)  # whether SmolLM2 follows the format is not the point

@@ -57,7 +57,7 @@ def _pack(tmp_path: Path, corpus: list[Conversation]) -> Path:
     make_pack(
         tmp_path / "pack",
         corpus,
-        _splits(corpus),
+        splits=_splits(corpus),
         anonymized={"placeholder": anonymized},
         train=train,
         evaluate=config,
@@ -114,7 +114,7 @@ def test_a_pack_refuses_a_corpus_of_another_split_or_an_unknown_variant(
         make_pack(
             tmp_path / "p",
             corpus,
-            _splits(corpus),
+            splits=_splits(corpus),
             anonymized={"placeholder": other},
             train=train,
             evaluate=evaluate,
@@ -124,7 +124,7 @@ def test_a_pack_refuses_a_corpus_of_another_split_or_an_unknown_variant(
             make_pack(
                 tmp_path / "p",
                 corpus,
-                _splits(corpus),
+                splits=_splits(corpus),
                 anonymized={derived: other},
                 train=train,
                 evaluate=evaluate,
@@ -134,7 +134,7 @@ def test_a_pack_refuses_a_corpus_of_another_split_or_an_unknown_variant(
         make_pack(
             tmp_path / "p",
             corpus,
-            _splits(corpus),
+            splits=_splits(corpus),
             anonymized={"type": other},
             train=train,
             evaluate=evaluate,
@@ -143,7 +143,7 @@ def test_a_pack_refuses_a_corpus_of_another_split_or_an_unknown_variant(
 
 
 def test_the_fragmented_variants_mix_the_chunks_the_pack_carries_without_spacy(
-    tmp_path: Path, corpus: list[Conversation], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, corpus: list[Conversation], *, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pack = read_pack(_pack(tmp_path, corpus))
     assert set(pack.chunks) == {"fragmented", "fragmented-raw"}
@@ -174,14 +174,14 @@ def test_read_pack_names_what_is_wrong(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_run_from_a_pack_lands_in_the_run_store_the_report_reads(
-    tmp_path: Path, corpus: list[Conversation], base_model_dir: Path
+    tmp_path: Path, corpus: list[Conversation], *, base_model_dir: Path
 ) -> None:
     folder = _pack(tmp_path, corpus)
     store = tmp_path / "store"
     run_folder = run_from_pack(
         read_pack(folder),
         "masked",
-        21,
+        seed=21,
         base_model=base_model_dir,
         store=store,
         work_dir=tmp_path / "work",
@@ -239,7 +239,7 @@ def test_a_run_from_a_pack_imports_nothing_a_gpu_node_lacks() -> None:
 
 
 def test_the_runner_names_a_missing_scorer_before_it_trains(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, caplog: pytest.LogCaptureFixture
 ) -> None:
     import importlib.util
 

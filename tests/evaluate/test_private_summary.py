@@ -40,22 +40,24 @@ def test_elements_gather_every_mention_of_a_fact_by_its_path() -> None:
     assert conversation_setting(call) == "healthcare"  # no setting label: its first element's
 
 
-def _scores(task: str, answers: list[str], calls: list[Conversation]) -> tuple:
+def _scores(task: str, answers: list[str], *, calls: list[Conversation]) -> tuple:
     items = [task_examples(c, [task])[0] for c in calls]
     by_id = {c.id: c for c in calls}
-    return private_summary_scores(task, answers, items, conversations=by_id, judge=WORDS_ONLY)
+    return private_summary_scores(task, answers, items=items, conversations=by_id, judge=WORDS_ONLY)
 
 
 def test_the_reference_is_acceptable_and_the_leaking_summary_is_not(
     calls: list[Conversation],
 ) -> None:
-    good, per_good = _scores("private_summary", [c.labels["summary_private"] for c in calls], calls)
+    good, per_good = _scores(
+        "private_summary", [c.labels["summary_private"] for c in calls], calls=calls
+    )
     assert good["acceptable_rate"] == 1.0 and good["privacy"] == 5 and good["rouge1"] == 1.0
     assert all(
         e == {"privacy": 5, "completeness": 5, "acceptable": 1.0, "rouge1": 1.0} for e in per_good
     )
     leaking, per_leak = _scores(
-        "private_summary", [c.labels["summary_leaking"] for c in calls], calls
+        "private_summary", [c.labels["summary_leaking"] for c in calls], calls=calls
     )
     assert leaking["privacy"] < 3 and leaking["acceptable_rate"] < 0.2
     # every setting of the round is reported
@@ -69,10 +71,10 @@ def test_a_dual_summary_is_judged_on_its_private_part(calls: list[Conversation])
         f"Summary: {c.labels['summary']}\nPrivate summary: {c.labels['summary_private']}"
         for c in calls
     ]
-    scores, _ = _scores("dual_summary", answers, calls)
+    scores, _ = _scores("dual_summary", answers, calls=calls)
     assert scores["acceptable_rate"] == 1.0  # the normal part may say everything
     swapped = [
         f"Summary: {c.labels['summary_private']}\nPrivate summary: {c.labels['summary']}"
         for c in calls
     ]
-    assert _scores("dual_summary", swapped, calls)[0]["privacy"] < 3
+    assert _scores("dual_summary", swapped, calls=calls)[0]["privacy"] < 3

@@ -19,7 +19,7 @@ from veiltune.cli import main
 
 
 def test_each_variant_and_seed_gets_its_overrides() -> None:
-    runs = plan_runs(["oracle", "placeholder", "surrogate-lm"], [13, 14], Sizes(steps=5))
+    runs = plan_runs(["oracle", "placeholder", "surrogate-lm"], [13, 14], sizes=Sizes(steps=5))
     assert [(r.variant, r.seed) for r in runs] == [
         ("oracle", 13),
         ("oracle", 14),
@@ -51,7 +51,7 @@ def test_each_variant_and_seed_gets_its_overrides() -> None:
 
 
 def test_masked_trains_on_placeholders_whatever_params_say() -> None:
-    (masked,) = plan_runs(["masked"], [1], Sizes())
+    (masked,) = plan_runs(["masked"], [1], sizes=Sizes())
     assert masked.overrides == {
         "train.corpus": "masked",
         "train.mask_loss_weight": 1.0,
@@ -62,7 +62,7 @@ def test_masked_trains_on_placeholders_whatever_params_say() -> None:
 
 def test_lists_reach_dvc_in_its_override_grammar_and_tasks_apply_to_every_variant() -> None:
     fragments, oracle = plan_runs(
-        ["vocab_threshold:fragmented", "oracle"], [1], Sizes(tasks=("continuation",))
+        ["vocab_threshold:fragmented", "oracle"], [1], sizes=Sizes(tasks=("continuation",))
     )
     args = fragments.exp_run_args()
     assert "train.tasks=[continuation]" in args
@@ -91,7 +91,7 @@ def test_presets_and_explicit_sizes() -> None:
 
 def test_an_unknown_variant_is_named_before_anything_runs() -> None:
     with pytest.raises(InputError, match="unknown variant 'surrogate-magic'"):
-        plan_runs(["oracle", "surrogate-magic"], [13], Sizes())
+        plan_runs(["oracle", "surrogate-magic"], [13], sizes=Sizes())
 
 
 @pytest.mark.parametrize(
@@ -105,8 +105,8 @@ def test_an_unknown_variant_is_named_before_anything_runs() -> None:
         ("anonymized", "surrogate", "realistic", "surrogate-realistic"),
     ],
 )
-def test_variant_names(corpus: str, replacement: str, method: str | None, *, variant: str) -> None:
-    assert variant_name(corpus, replacement, method) == variant
+def test_variant_names(corpus: str, replacement: str, *, method: str | None, variant: str) -> None:
+    assert variant_name(corpus, replacement, surrogate_method=method) == variant
     assert canonical(variant) == variant
 
 
@@ -129,7 +129,7 @@ def test_the_method_papers_variants_are_named_and_trained_by_their_params(
 ) -> None:
     given = {"corpus": "anonymized", **settings}
     corpus = given.pop("corpus")
-    assert variant_name(corpus, "placeholder", None, **given) == variant
+    assert variant_name(corpus, "placeholder", surrogate_method=None, **given) == variant
     overrides = variant_overrides(variant)
     assert overrides["train.corpus"] == corpus
     detectors = given.get("detectors", ["entities"])

@@ -26,7 +26,7 @@ from components.evaluate.summary import summarize
 N = 40  # held-out conversations of the main corpus; DialogSum has half as many
 
 
-def _records(model: str, level: float, loss: float, *, seed: int) -> list[dict[str, Any]]:
+def _records(model: str, level: float, *, loss: float, seed: int) -> list[dict[str, Any]]:
     """Per-conversation records whose scores share each conversation's difficulty across
     runs (seeded by the conversation), plus a little noise of the run's own."""
     noise = np.random.default_rng(seed)
@@ -66,13 +66,13 @@ def _section(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def write_run(
-    store: Path, variant: str, seed: int, *, level: float, loss: float, recorded: str | None = None
+    store: Path, variant: str, *, seed: int, level: float, loss: float, recorded: str | None = None
 ) -> Path:
     """A run folder as veiltune utility-profile leaves it."""
     folder = store / variant / f"seed-{seed}"
     folder.mkdir(parents=True)
-    adapter = _records("adapter", level, loss, seed=seed)
-    base = _records("base", 0.1, 3.0, seed=0)
+    adapter = _records("adapter", level, loss=loss, seed=seed)
+    base = _records("base", 0.1, loss=3.0, seed=0)
     evaluation = {
         "variant": recorded or variant,
         "train_seed": seed,
@@ -92,10 +92,10 @@ def write_run(
 def store(tmp_path: Path) -> Path:
     store = tmp_path / "runs"
     for seed in (13, 14):
-        write_run(store, "oracle", seed, level=0.40, loss=2.00)
-        write_run(store, "placeholder", seed, level=0.30, loss=2.02)
-        write_run(store, "surrogate-realistic", seed, level=0.39, loss=2.01)
-        write_run(store, "masked", seed, level=0.33, loss=2.03)
+        write_run(store, "oracle", seed=seed, level=0.40, loss=2.00)
+        write_run(store, "placeholder", seed=seed, level=0.30, loss=2.02)
+        write_run(store, "surrogate-realistic", seed=seed, level=0.39, loss=2.01)
+        write_run(store, "masked", seed=seed, level=0.33, loss=2.03)
     return store
 
 
@@ -156,7 +156,7 @@ def test_the_markdown_and_chart_show_intervals(store: Path) -> None:
 
 
 def test_an_old_anonymized_run_reads_as_placeholder(tmp_path: Path) -> None:
-    write_run(tmp_path, "placeholder", 13, level=0.3, loss=2.0, recorded="anonymized")
+    write_run(tmp_path, "placeholder", seed=13, level=0.3, loss=2.0, recorded="anonymized")
     assert collect_runs(tmp_path)[0].variant == "placeholder"
 
 
@@ -170,15 +170,15 @@ def test_an_old_anonymized_run_reads_as_placeholder(tmp_path: Path) -> None:
         (lambda f: (f / "per_conversation.jsonl").unlink(), "per_conversation.jsonl"),
     ],
 )
-def test_a_malformed_run_file_is_named(tmp_path: Path, damage: Any, named: str) -> None:
-    folder = write_run(tmp_path, "oracle", 13, level=0.4, loss=2.0)
+def test_a_malformed_run_file_is_named(tmp_path: Path, damage: Any, *, named: str) -> None:
+    folder = write_run(tmp_path, "oracle", seed=13, level=0.4, loss=2.0)
     damage(folder)
     with pytest.raises(InputError, match=rf"oracle/seed-13/\S*{named}"):
         collect_runs(tmp_path)
 
 
 def test_a_run_filed_under_another_variant_or_seed_is_refused(tmp_path: Path) -> None:
-    write_run(tmp_path, "masked", 13, level=0.3, loss=2.0, recorded="raw")
+    write_run(tmp_path, "masked", seed=13, level=0.3, loss=2.0, recorded="raw")
     with pytest.raises(InputError, match="masked/seed-13/evaluate.json: variant 'raw'"):
         collect_runs(tmp_path)
     (tmp_path / "masked" / "seed-13").rename(tmp_path / "masked" / "13")
@@ -186,7 +186,7 @@ def test_a_run_filed_under_another_variant_or_seed_is_refused(tmp_path: Path) ->
         collect_runs(tmp_path)
 
 
-def _exp_entry(name: str, folder: Path, stamp: str) -> dict[str, Any]:
+def _exp_entry(name: str, folder: Path, *, stamp: str) -> dict[str, Any]:
     evaluated = json.loads((folder / "evaluate.json").read_text())
     return {
         "rev": f"sha-{name}",
@@ -198,7 +198,9 @@ def _exp_entry(name: str, folder: Path, stamp: str) -> dict[str, Any]:
 def test_experiments_give_means_only_without_their_records(tmp_path: Path) -> None:
     shown = [
         _exp_entry(
-            "workspace", write_run(tmp_path, "anonymized", 13, level=0.30, loss=2.02), "2026-01-02"
+            "workspace",
+            write_run(tmp_path, "anonymized", seed=13, level=0.30, loss=2.02),
+            stamp="2026-01-02",
         ),
         {
             "rev": "abc",
@@ -208,13 +210,19 @@ def test_experiments_give_means_only_without_their_records(tmp_path: Path) -> No
                 {
                     "revs": [
                         _exp_entry(
-                            "oracle", write_run(tmp_path, "oracle", 13, level=0.4, loss=2.0), "1"
+                            "oracle",
+                            write_run(tmp_path, "oracle", seed=13, level=0.4, loss=2.0),
+                            stamp="1",
                         )
                     ]
                 },
                 {
                     "revs": [
-                        _exp_entry("old", write_run(tmp_path, "raw", 1, level=0.1, loss=9.0), "0")
+                        _exp_entry(
+                            "old",
+                            write_run(tmp_path, "raw", seed=1, level=0.1, loss=9.0),
+                            stamp="0",
+                        )
                     ]
                 },
             ],
@@ -236,10 +244,10 @@ def test_experiments_give_means_only_without_their_records(tmp_path: Path) -> No
 
 def test_experiments_give_intervals_with_their_records(tmp_path: Path) -> None:
     folders = {
-        v: write_run(tmp_path, v, 13, level=level, loss=2.0)
+        v: write_run(tmp_path, v, seed=13, level=level, loss=2.0)
         for v, level in (("oracle", 0.4), ("masked", 0.3))
     }
-    shown = [_exp_entry(v, f, "1") for v, f in folders.items()]
+    shown = [_exp_entry(v, f, stamp="1") for v, f in folders.items()]
     records = {
         f"sha-{v}": tuple(json.loads(line) for line in (f / "per_conversation.jsonl").open())
         for v, f in folders.items()
@@ -249,7 +257,7 @@ def test_experiments_give_intervals_with_their_records(tmp_path: Path) -> None:
     assert summary["differences"]["masked"]["summary.rouge1"]["relative"]["low"] is not None
 
 
-def _privacy_metrics(mu: float, std: float, passed: bool, *, auc: float) -> dict[str, Any]:
+def _privacy_metrics(mu: float, std: float, *, passed: bool, auc: float) -> dict[str, Any]:
     """metrics/gate.json, risk.json and audit.json as the stages write them (the parts read)."""
     audits = {
         "pii_output": {"passed": True, "figures": {"n_leaks": 0, "n_prompts": 24}},
@@ -275,7 +283,7 @@ def _first_table(text: str) -> list[str]:
 
 
 def test_privacy_figures_are_the_headline_of_gate_risk_and_audit() -> None:
-    figures = privacy_figures(_privacy_metrics(0.25, 0.5, True, auc=0.9))
+    figures = privacy_figures(_privacy_metrics(0.25, 0.5, passed=True, auc=0.9))
     assert figures == {
         "gate.mean": 0.25,
         "gate.std": 0.5,
@@ -300,8 +308,10 @@ def test_privacy_figures_are_the_headline_of_gate_risk_and_audit() -> None:
 def test_experiments_carry_their_own_privacy_figures_beside_utility(tmp_path: Path) -> None:
     entries = []
     for name, variant, auc in (("oracle", "oracle", 0.9), ("workspace", "placeholder", 0.55)):
-        entry = _exp_entry(name, write_run(tmp_path, variant, 13, level=0.3, loss=2.0), "1")
-        for stage, data in _privacy_metrics(0.2, 0.4, True, auc=auc).items():
+        entry = _exp_entry(
+            name, write_run(tmp_path, variant, seed=13, level=0.3, loss=2.0), stamp="1"
+        )
+        for stage, data in _privacy_metrics(0.2, 0.4, passed=True, auc=auc).items():
             entry["data"]["metrics"][f"metrics/{stage}.json"] = {"data": data}
         entries.append(entry)
     runs = runs_from_exp_show(entries, lambda name, rev: None)
@@ -333,7 +343,7 @@ def test_the_store_gets_the_workspace_privacy_figures_with_their_source_named(
     assert all(run.privacy == {} for run in runs)  # the store keeps evaluate's files only
     metrics_dir = tmp_path / "metrics"
     metrics_dir.mkdir()
-    for stage, data in _privacy_metrics(0.1, 0.3, True, auc=0.5).items():
+    for stage, data in _privacy_metrics(0.1, 0.3, passed=True, auc=0.5).items():
         (metrics_dir / f"{stage}.json").write_text(json.dumps(data))
     (metrics_dir / "evaluate.json").write_text((store / "placeholder" / "seed-13" /
                                                 "evaluate.json").read_text())  # fmt: skip

@@ -76,8 +76,10 @@ def test_perplexity_of_the_real_model_prefers_fluent_text(smollm2_dir: Path) -> 
     from components.train.adapter import load_base
 
     model, tokenizer = load_base(smollm2_dir)  # a pretrained model's claim
-    fluent = perplexity(model, tokenizer, ["Thank you for calling, how can I help you today?"])
-    scrambled = perplexity(model, tokenizer, ["today you help how calling, for can I Thank?"])
+    fluent = perplexity(
+        model, tokenizer, texts=["Thank you for calling, how can I help you today?"]
+    )
+    scrambled = perplexity(model, tokenizer, texts=["today you help how calling, for can I Thank?"])
     assert math.isfinite(fluent) and 1 < fluent < scrambled
 
 
@@ -101,7 +103,7 @@ def test_each_dataset_is_scored_apart_on_its_own_conversations(base_model_dir: P
     )
     datasets = {"main": generated, "dialogsum": [dialogue]}
     metrics, records = evaluate_datasets(
-        model, tokenizer, datasets, label_sets={}, max_new_tokens=4, max_prompt_tokens=128
+        model, tokenizer, datasets=datasets, label_sets={}, max_new_tokens=4, max_prompt_tokens=128
     )
     assert metrics["n_examples"] == {"summary": 1, "action_items": 1, "purpose": 1, "outcome": 1}
     assert metrics["dialogsum.n_examples"] == {
@@ -119,15 +121,15 @@ def test_each_dataset_is_scored_apart_on_its_own_conversations(base_model_dir: P
     } <= set(metrics)
     assert not [key for key in metrics if key.startswith("dialogsum.purpose")]
     # each perplexity is measured on its own dataset's transcripts only
-    own = perplexity(model, tokenizer, [transcript(dialogue)])
-    main = perplexity(model, tokenizer, [transcript(generated[0])])
+    own = perplexity(model, tokenizer, texts=[transcript(dialogue)])
+    main = perplexity(model, tokenizer, texts=[transcript(generated[0])])
     assert metrics["dialogsum.perplexity_raw"] == pytest.approx(own, abs=1e-3)
     assert metrics["perplexity_raw"] == pytest.approx(main, abs=1e-3)
     assert abs(own - main) > 1e-2
     alone, _ = evaluate_datasets(
         model,
         tokenizer,
-        {"main": [], "dialogsum": [dialogue]},
+        datasets={"main": [], "dialogsum": [dialogue]},
         label_sets={},
         max_new_tokens=4,
         max_prompt_tokens=128,
@@ -171,7 +173,7 @@ def test_no_tasks_scores_perplexity_alone_and_the_same_perplexity(base_model_dir
         return evaluate_datasets(
             model,
             tokenizer,
-            {"main": generated},
+            datasets={"main": generated},
             label_sets={},
             max_new_tokens=4,
             max_prompt_tokens=128,
@@ -182,7 +184,7 @@ def test_no_tasks_scores_perplexity_alone_and_the_same_perplexity(base_model_dir
     assert metrics["n_examples"] == {}
     assert not [key for key in metrics if key.startswith(("summary", "purpose"))]
     assert metrics["perplexity_raw"] == pytest.approx(
-        perplexity(model, tokenizer, [transcript(generated[0])]), abs=1e-3
+        perplexity(model, tokenizer, texts=[transcript(generated[0])]), abs=1e-3
     )
     assert records[0]["scores"] == {}
     summary_only, _ = scored(["summary"])

@@ -59,7 +59,7 @@ def test_a_reported_only_audit_is_reported_never_a_pass() -> None:
     page = compliance_report_html(
         ExportFacts({**stage_metrics(), "audit": audit_metrics()}, PARAMS, REGISTRY, LINEAGE),
         None,
-        None,
+        utility_png=None,
     )
     row = re.search(r"<tr><td>plain_sight</td><td>(.*?)</td>", page)
     assert row is not None and "reported" in row.group(1) and "pass" not in row.group(1)
@@ -108,7 +108,9 @@ def test_utility_chart_axes_are_titled() -> None:
 
 def test_utility_is_grouped_by_dataset_with_the_better_direction() -> None:
     metrics = {**stage_metrics(), "evaluate": EVALUATE}
-    page = compliance_report_html(ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE), None, None)
+    page = compliance_report_html(
+        ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE), None, utility_png=None
+    )
     utility = page[page.index('<section id="utility">') : page.index('<section id="sensitive">')]
     assert utility.index("<h3>main corpus</h3>") < utility.index("<h3>DialogSum</h3>")
     main = utility[utility.index("<h3>main corpus</h3>") : utility.index("<h3>DialogSum</h3>")]
@@ -136,7 +138,7 @@ INTERVALS = {
 def test_every_utility_score_is_shown_with_its_interval_and_n() -> None:
     metrics = {**stage_metrics(), "evaluate": EVALUATE}
     facts = ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE, utility_intervals=INTERVALS)
-    page = compliance_report_html(facts, None, None)
+    page = compliance_report_html(facts, None, utility_png=None)
     utility = page[page.index('<section id="utility">') : page.index('<section id="sensitive">')]
     cells = r"<td>{}</td><td[^>]*>{}</td><td[^>]*>{}</td><td[^>]*>{}</td><td[^>]*>{}</td>"
     assert re.search(

@@ -32,7 +32,7 @@ def sources(tmp_path: Path) -> dict[str, Path | bytes]:
 
 def built(tmp_path: Path) -> Path:
     bundle = tmp_path / "out" / "bundle"
-    build_bundle(sources(tmp_path), {"git_commit": "abc"}, bundle, make_zip=True)
+    build_bundle(sources(tmp_path), {"git_commit": "abc"}, bundle_dir=bundle, make_zip=True)
     return bundle
 
 
@@ -58,7 +58,7 @@ def test_the_folders_marker_is_no_part_of_the_bundle(tmp_path: Path) -> None:
     (bundle / FOLDER_MARK).write_text("<html>a forged page</html>")
     assert verify_bundle(bundle) == [f"{FOLDER_MARK}: not listed in the manifest"]
     with pytest.raises(InputError, match="veiltune did not write it"):
-        build_bundle(sources(tmp_path), {}, tmp_path, make_zip=True)  # its inputs
+        build_bundle(sources(tmp_path), {}, bundle_dir=tmp_path, make_zip=True)  # its inputs
 
 
 def test_round_trip_folder_and_zip_verify_intact(tmp_path: Path) -> None:
@@ -134,7 +134,7 @@ TAMPERINGS = [
 
 @pytest.mark.parametrize("tamper", TAMPERINGS)
 @pytest.mark.parametrize("form", ["folder", "zip"])
-def test_tampering_is_reported(tmp_path: Path, tamper: Callable[[Path], str], form: str) -> None:
+def test_tampering_is_reported(tmp_path: Path, tamper: Callable[[Path], str], *, form: str) -> None:
     bundle = built(tmp_path)
     expected = tamper(bundle)
     target = bundle if form == "folder" else rezip(bundle, tmp_path / "tampered.zip")
@@ -160,7 +160,7 @@ def test_every_problem_is_listed_at_once(tmp_path: Path) -> None:
 )
 @pytest.mark.parametrize("form", ["folder", "zip"])
 def test_absent_or_corrupt_manifest_is_a_clear_error(
-    tmp_path: Path, corrupt: Callable[[Path], object], message: str, *, form: str
+    tmp_path: Path, corrupt: Callable[[Path], object], *, message: str, form: str
 ) -> None:
     bundle = built(tmp_path)
     corrupt(bundle)
@@ -182,7 +182,7 @@ def test_missing_input_leaves_no_bundle(tmp_path: Path) -> None:
     files["gone.json"] = tmp_path / "gone.json"
     bundle = tmp_path / "bundle"
     with pytest.raises(InputError, match="gone.json"):
-        build_bundle(files, {}, bundle, make_zip=True)
+        build_bundle(files, {}, bundle_dir=bundle, make_zip=True)
     assert not bundle.exists() and not bundle.with_suffix(".zip").exists()
 
 
@@ -197,7 +197,7 @@ def test_a_failing_check_keeps_the_previous_bundle_whole(tmp_path: Path) -> None
 
     files = {**sources(tmp_path), "report.html": b"<html>new</html>"}
     with pytest.raises(LeakageDetected):
-        build_bundle(files, {"git_commit": "new"}, bundle, make_zip=True, check=refuse)
+        build_bundle(files, {"git_commit": "new"}, bundle_dir=bundle, make_zip=True, check=refuse)
     assert read_manifest(bundle)["manifest_sha256"] == before
     assert bundle.with_suffix(".zip").read_bytes() == zip_before
     assert verify_bundle(bundle) == []
@@ -218,7 +218,7 @@ def test_a_failing_check_keeps_the_previous_bundle_whole(tmp_path: Path) -> None
 )
 def test_bundle_names_must_be_plain_and_unreserved(tmp_path: Path, name: str) -> None:
     with pytest.raises(InputError, match="bundle name"):
-        build_bundle({name: b"x"}, {}, tmp_path / "bundle", make_zip=False)
+        build_bundle({name: b"x"}, {}, bundle_dir=tmp_path / "bundle", make_zip=False)
 
 
 # A hostile archive or folder: what ``--verify`` refuses rather than calls intact.
@@ -236,7 +236,7 @@ def sealed_manifest(files: Mapping[str, bytes]) -> bytes:
 
 
 def forge_zip(
-    zip_path: Path, entries: list[tuple[str | zipfile.ZipInfo, bytes]], manifest: bytes | None
+    zip_path: Path, entries: list[tuple[str | zipfile.ZipInfo, bytes]], *, manifest: bytes | None
 ) -> Path:
     """A zip of ``entries`` in order, then ``manifest`` (by default one sealing the entries)."""
     listed = {(e if isinstance(e, str) else e.filename): data for e, data in entries}
@@ -273,7 +273,9 @@ def test_a_forged_duplicate_member_placed_first_is_a_problem(tmp_path: Path) -> 
     """``unzip -n`` extracts the first of two same-named members; zipfile reads the last."""
     bundle = built(tmp_path)
     forged = [("report.html", b"<html>forged</html>"), *bundle_entries(bundle)]
-    zip_path = forge_zip(tmp_path / "dup.zip", forged, (bundle / "manifest.json").read_bytes())
+    zip_path = forge_zip(
+        tmp_path / "dup.zip", forged, manifest=(bundle / "manifest.json").read_bytes()
+    )
     assert verify_bundle(zip_path) == [
         "report.html: 2 entries with this name in the archive (refused)"
     ]
@@ -282,7 +284,9 @@ def test_a_forged_duplicate_member_placed_first_is_a_problem(tmp_path: Path) -> 
 def test_a_duplicate_manifest_is_a_problem_and_neither_copy_is_trusted(tmp_path: Path) -> None:
     bundle = built(tmp_path)
     entries = [("manifest.json", sealed_manifest({})), *bundle_entries(bundle)]
-    zip_path = forge_zip(tmp_path / "dup.zip", entries, (bundle / "manifest.json").read_bytes())
+    zip_path = forge_zip(
+        tmp_path / "dup.zip", entries, manifest=(bundle / "manifest.json").read_bytes()
+    )
     problem = "manifest.json: 2 entries with this name in the archive (refused)"
     assert verify_bundle(zip_path) == [problem]
     with pytest.raises(InputError, match=re.escape(problem)):
@@ -303,14 +307,14 @@ UNSAFE_NAMES = [
 @pytest.mark.parametrize("name", UNSAFE_NAMES)
 def test_a_sealed_zip_entry_with_an_unsafe_name_is_a_problem(tmp_path: Path, name: str) -> None:
     bundle = built(tmp_path)
-    zip_path = forge_zip(tmp_path / "f.zip", [*bundle_entries(bundle), (name, b"x")], None)
+    zip_path = forge_zip(tmp_path / "f.zip", [*bundle_entries(bundle), (name, b"x")], manifest=None)
     assert verify_bundle(zip_path) == [f"{name}: not a plain relative path (refused)"]
 
 
 def test_a_sealed_zip_symlink_entry_is_a_problem(tmp_path: Path) -> None:
     bundle = built(tmp_path)
     entries = [*bundle_entries(bundle), (symlink_entry("risk/link.csv"), b"/etc/passwd")]
-    zip_path = forge_zip(tmp_path / "f.zip", entries, None)
+    zip_path = forge_zip(tmp_path / "f.zip", entries, manifest=None)
     assert verify_bundle(zip_path) == ["risk/link.csv: a symbolic link (refused)"]
 
 
@@ -358,7 +362,7 @@ def plant_manifest_symlink(bundle: Path, tmp_path: Path) -> list[str]:
     [plant_file_symlink, plant_dir_symlink, plant_dangling_symlink, plant_manifest_symlink],
 )
 def test_a_symlink_in_the_bundle_folder_is_a_problem_and_never_followed(
-    tmp_path: Path, plant: Callable[[Path, Path], list[str]], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, plant: Callable[[Path, Path], list[str]], *, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bundle = built(tmp_path)
     expected = plant(bundle, tmp_path)
@@ -419,7 +423,7 @@ JUST_TOO_DEEP = b'{"files": {}, "x": ' + b"[" * 64 + b"]" * 64 + b"}"
 @pytest.mark.parametrize("manifest", [DEEP, JUST_TOO_DEEP], ids=["100000", "65"])
 @pytest.mark.parametrize("form", ["folder", "zip"])
 def test_a_deeply_nested_manifest_is_one_clear_error(
-    tmp_path: Path, manifest: bytes, form: str
+    tmp_path: Path, manifest: bytes, *, form: str
 ) -> None:
     bundle = built(tmp_path)
     (bundle / "manifest.json").write_bytes(manifest)
@@ -489,7 +493,7 @@ def patch_member(
     ids=["method-99", "lzma", "encrypted", "strong-encryption"],
 )
 def test_a_member_zipfile_cannot_read_is_one_clear_error(
-    tmp_path: Path, member: str, patch: dict[str, int], *, message: str
+    tmp_path: Path, member: str, *, patch: dict[str, int], message: str
 ) -> None:
     zip_path = patch_member(rezip(built(tmp_path), tmp_path / "odd.zip"), member, **patch)
     with pytest.raises(InputError, match=re.escape(f"{zip_path}: {member}: {message}")):
@@ -537,7 +541,9 @@ def test_random_corruption_gives_only_veiltune_errors(tmp_path: Path) -> None:
 
 def forged_page(tmp_path: Path) -> bytes:
     """A zip of one forged report, as a forger would prepend it or slip it in."""
-    forged = forge_zip(tmp_path / "forged.zip", [("report.html", b"<html>forged</html>")], b"{}")
+    forged = forge_zip(
+        tmp_path / "forged.zip", [("report.html", b"<html>forged</html>")], manifest=b"{}"
+    )
     return forged.read_bytes()
 
 
@@ -591,7 +597,7 @@ def append(zip_path: Path, tmp_path: Path) -> Path:
     ids=lambda v: v.__name__ if callable(v) else None,
 )
 def test_bytes_outside_the_archive_are_a_problem(
-    tmp_path: Path, forge: Callable[[Path, Path], Path], problem: str
+    tmp_path: Path, forge: Callable[[Path, Path], Path], *, problem: str
 ) -> None:
     target = forge(built(tmp_path).with_suffix(".zip"), tmp_path)
     assert read_manifest(target)["git_commit"] == "abc"  # zipfile reads it as the bundle

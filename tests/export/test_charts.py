@@ -73,7 +73,7 @@ def test_counts_are_no_metric_of_the_report_or_the_model_card() -> None:
     facts = ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE)
     card = model_card_markdown(facts)
     evaluation = card[card.index("## Evaluation") : card.index("## Privacy audits")]
-    page = compliance_report_html(facts, None, None)
+    page = compliance_report_html(facts, None, utility_png=None)
     utility = page[page.index('<section id="utility">') : page.index('<section id="decision">')]
     for text in (evaluation, utility):
         assert "n_examples" not in text and "n_conversations" not in text

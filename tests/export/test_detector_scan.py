@@ -79,7 +79,7 @@ def test_a_value_only_the_detector_finds_stops_the_bundle_before_it_is_written(
     bundle = tmp_path / "exports" / "bundle"
     refused = r"detector found values of the raw corpus in the bundle \(metrics/planted.json: "
     with pytest.raises(LeakageDetected, match=refused) as raised:
-        write_scanned_bundle(contents, {}, bundle, make_zip=True, pi=no_inventory)
+        write_scanned_bundle(contents, {}, bundle_dir=bundle, make_zip=True, pi=no_inventory)
     assert "Maria" not in str(raised.value) and "nothing was written" in str(raised.value)
     assert not (tmp_path / "exports").exists()
 
@@ -155,7 +155,7 @@ def test_review_records_mask_what_anonymize_would_still_replace(
         }
     ]
     counts: Counter[str] = Counter()
-    (masked,) = mask_records(records, policy, counts)
+    (masked,) = mask_records(records, policy, counts=counts)
     text = json.dumps(masked)
     assert "Gonzalez" not in text and "5309" not in text and "login is jsmith" not in text
     assert "Maria" not in text  # the name propagates through the conversation, as in anonymize
@@ -179,7 +179,9 @@ ID_ITEMS = (
 )
 
 
-def id_policy(detector: Any, raw: Path, original_ids: tuple[str, ...] = ()) -> DetectorScanPolicy:
+def id_policy(
+    detector: Any, raw: Path, *, original_ids: tuple[str, ...] = ()
+) -> DetectorScanPolicy:
     anonymization = AnonymizationPolicy(
         speaker_roles=DEFAULT_SPEAKER_ROLES, class_labels=known_class_labels({})
     )
@@ -194,7 +196,7 @@ def test_an_original_record_id_is_scanned_like_any_other_value(
     from components.ingest.pseudonyms import IdPseudonyms, id_inventory_entries
 
     salt = "0" * 32
-    ids = IdPseudonyms.of([r["id"] for r in ID_CORPUS], salt, "user.jsonl")
+    ids = IdPseudonyms.of([r["id"] for r in ID_CORPUS], salt, corpus_name="user.jsonl")
     dialogsum = {"id": "dialogsum-dev_1", "turns": [{"speaker": "Person1", "text": "Hi."}]}
     renamed = [*({**r, "id": ids.renamed(r["id"])} for r in ID_CORPUS), dialogsum]
     raw = tmp_path / "corpus.jsonl"
@@ -202,7 +204,7 @@ def test_an_original_record_id_is_scanned_like_any_other_value(
     card = b"Trained on your corpus and the DialogSum sample (CC BY-NC-SA 4.0)."
     # the detector's findings are confirmed against the original ids the id mapping holds;
     # the raw corpus's own ids (pseudonyms, DialogSum's) confirm nothing
-    scan = id_policy(detector, raw, tuple(ids.mapping)).scan(
+    scan = id_policy(detector, raw, original_ids=tuple(ids.mapping)).scan(
         [("risk/items.jsonl", ID_ITEMS), ("model_card.md", card)]
     )
     assert set(scan.leaks) == {"risk/items.jsonl"}
@@ -211,11 +213,11 @@ def test_an_original_record_id_is_scanned_like_any_other_value(
     # and the inventory scan finds an original id no detector flags, by keyed hash only
     entries = id_inventory_entries({"CUST-88412": "c-0", **ids.mapping}, salt)
     files = [("a.csv", b"id\nCUST-88412\n"), ("b.jsonl", ID_ITEMS)]
-    inventory = scan_files(files, entries, salt, min_chars=4)
+    inventory = scan_files(files, entries, salt=salt, min_chars=4)
     assert inventory.leaks == {"a.csv": {"CONVERSATION_ID": 1}, "b.jsonl": {"CONVERSATION_ID": 2}}
     pseudonyms = "\n".join(ids.mapping.values()).encode()
-    assert scan_files([("c.csv", pseudonyms)], entries, salt, min_chars=4).passed
+    assert scan_files([("c.csv", pseudonyms)], entries, salt=salt, min_chars=4).passed
     # a short record number as an id is no finding: a metric's decimals write it by chance
     numbered = id_inventory_entries({"3456": "c-1", "4155550123": "c-2"}, salt)
     assert [e.specific for e in numbered] == [False, True]
-    assert scan_files([("m.json", b'{"rouge1": 0.3456}')], numbered, salt, min_chars=4).passed
+    assert scan_files([("m.json", b'{"rouge1": 0.3456}')], numbered, salt=salt, min_chars=4).passed

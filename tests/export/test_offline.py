@@ -58,7 +58,7 @@ def test_the_scan_finds_every_kind_of_remote_reference(tmp_path: Path) -> None:
 def gate_outputs(folder: Path, table: Any, **options: Any) -> Path:
     """What the gate stage writes into ``folder``: GX's validation JSON and veiltune's page."""
     _, validation = validate_risk_table(table, 5.0, **options)
-    write_validation(validation, folder / "validation.json", folder / "validation.html")
+    write_validation(validation, folder / "validation.json", page_file=folder / "validation.html")
     return folder
 
 
@@ -71,7 +71,7 @@ def gate_outputs(folder: Path, table: Any, **options: Any) -> Path:
     ids=["failing", "per-context"],
 )
 def test_the_gate_writes_only_offline_pages(
-    tmp_path: Path, table: Any, options: dict[str, Any]
+    tmp_path: Path, table: Any, *, options: dict[str, Any]
 ) -> None:
     (tmp_path / "data_docs").mkdir()  # an earlier veiltune's GX Data Docs: removed
     (tmp_path / "data_docs" / "index.html").write_text(DATA_DOCS_HEAD, encoding="utf-8")
@@ -90,7 +90,7 @@ def stage_outputs(root: Path) -> ExportInputs:
     metrics = stage_metrics()
     (folders["risk"] / "histogram.png").write_bytes(PNG)
     (folders["risk"] / "risk_table.csv").write_text("conversation_id,score\nc1,0\n")
-    page = risk_report_html(metrics["risk"], 5.0, PNG)
+    page = risk_report_html(metrics["risk"], 5.0, histogram_png=PNG)
     (folders["risk"] / "report.html").write_text(page, encoding="utf-8")
     gate_outputs(folders["gate"], risk_table([0, 1]))
     record = {
@@ -123,9 +123,11 @@ def test_a_built_bundle_renders_offline(tmp_path: Path) -> None:
     inputs = stage_outputs(tmp_path / "outputs")
     pi = PiScanPolicy(inventory(), SALT, 4)
     lineage = {**LINEAGE, "registered_model": REGISTRY}
-    contents = bundle_contents(inputs, dict(PARAMS), stage_metrics(), lineage=lineage, pi=pi)
+    contents = bundle_contents(
+        inputs, dict(PARAMS), metrics=stage_metrics(), lineage=lineage, pi=pi
+    )
     bundle = tmp_path / "exports" / "bundle"
-    write_scanned_bundle(contents, lineage, bundle, make_zip=False, pi=pi)
+    write_scanned_bundle(contents, lineage, bundle_dir=bundle, make_zip=False, pi=pi)
 
     pages = {p.relative_to(bundle).as_posix() for p in offline_files(bundle)}
     assert pages == {
@@ -169,7 +171,7 @@ def test_the_bundle_carries_every_utility_interval_and_the_report_states_them(
     metrics["evaluate"]["adapter"]["outcome.accuracy"] = 0.4138
     pi = PiScanPolicy(inventory(), SALT, 4)
     lineage = {**LINEAGE, "registered_model": REGISTRY}
-    contents = bundle_contents(inputs, dict(PARAMS), metrics, lineage=lineage, pi=pi)
+    contents = bundle_contents(inputs, dict(PARAMS), metrics=metrics, lineage=lineage, pi=pi)
     assert contents["evaluate/intervals.json"] == intervals
     report = contents["report.html"]
     assert isinstance(report, bytes) and b"0.414 [0.241, 0.586]" in report
@@ -193,7 +195,7 @@ def test_the_bundle_carries_the_audits_details_and_the_report_states_them(
     assert "detector_findings_by_type" not in metrics["audit"]["audits"]["pii_output"]["figures"]
     pi = PiScanPolicy(inventory(), SALT, 4)
     lineage = {**LINEAGE, "registered_model": REGISTRY}
-    contents = bundle_contents(inputs, dict(PARAMS), metrics, lineage=lineage, pi=pi)
+    contents = bundle_contents(inputs, dict(PARAMS), metrics=metrics, lineage=lineage, pi=pi)
     assert contents["audit/details.json"] == details
     report = contents["report.html"]
     assert isinstance(report, bytes) and b"Detector findings, reported and not counted" in report

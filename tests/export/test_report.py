@@ -71,7 +71,7 @@ def section_text(parsed: _Page, key: str) -> str:
 
 
 def test_every_section_in_order_with_its_facts() -> None:
-    page = compliance_report_html(facts(), HISTOGRAM, None)
+    page = compliance_report_html(facts(), HISTOGRAM, utility_png=None)
     parsed = parse(page)
     assert list(parsed.sections) == [key for key, _ in SECTIONS]
     assert "300" in section_text(parsed, "data") and "voicemail" in section_text(parsed, "data")
@@ -89,7 +89,7 @@ def test_every_section_in_order_with_its_facts() -> None:
 
 
 def test_audits_render_generically_with_thresholds_and_verdicts() -> None:
-    parsed = parse(compliance_report_html(facts(), HISTOGRAM, None))
+    parsed = parse(compliance_report_html(facts(), HISTOGRAM, utility_png=None))
     audits = section_text(parsed, "audits")
     for name in ("pii_output", "canary", "extraction", "membership"):
         assert name in audits
@@ -98,12 +98,12 @@ def test_audits_render_generically_with_thresholds_and_verdicts() -> None:
     renamed = stage_metrics()["audit"]
     renamed["audits"]["novel_attack"] = renamed["audits"].pop("canary")
     assert "novel_attack" in section_text(
-        parse(compliance_report_html(facts(renamed), None, None)), "audits"
+        parse(compliance_report_html(facts(renamed), None, utility_png=None)), "audits"
     )
 
 
 def test_the_old_audit_shape_still_renders() -> None:
-    parsed = parse(compliance_report_html(facts(AUDIT_OLD), HISTOGRAM, None))
+    parsed = parse(compliance_report_html(facts(AUDIT_OLD), HISTOGRAM, utility_png=None))
     audits = section_text(parsed, "audits")
     assert "pii_output" in audits
     assert "1 value(s) of the PI inventory repeated in 1 of 24 outputs" in audits
@@ -133,7 +133,9 @@ def images(page: str) -> list[bytes]:
 
 
 def test_images_are_embedded_and_nothing_is_fetched() -> None:
-    page = compliance_report_html(facts(utility_report=UTILITY_REPORT), HISTOGRAM, UTILITY_PNG)
+    page = compliance_report_html(
+        facts(utility_report=UTILITY_REPORT), HISTOGRAM, utility_png=UTILITY_PNG
+    )
     embedded = images(page)
     assert HISTOGRAM in embedded and UTILITY_PNG in embedded
     assert len(embedded) == 4  # histogram, audit chart, utility chart, utility report chart
@@ -146,7 +148,9 @@ def test_images_are_embedded_and_nothing_is_fetched() -> None:
 
 
 def test_the_utility_report_is_shown_when_present() -> None:
-    page = compliance_report_html(facts(utility_report=UTILITY_REPORT), HISTOGRAM, UTILITY_PNG)
+    page = compliance_report_html(
+        facts(utility_report=UTILITY_REPORT), HISTOGRAM, utility_png=UTILITY_PNG
+    )
     utility = section_text(parse(page), "utility")
     assert "exp-oracle" in utility and "within_5pct_of_oracle" in utility
     assert "No privacy–utility report" not in utility
@@ -155,7 +159,9 @@ def test_the_utility_report_is_shown_when_present() -> None:
 def test_strings_from_data_are_escaped() -> None:
     metrics = stage_metrics()
     metrics["ingest"]["by_context"] = {"<script>alert(1)</script>": 3}
-    page = compliance_report_html(ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE), HISTOGRAM, None)
+    page = compliance_report_html(
+        ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE), HISTOGRAM, utility_png=None
+    )
     assert "<script>" not in page and "&lt;script&gt;" in page
 
 
@@ -168,20 +174,26 @@ def test_strings_from_data_are_escaped() -> None:
     ],
 )
 def test_the_decision_reason(
-    corpus: str, gate_passed: bool, audit_passed: bool, *, reason: str
+    corpus: str, gate_passed: bool, *, audit_passed: bool, reason: str
 ) -> None:
     audit = {**stage_metrics()["audit"], "passed": audit_passed}
-    decided = decision({}, REGISTRY, {"passed": gate_passed}, audit=audit, train_corpus=corpus)
+    decided = decision({}, REGISTRY, gate={"passed": gate_passed}, audit=audit, train_corpus=corpus)
     assert reason in decided.reason
     stated = decision(
-        {"decision_reason": "stated by register"}, REGISTRY, {}, audit=audit, train_corpus=corpus
+        {"decision_reason": "stated by register"},
+        REGISTRY,
+        gate={},
+        audit=audit,
+        train_corpus=corpus,
     )
     assert stated.reason == "stated by register"
 
 
 def test_the_champion_follows_the_live_aliases() -> None:
     live = {**REGISTRY, "aliases": ["candidate", "champion"], "champion_version": "3"}
-    page = compliance_report_html(ExportFacts(stage_metrics(), PARAMS, live, LINEAGE), None, None)
+    page = compliance_report_html(
+        ExportFacts(stage_metrics(), PARAMS, live, LINEAGE), None, utility_png=None
+    )
     assert 'This version is <span class="pass">champion</span>' in page
 
 
@@ -234,7 +246,9 @@ PLAIN_SIGHT_FIGURES = {
 def test_plain_sight_is_shown_by_view_in_the_report_and_the_model_card() -> None:
     audit = stage_metrics()["audit"]
     audit["audits"]["plain_sight"] = {"passed": True, "figures": PLAIN_SIGHT_FIGURES}
-    audits = section_text(parse(compliance_report_html(facts(audit), None, None)), "audits")
+    audits = section_text(
+        parse(compliance_report_html(facts(audit), None, utility_png=None)), "audits"
+    )
     assert "Hiding in plain sight" in audits and "LM AUC" in audits
     card = model_card_markdown(facts(audit))
     assert "| anonymized | 12 | 90 | 14 | 0.0833 | 0.61 | 0.55 |" in card
@@ -242,7 +256,9 @@ def test_plain_sight_is_shown_by_view_in_the_report_and_the_model_card() -> None
 
     not_computed = {"n_with_residual": 0, "not_computed": "no real name word in clear"}
     audit["audits"]["plain_sight"] = {"passed": True, "figures": not_computed}
-    audits = section_text(parse(compliance_report_html(facts(audit), None, None)), "audits")
+    audits = section_text(
+        parse(compliance_report_html(facts(audit), None, utility_png=None)), "audits"
+    )
     assert "Hiding in plain sight: not measured (no real name word in clear)." in audits
     assert "LM AUC" not in audits
     assert "not measured (no real name word in clear)" in model_card_markdown(facts(audit))
@@ -261,7 +277,7 @@ def data_texts(facts: ExportFacts) -> tuple[str, str]:
     """The report's data section and the model card's training data section."""
     card = model_card_markdown(facts)
     data = card[card.index("## Training data") : card.index("## Intended use")]
-    return section_text(parse(compliance_report_html(facts, None, None)), "data"), data
+    return section_text(parse(compliance_report_html(facts, None, utility_png=None)), "data"), data
 
 
 def test_dialogsum_is_named_with_its_source_and_licence_when_the_corpus_holds_it() -> None:
@@ -328,13 +344,17 @@ def test_the_judged_summaries_have_a_section_per_setting() -> None:
         **metrics["evaluate"]["base"],
         "sensitive.private_summary.privacy": 3.75,
     }
-    page = compliance_report_html(ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE), HISTOGRAM, None)
+    page = compliance_report_html(
+        ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE), HISTOGRAM, utility_png=None
+    )
     text = section_text(parse(page), "sensitive")
     assert "sensitive.private_summary" in text and "healthcare" in text
     assert text.index("all settings") < text.index("healthcare")  # overall row first
     assert "4.5" in text and "3.75" in text and "3.25" in text
     # without judged summaries the section says how to get them
-    plain = section_text(parse(compliance_report_html(facts(), HISTOGRAM, None)), "sensitive")
+    plain = section_text(
+        parse(compliance_report_html(facts(), HISTOGRAM, utility_png=None)), "sensitive"
+    )
     assert "No privacy-preserving summary was judged" in plain
 
 
@@ -348,11 +368,11 @@ def test_the_judged_summaries_have_a_section_per_setting() -> None:
     ids=["conversational", "rampart", "ner-off"],
 )
 def test_the_models_that_detected_pi_are_named_with_their_licences(
-    ner: dict[str, Any], named: list[str], absent: list[str]
+    ner: dict[str, Any], named: list[str], *, absent: list[str]
 ) -> None:
     params = {**PARAMS, "anonymize": {**PARAMS.get("anonymize", {}), "ner": ner}}
     facts = ExportFacts(stage_metrics(), params, REGISTRY, LINEAGE)
-    removed = section_text(parse(compliance_report_html(facts, None, None)), "removed")
+    removed = section_text(parse(compliance_report_html(facts, None, utility_png=None)), "removed")
     card = model_card_markdown(facts)
     for text in (removed, card):
         assert "en_core_web_sm" in text and "MIT" in text
@@ -365,7 +385,7 @@ def test_the_models_that_detected_pi_are_named_with_their_licences(
 def test_the_report_and_the_model_card_state_when_the_bundle_was_made() -> None:
     lineage = {**LINEAGE, "created_at": "2026-11-27T17:08:17Z"}
     made = ExportFacts(stage_metrics(), PARAMS, REGISTRY, lineage)
-    page = compliance_report_html(made, None, None)
+    page = compliance_report_html(made, None, utility_png=None)
     assert page.index("Created 2026-11-27T17:08:17Z (UTC)") < page.index('<div id="verdict"')
     assert "2026-11-27T17:08:17Z" in section_text(parse(page), "lineage")
     assert "- created (UTC): 2026-11-27T17:08:17Z" in model_card_markdown(made)
@@ -380,7 +400,9 @@ def test_the_risk_section_says_which_source_scored_what_and_the_estimators_recal
         "n_estimate": 200,
         "estimator_agreement": {"recall": 0.47, "conversation_recall": 0.5},
     }
-    page = compliance_report_html(ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE), None, None)
+    page = compliance_report_html(
+        ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE), None, utility_png=None
+    )
     risk = section_text(parse(page), "residual-risk")
     assert "300 of 500 conversations scored by ground truth" in risk
     assert "200 by the automatic estimator" in risk and "(recall 0.47)" in risk

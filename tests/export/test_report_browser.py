@@ -53,12 +53,12 @@ def chromium(page: Path, home: Path, *flags: str) -> None:
 
 def report_page(folder: Path) -> Path:
     """The report of a default run's figures, written to ``folder``."""
-    histogram = risk_histogram_png([0] * 270 + [1] * 20 + [3] * 10, 5.0, 0.17, std=0.57)
+    histogram = risk_histogram_png([0] * 270 + [1] * 20 + [3] * 10, 5.0, mean=0.17, std=0.57)
     facts = ExportFacts(
         stage_metrics(), PARAMS, REGISTRY, {**LINEAGE, "created_at": "2026-01-01T00:00:00Z"}
     )
     page = folder / "report.html"
-    page.write_text(compliance_report_html(facts, histogram, None), encoding="utf-8")
+    page.write_text(compliance_report_html(facts, histogram, utility_png=None), encoding="utf-8")
     return page
 
 

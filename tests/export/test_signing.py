@@ -72,7 +72,7 @@ def build_signed(root: Path, key: Ed25519PrivateKey | None) -> Path:
     }
     bundle = root / "exports" / "bundle"
     lineage = {"git_commit": "abc", "registered_model": REGISTERED}
-    build_bundle(contents, lineage, bundle, make_zip=True, signing_key=key)
+    build_bundle(contents, lineage, bundle_dir=bundle, make_zip=True, signing_key=key)
     return bundle
 
 
@@ -82,7 +82,7 @@ def write_public_key(key: Ed25519PrivateKey, path: Path) -> Path:
     return path
 
 
-def rehash(bundle: Path, edits: dict[str, bytes], signing: dict[str, str] | None = None) -> None:
+def rehash(bundle: Path, edits: dict[str, bytes], *, signing: dict[str, str] | None = None) -> None:
     """What a forger does: write ``edits``, then recompute SHA256SUMS, every hash in the
     manifest and the manifest's own hash (``signing`` replaces the key it names)."""
     for name, data in edits.items():
@@ -176,8 +176,8 @@ def test_a_key_left_in_the_raw_data_by_an_earlier_release_is_moved_out_first_use
 def test_a_good_bundle_verifies_with_the_public_key_alone(
     tmp_path: Path,
     auditor: Path,
-    capsys: pytest.CaptureFixture[str],
     *,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     key = producer_key(tmp_path)
@@ -199,8 +199,8 @@ def test_a_good_bundle_verifies_with_the_public_key_alone(
 def test_a_forged_rehash_fails_naming_the_signature(
     tmp_path: Path,
     auditor: Path,
-    capsys: pytest.CaptureFixture[str],
     *,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     key = producer_key(tmp_path)
@@ -217,8 +217,8 @@ def test_a_forged_rehash_fails_naming_the_signature(
 def test_a_bundle_signed_by_another_key_fails_on_the_fingerprint(
     tmp_path: Path,
     auditor: Path,
-    capsys: pytest.CaptureFixture[str],
     *,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     key = producer_key(tmp_path)
@@ -229,7 +229,7 @@ def test_a_bundle_signed_by_another_key_fails_on_the_fingerprint(
     rehash(
         bundle,
         {"risk/b.csv": b"id,score\nc1,9\n", PUBLIC_KEY: public_key_pem(forger.public_key())},
-        {"public_key_sha256": fingerprint(forger.public_key())},
+        signing={"public_key_sha256": fingerprint(forger.public_key())},
     )
     sign_as(bundle, forger)
     assert verify_bundle(bundle, forger.public_key()) == []
@@ -256,8 +256,8 @@ def test_another_key_that_keeps_the_producers_fingerprint_fails_the_signature(
 def test_an_unsigned_bundle_says_it_is_unsigned(
     tmp_path: Path,
     auditor: Path,
-    capsys: pytest.CaptureFixture[str],
     *,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     key = producer_key(tmp_path)
@@ -279,7 +279,7 @@ def test_removing_the_signature_of_a_signed_bundle_makes_it_unsigned(tmp_path: P
 
 
 def test_in_the_checkout_the_configured_key_pair_is_used(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], *, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     checkout = tmp_path / "checkout"
     key = producer_key(checkout)
@@ -296,8 +296,8 @@ def test_in_the_checkout_the_configured_key_pair_is_used(
 def test_without_a_trusted_key_verification_refuses_to_guess(
     tmp_path: Path,
     auditor: Path,
-    capsys: pytest.CaptureFixture[str],
     *,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The bundle ships its public key, but trusting it would let a forger vouch for himself."""
@@ -379,16 +379,20 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 def test_against_registry_passes_on_the_recorded_bundle_and_catches_another(
     tmp_path: Path,
     registry: Any,
-    capsys: pytest.CaptureFixture[str],
     *,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     key = producer_key(tmp_path)
     (tmp_path / "params.yaml").write_text(f"export:\n  signing_key: {KEY_PARAM}\n")
     recorded = build_signed(tmp_path / "first", key)
-    [problem] = registry_problems(registry, read_manifest(recorded), read_signature(recorded))
+    [problem] = registry_problems(
+        registry, read_manifest(recorded), signature=read_signature(recorded)
+    )
     assert problem.startswith("registry: veiltune-adapter v1: records no bundle")
-    record_bundle(registry, read_manifest(recorded), read_signature(recorded) or "", run_id="run-1")
+    record_bundle(
+        registry, read_manifest(recorded), signature=read_signature(recorded) or "", run_id="run-1"
+    )
     tags = registry.get_model_version("veiltune-adapter", "1").tags
     assert tags[MANIFEST_TAG] == read_manifest(recorded)["manifest_sha256"]
     assert tags[SIGNATURE_TAG] == (recorded / SIGNATURE).read_text().strip()
@@ -419,7 +423,7 @@ def _stored_files(folder: Path) -> dict[str, bytes]:
 
 
 def test_fetch_downloads_a_versions_bundle_from_the_artifact_store_and_checks_it(
-    tmp_path: Path, registry: Any, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, registry: Any, *, capsys: pytest.CaptureFixture[str]
 ) -> None:
     key = producer_key(tmp_path)
     (tmp_path / "params.yaml").write_text(f"export:\n  signing_key: {KEY_PARAM}\n")
@@ -429,7 +433,9 @@ def test_fetch_downloads_a_versions_bundle_from_the_artifact_store_and_checks_it
     # stored as the export stage stores it: the folder under bundle/ of its run
     run = registry.create_run("0").info.run_id
     registry.log_artifacts(run, str(recorded), ARTIFACT_PATH)
-    record_bundle(registry, read_manifest(recorded), read_signature(recorded) or "", run_id=run)
+    record_bundle(
+        registry, read_manifest(recorded), signature=read_signature(recorded) or "", run_id=run
+    )
     assert registry.get_model_version("veiltune-adapter", "1").tags[RUN_TAG] == run
 
     assert main(["export", "--fetch", "1"]) == 0, capsys.readouterr().err
@@ -450,7 +456,7 @@ def test_fetch_downloads_a_versions_bundle_from_the_artifact_store_and_checks_it
 
 
 def test_the_verify_options_without_verify_are_refused(
-    auditor: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    auditor: Path, capsys: pytest.CaptureFixture[str], *, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(auditor)
     assert main(["export", "--public-key", "producer.pem"]) == 1
@@ -469,7 +475,7 @@ def test_the_manifest_states_when_it_was_made_inside_what_is_signed(tmp_path: Pa
     # the stage's time is the manifest's, so the report and the manifest agree
     lineage = {"git_commit": "abc", "created_at": "2026-01-02T03:04:05Z"}
     other = tmp_path / "other"
-    build_bundle({"a.txt": b"a"}, lineage, other, make_zip=False, signing_key=key)
+    build_bundle({"a.txt": b"a"}, lineage, bundle_dir=other, make_zip=False, signing_key=key)
     assert read_manifest(other)["created_at"] == "2026-01-02T03:04:05Z"
     assert created_at(datetime(2026, 1, 2, 4, 4, 5, tzinfo=timezone(timedelta(hours=1)))) == (
         "2026-01-02T03:04:05Z"

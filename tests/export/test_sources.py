@@ -72,7 +72,7 @@ def test_review_sample_is_bundled_with_residual_values_masked(tmp_path: Path) ->
     (review / "review_sample.jsonl").write_text(json.dumps(record) + "\n")
     (review / "review.html").write_text("<p>Marta Kowalczyk</p>")
     (review / "annotated_risk.json").write_text('{"rows": []}')
-    contents, summary = review_contents(review, inventory(), SALT, min_chars=4)
+    contents, summary = review_contents(review, inventory(), salt=SALT, min_chars=4)
     assert set(contents) == {
         "review/review_sample.jsonl",
         "review/review.html",
@@ -111,7 +111,7 @@ def test_review_sample_values_no_inventory_knows_are_masked_by_the_detector(
     (review / "review.html").write_text("<p>old page</p>")
     roles = AnonymizationPolicy(speaker_roles=DEFAULT_SPEAKER_ROLES)
     policy = DetectorScanPolicy(detector, roles, tmp_path / "unused.jsonl", 4)
-    contents, summary = review_contents(review, [], SALT, min_chars=4, detector=policy)
+    contents, summary = review_contents(review, [], salt=SALT, min_chars=4, detector=policy)
     bundled = b"".join(c for c in contents.values() if isinstance(c, bytes))
     assert b"Wojciechowski" not in bundled and b"5309" not in bundled
     assert summary["residual_masked"] == {} and sum(summary["detector_masked"].values()) == 2
@@ -168,7 +168,7 @@ def test_a_common_word_is_masked_only_in_its_own_conversation(tmp_path: Path) ->
         {"id": "c9", "turns": [{"speaker": None, "text": "the shelby file"}]},
     ]
     (review / "review_sample.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    contents, summary = review_contents(review, entries, SALT, min_chars=4)
+    contents, summary = review_contents(review, entries, salt=SALT, min_chars=4)
     sample = contents["review/review_sample.jsonl"]
     assert isinstance(sample, bytes)
     own, other = (json.loads(line) for line in sample.decode().splitlines())

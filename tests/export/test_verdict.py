@@ -50,7 +50,7 @@ def test_the_headline_utility_is_the_main_summary_score_against_the_base() -> No
 
 
 def test_the_banner_comes_before_any_section_and_states_the_verdict() -> None:
-    page = compliance_report_html(facts_with_plain_sight(), None, None)
+    page = compliance_report_html(facts_with_plain_sight(), None, utility_png=None)
     assert page.index('<div id="verdict"') < page.index("<section")
     text = banner_text(page)
     assert "Residual-risk gate: pass : μ+σ = 0.74 against threshold 5" in text
@@ -90,7 +90,7 @@ def test_the_banner_gives_the_headline_score_its_intervals_and_what_they_show(
         },
     }
     facts = ExportFacts(metrics, PARAMS, REGISTRY, LINEAGE)
-    text = banner_text(compliance_report_html(facts, None, None))
+    text = banner_text(compliance_report_html(facts, None, utility_png=None))
     assert "adapter 0.33 [0.29, 0.37] against base model 0.15 [0.12, 0.19]" in text
     assert f"difference +0.18 [{difference[0]:.3g}, {difference[1]:.3g}]" in text
     assert f"95% bootstrap intervals over held-out conversations: {said}" in text

@@ -66,9 +66,11 @@ def test_the_run_summary_has_one_row_per_stage() -> None:
 
 def test_the_mlflow_link_points_at_the_tracking_server_or_the_local_ui(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.delenv("VEILTUNE_MLFLOW_UI_URL", raising=False)
-    assert mlflow_run_url("sqlite:////w/mlflow.db", "1", "abc") == (
+    assert mlflow_run_url("sqlite:////w/mlflow.db", "1", run_id="abc") == (
         "http://127.0.0.1:5000/#/experiments/1/runs/abc"
     )
-    assert mlflow_run_url("http://mlflow:8080/", "2", "r").startswith("http://mlflow:8080/#/")
+    assert mlflow_run_url("http://mlflow:8080/", "2", run_id="r").startswith(
+        "http://mlflow:8080/#/"
+    )
     monkeypatch.setenv("VEILTUNE_MLFLOW_UI_URL", "http://127.0.0.1:5001")
-    assert mlflow_run_url("sqlite:///x", "1", "r").startswith("http://127.0.0.1:5001/#/")
+    assert mlflow_run_url("sqlite:///x", "1", run_id="r").startswith("http://127.0.0.1:5001/#/")

@@ -30,7 +30,7 @@ from tests.pipeline_repo import REPO_ROOT
     ],
 )
 def test_an_experiment_is_named_after_its_flow_run_as_a_valid_git_ref(
-    name: str, run_id: str, expected: str
+    name: str, run_id: str, *, expected: str
 ) -> None:
     assert experiment_name(name, run_id) == expected
     ref = f"refs/exps/ab/cdef/{expected}"
@@ -68,7 +68,7 @@ def test_dvc_sets_each_override_as_veiltune_would(tmp_path: Path) -> None:
 
 def test_the_experiment_runs_the_selected_stages_alone_in_a_temporary_copy() -> None:
     command = exp_run_command(
-        "run-1", ["ingest", "risk"], {"train.max_steps": 5}, copy=["data/raw"]
+        "run-1", ["ingest", "risk"], overrides={"train.max_steps": 5}, copy=["data/raw"]
     )
     assert command[-12:] == [
         "exp", "run", "--temp", "-n", "run-1", "-C", "data/raw", "-S", "++train.max_steps=5",

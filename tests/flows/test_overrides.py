@@ -197,7 +197,7 @@ def test_each_override_is_described_with_the_value_it_replaces() -> None:
     ],
 )
 def test_a_bad_flow_argument_is_one_line_before_anything_starts(
-    arguments: list[str], message: str, tmp_path: Path
+    arguments: list[str], message: str, *, tmp_path: Path
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -230,7 +230,7 @@ def test_flow_overrides_are_checked_by_the_config_classes(
     overrides: dict[str, object], message: str
 ) -> None:
     with pytest.raises(ParamsError, match=re.escape(message)):
-        pipeline_module.check_flow_arguments(None, overrides, None, params_path=REPO_PARAMS)
+        pipeline_module.check_flow_arguments(None, overrides, corpus=None, params_path=REPO_PARAMS)
 
 
 def _params_property(schema: dict[str, Any], dotted: str) -> dict[str, Any]:

@@ -117,7 +117,7 @@ def test_a_stage_runs_when_the_venv_is_not_on_path(tmp_path: Path) -> None:
     assert "usage: veiltune" in (tmp_path / "help.txt").read_text()
 
 
-def wait_until_healthy(url: str, process: subprocess.Popen[bytes], seconds: float) -> None:
+def wait_until_healthy(url: str, process: subprocess.Popen[bytes], *, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         assert process.poll() is None, "prefect server exited"
@@ -169,7 +169,7 @@ def served(
     )
     serve = None
     try:
-        wait_until_healthy(env["PREFECT_API_URL"], server, 180)
+        wait_until_healthy(env["PREFECT_API_URL"], server, seconds=180)
         serve_log = (root / "serve.log").open("wb")
         # a run's `corpus` sets ingest.corpus_path: outside the UI's allow-list
         serve = subprocess.Popen(
@@ -212,7 +212,7 @@ def trigger(env: dict[str, str], parameters: dict[str, object]) -> dict[str, str
 
 
 def api(
-    env: dict[str, str], path: str, body: object, *, auth: str | None = None
+    env: dict[str, str], path: str, *, body: object, auth: str | None = None
 ) -> tuple[int, Any]:
     """POST ``body`` to the Prefect API; with ``auth``, as HTTP basic auth."""
     request = urllib.request.Request(
@@ -234,7 +234,9 @@ def api(
 def deployment_id(env: dict[str, str]) -> str:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # registered once `veiltune serve` is up
-        status, found = api(env, "/deployments/filter", {}, auth=env["PREFECT_API_AUTH_STRING"])
+        status, found = api(
+            env, "/deployments/filter", body={}, auth=env["PREFECT_API_AUTH_STRING"]
+        )
         assert status == 200, status
         if found:
             return str(found[0]["id"])
@@ -250,12 +252,12 @@ def get(env: dict[str, str], path: str) -> Any:
         return json.loads(response.read())
 
 
-def query(env: dict[str, str], path: str, body: object) -> Any:
+def query(env: dict[str, str], path: str, *, body: object) -> Any:
     # 503: Prefect's server answers so for a database error it deems retryable (SQLite busy
     # while the suite's other worker writes); nothing was done, so it is sent again, a few
     # times at most (seen once in a full `make test`)
     for _ in range(3):
-        status, found = api(env, path, body, auth=env["PREFECT_API_AUTH_STRING"])
+        status, found = api(env, path, body=body, auth=env["PREFECT_API_AUTH_STRING"])
         if status != 503:
             break
         time.sleep(5)
@@ -287,11 +289,11 @@ def wait_for_end(env: dict[str, str], run_id: str) -> dict[str, str]:
     raise AssertionError(f"flow run {run_id} still running after 480s")
 
 
-def run_logs(env: dict[str, str], run_id: str, needle: str) -> list[str]:
+def run_logs(env: dict[str, str], run_id: str, *, needle: str) -> list[str]:
     deadline = time.monotonic() + 60
     while True:  # logs reach the API in batches
         body = {"logs": {"flow_run_id": {"any_": [run_id]}}}
-        status, logs = api(env, "/logs/filter", body, auth=env["PREFECT_API_AUTH_STRING"])
+        status, logs = api(env, "/logs/filter", body=body, auth=env["PREFECT_API_AUTH_STRING"])
         assert status == 200, status
         messages = [str(log["message"]) for log in logs]
         if any(needle in m for m in messages) or time.monotonic() > deadline:
@@ -307,9 +309,11 @@ def test_the_api_refuses_requests_without_the_auth_string(
     deployment = deployment_id(env)  # with the auth string: 200
     attack = {"parameters": {"stages": ["ingest"], "overrides": {"gate.threshold": 1000}}}
     for auth in (None, "veiltune:wrong-password", "", "admin:pass"):
-        assert api(env, "/deployments/filter", {}, auth=auth)[0] == 401, auth
-        assert api(env, f"/deployments/{deployment}/create_flow_run", attack, auth=auth)[0] == 401
-    status, found = api(env, "/deployments/filter", {}, auth=env["PREFECT_API_AUTH_STRING"])
+        assert api(env, "/deployments/filter", body={}, auth=auth)[0] == 401, auth
+        assert (
+            api(env, f"/deployments/{deployment}/create_flow_run", body=attack, auth=auth)[0] == 401
+        )
+    status, found = api(env, "/deployments/filter", body={}, auth=env["PREFECT_API_AUTH_STRING"])
     assert status == 200 and [d["name"] for d in found] == ["veiltune-pipeline"]
 
 
@@ -321,14 +325,14 @@ def test_a_run_streams_each_line_and_publishes_artifacts(
     first = trigger(env, {"stages": ["ingest"]})  # no overrides: in the workspace
     assert first["state"] == "COMPLETED", first
     ingested = json.loads((repo / "metrics" / "ingest.json").read_text())
-    logged = run_logs(env, first["id"], "(metrics/ingest.json; artifact ingest-metrics)")
+    logged = run_logs(env, first["id"], needle="(metrics/ingest.json; artifact ingest-metrics)")
     # DVC's and the stage's lines, one log record each, then the stage's one summary line;
     # its metrics are in the ingest-metrics artifact, not the log
     assert "Running stage 'ingest':" in logged and "> veiltune ingest" in logged, logged
     assert result_line("ingest", ingested) in logged, logged
     assert not any('"n_conversations"' in m for m in logged), logged
     artifacts = query(
-        env, "/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": [first["id"]]}}}
+        env, "/artifacts/filter", body={"artifacts": {"flow_run_id": {"any_": [first["id"]]}}}
     )
     by_key = {a["key"]: a for a in artifacts if a["key"]}
     assert {"ingest-summary", "ingest-metrics", "mlflow-run", "pipeline-summary"} <= set(by_key)
@@ -349,7 +353,7 @@ def test_two_runs_started_together_run_one_after_the_other_and_skip_what_is_done
     deployment = deployment_id(env)
     parameters = {"parameters": {"stages": ["ingest"]}}
     created = [  # back to back, through the API, as two clicks in the UI would
-        query(env, f"/deployments/{deployment}/create_flow_run", parameters) for _ in range(2)
+        query(env, f"/deployments/{deployment}/create_flow_run", body=parameters) for _ in range(2)
     ]
     states = [wait_for_end(env, str(run["id"])) for run in created]
     assert [s["state"] for s in states] == ["COMPLETED", "COMPLETED"], states
@@ -364,13 +368,13 @@ def test_two_runs_started_together_run_one_after_the_other_and_skip_what_is_done
     ]
     assert "AwaitingConcurrencySlot" in waited[1], waited
     body = {"flow_runs": {"id": {"any_": [s["id"] for s in states]}}}
-    task_runs = query(env, "/task_runs/filter", body)
+    task_runs = query(env, "/task_runs/filter", body=body)
     assert [(t["name"], t["state"]["type"], t["state"]["name"]) for t in task_runs] == [
         ("dvc-repro-ingest", "COMPLETED", "Skipped")
     ] * 2
     # Nothing ran under their MLflow runs: their links lead to the run that ingested.
     links = [mlflow_links(env, str(s["id"])) for s in states]
-    earlier = [r for r in query(env, "/flow_runs/filter", {}) if r["id"] not in created_ids]
+    earlier = [r for r in query(env, "/flow_runs/filter", body={}) if r["id"] not in created_ids]
     ingested = max(earlier, key=lambda r: r["start_time"])  # the run above
     produced = mlflow_links(env, str(ingested["id"]))
     assert len(produced) == 1 and [ls[-1] for ls in links] == produced * 2, (links, produced)
@@ -379,7 +383,7 @@ def test_two_runs_started_together_run_one_after_the_other_and_skip_what_is_done
 def mlflow_links(env: dict[str, str], flow_run: str) -> list[str]:
     """The run pages the flow run's `mlflow-run` artifacts link, oldest first."""
     body = {"artifacts": {"flow_run_id": {"any_": [flow_run]}, "key": {"any_": ["mlflow-run"]}}}
-    found = sorted(query(env, "/artifacts/filter", body), key=lambda a: a["created"])
+    found = sorted(query(env, "/artifacts/filter", body=body), key=lambda a: a["created"])
     return [str(a["data"]).rpartition("](")[2].rstrip(")") for a in found]
 
 
@@ -394,10 +398,10 @@ def test_a_run_with_overrides_is_an_experiment_and_leaves_params_yaml_alone(
     assert (repo / "params.yaml").read_bytes() == before
     name = experiment_name(state["name"], state["id"])
     assert experiments(repo)[name]["ingest"]["n_conversations"] == 6
-    logged = run_logs(env, state["id"], "override ingest.n_conversations")
+    logged = run_logs(env, state["id"], needle="override ingest.n_conversations")
     assert "override ingest.n_conversations: 14 -> 6" in logged, logged
     artifacts = query(
-        env, "/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": [state["id"]]}}}
+        env, "/artifacts/filter", body={"artifacts": {"flow_run_id": {"any_": [state["id"]]}}}
     )
     summary = next(a["data"] for a in artifacts if a["key"] == "ingest-summary")
     assert "| n_conversations | 12 |" in summary  # 6 + DialogSum's 6, from the experiment
@@ -444,7 +448,7 @@ def test_the_workspace_owner_may_override_a_privacy_control_from_the_command_lin
     # dvc.lock copied in) DVC finds it unchanged
     body = {"task_runs": {"name": {"any_": ["dvc-exp-ingest"]}},
             "sort": "EXPECTED_START_TIME_DESC", "limit": 1}  # fmt: skip
-    (task_run,) = query(env, "/task_runs/filter", body)
+    (task_run,) = query(env, "/task_runs/filter", body=body)
     assert task_run["state"]["name"] == "Skipped", task_run["state"]
     found = {name: params["gate"]["threshold"] for name, params in experiments(repo).items()}
     assert 4.5 in found.values(), found
@@ -465,7 +469,7 @@ def test_a_failing_stage_fails_the_run_with_its_own_message(
 
 @pytest.mark.slow
 def test_train_is_retried_once_and_other_stages_are_not(
-    served: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    served: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch, *, tmp_path: Path
 ) -> None:
     """Train resumes from its checkpoints, so a failed attempt is worth one more."""
     from prefect import flow
@@ -491,7 +495,7 @@ def test_train_is_retried_once_and_other_stages_are_not(
     def probe(stage: str) -> list[StageReport]:
         reports: list[StageReport] = []
         timeouts = pipeline_module.stage_timeouts({stage: 7})
-        pipeline_module.run_in_workspace([stage], {}, timeouts, reports=reports)
+        pipeline_module.run_in_workspace([stage], {}, timeouts=timeouts, reports=reports)
         return reports
 
     _repo, env = served

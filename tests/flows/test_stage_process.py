@@ -23,7 +23,10 @@ def test_each_line_is_handed_on_while_the_stage_still_runs() -> None:
     code = "import sys, time\nfor i in range(3):\n    print(f'line {i}'); time.sleep(0.5)\n"
     code += "print('to stderr', file=sys.stderr)"
     outcome = run_streamed(
-        "s", python(code), os.environ, on_line=lambda line: seen.append((line, time.monotonic()))
+        "s",
+        python(code),
+        env=os.environ,
+        on_line=lambda line: seen.append((line, time.monotonic())),
     )
     ended = time.monotonic()
     assert [line for line, _ in seen] == ["line 0", "line 1", "line 2", "to stderr"]
@@ -35,7 +38,7 @@ def test_a_progress_bar_redrawn_in_place_is_logged_now_and_then_not_at_each_redr
     code = "import sys\nfor i in range(1, 6):\n    sys.stderr.write(f'\\rstep {i}/5')\n"
     code += "sys.stderr.write('\\n'); print('done')"
     seen: list[str] = []
-    run_streamed("anonymize", python(code), os.environ, on_line=seen.append)
+    run_streamed("anonymize", python(code), env=os.environ, on_line=seen.append)
     assert seen == ["step 1/5", "step 5/5", "done"]  # the first, the last, the next line
 
 
@@ -44,14 +47,14 @@ def test_a_stage_dvc_skipped_is_told_from_one_that_ran() -> None:
     assert stage_marker("Running stage 'gate':") == ("gate", False)
     assert stage_marker("> veiltune gate") is None
     code = "print(\"Stage 'gate' didn't change, skipping\")"
-    assert run_streamed("gate", python(code), os.environ, on_line=lambda _: None).skipped
+    assert run_streamed("gate", python(code), env=os.environ, on_line=lambda _: None).skipped
 
 
 def test_a_failing_stage_raises_with_its_own_error() -> None:
     code = "import sys\nprint('veiltune gate: error: gate refused the corpus', file=sys.stderr)\n"
     code += "sys.exit(3)"
     with pytest.raises(StageFailed, match=r"stage gate failed \(exit 3\):\n.*refused the corpus"):
-        run_streamed("gate", python(code), os.environ, on_line=lambda _: None)
+        run_streamed("gate", python(code), env=os.environ, on_line=lambda _: None)
 
 
 def test_a_stage_past_its_time_limit_is_stopped_with_its_children(tmp_path: Path) -> None:
@@ -63,7 +66,7 @@ def test_a_stage_past_its_time_limit_is_stopped_with_its_children(tmp_path: Path
     )
     started = time.monotonic()
     with pytest.raises(StageTimedOut, match=r"stage train ran longer than 2 s"):
-        run_streamed("train", python(code), os.environ, on_line=lambda _: None, timeout_s=2)
+        run_streamed("train", python(code), env=os.environ, on_line=lambda _: None, timeout_s=2)
     assert time.monotonic() - started < 30
     time.sleep(0.5)
     assert not running(int(child.read_text()))  # the stage's own child went with it

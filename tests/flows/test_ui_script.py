@@ -19,7 +19,7 @@ RECORD = """#!/usr/bin/env bash
 """
 
 
-def stand_in(folder: Path, out: Path, name: str, *, then: str) -> None:
+def stand_in(folder: Path, out: Path, *, name: str, then: str) -> None:
     script = folder / name
     script.write_text(RECORD.format(out=out, name=name, then=then))
     script.chmod(0o755)
@@ -29,9 +29,9 @@ def test_ui_sh_gives_the_server_and_serve_the_same_private_auth_string(tmp_path:
     fakes, out, workspace = tmp_path / "bin", tmp_path / "out", tmp_path / "workspace"
     for folder in (fakes, out, workspace):
         folder.mkdir()
-    stand_in(fakes, out, "prefect", then="exec sleep 60")  # the server runs until stopped
-    stand_in(fakes, out, "veiltune", then="exit 0")
-    stand_in(fakes, out, "curl", then="exit 0")  # healthy at once
+    stand_in(fakes, out, name="prefect", then="exec sleep 60")  # the server runs until stopped
+    stand_in(fakes, out, name="veiltune", then="exit 0")
+    stand_in(fakes, out, name="curl", then="exit 0")  # healthy at once
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env["PATH"] = f"{fakes}{os.pathsep}{BIN}{os.pathsep}/usr/bin:/bin"
     subprocess.run(

@@ -27,8 +27,8 @@ THRESHOLD = 5.0
 def risk_table(
     scores: Sequence[Any],
     ids: Sequence[Any] | None = None,
-    contexts: Sequence[str] | None = None,
     *,
+    contexts: Sequence[str] | None = None,
     score_dtype: str | None = None,
 ) -> pd.DataFrame:
     """A risk table with one row per score; ids c0, c1, ... and context "chat" unless given."""
@@ -182,7 +182,7 @@ def test_mu_plus_sigma_exactly_at_threshold_fails(scores: list[int]) -> None:
     ],
 )
 def test_structural_violation_fails_even_with_low_risk(
-    table: pd.DataFrame, kwargs: dict[str, Any], expected_failure: str
+    table: pd.DataFrame, kwargs: dict[str, Any], *, expected_failure: str
 ) -> None:
     result, validation = validate_risk_table(table, THRESHOLD, **kwargs)
 

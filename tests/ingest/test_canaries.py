@@ -31,7 +31,9 @@ def test_secrets_follow_their_format() -> None:
 def test_each_canary_lands_in_as_many_training_conversations_as_its_count() -> None:
     corpus = conversations(10)
     train = [c.id for c in corpus[:8]]
-    planted, canaries = plant_canaries(corpus, train, ["PHONE_NUMBER"], repetitions=[1, 4], seed=3)
+    planted, canaries = plant_canaries(
+        corpus, train, entity_types=["PHONE_NUMBER"], repetitions=[1, 4], seed=3
+    )
     assert [c.repetitions for c in canaries] == [1, 4]
     assert canaries[0].secret != canaries[1].secret
     by_id = {c.id: c for c in planted}
@@ -56,14 +58,15 @@ def test_each_canary_lands_in_as_many_training_conversations_as_its_count() -> N
     secret_spans = [s for c in planted for s in c.pi if s.entity.startswith("canary-")]
     assert len(secret_spans) == 5 and {s.entity_type for s in secret_spans} == {"PHONE_NUMBER"}
     assert (
-        plant_canaries(corpus, train, ["PHONE_NUMBER"], repetitions=[1, 4], seed=3)[1] == canaries
+        plant_canaries(corpus, train, entity_types=["PHONE_NUMBER"], repetitions=[1, 4], seed=3)[1]
+        == canaries
     )
 
 
 def test_too_many_repetitions_for_the_training_split_is_an_error() -> None:
     corpus = conversations(3)
     with pytest.raises(ValueError, match="exceeds the 2 training conversations"):
-        plant_canaries(corpus, ["c0", "c1"], ["PHONE_NUMBER"], repetitions=[4], seed=0)
+        plant_canaries(corpus, ["c0", "c1"], entity_types=["PHONE_NUMBER"], repetitions=[4], seed=0)
 
 
 def test_only_labelled_conversations_host_canaries_in_a_partly_labelled_corpus() -> None:
@@ -71,7 +74,7 @@ def test_only_labelled_conversations_host_canaries_in_a_partly_labelled_corpus()
     unlabelled = [Conversation(f"u{i}", c.turns) for i, c in enumerate(corpus)]
     mixed = corpus[:2] + unlabelled
     planted, canaries = plant_canaries(
-        mixed, [c.id for c in mixed], ["PHONE_NUMBER"], repetitions=[2], seed=1
+        mixed, [c.id for c in mixed], entity_types=["PHONE_NUMBER"], repetitions=[2], seed=1
     )
     assert set(canaries[0].conversation_ids) == {"c0", "c1"}
     assert all(not c.pi for c in planted if c.id.startswith("u"))
@@ -79,5 +82,5 @@ def test_only_labelled_conversations_host_canaries_in_a_partly_labelled_corpus()
 
 def test_no_types_plants_nothing() -> None:
     corpus = conversations(3)
-    planted, canaries = plant_canaries(corpus, ["c0"], [], repetitions=[1, 4], seed=0)
+    planted, canaries = plant_canaries(corpus, ["c0"], entity_types=[], repetitions=[1, 4], seed=0)
     assert planted == corpus and canaries == []

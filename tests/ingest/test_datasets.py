@@ -19,13 +19,15 @@ from tests.conftest import DIALOGSUM_SAMPLE, REPO_ROOT
 def test_ingest_counts_the_conversations_of_each_dataset() -> None:
     config = IngestConfig(n_conversations=6, dialogsum=DialogSumConfig(max_dialogues=4))
     conversations = ingest_corpus(config, REPO_ROOT)
-    splits = split_ids([c.id for c in conversations], 0.2, 1)
+    splits = split_ids([c.id for c in conversations], 0.2, seed=1)
 
     metrics = corpus_metrics(conversations, splits)
 
     assert metrics["by_dataset"] == {DATASET: 4, MAIN: 6}
     off = ingest_corpus(IngestConfig(n_conversations=6, dialogsum=DialogSumConfig(None)), REPO_ROOT)
-    assert corpus_metrics(off, split_ids([c.id for c in off], 0.2, 1))["by_dataset"] == {MAIN: 6}
+    assert corpus_metrics(off, split_ids([c.id for c in off], 0.2, seed=1))["by_dataset"] == {
+        MAIN: 6
+    }
 
 
 def test_ingest_records_the_public_datasets_it_mixed_in_with_their_licence(
@@ -39,7 +41,7 @@ def test_ingest_records_the_public_datasets_it_mixed_in_with_their_licence(
         dialogsum = DialogSumConfig(str(DIALOGSUM_SAMPLE), 2, append)
         config = IngestConfig(corpus_path="mine.jsonl", dialogsum=dialogsum)
         conversations = ingest_corpus(config, tmp_path)
-        splits = split_ids([c.id for c in conversations], 0.2, 1)
+        splits = split_ids([c.id for c in conversations], 0.2, seed=1)
         recorded[append] = corpus_metrics(conversations, splits)["public_datasets"]
 
     assert recorded == {

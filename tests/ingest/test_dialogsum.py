@@ -49,7 +49,7 @@ SHARED_DIALOGSUM = SHARED_DATA / "dialogsum" / "dialogsum.dev.jsonl"  # optional
     ],
 )
 def test_a_record_becomes_a_conversation(
-    record: dict[str, object], turns: tuple[Turn, ...], summary: str
+    record: dict[str, object], turns: tuple[Turn, ...], *, summary: str
 ) -> None:
     conversation = dialogsum_conversation(record, "f:1")
     assert conversation.id == f"dialogsum-{record['fname']}"
@@ -227,10 +227,10 @@ def test_a_taxonomy_named_in_params_must_exist(tmp_path: Path) -> None:
 
 def test_params_mirror_the_nested_dialogsum_section() -> None:
     config = stage_config(
-        {"ingest": {"dialogsum": {"path": None, "max_dialogues": 3}}}, "ingest", IngestConfig
+        {"ingest": {"dialogsum": {"path": None, "max_dialogues": 3}}}, "ingest", cls=IngestConfig
     )
     assert config.dialogsum == DialogSumConfig(path=None, max_dialogues=3)
-    assert stage_config({}, "ingest", IngestConfig).dialogsum == DialogSumConfig()
+    assert stage_config({}, "ingest", cls=IngestConfig).dialogsum == DialogSumConfig()
     for section, message in [
         ({"dialogsum": {"paht": "x"}}, "unknown key 'ingest.dialogsum.paht'; allowed: path"),
         ({"dialogsum": {"max_dialogues": 0}}, "bad value for 'ingest.dialogsum.max_dialogues'"),
@@ -238,7 +238,7 @@ def test_params_mirror_the_nested_dialogsum_section() -> None:
         ({"dialogsum": "off"}, "'ingest.dialogsum' must be a mapping"),
     ]:
         with pytest.raises(ParamsError, match=message):
-            stage_config({"ingest": section}, "ingest", IngestConfig)
+            stage_config({"ingest": section}, "ingest", cls=IngestConfig)
 
 
 @pytest.mark.parametrize(
@@ -262,8 +262,8 @@ def test_params_mirror_the_nested_dialogsum_section() -> None:
 def test_a_bad_append_is_one_error_line_and_ingest_writes_nothing(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
     *,
+    capsys: pytest.CaptureFixture[str],
     dialogsum: dict[str, object],
     message: str,
 ) -> None:

@@ -31,23 +31,23 @@ def test_inventory_holds_hashes_not_values() -> None:
 def test_leaks_found_by_hash_regardless_of_case_and_punctuation() -> None:
     entries = list(inventory_entries([conversation()], SALT))
     output = "Sure, MARK KOWALSKI can be reached at mark.k@example.com."
-    found = find_leaks(output, entries, SALT, min_chars=6)
+    found = find_leaks(output, entries, salt=SALT, min_chars=6)
     assert sorted(e.entity_type for e in found) == ["EMAIL_ADDRESS", "PERSON_NAME"]
-    assert find_leaks("The customer asked about a refund.", entries, SALT, min_chars=6) == []
+    assert find_leaks("The customer asked about a refund.", entries, salt=SALT, min_chars=6) == []
 
 
 def test_values_shorter_than_min_chars_are_ignored() -> None:
     entries = list(inventory_entries([conversation()], SALT))
     output = "write to mark.k@example.com"  # 15 letters and digits
-    assert [e.entity_type for e in find_leaks(output, entries, SALT, min_chars=15)] == [
+    assert [e.entity_type for e in find_leaks(output, entries, salt=SALT, min_chars=15)] == [
         "EMAIL_ADDRESS"
     ]
-    assert find_leaks(output, entries, SALT, min_chars=16) == []
+    assert find_leaks(output, entries, salt=SALT, min_chars=16) == []
 
 
 def test_a_different_salt_does_not_match() -> None:
     entries = list(inventory_entries([conversation()], SALT))
-    assert find_leaks("mark kowalski", entries, "other", min_chars=6) == []
+    assert find_leaks("mark kowalski", entries, salt="other", min_chars=6) == []
     assert normalized("Mark  KOWALSKI!") == "mark kowalski"
 
 
@@ -60,8 +60,10 @@ def test_a_lone_common_first_name_is_not_counted_as_a_leak() -> None:
     )
     entries = list(inventory_entries([conversation], SALT))
     assert sorted(e.specific for e in entries) == [False, True]
-    assert find_leaks("Sure, Shelby.", entries, SALT, min_chars=6) == []
-    assert [e.n_tokens for e in find_leaks("shelby kowalski", entries, SALT, min_chars=6)] == [2]
+    assert find_leaks("Sure, Shelby.", entries, salt=SALT, min_chars=6) == []
+    assert [e.n_tokens for e in find_leaks("shelby kowalski", entries, salt=SALT, min_chars=6)] == [
+        2
+    ]
 
 
 def test_digests_are_hmac_keyed_with_the_salt() -> None:

@@ -84,7 +84,7 @@ def test_each_id_has_its_keyed_pseudonym_everywhere_and_veiltunes_own_ids_stay(
     assert all(i.startswith("dialogsum-") for i in ids[4:]) and len(ids) == 9
     # the split is the original ids' (the same whatever the salt), under their pseudonyms
     splits = json.loads((ingested / "data/splits.json").read_text())
-    expected = split_ids([*IDS, *ids[4:]], 0.3, 13)
+    expected = split_ids([*IDS, *ids[4:]], 0.3, seed=13)
     assert splits == {k: [mapping.get(i, i) for i in v] for k, v in expected.items()}
     (canary,) = map(json.loads, (ingested / "data/raw/canaries.jsonl").read_text().splitlines())
     assert set(canary["conversation_ids"]) <= set(splits["train"])
@@ -105,7 +105,7 @@ def test_two_ids_that_share_a_pseudonym_are_refused_by_position(
 ) -> None:
     monkeypatch.setattr("components.ingest.pseudonyms.pseudonym", lambda i, s: "c-same")
     with pytest.raises(InputError, match=r"^mine.jsonl: records 1 and 2 got the same id") as err:
-        IdPseudonyms.of(IDS, "salt", "mine.jsonl")
+        IdPseudonyms.of(IDS, "salt", corpus_name="mine.jsonl")
     assert not any(i in str(err.value) for i in IDS)  # positions, never the ids
 
 

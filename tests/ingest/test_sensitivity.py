@@ -299,7 +299,7 @@ BAD_SETTINGS = [
     ids=[case[0] for case in BAD_SETTINGS],
 )
 def test_a_bad_file_names_the_file_line_and_key(
-    tmp_path: Path, settings: str, key: str, *, says: str
+    tmp_path: Path, settings: str, *, key: str, says: str
 ) -> None:
     text = "settings:\n" + settings + other_settings()
     path = write(tmp_path, text)
@@ -337,7 +337,7 @@ def test_an_unknown_top_level_key_is_refused(tmp_path: Path) -> None:
     ],
     ids=["empty file", "only comments", "no settings", "a list"],
 )
-def test_an_empty_or_shapeless_file_is_refused(tmp_path: Path, text: str, says: str) -> None:
+def test_an_empty_or_shapeless_file_is_refused(tmp_path: Path, text: str, *, says: str) -> None:
     path = write(tmp_path, text)
     with pytest.raises(InputError, match=re.escape(str(path)) + says):
         load_taxonomy(path)

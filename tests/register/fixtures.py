@@ -44,8 +44,8 @@ ADAPTER_SHA256 = digest_of(ADAPTER)
 def metrics_files(
     utility: float = 0.3,
     gate: bool = True,
-    failed_audits: tuple[str, ...] = (),
     *,
+    failed_audits: tuple[str, ...] = (),
     corpus: str = "anonymized",
     adapter: str = ADAPTER_SHA256,
 ) -> EvidenceFiles:
@@ -90,8 +90,8 @@ def metrics_files(
 def add_version(
     client: Any,
     model_name: str,
-    files: EvidenceFiles | None,
     *,
+    files: EvidenceFiles | None,
     key: Ed25519PrivateKey = PRODUCER,
     experiment: str = "0",
     adapter: dict[str, bytes] = ADAPTER,
@@ -103,7 +103,7 @@ def add_version(
     run = client.create_run(experiment)
     run_id = run.info.run_id
     if files is not None:
-        log_evidence(client, run_id, files, key=key)
+        log_evidence(client, run_id, files=files, key=key)
     with tempfile.TemporaryDirectory() as work:
         folder = write_adapter(Path(work) / ADAPTER_ARTIFACT, adapter)
         client.log_artifacts(run_id, str(folder), f"model/artifacts/{ADAPTER_ARTIFACT}")

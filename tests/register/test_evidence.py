@@ -54,7 +54,7 @@ def champion_of(client: Any, model: str) -> str:
     return str(client.get_model_version_by_alias(model, "champion").version)
 
 
-def relog(client: Any, run_id: str, tmp_path: Path, *, name: str, data: bytes) -> None:
+def relog(client: Any, run_id: str, *, tmp_path: Path, name: str, data: bytes) -> None:
     """Someone replaces one evidence file of a run (MLflow lets anyone log to a run)."""
     folder = tmp_path / "forged"
     folder.mkdir(exist_ok=True)
@@ -63,16 +63,16 @@ def relog(client: Any, run_id: str, tmp_path: Path, *, name: str, data: bytes) -
 
 
 def test_flipped_tags_do_not_let_a_blocked_version_through(client: Any) -> None:
-    add_version(client, "flip", metrics_files())
-    promote(client, "flip", "1", trusted=TRUSTED)
+    add_version(client, "flip", files=metrics_files())
+    promote(client, "flip", version="1", trusted=TRUSTED)
     blocked, _ = add_version(
-        client, "flip", metrics_files(0.9, gate=False, failed_audits=("canary",))
+        client, "flip", files=metrics_files(0.9, gate=False, failed_audits=("canary",))
     )
     for tag in ("gate_passed", "audit_passed", "audit.canary.passed"):
         client.set_model_version_tag("flip", blocked, tag, "true")
     client.set_model_version_tag("flip", blocked, "train_corpus", "anonymized")
     with pytest.raises(PromotionRefused) as refused:
-        promote(client, "flip", blocked, trusted=TRUSTED)
+        promote(client, "flip", version=blocked, trusted=TRUSTED)
     assert "refusing to promote flip v2: gate failed; audit failed (canary)" in str(refused.value)
     assert champion_of(client, "flip") == "1"
 
@@ -80,23 +80,27 @@ def test_flipped_tags_do_not_let_a_blocked_version_through(client: Any) -> None:
 def test_an_evidence_file_changed_after_registration_is_refused(
     client: Any, tmp_path: Path
 ) -> None:
-    add_version(client, "edit", metrics_files())
-    promote(client, "edit", "1", trusted=TRUSTED)
-    blocked, run_id = add_version(client, "edit", metrics_files(failed_audits=("membership",)))
+    add_version(client, "edit", files=metrics_files())
+    promote(client, "edit", version="1", trusted=TRUSTED)
+    blocked, run_id = add_version(
+        client, "edit", files=metrics_files(failed_audits=("membership",))
+    )
     passing = metrics_files().files["audit.json"]
-    relog(client, run_id, tmp_path, name="audit.json", data=passing)
+    relog(client, run_id, tmp_path=tmp_path, name="audit.json", data=passing)
     with pytest.raises(PromotionRefused) as refused:
-        promote(client, "edit", blocked, trusted=TRUSTED)
+        promote(client, "edit", version=blocked, trusted=TRUSTED)
     message = str(refused.value)
     assert "its evidence does not hold (files: audit.json: sha256" in message
     assert "changed after it was registered" in message and champion_of(client, "edit") == "1"
     # Re-hashing the record too breaks its signature: only the producer's key can sign.
-    record = json.loads(evidence_record(metrics_files(), run_id, TRUSTED))
-    relog(client, run_id, tmp_path, name=RECORD, data=json.dumps(record).encode())
+    record = json.loads(evidence_record(metrics_files(), run_id, key=TRUSTED))
+    relog(client, run_id, tmp_path=tmp_path, name=RECORD, data=json.dumps(record).encode())
     with pytest.raises(PromotionRefused, match="the evidence was changed after it was signed"):
-        promote(client, "edit", blocked, trusted=TRUSTED)
+        promote(client, "edit", version=blocked, trusted=TRUSTED)
     # Forced, it goes through, and still says what failed.
-    forced = promote(client, "edit", blocked, trusted=TRUSTED, force=True, reason="ticket 7")
+    forced = promote(
+        client, "edit", version=blocked, trusted=TRUSTED, force=True, reason="ticket 7"
+    )
     assert "(forced over: its evidence does not hold (signature: evidence.sig:" in forced["message"]
     assert champion_of(client, "edit") == blocked
 
@@ -112,25 +116,27 @@ def test_an_evidence_file_changed_after_registration_is_refused(
     ],
 )
 def test_evidence_that_does_not_hold_is_refused_naming_what_failed(
-    client: Any, tmp_path: Path, case: str, *, message: str
+    client: Any, tmp_path: Path, *, case: str, message: str
 ) -> None:
     forger = Ed25519PrivateKey.generate()
     model = case.replace(" ", "-")
     files = None if case == "no evidence" else metrics_files()
     version, run_id = add_version(
-        client, model, files, key=forger if case == "another key" else PRODUCER
+        client, model, files=files, key=forger if case == "another key" else PRODUCER
     )
     if case == "unsigned":
         artifacts = Path(client.get_run(run_id).info.artifact_uri.removeprefix("file://"))
         (artifacts / EVIDENCE_DIR / SIGNATURE).unlink()
     if case == "copied":  # a passing version's evidence, signed, moved to another run
-        _, other = add_version(client, model, metrics_files())
-        record = evidence_record(metrics_files(), other, TRUSTED)
-        relog(client, run_id, tmp_path, name=RECORD, data=record)
-        relog(client, run_id, tmp_path, name=SIGNATURE, data=sign(record, PRODUCER).encode())
+        _, other = add_version(client, model, files=metrics_files())
+        record = evidence_record(metrics_files(), other, key=TRUSTED)
+        relog(client, run_id, tmp_path=tmp_path, name=RECORD, data=record)
+        relog(
+            client, run_id, tmp_path=tmp_path, name=SIGNATURE, data=sign(record, PRODUCER).encode()
+        )
     trusted = None if case == "no key here" else TRUSTED
     with pytest.raises(PromotionRefused) as refused:
-        promote(client, model, version, trusted=trusted)
+        promote(client, model, version=version, trusted=trusted)
     said = str(refused.value)
     assert f"refusing to promote {model} v{version}: its evidence does not hold (" in said
     assert message in said
@@ -149,7 +155,7 @@ def test_evidence_that_does_not_hold_is_refused_naming_what_failed(
     ],
 )
 def test_evidence_of_another_adapter_or_corpus_than_the_versions_is_refused(
-    client: Any, case: str, message: str
+    client: Any, case: str, *, message: str
 ) -> None:
     model = case.replace(" ", "-")
     files = metrics_files()
@@ -166,27 +172,27 @@ def test_evidence_of_another_adapter_or_corpus_than_the_versions_is_refused(
     adapter = (
         {**ADAPTER, "adapter_model.safetensors": b"other"} if "registered" in case else ADAPTER
     )
-    version, _ = add_version(client, model, files, adapter=adapter)
+    version, _ = add_version(client, model, files=files, adapter=adapter)
     with pytest.raises(PromotionRefused) as refused:
-        promote(client, model, version, trusted=TRUSTED)
+        promote(client, model, version=version, trusted=TRUSTED)
     assert f"its evidence does not hold ({message}" in str(refused.value)
 
 
 def test_a_champion_whose_evidence_fails_is_not_replaced_automatically(
     client: Any, tmp_path: Path
 ) -> None:
-    _, run_id = add_version(client, "fallen", metrics_files(0.3))
-    promote(client, "fallen", "1", trusted=TRUSTED)
-    champion = current_champion(client, "fallen", "summary.rouge1", trusted=TRUSTED)
+    _, run_id = add_version(client, "fallen", files=metrics_files(0.3))
+    promote(client, "fallen", version="1", trusted=TRUSTED)
+    champion = current_champion(client, "fallen", metric="summary.rouge1", trusted=TRUSTED)
     assert champion is not None and champion.utility == 0.3
     relog(
         client,
         run_id,
-        tmp_path,
+        tmp_path=tmp_path,
         name="evaluate.json",
         data=b'{"adapter": {"summary.rouge1": 0.01}}',
     )
-    champion = current_champion(client, "fallen", "summary.rouge1", trusted=TRUSTED)
+    champion = current_champion(client, "fallen", metric="summary.rouge1", trusted=TRUSTED)
     assert champion is not None and champion.utility is None
     assert champion.problem.startswith("has evidence that does not hold (files: evaluate.json")
 
@@ -208,15 +214,15 @@ def check(capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
 
 
 def test_promote_check_audits_the_champion_however_it_got_the_alias(
-    client: Any, checkout: Path, capsys: pytest.CaptureFixture[str]
+    client: Any, checkout: Path, *, capsys: pytest.CaptureFixture[str]
 ) -> None:
     key = signing_key(str(paths.SIGNING_KEY), checkout)
     model = "veiltune-adapter"
-    add_version(client, model, None)  # registered before evidence: none to check
+    add_version(client, model, files=None)  # registered before evidence: none to check
     code, _, err = check(capsys)
     assert code == 1 and "no version holds champion" in err
-    add_version(client, model, metrics_files(), key=key)
-    add_version(client, model, metrics_files(gate=False), key=key)
+    add_version(client, model, files=metrics_files(), key=key)
+    add_version(client, model, files=metrics_files(gate=False), key=key)
     assert main(["promote", "--params", "params.yaml", "2"]) == 0
     code, out, _ = check(capsys)
     assert code == 0

@@ -140,12 +140,12 @@ def evidence(utility: float, **changes: Any) -> Evidence:
 def test_promotion_rules(
     new: Evidence,
     champion: ChampionUtility | None,
-    rule: UtilityRule,
     *,
+    rule: UtilityRule,
     promoted: bool,
     reason: str,
 ) -> None:
-    decision = promotion_decision(new, champion, rule)
+    decision = promotion_decision(new, champion, rule=rule)
     assert decision.champion is promoted
     assert decision.reason.startswith(reason)
 
@@ -180,9 +180,9 @@ def test_a_missing_utility_metric_names_the_key_the_param_and_the_file() -> None
     evaluation = {"adapter": {"summary.rouge1": 0.3, "perplexity_raw": 21.5, "note": "x"}}
     metrics = adapter_metrics(evaluation, "metrics/evaluate.json")
     assert metrics == {"summary.rouge1": 0.3, "perplexity_raw": 21.5}
-    assert utility_of(metrics, "perplexity_raw", "metrics/evaluate.json") == 21.5
+    assert utility_of(metrics, "perplexity_raw", source="metrics/evaluate.json") == 21.5
     with pytest.raises(InputError) as error:
-        utility_of(metrics, "summary.rougeX", "metrics/evaluate.json")
+        utility_of(metrics, "summary.rougeX", source="metrics/evaluate.json")
     message = str(error.value)
     assert message.startswith("metrics/evaluate.json: no numeric key 'summary.rougeX'")
     assert "register.utility_metric" in message and "perplexity_raw, summary.rouge1" in message
@@ -220,7 +220,7 @@ INGEST_METRICS: dict[str, Any] = {
 BASE_MODEL = {"source": "bundled:smollm2", "model_type": "llama", "n_parameters": 134515008}
 
 
-def card(gate: GateResult, audit: AuditResult, corpus: str, *, utility: float) -> str:
+def card(gate: GateResult, audit: AuditResult, *, corpus: str, utility: float) -> str:
     """The card the register stage builds, from the shipped ingest params' datasets."""
     datasets = corpus_datasets({}, INGEST_METRICS["by_dataset"])
     facts = CardFacts(
@@ -232,8 +232,8 @@ def card(gate: GateResult, audit: AuditResult, corpus: str, *, utility: float) -
 def register(
     client: Any,
     adapter: Path,
-    base: BaseModel,
     *,
+    base: BaseModel,
     utility: float,
     gate: bool = True,
     corpus: str = "anonymized",
@@ -247,22 +247,24 @@ def register(
     tags = version_tags(
         gate_result,
         audit,
-        {"summary.rouge1": utility, "perplexity_raw": 21.0},
+        evaluation={"summary.rouge1": utility, "perplexity_raw": 21.0},
         lineage={"git_commit": "abc", "params_hash": "p", "data_version": "{}"},
     )
     tags.update(
-        headline_tags(gate_result, audit, audit.audits, metric="summary.rouge1", utility=utility)
+        headline_tags(
+            gate_result, audit, held=audit.audits, metric="summary.rouge1", utility=utility
+        )
     )
     files = metrics_files(utility, gate, corpus=corpus)
     found = mlflow.get_experiment_by_name("registry-test")
     assert found is not None
     experiment = found.experiment_id
     with mlflow.start_run(experiment_id=experiment):
-        model_card = card(gate_result, audit, corpus, utility=utility)
+        model_card = card(gate_result, audit, corpus=corpus, utility=utility)
         return register_version(
             client,
             adapter,
-            base,
+            base=base,
             model_name="m",
             tags=tags,
             files=files,
@@ -273,26 +275,26 @@ def register(
 
 
 def test_register_always_candidate_and_champion_by_the_rule(
-    client: Any, lora_adapter_dir: Path, base: BaseModel
+    client: Any, lora_adapter_dir: Path, *, base: BaseModel
 ) -> None:
-    first = register(client, lora_adapter_dir, base, utility=0.30)
+    first = register(client, lora_adapter_dir, base=base, utility=0.30)
     assert first.aliases == ("candidate", "champion") and first.previous_champion is None
     assert first.decision_reason == "no current champion; summary.rouge1 0.3"
 
-    lower = register(client, lora_adapter_dir, base, utility=0.25)
+    lower = register(client, lora_adapter_dir, base=base, utility=0.25)
     assert lower.aliases == ("candidate",) and lower.previous_champion == first.version
     assert lower.to_metrics()["decision_reason"] == "summary.rouge1 0.25 < champion v1's 0.3"
     assert champion_of(client) == first.version
     assert str(client.get_model_version_by_alias("m", "candidate").version) == lower.version
 
     refused = register(
-        client, lora_adapter_dir, base, utility=0.9, gate=False
+        client, lora_adapter_dir, base=base, utility=0.9, gate=False
     )  # better, but the gate failed
-    baseline = register(client, lora_adapter_dir, base, utility=0.9, corpus="raw")
+    baseline = register(client, lora_adapter_dir, base=base, utility=0.9, corpus="raw")
     assert champion_of(client) == first.version
     assert refused.to_metrics()["champion"] is False and baseline.to_metrics()["champion"] is False
 
-    equal = register(client, lora_adapter_dir, base, utility=0.30)
+    equal = register(client, lora_adapter_dir, base=base, utility=0.30)
     assert equal.aliases == ("candidate", "champion") and equal.previous_champion == "1"
     assert champion_of(client) == equal.version == "5"
     assert "champion" not in client.get_model_version("m", "1").aliases
@@ -343,7 +345,7 @@ def champion_of(client: Any) -> str:
 def test_the_card_names_the_base_model_datasets_and_verdicts() -> None:
     gate = GateResult.from_metrics({"passed": True, "mu_plus_sigma": 0.74, "threshold": 5.0}, "g")
     audit = AuditResult(False, {"pii_output": True, "membership": False})
-    text = card(gate, audit, "anonymized", utility=0.33)
+    text = card(gate, audit, corpus="anonymized", utility=0.33)
     assert text.startswith("# m: a LoRA adapter trained by veiltune\n")
     assert "- source: bundled:smollm2" in text and "- parameters: 134,515,008" in text
     assert "the anonymized text of the training split" in text
@@ -354,7 +356,7 @@ def test_the_card_names_the_base_model_datasets_and_verdicts() -> None:
     assert "- leakage audits: failed (membership failed, pii_output passed)" in text
     assert "- summary.rouge1: 0.33" in text
     assert PEFT_TEMPLATE not in text
-    baseline = card(gate, audit, "raw", utility=0.4)
+    baseline = card(gate, audit, corpus="raw", utility=0.4)
     assert "the raw text of the training split" in baseline and "never promoted" in baseline
 
 
@@ -397,7 +399,7 @@ def test_the_card_says_which_public_datasets_were_mixed_in_or_none() -> None:
     ids=["default", "rampart", "ner-off", "own-ner", "dlp-only"],
 )
 def test_the_card_attributes_the_models_that_detected_pi(
-    anonymize: dict[str, Any], named: list[str], absent: list[str]
+    anonymize: dict[str, Any], named: list[str], *, absent: list[str]
 ) -> None:
     from components.anonymize import detection_models
 
@@ -410,13 +412,13 @@ def test_the_card_attributes_the_models_that_detected_pi(
 
 
 def test_the_registered_adapter_carries_the_card_not_peft_template(
-    client: Any, lora_adapter_dir: Path, base: BaseModel, *, tmp_path: Path
+    client: Any, lora_adapter_dir: Path, *, base: BaseModel, tmp_path: Path
 ) -> None:
     import mlflow
 
     template = (lora_adapter_dir / "README.md").read_text()
     assert template.count(PEFT_TEMPLATE) >= 10  # what save_pretrained writes beside an adapter
-    version = register(client, lora_adapter_dir, base, utility=0.3)
+    version = register(client, lora_adapter_dir, base=base, utility=0.3)
     model = Path(mlflow.artifacts.download_artifacts(f"models:/m/{version.version}"))
     [readme] = [p for p in model.rglob("README.md")]
     # The adapter's weights only: the base model is logged once, apart, and shared.
@@ -436,10 +438,10 @@ def test_the_registered_adapter_carries_the_card_not_peft_template(
 
 
 def test_the_registry_shows_the_card_the_verdict_and_headline_tags(
-    client: Any, lora_adapter_dir: Path, base: BaseModel
+    client: Any, lora_adapter_dir: Path, *, base: BaseModel
 ) -> None:
-    first = register(client, lora_adapter_dir, base, utility=0.30)
-    second = register(client, lora_adapter_dir, base, utility=0.35)
+    first = register(client, lora_adapter_dir, base=base, utility=0.30)
+    second = register(client, lora_adapter_dir, base=base, utility=0.35)
     model = client.get_registered_model("m")
     # The model's page: what it is for and its limits, and which version is approved.
     assert "## Intended use" in model.description and "## Limitations" in model.description
@@ -477,7 +479,7 @@ def test_the_registry_shows_the_card_the_verdict_and_headline_tags(
     ],
 )
 def test_a_card_lists_only_the_training_params_that_apply(
-    train: dict[str, Any], shown: list[str], hidden: list[str]
+    train: dict[str, Any], shown: list[str], *, hidden: list[str]
 ) -> None:
     facts = passed_card_facts(train_params=train)
     text = adapter_card(facts)

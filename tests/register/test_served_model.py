@@ -58,7 +58,7 @@ class Store:
 
 @pytest.fixture(scope="module")
 def adapter(
-    tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path, lora_adapter_dir: Path
+    tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path, *, lora_adapter_dir: Path
 ) -> Path:
     """The untrained adapter with its tokenizer and generation settings beside it, as the
     train stage saves one."""
@@ -73,7 +73,7 @@ def adapter(
 
 @pytest.fixture(scope="module")
 def store(
-    tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path, adapter: Path
+    tmp_path_factory: pytest.TempPathFactory, base_model_dir: Path, *, adapter: Path
 ) -> Iterator[Store]:
     """One version registered on a temp sqlite store, from its own working folder."""
     import mlflow
@@ -92,7 +92,7 @@ def store(
             version = register_version(
                 MlflowClient(),
                 adapter,
-                base,
+                base=base,
                 model_name="m",
                 tags=AuditResult(True, {}).to_tags(),
                 files=metrics_files(),
@@ -105,7 +105,7 @@ def store(
 
 
 @pytest.fixture
-def elsewhere(store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def elsewhere(store: Store, tmp_path: Path, *, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty working folder that reaches the store only through its tracking URI, with an
     empty model cache: nothing of the registering folder is copied or reused."""
     import mlflow
@@ -284,7 +284,7 @@ def test_mlflow_models_serve_answers_over_http(store: Store, elsewhere: Path) ->
     with log.open("wb") as output:
         server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=environment)
         try:
-            _wait_until_up(port, server, log)
+            _wait_until_up(port, server, log=log)
             body = {
                 "dataframe_records": [{"task": "summary", "transcript": TRANSCRIPT}],
                 "params": {"max_new_tokens": 4},
@@ -313,7 +313,7 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _wait_until_up(port: int, server: subprocess.Popen[bytes], log: Path) -> None:
+def _wait_until_up(port: int, server: subprocess.Popen[bytes], *, log: Path) -> None:
     deadline = time.monotonic() + SERVE_TIMEOUT_S
     while time.monotonic() < deadline:
         if server.poll() is not None:

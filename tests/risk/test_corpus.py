@@ -37,9 +37,14 @@ CLEAN = Conversation("dialogsum-y", (Turn("Person1", "Hello there."),), "dialogu
 def _score(wanted: str) -> dict[str, Any]:
     raw = [LABELLED, UNLABELLED, CLEAN]
     anonymized = {"conv-1": LABELLED_ANON, "dialogsum-x": UNLABELLED, "dialogsum-y": CLEAN}
-    sources = conversation_sources(raw, wanted, "corpus.jsonl")
+    sources = conversation_sources(raw, wanted, where="corpus.jsonl")
     scored = score_corpus(
-        raw, anonymized, {"conv-1": LABELLED_SPANS}, policy=POLICY, salt="salt", sources=sources
+        raw,
+        anonymized,
+        replacements={"conv-1": LABELLED_SPANS},
+        policy=POLICY,
+        salt="salt",
+        sources=sources,
     )
     rows = scored.table.set_index("conversation_id")
     return {
@@ -82,6 +87,6 @@ def test_estimate_scores_every_conversation_by_the_estimate() -> None:
 
 def test_ground_truth_refuses_a_corpus_with_unlabelled_conversations() -> None:
     with pytest.raises(InputError, match=r"corpus.jsonl: .* 2 of 3 conversations .* dialogsum-x"):
-        conversation_sources([LABELLED, UNLABELLED, CLEAN], "ground_truth", "corpus.jsonl")
-    assert conversation_sources([LABELLED], "ground_truth", "c") == {"conv-1": "ground_truth"}
-    assert conversation_sources([CLEAN], "auto", "c") == {"dialogsum-y": "estimate"}
+        conversation_sources([LABELLED, UNLABELLED, CLEAN], "ground_truth", where="corpus.jsonl")
+    assert conversation_sources([LABELLED], "ground_truth", where="c") == {"conv-1": "ground_truth"}
+    assert conversation_sources([CLEAN], "auto", where="c") == {"dialogsum-y": "estimate"}

@@ -17,17 +17,19 @@ def test_the_estimate_on_a_local_cluster_scores_what_one_process_scores() -> Non
     raw = generate_corpus(40, seed=5)
     # Scored against itself, as if nothing had been anonymized: many findings to agree on.
     anonymized = {c.id: c for c in raw}
-    sources = conversation_sources(raw, "estimate", "corpus")
+    sources = conversation_sources(raw, "estimate", where="corpus")
     policy = RiskPolicy(DEFAULT_RISK_SCORES, 3)
-    one = score_corpus(raw, anonymized, {}, policy=policy, salt="salt", sources=sources)
+    one = score_corpus(
+        raw, anonymized, replacements={}, policy=policy, salt="salt", sources=sources
+    )
     many = score_corpus(
         raw,
         anonymized,
-        {},
+        replacements={},
         policy=policy,
         salt="salt",
         sources=sources,
-        estimate=cluster_estimator("local", 2, 30),
+        estimate=cluster_estimator("local", 2, timeout_s=30),
     )
     assert len(one.items) > 40  # the generated calls' names, numbers and addresses
     assert many.items == one.items

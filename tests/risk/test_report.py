@@ -64,7 +64,7 @@ def test_markdown_has_one_row_per_sorted_context_then_total(summary: dict[str, A
     [(3.178, "< 3.178 ✓"), (3.177, "≥ 3.177 ✗"), (3.0, "≥ 3 ✗")],
 )
 def test_markdown_mark_flips_at_the_threshold(
-    summary: dict[str, Any], threshold: float, mark: str
+    summary: dict[str, Any], threshold: float, *, mark: str
 ) -> None:
     """μ+σ of the corpus is 3.177; the gate passes only strictly below the threshold."""
     total = table_rows(risk_table_markdown(summary, threshold))[-1]
@@ -91,7 +91,7 @@ def test_histogram_of_no_scores_still_renders() -> None:
 def test_report_html_embeds_the_png_and_no_external_resource(
     summary: dict[str, Any], png: bytes
 ) -> None:
-    page = risk_report_html(summary, 5.0, png)
+    page = risk_report_html(summary, 5.0, histogram_png=png)
     assert f"data:image/png;base64,{base64.b64encode(png).decode('ascii')}" in page
     assert "http://" not in page and "https://" not in page
     references = re.findall(r"""(?:src|href)\s*=\s*["']?([^"'\s>]*)""", page)
@@ -103,7 +103,7 @@ def test_report_html_embeds_the_png_and_no_external_resource(
 
 def test_report_html_states_failure_and_escapes_context_names(png: bytes) -> None:
     summary = summarize_risk(risk_table(["<script>alert(1)</script>"] * 3 + ["sales"] * 3))
-    page = risk_report_html(summary, 3.0, png, title="Risk <of> run")
+    page = risk_report_html(summary, 3.0, histogram_png=png, title="Risk <of> run")
     assert "<script" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<h1>Risk &lt;of&gt; run</h1>" in page
@@ -138,7 +138,7 @@ MIXED_SUMMARY: dict[str, Any] = {
 
 
 def test_the_page_says_which_source_scored_what_and_the_estimators_recall(png: bytes) -> None:
-    page = risk_report_html(MIXED_SUMMARY, 5.0, png)
+    page = risk_report_html(MIXED_SUMMARY, 5.0, histogram_png=png)
     assert (
         "300 of 500 conversations scored by ground truth (the corpus&#39;s labelled PI), "
         "200 by the automatic estimator"
@@ -166,7 +166,7 @@ def test_one_source_is_said_plainly(counts: dict[str, int], said: str) -> None:
 def test_the_histogram_stacks_sources_on_a_log_count_axis_with_titled_axes() -> None:
     scores = [0] * 40 + [2, 3]
     sources = ["ground_truth"] * 30 + ["estimate"] * 10 + ["ground_truth", "estimate"]
-    figure = risk_histogram_figure(scores, 5.0, 0.12, std=0.5, sources=sources)
+    figure = risk_histogram_figure(scores, 5.0, mean=0.12, std=0.5, sources=sources)
     (axes,) = figure.axes
     assert axes.get_yscale() == "log"
     assert axes.get_xlabel() == HISTOGRAM_X and axes.get_ylabel() == HISTOGRAM_Y
@@ -175,5 +175,5 @@ def test_the_histogram_stacks_sources_on_a_log_count_axis_with_titled_axes() -> 
     assert legend is not None
     labels = [t.get_text() for t in legend.get_texts()]
     assert labels[:2] == ["estimator (11)", "ground truth (31)"]
-    png = risk_histogram_png(scores, 5.0, 0.12, std=0.5, sources=sources)
+    png = risk_histogram_png(scores, 5.0, mean=0.12, std=0.5, sources=sources)
     assert png.startswith(PNG_SIGNATURE)

@@ -10,7 +10,7 @@ from components.risk.scoring import item_score, residual_items, risk_row, summar
 SCORES = {**DEFAULT_RISK_SCORES, "ORGANIZATION_NAME_SPEAKER": 2, "EMAIL_ADDRESS": 3}
 
 
-def replacement(turn: int, start: int, end: int, *, field: str = "text") -> dict[str, object]:
+def replacement(turn: int, start: int, *, end: int, field: str = "text") -> dict[str, object]:
     return {"field": field, "turn": turn, "start": start, "end": end}
 
 
@@ -24,8 +24,8 @@ def replacement(turn: int, start: int, end: int, *, field: str = "text") -> dict
         ("SOMETHING_NEW", "full", 3),  # the default score
     ],
 )
-def test_item_score(entity_type: str, status: str, score: int) -> None:
-    assert item_score(entity_type, status, SCORES, default=3) == score
+def test_item_score(entity_type: str, status: str, *, score: int) -> None:
+    assert item_score(entity_type, status, scores=SCORES, default=3) == score
 
 
 def test_methods_worked_example_scores_six() -> None:
@@ -41,8 +41,8 @@ def test_methods_worked_example_scores_six() -> None:
         ),
     )
     # "Jim" replaced, "Halpert" left; the org missed; the email's domain left in clear.
-    replaced = [replacement(0, 4, 7), replacement(0, 37, 48)]
-    items = residual_items(conversation, replaced, SCORES, default_score=3)
+    replaced = [replacement(0, 4, end=7), replacement(0, 37, end=48)]
+    items = residual_items(conversation, replaced, scores=SCORES, default_score=3)
     assert {(i.entity_type, i.status, i.score) for i in items} == {
         ("PERSON_NAME", "partial", 3),
         ("ORGANIZATION_NAME_SPEAKER", "full", 2),
@@ -57,11 +57,15 @@ def test_same_entity_counts_once_at_its_worst_mention() -> None:
         PiSpan(0, s, e, "PERSON_NAME", "p1") for s, e in [(0, 4), (10, 14), (19, 23), (31, 38)]
     )
     conversation = Conversation("c1", (Turn(None, text),), pi=pi)
-    caught_all_but_one = [replacement(0, 0, 4), replacement(0, 10, 14), replacement(0, 31, 38)]
-    items = residual_items(conversation, caught_all_but_one, SCORES, default_score=3)
+    caught_all_but_one = [
+        replacement(0, 0, end=4),
+        replacement(0, 10, end=14),
+        replacement(0, 31, end=38),
+    ]
+    items = residual_items(conversation, caught_all_but_one, scores=SCORES, default_score=3)
     assert [(i.status, i.score) for i in items] == [("full", 5)]
-    everything = [*caught_all_but_one, replacement(0, 19, 23)]
-    assert residual_items(conversation, everything, SCORES, default_score=3) == []
+    everything = [*caught_all_but_one, replacement(0, 19, end=23)]
+    assert residual_items(conversation, everything, scores=SCORES, default_score=3) == []
 
 
 def test_replacement_in_another_field_does_not_count() -> None:
@@ -69,7 +73,7 @@ def test_replacement_in_another_field_does_not_count() -> None:
         "c1", (Turn("Ann", "Ann here"),), pi=(PiSpan(0, 0, 3, "PERSON_NAME", "p1"),)
     )
     items = residual_items(
-        conversation, [replacement(0, 0, 3, field="speaker")], SCORES, default_score=3
+        conversation, [replacement(0, 0, end=3, field="speaker")], scores=SCORES, default_score=3
     )
     assert [i.status for i in items] == ["full"]
 
@@ -114,11 +118,11 @@ def test_policy_scores_speaker_owned_organizations_and_falls_back_to_the_base_ty
         ("5550199", "5550198", False),  # numbers are never "alike in sound"
     ],
 )
-def test_spelling_variants_of_one_entity(a: str, b: str, same: bool) -> None:
+def test_spelling_variants_of_one_entity(a: str, b: str, *, same: bool) -> None:
     from components.risk.scoring import same_entity
 
     entity_type = "PHONE_NUMBER" if a[0].isdigit() else "PERSON_NAME"
-    assert same_entity(a, b, entity_type) is same
+    assert same_entity(a, b, entity_type=entity_type) is same
 
 
 def test_variants_merge_into_one_item_at_the_worst_status() -> None:

@@ -14,10 +14,15 @@ from tests.surrogate_fixtures import surrogate_anonymized
 POLICY = RiskPolicy(DEFAULT_RISK_SCORES, 3)
 
 
-def _estimate(raw: Conversation, anonymized: Conversation, records: list[Any]) -> CorpusRisk:
-    sources = conversation_sources([raw], "estimate", "corpus.jsonl")
+def _estimate(raw: Conversation, anonymized: Conversation, *, records: list[Any]) -> CorpusRisk:
+    sources = conversation_sources([raw], "estimate", where="corpus.jsonl")
     return score_corpus(
-        [raw], {raw.id: anonymized}, {raw.id: records}, policy=POLICY, salt="salt", sources=sources
+        [raw],
+        {raw.id: anonymized},
+        replacements={raw.id: records},
+        policy=POLICY,
+        salt="salt",
+        sources=sources,
     )
 
 
@@ -40,9 +45,9 @@ def test_surrogates_are_no_leak_but_the_same_text_without_its_records_is() -> No
     assert "Dwight" not in text and "5309" not in text
     assert {r["method"] for r in records} == {"surrogate"}
 
-    assert _estimate(raw, anonymized, records).items == []
+    assert _estimate(raw, anonymized, records=records).items == []
     # Read as real, the surrogate phone number is flagged: the records are what clears it.
-    unread = _estimate(raw, anonymized, [])
+    unread = _estimate(raw, anonymized, records=[])
     assert int(unread.estimate_table["score"].iloc[0]) > 0
 
 
@@ -51,5 +56,5 @@ def test_a_real_surname_beside_a_surrogate_first_name_is_a_partial_name() -> Non
     anonymized, records = surrogate_anonymized(raw, {0: [("Jim", "PERSON_NAME")]})
     assert "Halpert" in anonymized.turns[0].text and "Jim" not in anonymized.turns[0].text
 
-    items = _estimate(raw, anonymized, records).items
+    items = _estimate(raw, anonymized, records=records).items
     assert [(i.entity_type, i.status) for i in items] == [("PERSON_NAME", "partial")]

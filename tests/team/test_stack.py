@@ -270,7 +270,7 @@ def test_deploy_puts_the_pipeline_on_the_pool_whose_runs_cannot_set_a_workers_en
 
 
 def test_a_run_on_a_worker_registers_on_the_stack_and_its_bundle_is_fetched_by_version(
-    team: Path, gated_repo: Path, tmp_path: Path, *, monkeypatch: pytest.MonkeyPatch
+    team: Path, gated_repo: Path, *, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The pipeline deployed to the pool and started through the API: a worker runs it in its
     own checkout (a clone past the gate, so train to export run), logging to the stack's
@@ -321,7 +321,7 @@ def test_a_run_on_a_worker_registers_on_the_stack_and_its_bundle_is_fetched_by_v
     # its signed evidence, read back from the server's artifact store, holds; champion or not
     # is the rule's call on it (the tiny model's membership audit may fail)
     key = read_private_key(checkout / ".veiltune" / "keys" / "signing_key.pem").public_key()
-    evidence = read_version_evidence(client, version, key)
+    evidence = read_version_evidence(client, version, trusted=key)
     assert evidence.problem is None and evidence.gate_passed, evidence.checks
     register = json.loads((checkout / "metrics" / "register.json").read_text())
     assert register["champion"] == ("champion" in version.aliases) == (not evidence.refusals())

@@ -41,7 +41,7 @@ print("RESULT " + json.dumps(result.to_metrics()))
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "stage"), [("zero2.json", 2), ("zero3.json", 3)])
-def test_zero_steps_on_cpu(tmp_path: Path, base_model_dir: Path, name: str, *, stage: int) -> None:
+def test_zero_steps_on_cpu(tmp_path: Path, base_model_dir: Path, *, name: str, stage: int) -> None:
     # A process of its own: DeepSpeed initialises a process group that outlives the call.
     adapter = tmp_path / "adapter"
     run = subprocess.run(
@@ -81,7 +81,7 @@ def test_zero_steps_on_cpu(tmp_path: Path, base_model_dir: Path, name: str, *, s
     ],
 )
 def test_bad_deepspeed_config_is_refused_before_training(
-    tmp_path: Path, content: str | None, message: str
+    tmp_path: Path, content: str | None, *, message: str
 ) -> None:
     path = tmp_path / "ds.json"
     if content is not None:
@@ -91,7 +91,11 @@ def test_bad_deepspeed_config_is_refused_before_training(
     config = TrainConfig(max_steps=1, deepspeed=str(path))
     with pytest.raises(ParamsError, match="train.deepspeed"):
         train_lora(
-            tmp_path / "no-model", [], config, output_dir=tmp_path / "a", work_dir=tmp_path / "w"
+            tmp_path / "no-model",
+            [],
+            config=config,
+            output_dir=tmp_path / "a",
+            work_dir=tmp_path / "w",
         )
 
 

@@ -91,7 +91,7 @@ def test_long_chunks_are_cut_and_placeholders_never_are(nlp: Language) -> None:
 
 def test_no_example_holds_two_chunks_of_one_conversation(nlp: Language) -> None:
     config = FragmentsConfig(max_chunk_words=4, chunks_per_example=5)
-    fragments = build_fragments(corpus(), config, 0.0, seed=13, nlp=nlp)
+    fragments = build_fragments(corpus(), config, eval_fraction=0.0, seed=13, nlp=nlp)
     assert len(fragments.train) > 10 and fragments.evaluation == []
     for example in fragments.train:
         assert len(example.chunks) == 5 and len(set(example.source_ids)) == 5
@@ -99,13 +99,16 @@ def test_no_example_holds_two_chunks_of_one_conversation(nlp: Language) -> None:
     stats = fragments.stats
     assert stats.n_chunks == 5 * stats.n_examples + stats.dropped_chunks
     assert 1 <= stats.mean_chunk_words <= 4
-    assert build_fragments(corpus(), config, 0.0, seed=13, nlp=nlp) == fragments
-    assert build_fragments(corpus(), config, 0.0, seed=14, nlp=nlp).train != fragments.train
+    assert build_fragments(corpus(), config, eval_fraction=0.0, seed=13, nlp=nlp) == fragments
+    assert (
+        build_fragments(corpus(), config, eval_fraction=0.0, seed=14, nlp=nlp).train
+        != fragments.train
+    )
 
 
 def test_fragment_examples_are_continuation_examples(nlp: Language) -> None:
     config = FragmentsConfig(chunks_per_example=4)
-    fragments = build_fragments(corpus(), config, 0.0, seed=13, nlp=nlp)
+    fragments = build_fragments(corpus(), config, eval_fraction=0.0, seed=13, nlp=nlp)
     split = fragments.training_examples()
     assert len(split.train) == len(fragments.train)
     for fragment, example in zip(fragments.train, split.train, strict=True):
@@ -121,8 +124,8 @@ def test_fragment_examples_are_continuation_examples(nlp: Language) -> None:
 def test_eval_examples_come_from_eval_conversations_only(nlp: Language) -> None:
     calls = corpus()
     config = FragmentsConfig(chunks_per_example=3)
-    fragments = build_fragments(calls, config, 0.3, seed=13, nlp=nlp)
-    held = eval_conversations([c.id for c in calls], 0.3, 13)
+    fragments = build_fragments(calls, config, eval_fraction=0.3, seed=13, nlp=nlp)
+    held = eval_conversations([c.id for c in calls], 0.3, seed=13)
     assert len(held) >= 3 and fragments.evaluation and fragments.train
     assert all(set(e.source_ids) <= held for e in fragments.evaluation)
     assert not any(set(e.source_ids) & held for e in fragments.train)
@@ -133,7 +136,7 @@ def test_eval_examples_come_from_eval_conversations_only(nlp: Language) -> None:
 def test_leftovers_that_break_the_rule_are_dropped_and_counted() -> None:
     chunks = [Chunk("a", f"a{i}", "noun", 1) for i in range(5)]
     chunks += [Chunk("b", "b0", "noun", 1), Chunk("c", "c0", "noun", 1)]
-    examples, dropped = mix_chunks(chunks, 2, random.Random(13))
+    examples, dropped = mix_chunks(chunks, 2, rng=random.Random(13))
     # Only two pairs of different conversations exist: a with b, a with c.
     assert sorted(sorted(e.source_ids) for e in examples) == [["a", "b"], ["a", "c"]]
     assert dropped == 3
@@ -158,7 +161,7 @@ def test_examples_linking_two_values_of_one_conversation_are_counted(nlp: Langua
     ]
     raw_values = {f"r{i}": [f"Pam{i} Beesly", f"Elm{i} Street"] for i in range(12)}
     config = FragmentsConfig(chunks_per_example=4, source="raw")
-    fragments = build_fragments(calls, config, 0.0, seed=13, nlp=nlp)
+    fragments = build_fragments(calls, config, eval_fraction=0.0, seed=13, nlp=nlp)
     text = "\n".join(c.text for e in fragments.train for c in e.chunks)
     assert "Beesly" in text and "Street" in text
     assert examples_linking_values(fragments.train, raw_values) == 0
@@ -189,7 +192,7 @@ def test_the_train_stage_config_builds_fragment_examples(
 )
 def test_bad_params_name_their_key(train: dict[str, object], key: str) -> None:
     with pytest.raises(ParamsError, match=key.replace(".", r"\.")):
-        stage_config({"train": train}, "train", TrainConfig)
+        stage_config({"train": train}, "train", cls=TrainConfig)
 
 
 def test_good_params_are_accepted() -> None:
@@ -199,6 +202,6 @@ def test_good_params_are_accepted() -> None:
         "mask_loss_weight": 0,
         "fragments": {"source": "raw", "max_chunk_words": 4},
     }
-    config = stage_config({"train": params}, "train", TrainConfig)
+    config = stage_config({"train": params}, "train", cls=TrainConfig)
     assert config.fragments == FragmentsConfig(source="raw", max_chunk_words=4)
     assert config.mask_loss_weight == 0

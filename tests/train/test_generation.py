@@ -51,7 +51,7 @@ def looping_model(base_model_dir: Path) -> tuple[Any, Any]:
         [{"role": "user", "content": QUESTION}], tokenize=False, add_generation_prompt=True
     )
     ids = tokenizer(prompt + LOOP.strip() + "<|im_end|>" + AFTER_THE_END)["input_ids"]
-    memorize(model, [{"input_ids": ids, "labels": ids}], tokenizer.pad_token_id, steps=120)
+    memorize(model, [{"input_ids": ids, "labels": ids}], pad_id=tokenizer.pad_token_id, steps=120)
     tokenizer.eos_token = "<|endoftext|>"
     tokenizer.pad_token = "<|endoftext|>"
     model.generation_config.eos_token_id = tokenizer.eos_token_id
@@ -61,10 +61,10 @@ def looping_model(base_model_dir: Path) -> tuple[Any, Any]:
 
 def test_plain_greedy_loops_and_the_ngram_ban_stops_it(looping_model: tuple[Any, Any]) -> None:
     model, tokenizer = looping_model
-    (plain,) = generate(model, tokenizer, [QUESTION], max_new_tokens=40, settings=PLAIN)
+    (plain,) = generate(model, tokenizer, prompts=[QUESTION], max_new_tokens=40, settings=PLAIN)
     assert _repeated_4gram(plain), plain  # the model learnt the loop
     banned = GenerationSettings(repetition_penalty=1.0, no_repeat_ngram_size=4)
-    (answer,) = generate(model, tokenizer, [QUESTION], max_new_tokens=40, settings=banned)
+    (answer,) = generate(model, tokenizer, prompts=[QUESTION], max_new_tokens=40, settings=banned)
     assert not _repeated_4gram(answer), answer
     # The ban counts the answer's n-grams alone: a summary may copy its transcript's.
     assert answer.startswith("the memo is due today"), answer
@@ -74,7 +74,7 @@ def test_the_answer_ends_at_the_chat_templates_end_of_turn(
     looping_model: tuple[Any, Any],
 ) -> None:
     model, tokenizer = looping_model
-    (answer,) = generate(model, tokenizer, [QUESTION], max_new_tokens=80, settings=PLAIN)
+    (answer,) = generate(model, tokenizer, prompts=[QUESTION], max_new_tokens=80, settings=PLAIN)
     assert answer.startswith("the memo is due")
     assert "never" not in answer, answer  # it stopped at <|im_end|>, not at <|endoftext|>
 
@@ -87,14 +87,14 @@ def test_a_model_answers_with_the_settings_it_was_loaded_with(
     model, tokenizer = looping_model
     try:
         model.veiltune_generation = GenerationSettings(no_repeat_ngram_size=4)
-        (answer,) = generate(model, tokenizer, [QUESTION], max_new_tokens=40)
+        (answer,) = generate(model, tokenizer, prompts=[QUESTION], max_new_tokens=40)
     finally:
         del model.veiltune_generation
     assert not _repeated_4gram(answer), answer
 
 
 @pytest.fixture
-def adapter(tmp_path: Path, base_model_dir: Path, lora_adapter_dir: Path) -> Path:
+def adapter(tmp_path: Path, base_model_dir: Path, *, lora_adapter_dir: Path) -> Path:
     """An untrained adapter with its tokenizer, as train saves it (but no settings file)."""
     from transformers import AutoTokenizer
 
@@ -116,7 +116,7 @@ def test_an_adapter_answers_with_the_settings_saved_beside_it(
 
 
 def test_an_old_adapter_answers_with_the_defaults_and_says_so(
-    adapter: Path, base_model_dir: Path, caplog: pytest.LogCaptureFixture
+    adapter: Path, base_model_dir: Path, *, caplog: pytest.LogCaptureFixture
 ) -> None:
     assert not (adapter / GENERATION_FILE).exists()
     with caplog.at_level(logging.INFO, logger="components.train.generation"):

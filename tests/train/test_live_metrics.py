@@ -22,7 +22,7 @@ class LossSeenMidRun(TrainerCallback):
         self.run_id = run_id
         self.seen: list[int] | None = None
 
-    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:  # noqa: PLR0917 (the Trainer's callback signature)
         from mlflow.tracking import MlflowClient
 
         if state.global_step == 1:
@@ -31,7 +31,7 @@ class LossSeenMidRun(TrainerCallback):
 
 
 def test_each_step_loss_is_logged_as_it_happens(
-    tmp_path: Path, base_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, base_model_dir: Path, *, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import mlflow
     from mlflow.tracking import MlflowClient
@@ -45,7 +45,7 @@ def test_each_step_loss_is_logged_as_it_happens(
         result = train_lora(
             base_model_dir,
             conversations(4),
-            config,
+            config=config,
             output_dir=tmp_path / "a",
             work_dir=tmp_path / "w",
             callbacks=[live, probe],
@@ -58,7 +58,7 @@ def test_each_step_loss_is_logged_as_it_happens(
 
 
 def test_the_step_bar_shows_the_loss_and_prints_no_log_dicts(
-    tmp_path: Path, base_model_dir: Path, monkeypatch: pytest.MonkeyPatch, *, capfd: Any
+    tmp_path: Path, base_model_dir: Path, *, monkeypatch: pytest.MonkeyPatch, capfd: Any
 ) -> None:
     # The Trainer's own bar printed a dict per logging step under it: 42 lines of a
     # default run (issue 39).
@@ -71,7 +71,7 @@ def test_the_step_bar_shows_the_loss_and_prints_no_log_dicts(
         train_lora(
             base_model_dir,
             conversations(4),
-            config,
+            config=config,
             output_dir=tmp_path / "a",
             work_dir=tmp_path / "w",
             callbacks=[],

@@ -83,11 +83,13 @@ def test_conversations_without_labels_for_the_tasks_are_skipped_and_counted() ->
     tasks = ["summary", "action_items", "purpose", "outcome"]
     labelled = conversations(3)
     bare = [Conversation(f"u{i}", labelled[0].turns) for i in range(2)]
-    split = training_examples([labelled[0], *bare, *labelled[1:]], tasks, 0.0, seed=13)
+    split = training_examples(
+        [labelled[0], *bare, *labelled[1:]], tasks, eval_fraction=0.0, seed=13
+    )
     assert split.skipped == ["u0", "u1"]
     assert split.trained_ids == {"c0", "c1", "c2"} and split.evaluation == []
     assert {e.task for e in split.train} == set(tasks)
-    opted_in = training_examples(bare, [*tasks, "continuation"], 0.0, seed=13)
+    opted_in = training_examples(bare, [*tasks, "continuation"], eval_fraction=0.0, seed=13)
     assert opted_in.skipped == [] and {e.task for e in opted_in.train} == {"continuation"}
 
 
@@ -97,7 +99,9 @@ def test_no_labels_for_the_tasks_says_why_and_how_to_train_on_transcripts(
     bare = [Conversation(f"u{i}", conversations(1)[0].turns) for i in range(3)]
     config = TrainConfig(max_steps=1, batch_size=1, max_seq_length=32, lora_r=2, lora_alpha=4)
     with pytest.raises(InputError, match=r"none of its 3 conversations has a label.*continuation"):
-        train_lora(base_model_dir, bare, config, output_dir=tmp_path / "a", work_dir=tmp_path / "w")
+        train_lora(
+            base_model_dir, bare, config=config, output_dir=tmp_path / "a", work_dir=tmp_path / "w"
+        )
     assert not (tmp_path / "a").exists()
 
 
@@ -123,12 +127,12 @@ def test_zero_mask_loss_weight_takes_the_loss_off_every_mask_token(base_model_di
     target = "[MASK] asked to call [MASK] back about [MASK]."
     example = Example("c", "summary", "Summarize: [MASK] called [MASK].", target)
     today = tokenize_example(example, tokenizer, max_length=512)
-    assert tokenize_example(example, tokenizer, 512, mask_loss_weight=1.0) == today
+    assert tokenize_example(example, tokenizer, max_length=512, mask_loss_weight=1.0) == today
     trained = [i for i, label in enumerate(today["labels"]) if label != -100]
     assert "[MASK] asked" in tokenizer.decode([today["input_ids"][i] for i in trained])
     assert all(today["labels"][i] == today["input_ids"][i] for i in trained)
 
-    baseline1 = tokenize_example(example, tokenizer, 512, mask_loss_weight=0.0)
+    baseline1 = tokenize_example(example, tokenizer, max_length=512, mask_loss_weight=0.0)
     assert baseline1["input_ids"] == today["input_ids"]
     ids, labels = baseline1["input_ids"], baseline1["labels"]
     dropped = [i for i in trained if labels[i] == -100]
@@ -139,7 +143,7 @@ def test_zero_mask_loss_weight_takes_the_loss_off_every_mask_token(base_model_di
     assert str(tokenizer.decode([ids[i] for i in kept])).startswith(" asked to call back about")
     assert all(labels[i] == -100 for i in range(len(ids)) if i not in trained)  # the prompt
     # A cut prompt keeps the answer's labels where they were.
-    short = tokenize_example(example, tokenizer, 24, mask_loss_weight=0.0)
+    short = tokenize_example(example, tokenizer, max_length=24, mask_loss_weight=0.0)
     assert len(short["input_ids"]) == 24 < len(ids)
     assert short["labels"][-len(trained) :] == [labels[i] for i in trained]
     # The resume fingerprint hashes the labels: a checkpoint of one is never resumed by other.
@@ -193,12 +197,12 @@ def test_a_long_prompt_keeps_its_instruction_opening_and_end(base_model_dir: Pat
     tokenizer = AutoTokenizer.from_pretrained(base_model_dir)
     (example,) = task_examples(long_call())
     assert len(tokenizer(example.prompt)["input_ids"]) > 400
-    fitted = fit_prompt(example.prompt, tokenizer, 200)
+    fitted = fit_prompt(example.prompt, tokenizer, max_tokens=200)
     assert len(tokenizer(fitted, add_special_tokens=False)["input_ids"]) <= 200
     assert fitted.startswith("Summarize this call")
     assert "router keeps dropping" in fitted and "replacement ships Friday" in fitted
     assert "step number 60 " not in fitted and "\n...\n" in fitted
-    assert fit_prompt(example.prompt, tokenizer, 10_000) == example.prompt
+    assert fit_prompt(example.prompt, tokenizer, max_tokens=10_000) == example.prompt
 
 
 def test_a_long_example_is_cut_in_its_prompt_not_its_instruction(base_model_dir: Path) -> None:
@@ -237,7 +241,7 @@ def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
     result = train_lora(
         base_model_dir,
         [*conversations(4), unlabelled],
-        config,
+        config=config,
         output_dir=tmp_path / "adapter",
         work_dir=tmp_path / "work",
     )
@@ -270,7 +274,7 @@ def test_train_save_load_generate(tmp_path: Path, base_model_dir: Path) -> None:
     ids = tokenizer("Thank you for calling.", return_tensors="pt")
     with torch.no_grad():
         assert torch.allclose(model(**ids).logits, merged(**ids).logits, atol=1e-4)
-    (text,) = generate(merged, tokenizer, ["Say hello."], max_new_tokens=5)
+    (text,) = generate(merged, tokenizer, prompts=["Say hello."], max_new_tokens=5)
     assert isinstance(text, str) and text  # the new tokens, decoded (a random model's: "\n…")
 
 
@@ -284,7 +288,7 @@ def test_unknown_target_module_is_refused_before_training(
         train_lora(
             base_model_dir,
             conversations(2),
-            config,
+            config=config,
             output_dir=tmp_path / "a",
             work_dir=tmp_path / "w",
         )
@@ -298,7 +302,7 @@ def test_killed_training_resumes_from_its_last_checkpoint(
     from transformers import TrainerCallback
 
     class Kill(TrainerCallback):
-        def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]  # noqa: PLR0917 (the Trainer's callback)
             if state.global_step == 3:
                 raise KeyboardInterrupt("killed")
 
@@ -309,7 +313,7 @@ def test_killed_training_resumes_from_its_last_checkpoint(
     whole = train_lora(
         base_model_dir,
         conversations(4),
-        config,
+        config=config,
         output_dir=tmp_path / "u",
         work_dir=tmp_path / "uw",
     )
@@ -317,14 +321,14 @@ def test_killed_training_resumes_from_its_last_checkpoint(
         train_lora(
             base_model_dir,
             conversations(4),
-            config,
+            config=config,
             output_dir=tmp_path / "a",
             work_dir=work,
             callbacks=[Kill()],
         )
     assert (work / "checkpoint-2").is_dir() and not (work / "checkpoint-4").exists()
     result = train_lora(
-        base_model_dir, conversations(4), config, output_dir=tmp_path / "a", work_dir=work
+        base_model_dir, conversations(4), config=config, output_dir=tmp_path / "a", work_dir=work
     )
     assert result.resumed_from_step == 2 and result.steps == 4
     assert [step for step, _ in result.loss_history] == [1, 2, 3, 4]
@@ -342,7 +346,7 @@ def test_killed_training_resumes_from_its_last_checkpoint(
     # Another config is another run: its stale checkpoints are not resumed.
     other = TrainConfig(**{**config.__dict__, "learning_rate": 1e-4, "max_steps": 1})
     fresh = train_lora(
-        base_model_dir, conversations(4), other, output_dir=tmp_path / "b", work_dir=work
+        base_model_dir, conversations(4), config=other, output_dir=tmp_path / "b", work_dir=work
     )
     assert fresh.resumed_from_step == 0 and fresh.steps == 1
 
@@ -358,7 +362,7 @@ def test_mean_train_loss_weighs_each_logged_loss_by_the_steps_it_covers() -> Non
     assert mean_train_loss([]) == 0.0
 
 
-def _checkpoint(work: Path, step: int, max_steps: int, *, should_training_stop: bool) -> Path:
+def _checkpoint(work: Path, step: int, *, max_steps: int, should_training_stop: bool) -> Path:
     folder = work / f"checkpoint-{step}"
     folder.mkdir(parents=True)
     control = {"args": {"should_training_stop": should_training_stop}, "attributes": {}}
@@ -381,13 +385,13 @@ def _checkpoint(work: Path, step: int, max_steps: int, *, should_training_stop: 
     ],
 )
 def test_only_an_unfinished_run_is_resumed(
-    tmp_path: Path, step: int, max_steps: int, *, stopped: bool, resumed: bool
+    tmp_path: Path, step: int, *, max_steps: int, stopped: bool, resumed: bool
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
     (work / "fingerprint").write_text("f", encoding="utf-8")
-    _checkpoint(work, 2, max_steps, should_training_stop=False)
-    newest = _checkpoint(work, step, max_steps, should_training_stop=stopped)
+    _checkpoint(work, 2, max_steps=max_steps, should_training_stop=False)
+    newest = _checkpoint(work, step, max_steps=max_steps, should_training_stop=stopped)
     assert resumable_checkpoint(work, "f") == (newest if resumed else None)
     assert newest.is_dir() == resumed  # a finished run's checkpoints are cleared
     assert (work / "fingerprint").read_text(encoding="utf-8") == "f"
@@ -400,7 +404,7 @@ def test_rerunning_a_finished_training_never_trains_past_max_steps(
     from transformers import TrainerCallback
 
     class KillBeforeSave(TrainerCallback):
-        def on_train_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        def on_train_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]  # noqa: PLR0917 (the Trainer's callback)
             raise KeyboardInterrupt("killed after the last checkpoint")
 
     config = TrainConfig(
@@ -411,17 +415,17 @@ def test_rerunning_a_finished_training_never_trains_past_max_steps(
         train_lora(
             base_model_dir,
             conversations(2),
-            config,
+            config=config,
             output_dir=tmp_path / "k",
             work_dir=work,
             callbacks=[KillBeforeSave()],
         )
     assert (work / "checkpoint-2").is_dir()  # the final checkpoint, no adapter yet
     first = train_lora(
-        base_model_dir, conversations(2), config, output_dir=tmp_path / "a", work_dir=work
+        base_model_dir, conversations(2), config=config, output_dir=tmp_path / "a", work_dir=work
     )
     again = train_lora(
-        base_model_dir, conversations(2), config, output_dir=tmp_path / "b", work_dir=work
+        base_model_dir, conversations(2), config=config, output_dir=tmp_path / "b", work_dir=work
     )
     for result in (first, again):
         assert result.steps == 2 and result.resumed_from_step == 0
@@ -506,7 +510,7 @@ def test_training_stops_early_when_eval_loss_stops_improving(
         for i, c in enumerate(conversations(12))
     ]
     result = train_lora(
-        base_model_dir, many, config, output_dir=tmp_path / "a", work_dir=tmp_path / "w"
+        base_model_dir, many, config=config, output_dir=tmp_path / "a", work_dir=tmp_path / "w"
     )
     assert result.n_eval_examples > 0 and len(result.eval_history) >= 2
     assert result.steps < 8  # stopped before max_steps

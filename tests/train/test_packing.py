@@ -9,7 +9,7 @@ import pytest
 from components.train.packing import IGNORE_INDEX, PackedCollator, pack_examples, padding_share
 
 
-def example(length: int, prompt: int, first: int = 1) -> dict[str, list[int]]:
+def example(length: int, prompt: int, *, first: int = 1) -> dict[str, list[int]]:
     ids = list(range(first, first + length))
     return {"input_ids": ids, "labels": [IGNORE_INDEX] * prompt + ids[prompt:]}
 

@@ -90,7 +90,7 @@ def test_only_good_on_a_corpus_without_private_summaries_is_refused() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["dpo", "orpo"])
 def test_preference_tuning_trains_a_lora_adapter(
-    method: str, tmp_path: Path, base_model_dir: Path
+    method: str, tmp_path: Path, *, base_model_dir: Path
 ) -> None:
     config = TrainConfig(
         method=method,
@@ -133,6 +133,6 @@ def test_trl_config_turns_checkpointing_off_without_a_deprecation_warning(
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)
         args = {"dpo": DPO, "orpo": ORPO}[method].arguments(
-            config, tmp_path, None, evaluating=False
+            config, tmp_path, deepspeed=None, evaluating=False
         )
     assert args.activation_checkpointing is False and args.gradient_checkpointing is False

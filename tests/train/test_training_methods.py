@@ -64,7 +64,7 @@ def test_the_params_accept_exactly_the_registered_methods(
 
 
 def test_the_stage_trains_with_the_method_train_method_names(
-    tmp_path: Path, base_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, base_model_dir: Path, *, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     example = example_module()
     monkeypatch.setitem(TRAINING_METHODS, "untrained", example.UNTRAINED)
@@ -74,7 +74,7 @@ def test_the_stage_trains_with_the_method_train_method_names(
     calls = [Conversation("c0", (Turn("A", "Hello."),), labels={"summary": "A greeting."})]
     data = TrainingData(tmp_path / "corpus.jsonl", calls)
     context = replace(default_context(), workspace=tmp_path)
-    result = _train(config, data, tmp_path / "adapter", callbacks=[], context=context)
+    result = _train(config, data, output=tmp_path / "adapter", callbacks=[], context=context)
     assert result.steps == 0 and 0 < result.trainable_parameters < result.total_parameters
     assert (tmp_path / "adapter" / "adapter_config.json").is_file()
     assert read_generation_settings(tmp_path / "adapter") == config.generation

@@ -168,7 +168,7 @@ def test_detect_and_anonymize_contract(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_exits_nonzero_with_one_message_and_no_output(
-    tmp_path: Path, body: bytes, message: str, *, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, body: bytes, *, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = tmp_path / "in.jsonl"
     source.write_bytes(body)
@@ -206,7 +206,7 @@ def test_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     ],
 )
 def test_a_bad_cluster_flag_names_its_key_and_writes_nothing(
-    tmp_path: Path, arguments: list[str], message: str, *, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, arguments: list[str], *, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "text": "hi"}])
     output = tmp_path / "o.jsonl"
@@ -327,8 +327,8 @@ def _partial_labels(folder: Path) -> dict[str, object]:
 def test_a_bad_ner_model_or_label_mapping_is_one_error_before_the_corpus_is_read(
     tmp_path: Path,
     ner: Any,
-    message: str,
     *,
+    message: str,
     command: list[str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -358,7 +358,7 @@ def test_components_never_import_prefect() -> None:
 
 
 def test_ingest_of_a_bad_user_corpus_writes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mine.jsonl").write_bytes(
@@ -373,7 +373,7 @@ def test_ingest_of_a_bad_user_corpus_writes_nothing(
 
 
 def test_a_bad_param_value_names_the_key(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     params = tmp_path / "params.yaml"
@@ -569,7 +569,7 @@ def tree(folder: Path) -> dict[str, bytes | None]:
     ],
 )
 def test_unsafe_output_paths_are_refused_before_anything_is_touched(
-    scratch_repo: Path, argv: list[str], message: str, *, capsys: pytest.CaptureFixture[str]
+    scratch_repo: Path, argv: list[str], *, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = tree(scratch_repo)
     command = (
@@ -584,7 +584,7 @@ def test_unsafe_output_paths_are_refused_before_anything_is_touched(
 
 
 def test_calibrate_writes_a_policy_file_anonymize_reads(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from components.anonymize.calibration import read_thresholds
     from components.anonymize.config import DEFAULT_INFO_TYPES
@@ -611,14 +611,16 @@ def test_calibrate_writes_a_policy_file_anonymize_reads(
     written = measured["presidio_research:generated_small.sample.json"]
     assert speech != written  # measured on other texts
     for point in ("recall", "balanced", "precision"):
-        thresholds = read_thresholds(output, point, 0.35, known_info_types=DEFAULT_INFO_TYPES)
+        thresholds = read_thresholds(
+            output, point, default=0.35, known_info_types=DEFAULT_INFO_TYPES
+        )
         assert all(0.0 <= t <= 1.0 for t in thresholds.recognizers.values())
     assert main([*arguments, "--data", "wnut17"]) == 1  # a file kind needs its path
     assert "--data wnut17: [speech:]KIND=PATH" in capsys.readouterr().err
 
 
 def test_false_positive_sample_goes_to_stderr_only(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     gold = write_jsonl(
@@ -641,7 +643,7 @@ def test_false_positive_sample_goes_to_stderr_only(
 
 
 def test_a_detection_sweep_prints_one_row_per_value(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
@@ -668,7 +670,7 @@ def test_a_detection_sweep_prints_one_row_per_value(
 
 
 def test_grades_need_the_raw_corpus_and_keep_raw_text_under_data_raw(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     params = tmp_path / "params.yaml"
@@ -696,8 +698,8 @@ def test_grades_need_the_raw_corpus_and_keep_raw_text_under_data_raw(
 def test_ingest_refuses_a_corpus_that_holds_no_conversation_out(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
     *,
+    capsys: pytest.CaptureFixture[str],
     records: list[dict[str, object]],
     fraction: float,
 ) -> None:
@@ -732,8 +734,8 @@ def test_ingest_refuses_a_corpus_that_holds_no_conversation_out(
 def test_a_file_that_is_not_utf8_is_one_error_naming_its_line(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
     *,
+    capsys: pytest.CaptureFixture[str],
     command: list[str],
     name: str,
     body: bytes,

@@ -31,7 +31,7 @@ def bundle(tmp_path: Path) -> Path:
     (tmp_path / "producer.pem").write_bytes(public_key_pem(key.public_key()))
     folder = tmp_path / "exports" / "bundle"
     contents: dict[str, Path | bytes] = {"a.txt": b"a", "risk/b.csv": b"id\n"}
-    build_bundle(contents, {"git_commit": "c"}, folder, make_zip=True, signing_key=key)
+    build_bundle(contents, {"git_commit": "c"}, bundle_dir=folder, make_zip=True, signing_key=key)
     return folder
 
 
@@ -42,7 +42,7 @@ def verify(target: Path, tmp_path: Path) -> int:
 
 @pytest.mark.parametrize("form", ["folder", "zip"])
 def test_an_intact_bundle_exits_0(
-    tmp_path: Path, form: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, form: str, *, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = bundle(tmp_path)
     target = folder if form == "folder" else folder.with_suffix(".zip")
@@ -87,12 +87,12 @@ def test_a_corrupt_or_absent_manifest_exits_1_with_one_message(
 def _duplicate_member(folder: Path, tmp_path: Path) -> Path:
     """A forged a.txt placed before the real one, the manifest untouched."""
     entries = [("a.txt", b"forged"), *bundle_entries(folder)]
-    return forge_zip(tmp_path / "f.zip", entries, (folder / "manifest.json").read_bytes())
+    return forge_zip(tmp_path / "f.zip", entries, manifest=(folder / "manifest.json").read_bytes())
 
 
 def _prepended_page(folder: Path, tmp_path: Path) -> Path:
     """``cat forged.zip bundle.zip > f.zip``: a streaming reader sees the forged page first."""
-    forged = forge_zip(tmp_path / "forged.zip", [("a.txt", b"forged")], b"{}")
+    forged = forge_zip(tmp_path / "forged.zip", [("a.txt", b"forged")], manifest=b"{}")
     target = tmp_path / "f.zip"
     target.write_bytes(forged.read_bytes() + folder.with_suffix(".zip").read_bytes())
     return target
@@ -100,11 +100,13 @@ def _prepended_page(folder: Path, tmp_path: Path) -> Path:
 
 def _symlink_member(folder: Path, tmp_path: Path) -> Path:
     entries = [*bundle_entries(folder), (symlink_entry("risk/link"), b"/etc/passwd")]
-    return forge_zip(tmp_path / "f.zip", entries, None)
+    return forge_zip(tmp_path / "f.zip", entries, manifest=None)
 
 
 def _unsafe_member(folder: Path, tmp_path: Path) -> Path:
-    return forge_zip(tmp_path / "f.zip", [*bundle_entries(folder), ("../escape", b"x")], None)
+    return forge_zip(
+        tmp_path / "f.zip", [*bundle_entries(folder), ("../escape", b"x")], manifest=None
+    )
 
 
 def _symlink_in_folder(folder: Path, tmp_path: Path) -> Path:
@@ -152,8 +154,8 @@ def _short_member(folder: Path, tmp_path: Path) -> Path:
 def test_a_malicious_bundle_exits_non_zero_with_a_message_not_a_traceback(
     tmp_path: Path,
     forge: Callable[[Path, Path], Path],
-    code: int,
     *,
+    code: int,
     message: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -43,8 +43,8 @@ def packaged_detector(detector: Detector, monkeypatch: pytest.MonkeyPatch) -> li
 def test_anonymize_in_an_empty_folder_uses_the_defaults_and_the_shipped_policy(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
     *,
+    caplog: pytest.LogCaptureFixture,
     packaged_detector: list[Path],
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -81,13 +81,13 @@ def test_the_kept_word_is_the_shipped_exclusion_lists_doing() -> None:
 def detected(config: AnonymizeConfig, detector: Detector) -> set[tuple[str, str]]:
     conversation = conversation_from_record({"id": "c1", "text": CALL}, "c1")
     policy = factory.anonymization_policy(config, paths.INSTALL_ROOT)
-    (record,) = factory.detection_records([conversation], detector, policy, batch_size=1)
+    (record,) = factory.detection_records([conversation], detector, policy=policy, batch_size=1)
     spans: list[dict[str, Any]] = record["spans"]
     return {(CALL[s["start"] : s["end"]], s["entity_type"]) for s in spans}
 
 
 def test_detect_in_an_empty_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, packaged_detector: list[Path]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, packaged_detector: list[Path]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     Path("x.jsonl").write_text(json.dumps({"id": "c1", "text": CALL}) + "\n", encoding="utf-8")
@@ -101,8 +101,8 @@ def test_detect_in_an_empty_folder(
 def test_a_params_file_named_but_missing_is_an_error_naming_it(
     command: str,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     *,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -120,8 +120,8 @@ def test_a_params_file_named_but_missing_is_an_error_naming_it(
 def test_the_pipeline_stages_still_need_params_yaml(
     argv: list[str],
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     *,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)

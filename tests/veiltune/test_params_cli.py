@@ -39,7 +39,7 @@ def test_the_schema_passes_the_shipped_params_and_names_a_wrong_types_key(
 
 
 def test_the_schema_lists_the_stages_in_pipeline_order_each_with_its_help(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, *, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)  # no params.yaml: the schema reads none
     schema = printed_schema(capsys)

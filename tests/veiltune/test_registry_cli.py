@@ -76,7 +76,7 @@ def set_register_params(workspace: Path, **register: Any) -> None:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lora_adapter_dir: Path) -> Path:
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, lora_adapter_dir: Path) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     monkeypatch.delenv("VEILTUNE_PARENT_RUN_ID", raising=False)
@@ -263,7 +263,7 @@ def test_demote_takes_the_alias_from_the_champion_only(
     ],
 )
 def test_unknown_versions_are_refused_by_name(
-    two_versions: Path, capsys: pytest.CaptureFixture[str], command: list[str], *, message: str
+    two_versions: Path, capsys: pytest.CaptureFixture[str], *, command: list[str], message: str
 ) -> None:
     assert main([command[0], "--params", "params.yaml", *command[1:]]) == 1
     assert f"veiltune {command[0]}: error: {message}" in capsys.readouterr().err

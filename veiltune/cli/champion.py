@@ -40,7 +40,7 @@ def _promote(args: argparse.Namespace) -> Any:
         raise InputError("promote takes a VERSION, or --check alone")
     if not args.check:
         return commands.promote(
-            register, context, args.version, force=args.force, reason=args.reason
+            register, context, version=args.version, force=args.force, reason=args.reason
         )
     if args.force or args.reason:
         raise InputError("--check promotes nothing: --force and --reason do not apply")

@@ -48,7 +48,7 @@ def add_detect(commands: Commands) -> None:
 def _detect(args: argparse.Namespace) -> Any:
     context = detection_context(args.params)
     config = anonymize_config(context, args)
-    return {"records": detect(config, context, args.input, output_path=args.output)}
+    return {"records": detect(config, context, input_path=args.input, output_path=args.output)}
 
 
 def add_evaluate_detection(commands: Commands) -> None:
@@ -109,7 +109,7 @@ def _evaluate_detection(args: argparse.Namespace) -> Any:
     metrics, samples = evaluate_detection(
         anonymize_config(context, args),
         context,
-        args.dataset,
+        dataset=args.dataset,
         path=args.path,
         limit=args.limit,
         output=args.output,
@@ -158,7 +158,7 @@ def _calibrate(args: argparse.Namespace) -> Any:
     context = stage_context(args.params)
     data = [parse_data_spec(spec) for spec in args.data]
     return calibrate(
-        context.config(AnonymizeConfig), context, data, output=args.output, limit=args.limit
+        context.config(AnonymizeConfig), context, data=data, output=args.output, limit=args.limit
     )
 
 
@@ -204,7 +204,7 @@ def _train_ner(args: argparse.Namespace) -> Any:
     return train_ner(
         data,
         args.base,
-        args.output,
+        output=args.output,
         settings=settings,
         embedded_conversations=args.embedded_conversations,
     )

@@ -56,7 +56,7 @@ def add_grades(commands: Commands) -> None:
 
 
 def _grades_export(args: argparse.Namespace) -> Any:
-    return grades_export(stage_context(args.params), args.output, args.limit)
+    return grades_export(stage_context(args.params), args.output, limit=args.limit)
 
 
 def _grades_import(args: argparse.Namespace) -> Any:
@@ -79,7 +79,7 @@ def add_utility_report(commands: Commands) -> None:
 
 
 def _utility_report(args: argparse.Namespace) -> Any:
-    return utility_report(stage_context(args.params), args.output, args.runs)
+    return utility_report(stage_context(args.params), args.output, store=args.runs)
 
 
 def _add_report_folders(parser: argparse.ArgumentParser) -> None:
@@ -143,11 +143,11 @@ def add_utility_profile(commands: Commands) -> None:
 def _utility_profile(args: argparse.Namespace) -> Any:
     tasks = tuple(args.tasks) if args.tasks else None
     given = Sizes(args.steps, args.conversations, args.heldout_fraction, args.max_eval, tasks)
-    planned = plan_runs(args.variants, args.seeds, profile_sizes(args.profile, given))
+    planned = plan_runs(args.variants, args.seeds, sizes=profile_sizes(args.profile, given))
     context = stage_context(args.params)
     for run in planned:  # a bad override fails now, not after hours of the runs before it
         apply_overrides(context.params, run.overrides)
-    return utility_profile(context, planned, args.runs, output_dir=args.output)
+    return utility_profile(context, planned, store=args.runs, output_dir=args.output)
 
 
 def add_utility_pack(commands: Commands) -> None:
@@ -188,7 +188,7 @@ def _utility_pack(args: argparse.Namespace) -> Any:
     return utility_pack(
         stage_context(args.params),
         args.output,
-        anonymized,
+        anonymized=anonymized,
         steps=args.steps,
         max_eval=args.max_eval,
         tasks=args.tasks,

@@ -37,7 +37,7 @@ def _flow(args: argparse.Namespace) -> Any:
     from flows import pipeline as flow_module
 
     overrides = flow_module.parse_overrides(args.overrides)
-    flow_module.check_flow_arguments(args.stages, overrides, args.corpus)
+    flow_module.check_flow_arguments(args.stages, overrides, corpus=args.corpus)
     given = flow_module.RunOverrides.model_validate(overrides)  # checked above
     with temporary_server_auth():  # the temporary server, if Prefect starts one
         return flow_module.pipeline(stages=args.stages, overrides=given, corpus=args.corpus)
@@ -86,7 +86,7 @@ def add_deploy(commands: Commands) -> None:
 def _deploy(args: argparse.Namespace) -> Any:
     from flows.pipeline import deploy
 
-    return deploy(args.name, args.pool, args.checkout)
+    return deploy(args.name, args.pool, checkout=args.checkout)
 
 
 def add_purge_raw(commands: Commands) -> None:
@@ -104,9 +104,12 @@ def add_purge_raw(commands: Commands) -> None:
 def _purge_raw(args: argparse.Namespace) -> Any:
     """The checkout's own params name the user corpus and the key to keep, when it has them."""
     if not paths.PARAMS.is_file():
-        return purge_command(Path.cwd(), args.yes, None)
+        return purge_command(Path.cwd(), args.yes, source_corpus=None)
     context = stage_context(paths.PARAMS)
     key = context.base_dir / context.config(ExportConfig).signing_key
     return purge_command(
-        Path.cwd(), args.yes, context.config(IngestConfig).corpus_path, signing_key=key
+        Path.cwd(),
+        args.yes,
+        source_corpus=context.config(IngestConfig).corpus_path,
+        signing_key=key,
     )

@@ -70,7 +70,7 @@ def _yaml(dumped: str) -> str:
     return " ".join(dumped.removesuffix("\n...\n").split())
 
 
-def _note(comment: str, allowed: str, width: int = 70) -> str:
+def _note(comment: str, allowed: str, *, width: int = 70) -> str:
     """A key's comment, shortened to fit beside the range it allows, which is kept whole."""
     if not allowed:
         return _short(comment, width)

@@ -100,7 +100,7 @@ def _anonymize_file(args: argparse.Namespace) -> Metrics:
     return anonymize(
         anonymize_config(context, args),
         context,
-        args.input or paths.RAW_CORPUS,
+        input_path=args.input or paths.RAW_CORPUS,
         output_path=args.output or paths.ANON_CORPUS,
         spans_path=args.spans,
     )
@@ -139,12 +139,14 @@ def add_review(commands: Commands, stage: Stage) -> None:
 
 def _review_export(stage: Stage, args: argparse.Namespace) -> StageRun:
     context = for_stage(stage_context(args.params), stage.name)
-    return StageRun(stage, review_export(context.config(ReviewConfig), context, args.output))
+    return StageRun(
+        stage, review_export(context.config(ReviewConfig), context, output_dir=args.output)
+    )
 
 
 def _review_import(args: argparse.Namespace) -> Any:
     risk = stage_context(args.params).config(RiskConfig)
-    return review_import(risk, args.input, args.output)
+    return review_import(risk, args.input, output=args.output)
 
 
 def add_export(commands: Commands, stage: Stage) -> None:
@@ -212,7 +214,7 @@ def _verify_bundle(args: argparse.Namespace) -> Any:
     return verify(
         args.verify,
         args.public_key,
-        configured,
+        configured_key=configured,
         base_dir=base_dir,
         against_registry=args.against_registry,
     )
@@ -227,7 +229,7 @@ def _fetch_bundle(args: argparse.Namespace) -> Any:
     return fetch(
         model,
         args.fetch,
-        output,
+        output=output,
         public_key=args.public_key,
         configured_key=configured,
         base_dir=context.base_dir,

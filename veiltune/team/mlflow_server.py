@@ -23,16 +23,19 @@ def create_databases(cluster: Cluster, secrets: Mapping[str, str]) -> None:
     """The server's two databases (runs and registry; users and permissions), once."""
     for database in (DATABASE, AUTH_DATABASE):
         cluster.create_database(
-            database, OWNER, secrets["mlflow_db"], superuser_password=secrets["postgres"]
+            database,
+            OWNER,
+            owner_password=secrets["mlflow_db"],
+            superuser_password=secrets["postgres"],
         )
 
 
 def start(
-    folder: Path, cluster: Cluster, secrets: Mapping[str, str], *, port: int
+    folder: Path, cluster: Cluster, *, secrets: Mapping[str, str], port: int
 ) -> subprocess.Popen[bytes]:
     """``mlflow server`` on 127.0.0.1:``port``, healthy when it returns."""
     auth_config = folder / "basic_auth.ini"
-    auth_db = cluster.url(OWNER, secrets["mlflow_db"], AUTH_DATABASE, driver="psycopg2")
+    auth_db = cluster.url(OWNER, secrets["mlflow_db"], database=AUTH_DATABASE, driver="psycopg2")
     write_private(
         auth_config,
         "[mlflow]\ndefault_permission = READ\n"
@@ -47,7 +50,7 @@ def start(
     command = [
         sys.executable, "-m", "mlflow", "server",
         "--backend-store-uri",
-        cluster.url(OWNER, secrets["mlflow_db"], DATABASE, driver="psycopg2"),
+        cluster.url(OWNER, secrets["mlflow_db"], database=DATABASE, driver="psycopg2"),
         "--artifacts-destination", str(folder / "artifacts"),
         "--app-name", "basic-auth",
         "--host", "127.0.0.1", "--port", str(port),
@@ -62,12 +65,12 @@ def start(
         "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
     }
     log = folder / "mlflow.log"
-    server = servers.start(command, env, log)
-    servers.wait_healthy("MLflow", f"http://127.0.0.1:{port}/health", server, log=log)
+    server = servers.start(command, env, log=log)
+    servers.wait_healthy("MLflow", f"http://127.0.0.1:{port}/health", server=server, log=log)
     return server
 
 
-def create_user(uri: str, admin_password: str, username: str, *, password: str) -> None:
+def create_user(uri: str, admin_password: str, *, username: str, password: str) -> None:
     import requests
 
     reply = requests.post(

@@ -50,7 +50,7 @@ class Cluster:
     def log(self) -> Path:
         return self.folder / "postgres.log"
 
-    def url(self, user: str, password: str, database: str, *, driver: str = "") -> str:
+    def url(self, user: str, password: str, *, database: str, driver: str = "") -> str:
         """A connection URL; ``driver`` names SQLAlchemy's (``psycopg2``), none for libpq."""
         scheme = f"postgresql+{driver}" if driver else "postgresql"
         return f"{scheme}://{user}:{password}@127.0.0.1:{self.port}/{database}"
@@ -111,13 +111,15 @@ class Cluster:
         return done.returncode == 0
 
     def create_database(
-        self, name: str, owner: str, owner_password: str, *, superuser_password: str
+        self, name: str, owner: str, *, owner_password: str, superuser_password: str
     ) -> None:
         """A role ``owner`` (password ``owner_password``) and a database ``name`` it owns."""
         import psycopg2
 
         try:
-            connection = psycopg2.connect(self.url(SUPERUSER, superuser_password, "postgres"))
+            connection = psycopg2.connect(
+                self.url(SUPERUSER, superuser_password, database="postgres")
+            )
         except psycopg2.Error as exc:
             raise BackendError(f"PostgreSQL on 127.0.0.1:{self.port}: {_first_line(exc)}") from exc
         connection.autocommit = True

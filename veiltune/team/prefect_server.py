@@ -32,12 +32,15 @@ def client_env(port: int, password: str) -> dict[str, str]:
 def create_databases(cluster: Cluster, secrets: Mapping[str, str]) -> None:
     """The server's database, once."""
     cluster.create_database(
-        DATABASE, OWNER, secrets["prefect_db"], superuser_password=secrets["postgres"]
+        DATABASE,
+        OWNER,
+        owner_password=secrets["prefect_db"],
+        superuser_password=secrets["postgres"],
     )
 
 
 def start(
-    folder: Path, cluster: Cluster, secrets: Mapping[str, str], *, port: int
+    folder: Path, cluster: Cluster, *, secrets: Mapping[str, str], port: int
 ) -> subprocess.Popen[bytes]:
     """``prefect server start`` on 127.0.0.1:``port`` with the work pool made; healthy when
     it returns."""
@@ -46,7 +49,7 @@ def start(
     env = _without_prefect_client(os.environ) | {
         "PREFECT_HOME": str(home),
         "PREFECT_SERVER_DATABASE_CONNECTION_URL": cluster.url(
-            OWNER, secrets["prefect_db"], DATABASE, driver="asyncpg"
+            OWNER, secrets["prefect_db"], database=DATABASE, driver="asyncpg"
         ),
         "PREFECT_SERVER_API_AUTH_STRING": f"{USER}:{secrets['prefect']}",
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
@@ -57,14 +60,14 @@ def start(
         "--host", "127.0.0.1", "--port", str(port),
     ]  # fmt: skip
     log = folder / "prefect.log"
-    server = servers.start(command, env, log)
+    server = servers.start(command, env, log=log)
     url = f"http://127.0.0.1:{port}/api/health"
-    servers.wait_healthy("Prefect", url, server, log=log, auth=(USER, secrets["prefect"]))
-    _create_pool(home, port, secrets["prefect"])
+    servers.wait_healthy("Prefect", url, server=server, log=log, auth=(USER, secrets["prefect"]))
+    _create_pool(home, port, password=secrets["prefect"])
     return server
 
 
-def _create_pool(home: Path, port: int, password: str) -> None:
+def _create_pool(home: Path, port: int, *, password: str) -> None:
     env = _without_prefect_client(os.environ) | client_env(port, password)
     create_pool(env | {"PREFECT_HOME": str(home)})
 

@@ -17,7 +17,7 @@ START_TIMEOUT_S = 180
 STOP_TIMEOUT_S = 10
 
 
-def start(command: Sequence[str], env: Mapping[str, str], log: Path) -> subprocess.Popen[bytes]:
+def start(command: Sequence[str], env: Mapping[str, str], *, log: Path) -> subprocess.Popen[bytes]:
     """``command`` in a session of its own (so ``stop`` ends its children too), output to
     ``log``."""
     with log.open("ab") as handle:
@@ -33,8 +33,8 @@ def start(command: Sequence[str], env: Mapping[str, str], log: Path) -> subproce
 def wait_healthy(
     name: str,
     url: str,
-    server: subprocess.Popen[bytes],
     *,
+    server: subprocess.Popen[bytes],
     log: Path,
     auth: tuple[str, str] | None = None,
 ) -> None:

@@ -65,9 +65,11 @@ def _start(folder: Path) -> dict[str, Any]:
     cluster.start()
     for module in SERVER_MODULES.values():
         module.create_databases(cluster, secret)
-    _start_servers(folder, cluster, secret, state=state)
+    _start_servers(folder, cluster, secret=secret, state=state)
     mlflow_uri = _mlflow_uri(state)
-    mlflow_server.create_user(mlflow_uri, secret["admin"], PIPELINE, password=secret[PIPELINE])
+    mlflow_server.create_user(
+        mlflow_uri, secret["admin"], username=PIPELINE, password=secret[PIPELINE]
+    )
     env = {
         "MLFLOW_TRACKING_URI": mlflow_uri,
         "MLFLOW_TRACKING_USERNAME": PIPELINE,
@@ -84,12 +86,12 @@ def _restart(folder: Path) -> dict[str, Any]:
     state = _read_state(folder)
     cluster = Cluster(folder / "postgres", state["postgres_port"])
     cluster.start()
-    _start_servers(folder, cluster, credentials(folder), state=state)
+    _start_servers(folder, cluster, secret=credentials(folder), state=state)
     return status(folder)
 
 
 def _start_servers(
-    folder: Path, cluster: Cluster, secret: dict[str, str], *, state: dict[str, Any]
+    folder: Path, cluster: Cluster, *, secret: dict[str, str], state: dict[str, Any]
 ) -> None:
     """Each server, on the port the state has for it (a free one the first time)."""
     for name, module in SERVER_MODULES.items():

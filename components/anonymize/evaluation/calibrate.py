@@ -47,10 +47,12 @@ class CandidateDetector(Protocol):
     """A backend that reports raw candidates and keeps those thresholds allow."""
 
     def candidates(
-        self, texts: Sequence[str], score_floor: float, batch_size: int = ...
+        self, texts: Sequence[str], score_floor: float, *, batch_size: int = ...
     ) -> list[list[Span]]: ...
 
-    def finish(self, text: str, candidates: list[Span], thresholds: Thresholds) -> list[Span]: ...
+    def finish(
+        self, text: str, candidates: list[Span], *, thresholds: Thresholds
+    ) -> list[Span]: ...
 
     @property
     def context_recognizer_names(self) -> frozenset[str]: ...
@@ -65,7 +67,7 @@ class _Text:
 class _Replay:
     """A Detector over precomputed candidates: the engine's passes run on what it keeps."""
 
-    def __init__(self, backend: CandidateDetector, text: _Text, thresholds: Thresholds):
+    def __init__(self, backend: CandidateDetector, text: _Text, *, thresholds: Thresholds):
         self._backend, self._text, self._thresholds = backend, text, thresholds
 
     def detect(self, texts: Sequence[str], batch_size: int = 64) -> list[list[Span]]:
@@ -73,7 +75,7 @@ class _Replay:
         context: a labelled text has none of its own)."""
         own = self._text.item.text
         return [
-            self._backend.finish(text, self._text.candidates, self._thresholds)
+            self._backend.finish(text, self._text.candidates, thresholds=self._thresholds)
             if i == 0 and text == own
             else []
             for i, text in enumerate(texts)
@@ -87,8 +89,8 @@ class Calibration:
         self,
         sets: Mapping[str, Sequence[LabelledText]],
         backend: CandidateDetector,
-        policy: AnonymizationPolicy,
         *,
+        policy: AnonymizationPolicy,
         default: float,
     ) -> None:
         self.backend, self.policy, self.default = backend, policy, default
@@ -106,18 +108,18 @@ class Calibration:
                     self.levels[span.source].append(score_level(span.score))
         self.levels = {k: sorted(set(v)) for k, v in self.levels.items()}
 
-    def score_one(self, name: str, i: int, thresholds: Thresholds) -> DetectionScore:
+    def score_one(self, name: str, i: int, *, thresholds: Thresholds) -> DetectionScore:
         text = self.sets[name][i]
         conversation = Conversation(text.item.id, (Turn(None, text.item.text),), plain=True)
-        replay = _Replay(self.backend, text, thresholds)
-        [(_, spans)] = detect_batch([conversation], replay, self.policy)
+        replay = _Replay(self.backend, text, thresholds=thresholds)
+        [(_, spans)] = detect_batch([conversation], replay, policy=self.policy)
         score = DetectionScore()
-        score_text(text.item, spans[0], score)  # the turn's; the context field is empty
+        score_text(text.item, spans[0], score=score)  # the turn's; the context field is empty
         return score
 
     def score_all(self, thresholds: Thresholds) -> dict[tuple[str, int], DetectionScore]:
         return {
-            (name, i): self.score_one(name, i, thresholds)
+            (name, i): self.score_one(name, i, thresholds=thresholds)
             for name, texts in self.sets.items()
             for i in range(len(texts))
         }
@@ -147,18 +149,18 @@ def precision_recall(
     }
 
 
-def f_beta(precision: float, recall: float, beta: float) -> float:
+def f_beta(precision: float, recall: float, *, beta: float) -> float:
     b2 = beta * beta
     denominator = b2 * precision + recall
     return (1 + b2) * precision * recall / denominator if denominator else 0.0
 
 
 def objective(
-    scores: Mapping[tuple[str, int], DetectionScore], names: Sequence[str], beta: float
+    scores: Mapping[tuple[str, int], DetectionScore], names: Sequence[str], *, beta: float
 ) -> float:
     """The mean over data sets of the character F-beta."""
     pairs = precision_recall(scores, names).values()
-    return sum(f_beta(p, r, beta) for p, r in pairs) / len(names)
+    return sum(f_beta(p, r, beta=beta) for p, r in pairs) / len(names)
 
 
 def score_level(score: float) -> float:
@@ -189,7 +191,7 @@ def ascend(calibration: Calibration, beta: float) -> Thresholds:
         below = {r: level for r, level in lowest.items() if level < calibration.default}
         return replace(thresholds, recognizers=below)
     scores = calibration.score_all(thresholds)
-    best = objective(scores, names, beta)
+    best = objective(scores, names, beta=beta)
     for _ in range(ROUNDS):
         for recognizer in tunable:
             for level in allowed_levels(calibration, recognizer):
@@ -197,10 +199,11 @@ def ascend(calibration: Calibration, beta: float) -> Thresholds:
                     thresholds, recognizers={**thresholds.recognizers, recognizer: level}
                 )
                 changed = {
-                    key: calibration.score_one(*key, trial) for key in calibration.where[recognizer]
+                    key: calibration.score_one(*key, thresholds=trial)
+                    for key in calibration.where[recognizer]
                 }
                 trial_scores = {**scores, **changed}
-                value = objective(trial_scores, names, beta)
+                value = objective(trial_scores, names, beta=beta)
                 if value > best + 1e-9:
                     best, thresholds, scores = value, trial, trial_scores
     return thresholds

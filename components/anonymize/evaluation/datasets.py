@@ -110,7 +110,7 @@ def in_split(group: str, split: str) -> bool:
 
 
 def load_labelled(
-    kind: str, path: Path | None, limit: int | None = None, *, split: str = "all"
+    kind: str, path: Path | None, *, limit: int | None = None, split: str = "all"
 ) -> list[LabelledText]:
     """Load ``kind`` (presidio_research | wnut17 | jsonl | embedded) from ``path``;
     ``split`` (tuning | heldout) keeps one side of presidio-research's template split, or of

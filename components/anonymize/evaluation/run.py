@@ -16,8 +16,8 @@ from components.core.corpus import Conversation, Turn
 def evaluate_detection(
     items: Sequence[LabelledText],
     detector: Detector,
-    policy: AnonymizationPolicy,
     *,
+    policy: AnonymizationPolicy,
     batch_size: int,
     sample_size: int = 0,
 ) -> tuple[dict[str, Any], list[FalsePositive]]:
@@ -28,7 +28,7 @@ def evaluate_detection(
     return score_detection(
         items,
         groups,
-        detected_turns(groups, detector, policy, batch_size=batch_size),
+        detected=detected_turns(groups, detector, policy=policy, batch_size=batch_size),
         sample_size=sample_size,
     )
 
@@ -36,14 +36,14 @@ def evaluate_detection(
 def detected_turns(
     groups: Sequence[Sequence[LabelledText]],
     detector: Detector,
-    policy: AnonymizationPolicy,
     *,
+    policy: AnonymizationPolicy,
     batch_size: int,
 ) -> Iterator[dict[int, list[Any]]]:
     """For each group (a conversation), the spans found in each of its texts, by turn."""
     for start in range(0, len(groups), batch_size):
         conversations = [_conversation(group) for group in groups[start : start + batch_size]]
-        for fields, spans in detect_batch(conversations, detector, policy):
+        for fields, spans in detect_batch(conversations, detector, policy=policy):
             yield {
                 where.turn: found
                 for (where, _), found in zip(fields, spans, strict=True)
@@ -54,8 +54,8 @@ def detected_turns(
 def score_detection(
     items: Sequence[LabelledText],
     groups: Sequence[Sequence[LabelledText]],
-    detected: Iterable[dict[int, list[Any]]],
     *,
+    detected: Iterable[dict[int, list[Any]]],
     sample_size: int = 0,
 ) -> tuple[dict[str, Any], list[FalsePositive]]:
     """The groups scored against what was ``detected`` in them, in order. ``detected`` may
@@ -64,7 +64,7 @@ def score_detection(
     started = time.perf_counter()
     for group, turns in zip(groups, detected, strict=True):
         for i, item in enumerate(group):
-            score_text(item, turns[i], score)
+            score_text(item, turns[i], score=score)
     seconds = time.perf_counter() - started
     n_chars = sum(len(i.text) for i in items)
     metrics = {

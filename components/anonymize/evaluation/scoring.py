@@ -107,7 +107,7 @@ def _breakdown(tallies: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
     }
 
 
-def score_text(item: LabelledText, predicted: Sequence[Span], score: DetectionScore) -> None:
+def score_text(item: LabelledText, predicted: Sequence[Span], *, score: DetectionScore) -> None:
     """Add one text's character and entity counts to ``score``."""
     covered = _chars(item.text, [(s.start, s.end) for s in predicted])
     gold = _chars(item.text, [(g.start, g.end) for g in item.gold if g.entity_type != NEUTRAL])

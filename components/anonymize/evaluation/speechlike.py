@@ -51,7 +51,7 @@ def _length(words: list[str]) -> int:
     return sum(map(len, words)) + max(len(words) - 1, 0)
 
 
-def _spoken(text: str, rng: random.Random, fillers: bool) -> list[str]:
+def _spoken(text: str, rng: random.Random, *, fillers: bool) -> list[str]:
     spoken: list[str] = []
     for token in _TOKEN.findall(text):
         said = _say(token)

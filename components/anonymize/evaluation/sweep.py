@@ -44,7 +44,7 @@ def parse_sweep(spec: str) -> tuple[str, list[float]]:
     return key, values
 
 
-def with_value(config: AnonymizeConfig, key: str, value: float) -> AnonymizeConfig:
+def with_value(config: AnonymizeConfig, key: str, *, value: float) -> AnonymizeConfig:
     """``config`` with ``anonymize.<key>`` set (validated: a bad value names the key)."""
     if key == "vocab_threshold":
         if not float(value).is_integer():
@@ -57,8 +57,8 @@ def with_value(config: AnonymizeConfig, key: str, value: float) -> AnonymizeConf
 def sweep_detection(
     items: Sequence[LabelledText],
     config: AnonymizeConfig,
-    base_dir: Path,
     *,
+    base_dir: Path,
     policy: AnonymizationPolicy,
     key: str,
     values: Sequence[float],
@@ -91,15 +91,17 @@ def sweep_detection(
         scorer = Memo(lm.scorer)
     rows = []
     for value in values:
-        setting = with_value(config, key, value)
+        setting = with_value(config, key, value=value)
         built = dict(fixed)
         if scorer is not None:
             built[varied] = LmProbabilityDetector(
                 scorer, setting.lm_probability.p, setting.lm_probability.batch_size
             )
-        detector = build_detector(setting, base_dir, built)
+        detector = build_detector(setting, base_dir, built=built)
         started = time.perf_counter()
-        metrics, _ = evaluate_detection(items, detector, policy, batch_size=config.batch_size)
+        metrics, _ = evaluate_detection(
+            items, detector, policy=policy, batch_size=config.batch_size
+        )
         seconds = round(time.perf_counter() - started, 2)
         rows.append({key: value, **_row(metrics), "seconds": seconds})
     return rows
@@ -130,24 +132,26 @@ class Memo:
         self.seconds = 0.0
 
     def detect(self, texts: Sequence[str], batch_size: int = 64) -> list[list[Span]]:
-        return self._answers(texts, None, lambda todo, _: self.inner.detect(todo, batch_size))
+        return self._answers(texts, None, ask=lambda todo, _: self.inner.detect(todo, batch_size))
 
     def detect_in_context(
-        self, texts: Sequence[str], contexts: Sequence[str], batch_size: int = 64
+        self, texts: Sequence[str], contexts: Sequence[str], *, batch_size: int = 64
     ) -> list[list[Span]]:
         if not hasattr(self.inner, "detect_in_context"):
             return self.detect(texts, batch_size)
         return self._answers(
-            texts, contexts, lambda todo, ctx: self.inner.detect_in_context(todo, ctx, batch_size)
+            texts,
+            contexts,
+            ask=lambda todo, ctx: self.inner.detect_in_context(todo, ctx, batch_size),
         )
 
     def score(
-        self, texts: Sequence[str], batch_size: int = 8, contexts: Sequence[str] | None = None
+        self, texts: Sequence[str], batch_size: int = 8, *, contexts: Sequence[str] | None = None
     ) -> list[Any]:
         return self._answers(
             texts,
             contexts,
-            lambda todo, ctx: (
+            ask=lambda todo, ctx: (
                 self.inner.score(todo, batch_size, contexts=ctx)
                 if ctx is not None
                 else self.inner.score(todo, batch_size)
@@ -158,7 +162,9 @@ class Memo:
         report = getattr(self.inner, "usage_metrics", None)
         return dict(report()) if callable(report) else {}
 
-    def _answers(self, texts: Sequence[str], contexts: Sequence[str] | None, ask: Any) -> list[Any]:
+    def _answers(
+        self, texts: Sequence[str], contexts: Sequence[str] | None, *, ask: Any
+    ) -> list[Any]:
         keys = [(t, contexts[i] if contexts is not None else "") for i, t in enumerate(texts)]
         todo = list(dict.fromkeys(k for k in keys if k not in self._known))
         if todo:

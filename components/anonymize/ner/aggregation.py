@@ -114,7 +114,7 @@ def piece_bounds(extents: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(low, max(low, high)) for low, high in zip(lows, highs, strict=True)]
 
 
-def entity_spans(text: str, words: Sequence[Word], scheme: LabelScheme) -> list[ClassifiedSpan]:
+def entity_spans(text: str, words: Sequence[Word], *, scheme: LabelScheme) -> list[ClassifiedSpan]:
     """BIO over words: a word of entity X joins the span before it when that span is an X
     and the word follows it directly (one token of text split by the pre-tokenizer: an
     e-mail address) or after whitespace without beginning (``B-``) an entity of its own."""
@@ -128,18 +128,21 @@ def entity_spans(text: str, words: Sequence[Word], scheme: LabelScheme) -> list[
             and entity == open_entity
             and (
                 word.start == open_words[-1].end
-                or (not scheme.begins(word.label) and _blank(text, open_words[-1].end, word.start))
+                or (
+                    not scheme.begins(word.label)
+                    and _blank(text, open_words[-1].end, end=word.start)
+                )
             )
         )
         if not joins:
             if open_words and open_entity is not None:
-                spans.append(_span(open_words, open_entity, scheme))
+                spans.append(_span(open_words, open_entity, scheme=scheme))
             open_words = []
         open_entity = entity
         if entity is not None:
             open_words.append(word)
     if open_words and open_entity is not None:
-        spans.append(_span(open_words, open_entity, scheme))
+        spans.append(_span(open_words, open_entity, scheme=scheme))
     return spans
 
 
@@ -152,11 +155,11 @@ def word_support(words: Sequence[Word]) -> list[WordSupport]:
     ]
 
 
-def _blank(text: str, start: int, end: int) -> bool:
+def _blank(text: str, start: int, *, end: int) -> bool:
     return text[start:end].isspace()
 
 
-def _span(words: Sequence[Word], entity: str, scheme: LabelScheme) -> ClassifiedSpan:
+def _span(words: Sequence[Word], entity: str, *, scheme: LabelScheme) -> ClassifiedSpan:
     column = scheme.entities.index(entity)
     n_tokens = sum(word.n_tokens for word in words)
     score = float(sum(word.probability_sums[column] for word in words)) / n_tokens

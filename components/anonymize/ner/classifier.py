@@ -60,8 +60,8 @@ class TokenClassifier(ABC):
         self,
         tokenizer: Tokenizer,
         scheme: LabelScheme,
-        max_tokens: int,
         *,
+        max_tokens: int,
         batch_size: int,
         pad_id: int = 0,
         window_chars: int = WINDOW_CHARS,
@@ -104,7 +104,9 @@ class TokenClassifier(ABC):
         for text, read in zip(texts, by_text, strict=True):
             words = labelled_words(read) if read else []
             readings.append(
-                Reading(tuple(entity_spans(text, words, self.scheme)), tuple(word_support(words)))
+                Reading(
+                    tuple(entity_spans(text, words, scheme=self.scheme)), tuple(word_support(words))
+                )
             )
         return readings
 
@@ -115,7 +117,7 @@ class TokenClassifier(ABC):
             for i, text in enumerate(texts)
             if text and not text.isspace()
             for w, (start, end) in enumerate(
-                text_windows(text, self._window_chars, self._window_overlap)
+                text_windows(text, self._window_chars, overlap=self._window_overlap)
             )
         ]
         encodings = self._tokenizer.encode_batch([window for *_, window in windows])
@@ -131,7 +133,7 @@ class TokenClassifier(ABC):
         for batch in self._batches(pieces):
             labels, entity_probabilities = self._run([pieces[k] for k in batch])
             for row, k in enumerate(batch):
-                found[k] = _tokens(pieces[k], labels[row], entity_probabilities[row])
+                found[k] = _tokens(pieces[k], labels[row], entities=entity_probabilities[row])
         return found
 
     def _batches(self, pieces: Sequence[Piece]) -> list[list[int]]:
@@ -168,7 +170,7 @@ class TokenClassifier(ABC):
         return probabilities.argmax(axis=-1), probabilities @ self.scheme.entity_matrix
 
 
-def _tokens(piece: Piece, labels: np.ndarray, entities: np.ndarray) -> list[TokenPrediction]:
+def _tokens(piece: Piece, labels: np.ndarray, *, entities: np.ndarray) -> list[TokenPrediction]:
     """The piece's tokens of text (special and empty ones left out), offsets into the text."""
     encoding = piece.encoding
     found = []

@@ -26,7 +26,7 @@ class NerEvidence:
             default=0.0,
         )
 
-    def over(self, start: int, end: int, min_score: float = 0.0) -> list[ClassifiedSpan]:
+    def over(self, start: int, end: int, *, min_score: float = 0.0) -> list[ClassifiedSpan]:
         """The spans overlapping ``[start, end)`` scored ``min_score`` or more."""
         return [
             span
@@ -34,12 +34,12 @@ class NerEvidence:
             if span.start < end and start < span.end and span.score >= min_score
         ]
 
-    def labels_over(self, start: int, end: int, min_score: float = 0.0) -> frozenset[str]:
+    def labels_over(self, start: int, end: int, *, min_score: float = 0.0) -> frozenset[str]:
         """The model's labels (``GIVEN_NAME``, ``SURNAME``) over ``[start, end)``."""
-        return frozenset(span.label for span in self.over(start, end, min_score))
+        return frozenset(span.label for span in self.over(start, end, min_score=min_score))
 
     def sees(
-        self, start: int, end: int, labels: Collection[str], *, min_score: float = 0.0
+        self, start: int, end: int, *, labels: Collection[str], min_score: float = 0.0
     ) -> bool:
         """Whether a span of one of ``labels`` overlaps ``[start, end)``."""
-        return not self.labels_over(start, end, min_score).isdisjoint(labels)
+        return not self.labels_over(start, end, min_score=min_score).isdisjoint(labels)

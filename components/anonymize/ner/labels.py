@@ -79,7 +79,7 @@ def read_label_policy(path: Path, known_info_types: Collection[str]) -> dict[str
     document = read_policy_yaml(
         path,
         f"{LABELS_KEY}: {path}: no such label-mapping file",
-        f"{LABELS_KEY}: {path}: not a YAML label mapping",
+        malformed=f"{LABELS_KEY}: {path}: not a YAML label mapping",
     )
     labels = document.get("labels") if isinstance(document, dict) else None
     if not isinstance(labels, dict):
@@ -96,7 +96,7 @@ def read_label_policy(path: Path, known_info_types: Collection[str]) -> dict[str
 
 
 def info_types_of(
-    entities: Sequence[str], policy: Mapping[str, str | None], path: Path
+    entities: Sequence[str], policy: Mapping[str, str | None], *, path: Path
 ) -> dict[str, str | None]:
     """Each of a model's ``entities`` mapped by ``policy``.
 

@@ -27,7 +27,7 @@ SIDE_FILES_UP = 1
 
 
 def load_token_classifier(
-    model: str, base_dir: Path, threads: int, *, batch_size: int
+    model: str, base_dir: Path, *, threads: int, batch_size: int
 ) -> TokenClassifier:
     """The classifier ``model`` names: ``conversational`` (veiltune's own, shipped.py),
     ``rampart``, or a path from ``base_dir`` to an .onnx
@@ -39,12 +39,12 @@ def load_token_classifier(
             ``anonymize.ner.model``.
     """
     if model == RAMPART:
-        return load_onnx(rampart_model_file(), threads, batch_size)
+        return load_onnx(rampart_model_file(), threads, batch_size=batch_size)
     if model == CONVERSATIONAL:
-        return load_onnx(conversational_model_file(), threads, batch_size)
+        return load_onnx(conversational_model_file(), threads, batch_size=batch_size)
     path = base_dir / model
     if path.suffix == ".onnx":
-        return load_onnx(path, threads, batch_size)
+        return load_onnx(path, threads, batch_size=batch_size)
     if path.is_dir():
         return load_torch(path, batch_size)
     raise InputError(
@@ -64,7 +64,7 @@ def rampart_model_file() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / RAMPART_MODEL
 
 
-def load_onnx(path: Path, threads: int, batch_size: int) -> TokenClassifier:
+def load_onnx(path: Path, threads: int, *, batch_size: int) -> TokenClassifier:
     """An ``OnnxTokenClassifier`` of the .onnx file at ``path``."""
     from tokenizers import Tokenizer
 
@@ -85,12 +85,12 @@ def load_onnx(path: Path, threads: int, batch_size: int) -> TokenClassifier:
     except Exception as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"{MODEL_KEY}: {path}: not a model ONNX Runtime loads: {reason}") from exc
-    _check_outputs(session, scheme, path)
+    _check_outputs(session, scheme, path=path)
     pad_id = config.get("pad_token_id")
     return OnnxTokenClassifier(
         session,
         tokenizer,
-        scheme,
+        scheme=scheme,
         max_tokens=_max_tokens(config),
         batch_size=batch_size,
         pad_id=pad_id if isinstance(pad_id, int) else 0,
@@ -122,7 +122,7 @@ def load_torch(folder: Path, batch_size: int) -> TokenClassifier:
             "exact offsets need one"
         )
     return TorchTokenClassifier(
-        model, tokenizer, scheme, max_tokens=_max_tokens(config), batch_size=batch_size
+        model, tokenizer, scheme=scheme, max_tokens=_max_tokens(config), batch_size=batch_size
     )
 
 
@@ -164,7 +164,7 @@ def _max_tokens(config: dict[str, Any]) -> int:
     return min(positions, MAX_TOKENS) if isinstance(positions, int) else MAX_TOKENS
 
 
-def _check_outputs(session: Any, scheme: LabelScheme, path: Path) -> None:
+def _check_outputs(session: Any, scheme: LabelScheme, *, path: Path) -> None:
     """Refuse a model whose logits are not one per label of its config."""
     shape = session.get_outputs()[0].shape
     width = shape[-1] if shape else None

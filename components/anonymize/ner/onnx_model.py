@@ -20,15 +20,20 @@ class OnnxTokenClassifier(TokenClassifier):
         self,
         session: Any,
         tokenizer: Tokenizer,
-        scheme: LabelScheme,
         *,
+        scheme: LabelScheme,
         max_tokens: int,
         batch_size: int,
         pad_id: int = 0,
         **windows: int,
     ) -> None:
         super().__init__(
-            tokenizer, scheme, max_tokens, batch_size=batch_size, pad_id=pad_id, **windows
+            tokenizer,
+            scheme,
+            max_tokens=max_tokens,
+            batch_size=batch_size,
+            pad_id=pad_id,
+            **windows,
         )
         self._session = session
         self._inputs = frozenset(i.name for i in session.get_inputs()) & set(MODEL_INPUTS)

@@ -27,15 +27,17 @@ class TorchTokenClassifier(TokenClassifier):
         self,
         model: Any,
         tokenizer: Any,
-        scheme: LabelScheme,
         *,
+        scheme: LabelScheme,
         max_tokens: int,
         batch_size: int,
         **windows: int,
     ) -> None:
         rust = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
         pad_id = tokenizer.pad_token_id or 0
-        super().__init__(rust, scheme, max_tokens, batch_size=batch_size, pad_id=pad_id, **windows)
+        super().__init__(
+            rust, scheme, max_tokens=max_tokens, batch_size=batch_size, pad_id=pad_id, **windows
+        )
         self._model = model.eval()
         self._inputs = frozenset(tokenizer.model_input_names) & set(MODEL_INPUTS)
 

@@ -73,7 +73,7 @@ class AddressBlockRecognizer(ScannerRecognizer):
     ENTITIES = ("STREET_ADDRESS",)
     SCORE = 0.6
 
-    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:  # noqa: PLR0917 (Presidio's signature)
         if "STREET_ADDRESS" not in entities:
             return []
         results = [
@@ -129,7 +129,7 @@ def _place_end(text: str, start: int) -> int:
     match = _PLACE.match(text, start)
     if not match:
         return start
-    part = text[start : _sentence_end(text, start, match.end())]
+    part = text[start : _sentence_end(text, start, end=match.end())]
     while part:
         if _looks_like_place(part):
             return start + len(part.rstrip(". "))
@@ -138,7 +138,7 @@ def _place_end(text: str, start: int) -> int:
     return start
 
 
-def _sentence_end(text: str, start: int, end: int) -> int:
+def _sentence_end(text: str, start: int, *, end: int) -> int:
     """``end``, or the end of the first sentence that ends in ``text[start:end]`` ("St."
     of "St. Louis" ends none)."""
     for mark in re.finditer(r"[.!?]", text[start:end]):

@@ -44,7 +44,7 @@ class AgeRecognizer(ScannerRecognizer):
     ENTITIES = ("AGE",)
     SCORE = 0.6
 
-    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:  # noqa: PLR0917 (Presidio's signature)
         if "AGE" not in entities:
             return []
         found: dict[tuple[int, int], RecognizerResult] = {}

@@ -32,7 +32,9 @@ def recognizers_from_file(path: Path, info_types: Collection[str]) -> list[Any]:
     from presidio_analyzer import PatternRecognizer
 
     where = f"{path} (anonymize.recognizers_file)"
-    document = read_policy_yaml(path, f"{where}: no such file", f"{where}: not a YAML file")
+    document = read_policy_yaml(
+        path, f"{where}: no such file", malformed=f"{where}: not a YAML file"
+    )
     entries = document.get("recognizers") if isinstance(document, dict) else None
     if not isinstance(entries, list) or not entries:
         raise InputError(f"{where}: expected a non-empty list under `recognizers:`")

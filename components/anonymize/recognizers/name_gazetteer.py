@@ -123,7 +123,7 @@ class NameGazetteerRecognizer(EntityRecognizer):
     def load(self) -> None:
         first_name_frequencies()  # parse the gazetteer once, up front
 
-    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:  # noqa: PLR0917 (Presidio's signature)
         if "PERSON" not in entities:
             return []
         results: list[RecognizerResult] = []

@@ -110,7 +110,7 @@ class OrganizationCueRecognizer(ScannerRecognizer):
     SCORE = 0.55
     MAX_COMMON_ZIPF = 4.8  # the first word of a name is no everyday word ("the", "your")
 
-    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:  # noqa: PLR0917 (Presidio's signature)
         if "ORGANIZATION" not in entities:
             return []
         results = []
@@ -129,7 +129,7 @@ class OrganizationCueRecognizer(ScannerRecognizer):
                 results.append(self._result(match.start(), match.end()))
         for match in _BEFORE_SUFFIX.finditer(text):
             start, end = match.span("name")
-            start = _trim_leading_words(text, start, end)
+            start = _trim_leading_words(text, start, end=end)
             if " " in text[start:end].strip():
                 results.append(self._result(start, end))
         return results
@@ -153,7 +153,7 @@ SURNAME_MAX_ZIPF = 5.0  # "wells telecom" is a company, "good health" no
 NAME_LIKE_MAX_ZIPF = 3.4  # surnames are rare words; "billed", "help", "the" are not
 
 
-def _trim_leading_words(text: str, start: int, end: int) -> int:
+def _trim_leading_words(text: str, start: int, *, end: int) -> int:
     """Move ``start`` past what cannot open a company name: everything up to the last
     function word ("Gina Bentley from Bond Insurance") and everyday words ("billed to")."""
     words = list(re.finditer(r"\S+", text[start:end]))

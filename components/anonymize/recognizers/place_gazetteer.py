@@ -50,7 +50,7 @@ class PlaceGazetteerRecognizer(ScannerRecognizer):
     def load(self) -> None:
         place_names()  # read GeoNames once, up front
 
-    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:  # noqa: PLR0917 (Presidio's signature)
         if "LOCATION" not in entities:
             return []
         names, first_words = place_names(), place_first_words()
@@ -64,7 +64,7 @@ class PlaceGazetteerRecognizer(ScannerRecognizer):
             for n in range(min(MAX_WORDS, len(words) - i), 0, -1):
                 start, end = words[i].start(), words[i + n - 1].end()
                 candidate = text[start:end]
-                if candidate.lower() in names and self._is_place(text, start, candidate):
+                if candidate.lower() in names and self._is_place(text, start, name=candidate):
                     results.append(RecognizerResult("LOCATION", start, end, self.SCORE))
                     i += n
                     break
@@ -73,7 +73,7 @@ class PlaceGazetteerRecognizer(ScannerRecognizer):
         return results
 
     @staticmethod
-    def _is_place(text: str, start: int, name: str) -> bool:
+    def _is_place(text: str, start: int, *, name: str) -> bool:
         if " " in name:
             return True
         frequency = zipf(name.lower())

@@ -116,7 +116,7 @@ class SpokenCharactersRecognizer(ScannerRecognizer):
     QUANTITY_SCORE = 0.3
     LETTER_SCORE = 0.5
 
-    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:  # noqa: PLR0917 (Presidio's signature)
         tokens = [
             _Token(m.group(), m.start(), m.end(), "-" in text[max(0, m.start() - 1) : m.end() + 1])
             for m in _TOKEN.finditer(text)
@@ -134,14 +134,14 @@ class SpokenCharactersRecognizer(ScannerRecognizer):
         mixed = letters and digits and letters + digits >= self.MIN_DIGITS  # "M-K two one"
         if digits >= self.MIN_DIGITS or mixed:
             start = run[0].start - (run[0].start > 0 and text[run[0].start - 1] in "(+")
-            score = self.QUANTITY_SCORE if _quantity(text, start, run) else self.DIGIT_SCORE
+            score = self.QUANTITY_SCORE if _quantity(text, start, run=run) else self.DIGIT_SCORE
             return RecognizerResult("GENERIC_ID", start, run[-1].end, score)
         if letters >= self.MIN_LETTERS and digits == 0:
             return RecognizerResult("PERSON", run[0].start, run[-1].end, self.LETTER_SCORE)
         return None
 
 
-def _quantity(text: str, start: int, run: list[_Token]) -> bool:
+def _quantity(text: str, start: int, *, run: list[_Token]) -> bool:
     """The run (from ``start``) is written as a year, a date, money, a measure, a countdown
     or a section of a code, and no identifier cue precedes it."""
     end = run[-1].end

@@ -41,6 +41,7 @@ class TransformerNerRecognizer(EntityRecognizer):
         self,
         classifier: TokenClassifier,
         info_types: Mapping[str, str | None],
+        *,
         threshold: float,
     ) -> None:
         self.classifier = classifier
@@ -61,7 +62,7 @@ class TransformerNerRecognizer(EntityRecognizer):
         """The model's spans over each text, every label and score (a batch at once)."""
         return self.classifier.classify(texts)
 
-    def analyze(
+    def analyze(  # noqa: PLR0917 (Presidio's signature)
         self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
     ) -> list[Any]:
         if isinstance(nlp_artifacts, NerArtifacts):
@@ -87,7 +88,7 @@ class TransformerNerRecognizer(EntityRecognizer):
             entity = self._entities.get(span.label)
             if entity is None or span.score < self.threshold:
                 continue
-            if joined and _follows(text, joined[-1], span.start, entity=entity):
+            if joined and _follows(text, joined[-1], start=span.start, entity=entity):
                 start, _, _, score, n = joined[-1]
                 total = n + span.n_tokens
                 mean = (score * n + span.score * span.n_tokens) / total
@@ -98,7 +99,7 @@ class TransformerNerRecognizer(EntityRecognizer):
 
 
 def _follows(
-    text: str, before: tuple[int, int, str, float, int], start: int, *, entity: str
+    text: str, before: tuple[int, int, str, float, int], *, start: int, entity: str
 ) -> bool:
     """Whether a span of ``entity`` at ``start`` continues ``before`` across whitespace."""
     _, end, previous, _, _ = before

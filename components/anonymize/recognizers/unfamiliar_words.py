@@ -71,7 +71,7 @@ class UnfamiliarWordRecognizer(ScannerRecognizer):
         super().__init__()
         self._dictionary = dictionary
 
-    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:  # noqa: PLR0917 (Presidio's signature)
         if "PERSON" not in entities:
             return []
         results: list[RecognizerResult] = []
@@ -123,7 +123,7 @@ def _shaped_like_name(word: str, inside_sentence: bool) -> bool:
 
 
 def lemma_vocabulary(
-    nlp: Any, parts_of_speech: Collection[str] = (), irregular: bool = False
+    nlp: Any, parts_of_speech: Collection[str] = (), *, irregular: bool = False
 ) -> frozenset[str]:
     """Every lemma in a spaCy pipeline's lookup lemmatizer index (empty when it has none),
     or those of ``parts_of_speech`` only ("noun", "verb", "adj", "adv"); with ``irregular``,

@@ -34,7 +34,7 @@ class UsernameHotwordRecognizer(ScannerRecognizer):
     SCORE = 0.9  # an announced handle is stronger evidence than NER's guess at the word
     MAX_COMMON_ZIPF = 4.0  # a handle is not an everyday word, unless it has digits or _ .
 
-    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:  # noqa: PLR0917 (Presidio's signature)
         if "USER_NAME" not in entities:
             return []
         results: dict[tuple[int, int], RecognizerResult] = {}

@@ -59,17 +59,17 @@ class RealisticSource:
         self.values = values
 
     def first_name(
-        self, rng: random.Random, gender: str | None, original: str, *, context: Context
+        self, rng: random.Random, gender: str | None, *, original: str, context: Context
     ) -> Drawn:
         return self.values.first_name(rng, gender), "realistic"
 
-    def last_name(self, rng: random.Random, original: str, context: Context) -> Drawn:
+    def last_name(self, rng: random.Random, original: str, *, context: Context) -> Drawn:
         return self.values.last_name(rng), "realistic"
 
     def whole_value(
-        self, info_type: str, surface: str, rng: random.Random, *, context: Context
+        self, info_type: str, surface: str, *, rng: random.Random, context: Context
     ) -> Drawn | None:
-        value = self.values.whole_value(info_type, surface, rng)
+        value = self.values.whole_value(info_type, surface, rng=rng)
         return None if value is None else (value, "realistic")
 
 
@@ -77,7 +77,7 @@ class Surrogates:
     """Makes each conversation's :class:`SurrogateBook`."""
 
     def __init__(
-        self, key: SurrogateKey, values: RealisticValues, source: SurrogateSource | None = None
+        self, key: SurrogateKey, values: RealisticValues, *, source: SurrogateSource | None = None
     ) -> None:
         self.key = key
         self.values = values

@@ -79,7 +79,7 @@ class Part:
     street: bool = False
 
 
-def address_like(surface: str, rng: random.Random, values: AddressValues) -> str:
+def address_like(surface: str, rng: random.Random, *, values: AddressValues) -> str:
     """A surrogate of the address ``surface``, part for part (see the module's doc)."""
     fill = _fillers(rng, values)
     out = []
@@ -102,8 +102,8 @@ def _fillers(rng: random.Random, values: AddressValues) -> dict[str, Callable[[s
     return {
         "kept": lambda text: text,
         "number": lambda text: shapes.house_number_like(text, rng),
-        "ordinal": lambda text: shapes.small_number_like(text, rng, 1, high=99),
-        "street_name": lambda text: _street_name_like(text, rng, values),
+        "ordinal": lambda text: shapes.small_number_like(text, rng, low=1, high=99),
+        "street_name": lambda text: _street_name_like(text, rng, values=values),
         "city": lambda text: values.city(text, rng),
         "place": lambda text: values.place(text, rng),
         "state_code": lambda text: values.state_code(text, rng),
@@ -239,7 +239,7 @@ def _merged(parts: list[Part]) -> list[Part]:
     return merged
 
 
-def _street_name_like(name: str, rng: random.Random, values: AddressValues) -> str:
+def _street_name_like(name: str, rng: random.Random, *, values: AddressValues) -> str:
     """Another street name, one word, cased like ``name``; a street word fused to the
     name stays fused ("Barentszweg" → "Wilsonweg")."""
     last = re.split(r"[ \t-]+", name)[-1]

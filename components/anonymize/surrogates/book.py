@@ -78,13 +78,13 @@ class SurrogateSource(Protocol):
     ``lm`` and ``embedding`` choose among candidates in the mention's context."""
 
     def first_name(
-        self, rng: random.Random, gender: str | None, original: str, *, context: Context
+        self, rng: random.Random, gender: str | None, *, original: str, context: Context
     ) -> Drawn: ...
 
-    def last_name(self, rng: random.Random, original: str, context: Context) -> Drawn: ...
+    def last_name(self, rng: random.Random, original: str, *, context: Context) -> Drawn: ...
 
     def whole_value(
-        self, info_type: str, surface: str, rng: random.Random, *, context: Context
+        self, info_type: str, surface: str, *, rng: random.Random, context: Context
     ) -> Drawn | None: ...
 
 
@@ -114,7 +114,7 @@ class SurrogateBook:
     last_method: str = ""
     _used: set[str] = field(default_factory=set)
 
-    def render(self, info_type: str, surface: str, entity: str, *, context: Context) -> str | None:
+    def render(self, info_type: str, surface: str, *, entity: str, context: Context) -> str | None:
         """The surrogate of one mention; None when the type has no generator.
         ``last_method`` then says which method chose it."""
         self.last_method = "realistic"
@@ -130,7 +130,9 @@ class SurrogateBook:
             # an address's surrogate keeps the original's street and unit words ("Street")
             kept = kept_words(surface, self.values) if info_type == "STREET_ADDRESS" else None
             drawn = self._draw(
-                self._whole_value(info_type, surface, context), surface, kept=kept or frozenset()
+                self._whole_value(info_type, surface, context=context),
+                surface,
+                kept=kept or frozenset(),
             )
             if drawn is None:
                 return None
@@ -141,14 +143,14 @@ class SurrogateBook:
         return self.entities[entity]
 
     def _whole_value(
-        self, info_type: str, surface: str, context: Context
+        self, info_type: str, surface: str, *, context: Context
     ) -> Callable[[], Drawn | None]:
         """How a new surrogate of ``surface`` is drawn: an address part by part, its places
         the conversation's (``address_place``); another type by the source."""
         if info_type == "STREET_ADDRESS":
             places = _ConversationPlaces(self)
-            return lambda: (address_like(surface, self.rng, places), "realistic")
-        return lambda: self.source.whole_value(info_type, surface, self.rng, context=context)
+            return lambda: (address_like(surface, self.rng, values=places), "realistic")
+        return lambda: self.source.whole_value(info_type, surface, rng=self.rng, context=context)
 
     def address_place(self, surface: str, draw: Callable[[str, random.Random], str]) -> str:
         """A place inside an address: the surrogate the conversation already gave it (as a
@@ -177,7 +179,9 @@ class SurrogateBook:
         separator = shapes.spelled(surface)
         if separator is not None:
             word = "".join(c for c in surface if c.isalnum())
-            return shapes.spell(self._name_word(word, "first", context), surface, separator)
+            return shapes.spell(
+                self._name_word(word, "first", context=context), surface, separator=separator
+            )
         title = _TITLE.match(surface)
         head = title.group(1) if title else ""
         rest = surface[len(head) :]
@@ -185,16 +189,19 @@ class SurrogateBook:
         out, cursor = [head], 0
         for i, match in enumerate(words):
             role = "last" if (title and len(words) == 1) or i > 0 else "first"
-            out += [rest[cursor : match.start()], self._name_mention(match.group(), role, context)]
+            out += [
+                rest[cursor : match.start()],
+                self._name_mention(match.group(), role, context=context),
+            ]
             cursor = match.end()
         return "".join(out) + rest[cursor:]
 
-    def _name_mention(self, word: str, role: str, context: Context) -> str:
+    def _name_mention(self, word: str, role: str, *, context: Context) -> str:
         possessive = _POSSESSIVE.search(word) if len(word) > 3 else None
         stem = word[: possessive.start()] if possessive else word
         if len(stem) == 1:  # an initial: another letter, the same for the conversation
             return shapes.apply_case(stem, self._initial(stem)) + (word[len(stem) :])
-        new = self._name_word(stem, role, context)
+        new = self._name_word(stem, role, context=context)
         return shapes.apply_case(stem, new) + (possessive.group() if possessive else "")
 
     def _initial(self, letter: str) -> str:
@@ -203,7 +210,7 @@ class SurrogateBook:
             self.names[key] = self.rng.choice([c for c in "abcdefghijklmnoprstw" if c != key])
         return self.names[key]
 
-    def _name_word(self, word: str, role: str, context: Context) -> str:
+    def _name_word(self, word: str, role: str, *, context: Context) -> str:
         """The surrogate of one name word, drawn on its first mention."""
         key = word.lower()
         if key not in self.names:
@@ -213,14 +220,14 @@ class SurrogateBook:
                 pool = {"male": lists.male, "female": lists.female}.get(gender or "", lists.male)
 
                 def draw() -> Drawn:
-                    return self.source.first_name(self.rng, gender, word, context=context)
+                    return self.source.first_name(self.rng, gender, original=word, context=context)
             else:
                 pool = lists.last
 
                 def draw() -> Drawn:
-                    return self.source.last_name(self.rng, word, context)
+                    return self.source.last_name(self.rng, word, context=context)
 
-            drawn = self._draw(draw, word, pool)
+            drawn = self._draw(draw, word, pool=pool)
             assert drawn is not None  # names always have a generator
             self.names[key], self.methods[key] = drawn[0].lower(), drawn[1]
             self._used.add(self.names[key])
@@ -241,9 +248,13 @@ class SurrogateBook:
             elif key in self.names:
                 out.append(shapes.apply_case(piece, self.names[key]))
             elif piece.title() in self.values.names.first_set and len(piece) > 2:
-                out.append(shapes.apply_case(piece, self._name_word(piece, "first", context)))
+                out.append(
+                    shapes.apply_case(piece, self._name_word(piece, "first", context=context))
+                )
             elif piece.title() in self.values.names.last_set and len(piece) > 2:
-                out.append(shapes.apply_case(piece, self._name_word(piece, "last", context)))
+                out.append(
+                    shapes.apply_case(piece, self._name_word(piece, "last", context=context))
+                )
             else:
                 if key not in self.words:
                     new = self._draw(lambda: (self.values.word(self.rng), "realistic"), piece)
@@ -255,8 +266,8 @@ class SurrogateBook:
         self,
         draw: Callable[[], Drawn | None],
         original: str,
-        pool: Sequence[str] = (),
         *,
+        pool: Sequence[str] = (),
         kept: frozenset[str] = frozenset(),
     ) -> Drawn | None:
         """A candidate that is none of the corpus's PI values nor shares a word with the
@@ -267,15 +278,15 @@ class SurrogateBook:
             drawn = draw()
             if drawn is None:
                 return None
-            if self._acceptable(drawn[0], original, kept):
+            if self._acceptable(drawn[0], original, kept=kept):
                 return drawn
         for candidate in self.rng.sample(list(pool), len(pool)):
-            if self._acceptable(candidate, original, kept):
+            if self._acceptable(candidate, original, kept=kept):
                 return candidate, "realistic"
         fallback = shapes.random_like(original, self.rng)
         return (fallback, "realistic") if fallback.lower() != original.lower() else None
 
-    def _acceptable(self, candidate: str, original: str, kept: frozenset[str]) -> bool:
+    def _acceptable(self, candidate: str, original: str, *, kept: frozenset[str]) -> bool:
         value = " ".join(_NAME_WORD.findall(candidate.lower())) or candidate.lower()
         words = set(re.findall(r"[^\W_]+", candidate.lower()))
         original_words = set(re.findall(r"[^\W_]+", original.lower()))

@@ -62,8 +62,8 @@ class EmbeddingSource:
         self,
         values: RealisticValues,
         k: int,
-        radius: float,
         *,
+        radius: float,
         encoder: Callable[[Sequence[str]], Any] | None = None,
     ) -> None:
         self.values, self.k, self.radius = values, k, radius
@@ -74,27 +74,27 @@ class EmbeddingSource:
         return self._encoder or SentenceEncoder(minilm_dir())
 
     def first_name(
-        self, rng: random.Random, gender: str | None, original: str, *, context: Context
+        self, rng: random.Random, gender: str | None, *, original: str, context: Context
     ) -> Drawn:
         pool = {self.values.first_name(rng, gender) for _ in range(POOL * self.k)}
-        return self.choose(original, sorted(pool), rng, context=context), "embedding"
+        return self.choose(original, sorted(pool), rng=rng, context=context), "embedding"
 
-    def last_name(self, rng: random.Random, original: str, context: Context) -> Drawn:
+    def last_name(self, rng: random.Random, original: str, *, context: Context) -> Drawn:
         pool = {self.values.last_name(rng) for _ in range(POOL * self.k)}
-        return self.choose(original, sorted(pool), rng, context=context), "embedding"
+        return self.choose(original, sorted(pool), rng=rng, context=context), "embedding"
 
     def whole_value(
-        self, info_type: str, surface: str, rng: random.Random, *, context: Context
+        self, info_type: str, surface: str, *, rng: random.Random, context: Context
     ) -> Drawn | None:
         if info_type not in RANKED_TYPES:
-            value = self.values.whole_value(info_type, surface, rng)
+            value = self.values.whole_value(info_type, surface, rng=rng)
             return None if value is None else (value, "realistic")
-        pool = {self.values.whole_value(info_type, surface, rng) for _ in range(POOL * self.k)}
+        pool = {self.values.whole_value(info_type, surface, rng=rng) for _ in range(POOL * self.k)}
         candidates = sorted(v for v in pool if v is not None)
-        return self.choose(surface, candidates, rng, context=context), "embedding"
+        return self.choose(surface, candidates, rng=rng, context=context), "embedding"
 
     def choose(
-        self, original: str, candidates: Sequence[str], rng: random.Random, *, context: Context
+        self, original: str, candidates: Sequence[str], *, rng: random.Random, context: Context
     ) -> str:
         """One of the ``k`` candidates nearest the original in context, at random among
         those within ``radius``; the nearest when none is."""

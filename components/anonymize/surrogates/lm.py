@@ -18,7 +18,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from components.anonymize.surrogates.book import Context, Drawn
 from components.anonymize.surrogates.realistic import RealisticValues
@@ -27,8 +27,14 @@ PROPOSED_TYPES = {"ORGANIZATION_NAME": 4, "LOCATION": 3}  # whole values: their 
 PROPOSALS = 24  # first tokens considered
 MAX_STEPS = 6  # tokens a proposal may take
 WINDOW = 400  # characters of left context the model reads
-# For each text, whether the (start, end) of the candidate in it is tagged ``info_type``.
-TypeCheck = Callable[[list[str], list[tuple[int, int]], str], list[bool]]
+
+
+class TypeCheck(Protocol):
+    """For each text, whether the (start, end) of the candidate in it is tagged ``info_type``."""
+
+    def __call__(
+        self, texts: list[str], places: list[tuple[int, int]], *, info_type: str
+    ) -> list[bool]: ...
 
 
 class LanguageModelProposer:
@@ -60,12 +66,12 @@ class LanguageModelProposer:
         ][:PROPOSALS]
         if not starts:
             return []
-        words = self._continue(ids, starts, max_words)
+        words = self._continue(ids, starts, max_words=max_words)
         ranked = sorted(words, key=lambda item: -item[1])
         return [(word.strip(), math.exp(total)) for word, total in ranked]
 
     def _continue(
-        self, ids: Any, starts: list[tuple[int, float]], max_words: int
+        self, ids: Any, starts: list[tuple[int, float]], *, max_words: int
     ) -> list[tuple[str, float]]:
         """Every first token continued greedily, all in one batch, until its word (or
         words) end: a step appends to every sequence, and a finished one ignores the rest."""
@@ -81,7 +87,9 @@ class LanguageModelProposer:
                 best = scores.argmax(dim=-1).tolist()
                 for i, token in enumerate(best):
                     sequences[i].append(token)
-                    if open_[i] and self._extends(sequences[i][: lengths[i]], token, max_words):
+                    if open_[i] and self._extends(
+                        sequences[i][: lengths[i]], token, max_words=max_words
+                    ):
                         lengths[i] += 1
                         totals[i] += float(scores[i, token])
                     else:
@@ -93,7 +101,7 @@ class LanguageModelProposer:
             for sequence, length, total in zip(sequences, lengths, totals, strict=True)
         ]
 
-    def _extends(self, sequence: list[int], token: int, max_words: int) -> bool:
+    def _extends(self, sequence: list[int], token: int, *, max_words: int) -> bool:
         """Whether ``token`` continues the word(s) of ``sequence``: letters, a hyphen or an
         apostrophe, and a new word only while fewer than ``max_words`` are written."""
         piece = self._decode([token])
@@ -115,8 +123,8 @@ class LmSource:
         self,
         values: RealisticValues,
         model_dir: Path,
-        k: int,
         *,
+        k: int,
         top1: bool,
         check: TypeCheck,
         proposer: Any | None = None,
@@ -135,30 +143,32 @@ class LmSource:
         return self._proposer or LanguageModelProposer(self.model_dir)
 
     def first_name(
-        self, rng: random.Random, gender: str | None, original: str, *, context: Context
+        self, rng: random.Random, gender: str | None, *, original: str, context: Context
     ) -> Drawn:
-        chosen = self._choose("PERSON_NAME", original, rng, context=context, words=1)
+        chosen = self._choose("PERSON_NAME", original, rng=rng, context=context, words=1)
         return (chosen, "lm") if chosen else (self.values.first_name(rng, gender), "realistic")
 
-    def last_name(self, rng: random.Random, original: str, context: Context) -> Drawn:
-        chosen = self._choose("PERSON_NAME", original, rng, context=context, words=1)
+    def last_name(self, rng: random.Random, original: str, *, context: Context) -> Drawn:
+        chosen = self._choose("PERSON_NAME", original, rng=rng, context=context, words=1)
         return (chosen, "lm") if chosen else (self.values.last_name(rng), "realistic")
 
     def whole_value(
-        self, info_type: str, surface: str, rng: random.Random, *, context: Context
+        self, info_type: str, surface: str, *, rng: random.Random, context: Context
     ) -> Drawn | None:
         chosen = (
-            self._choose(info_type, surface, rng, context=context, words=PROPOSED_TYPES[info_type])
+            self._choose(
+                info_type, surface, rng=rng, context=context, words=PROPOSED_TYPES[info_type]
+            )
             if info_type in PROPOSED_TYPES
             else None
         )
         if chosen:
             return chosen, "lm"
-        value = self.values.whole_value(info_type, surface, rng)
+        value = self.values.whole_value(info_type, surface, rng=rng)
         return None if value is None else (value, "realistic")
 
     def _choose(
-        self, info_type: str, original: str, rng: random.Random, *, context: Context, words: int
+        self, info_type: str, original: str, *, rng: random.Random, context: Context, words: int
     ) -> str | None:
         """The most likely proposal (``top1``), or one of the ``k`` most likely by their
         probability, among those the detector tags with ``info_type`` in place; the ``2k``
@@ -172,7 +182,7 @@ class LmSource:
         tagged = self.check(
             [left + word + right for word, _ in proposals],
             [(len(left), len(left) + len(word)) for word, _ in proposals],
-            info_type,
+            info_type=info_type,
         )
         kept = [proposal for proposal, ok in zip(proposals, tagged, strict=True) if ok]
         if not kept:
@@ -194,7 +204,7 @@ def detector_check(detector: Any) -> TypeCheck:
     """A :data:`TypeCheck` by the anonymizer's own detector, all texts in one batch: some
     span of the type covers the candidate."""
 
-    def check(texts: list[str], places: list[tuple[int, int]], info_type: str) -> list[bool]:
+    def check(texts: list[str], places: list[tuple[int, int]], *, info_type: str) -> list[bool]:
         found = detector.detect(texts) if texts else []
         return [
             any(s.entity_type == info_type and s.start <= start and s.end >= end for s in spans)

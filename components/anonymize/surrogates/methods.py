@@ -33,35 +33,35 @@ class SourceBuilder(Protocol):
         self,
         values: RealisticValues,
         config: AnonymizeConfig,
-        base_dir: Path,
         *,
+        base_dir: Path,
         detector: Callable[[], Any],
     ) -> Any: ...
 
 
 def realistic(
-    values: RealisticValues, config: AnonymizeConfig, base_dir: Path, *, detector: Callable[[], Any]
+    values: RealisticValues, config: AnonymizeConfig, *, base_dir: Path, detector: Callable[[], Any]
 ) -> Any:
     """The locale's lists, context unused."""
     return RealisticSource(values)
 
 
 def embedding(
-    values: RealisticValues, config: AnonymizeConfig, base_dir: Path, *, detector: Callable[[], Any]
+    values: RealisticValues, config: AnonymizeConfig, *, base_dir: Path, detector: Callable[[], Any]
 ) -> Any:
     """Realistic candidates, chosen by embedding distance in context (MiniLM)."""
     settings = config.surrogate
-    return EmbeddingSource(values, settings.k, settings.radius)
+    return EmbeddingSource(values, settings.k, radius=settings.radius)
 
 
 def lm(
-    values: RealisticValues, config: AnonymizeConfig, base_dir: Path, *, detector: Callable[[], Any]
+    values: RealisticValues, config: AnonymizeConfig, *, base_dir: Path, detector: Callable[[], Any]
 ) -> Any:
     """Values the base model proposes in context, each checked by the stage's own detector."""
     settings = config.surrogate
     check = detector_check(detector())  # is a candidate PI?
     return LmSource(
-        values, base_dir / paths.BASE_MODEL, settings.k, top1=settings.top1, check=check
+        values, base_dir / paths.BASE_MODEL, k=settings.k, top1=settings.top1, check=check
     )
 
 

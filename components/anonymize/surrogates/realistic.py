@@ -112,7 +112,7 @@ class RealisticValues:
         """A word for a domain or a handle that was not built from a name."""
         return self._faker_value(rng, "domain_word").lower()
 
-    def whole_value(self, info_type: str, surface: str, rng: random.Random) -> str | None:
+    def whole_value(self, info_type: str, surface: str, *, rng: random.Random) -> str | None:
         """A value of ``info_type`` in the shape of ``surface``; None when veiltune has no
         generator for the type (the caller keeps a placeholder)."""
         generate = self._by_type.get(info_type)
@@ -147,10 +147,10 @@ class RealisticValues:
             "US_SOCIAL_SECURITY_NUMBER": shapes.ssn_like,
             "IP_ADDRESS": shapes.ip_like,
             "MAC_ADDRESS": _hex_like,
-            "AGE": lambda s, rng: shapes.small_number_like(s, rng, 18, high=89),
+            "AGE": lambda s, rng: shapes.small_number_like(s, rng, low=18, high=89),
             "DATE_OF_BIRTH": _date_like,
             "ORGANIZATION_NAME": lambda s, rng: shapes.cased(s, self._faker_value(rng, "company")),
-            "STREET_ADDRESS": lambda s, rng: address_like(s, rng, self),
+            "STREET_ADDRESS": lambda s, rng: address_like(s, rng, values=self),
             "LOCATION": self.place,
         }
 

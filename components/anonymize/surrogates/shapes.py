@@ -84,7 +84,7 @@ def spelled(surface: str) -> str | None:
     return match.group("sep") if match else None
 
 
-def spell(word: str, template: str, separator: str) -> str:
+def spell(word: str, template: str, *, separator: str) -> str:
     """``word`` spelled letter by letter like ``template`` (``D-A-V-E``)."""
     letters = [apply_case(template[0], c) if c.isalpha() else c for c in word]
     return separator.join(letters) + ("." if template.rstrip().endswith(".") else "")
@@ -124,7 +124,7 @@ def house_number_like(surface: str, rng: random.Random) -> str:
     for piece in _WORDS.findall(surface):
         low = piece.lower()
         if piece.isdigit():
-            out.append(_number_of_width(len(piece), rng, 1, high=10 ** len(piece) - 1))
+            out.append(_number_of_width(len(piece), rng, low=1, high=10 ** len(piece) - 1))
         elif low in _SPOKEN_HOUSE_DIGITS:
             out.append(apply_case(piece, rng.choice(_SPOKEN_HOUSE_DIGITS[not in_run :])))
         elif piece.isalpha():
@@ -217,13 +217,13 @@ def ip_like(surface: str, rng: random.Random) -> str:
     return random_like(surface, rng)
 
 
-def small_number_like(surface: str, rng: random.Random, low: int, *, high: int) -> str:
+def small_number_like(surface: str, rng: random.Random, *, low: int, high: int) -> str:
     """Numbers in ``surface`` (digits or ordinals like ``3rd``) drawn from [low, high] with
     their digit count kept where the range allows; number words by class."""
     out = []
     for piece in _WORDS.findall(surface):
         if piece.isdigit():
-            out.append(_number_of_width(len(piece), rng, low, high=high))
+            out.append(_number_of_width(len(piece), rng, low=low, high=high))
         elif piece.isalpha() and piece.lower() in _NUMBER_WORD_CLASS:
             out.append(_random_word_like(piece, rng))
         else:
@@ -232,7 +232,7 @@ def small_number_like(surface: str, rng: random.Random, low: int, *, high: int) 
     return fix_ordinals(text)
 
 
-def _number_of_width(width: int, rng: random.Random, low: int, *, high: int) -> str:
+def _number_of_width(width: int, rng: random.Random, *, low: int, high: int) -> str:
     lo, hi = max(low, 10 ** (width - 1) if width > 1 else 0), min(high, 10**width - 1)
     if lo > hi:  # a zero-padded "07": keep the width
         return f"{rng.randrange(1, 10):0{width}d}"

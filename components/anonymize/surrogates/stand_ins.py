@@ -28,7 +28,7 @@ class StandIns:
         return RealisticValues(self.locale)
 
     def replace(
-        self, key: str, text: str, spans: Sequence[tuple[int, int, str, str]]
+        self, key: str, text: str, *, spans: Sequence[tuple[int, int, str, str]]
     ) -> tuple[str, list[tuple[int, int]]]:
         """``text`` with each span (start, end, info type, entity; sorted, not overlapping)
         replaced by a stand-in, the same one for every mention of an entity and never the
@@ -44,7 +44,9 @@ class StandIns:
         cursor = length = 0
         for start, end, info_type, entity in spans:
             surface = text[start:end]
-            value = book.render(info_type, surface, entity, context=(text[:start], text[end:]))
+            value = book.render(
+                info_type, surface, entity=entity, context=(text[:start], text[end:])
+            )
             if not value or value == surface:
                 value = random_like(surface, rng)
             pieces += [text[cursor:start], value]

@@ -19,7 +19,7 @@ _SAID_NOISE = {
 }
 
 
-def _chance(form: str, wanted: str, rng: random.Random, *, probability: float) -> bool:
+def _chance(form: str, wanted: str, *, rng: random.Random, probability: float) -> bool:
     """Whether a mention takes form ``wanted``: the template asks for it, or by chance."""
     return form == wanted or (not form and rng.random() < probability)
 
@@ -36,13 +36,13 @@ def _speller(rng: random.Random, noise: Noise) -> Callable[[str], str]:
     return spell
 
 
-def _say(text: str, rng: random.Random, noise: Noise, *, spell: bool) -> str:
+def _say(text: str, rng: random.Random, *, noise: Noise, spell: bool) -> str:
     """Text read out: words kept or spelled (never after an @), digits as words, symbols named."""
     words, spell_word = [], _speller(rng, noise)
     for token in re.findall(r"[a-z]+|\d+|[^a-z\d]", text.lower()):
         spell = spell and token != "@"
         if token.isdigit():
-            words.append(_digit_words(token, rng, noise))
+            words.append(_digit_words(token, rng, noise=noise))
         elif token.isalpha():
             words.append(spell_word(token) if spell else token)
         else:
@@ -50,7 +50,7 @@ def _say(text: str, rng: random.Random, noise: Noise, *, spell: bool) -> str:
     return " ".join(words)
 
 
-def _digit_words(digits: str, rng: random.Random, noise: Noise) -> str:
+def _digit_words(digits: str, rng: random.Random, *, noise: Noise) -> str:
     words: list[str] = []
     i = 0
     while i < len(digits):
@@ -85,45 +85,45 @@ def year_words(year: int) -> str:
     return f"{number_words(century)} {tail if rest else 'hundred'}"
 
 
-def _render_name(item: Item, form: str, rng: random.Random, *, noise: Noise) -> str:
-    if _chance(form, "spell", rng, probability=noise["name_spelled"]):
+def _render_name(item: Item, form: str, *, rng: random.Random, noise: Noise) -> str:
+    if _chance(form, "spell", rng=rng, probability=noise["name_spelled"]):
         return " ".join(map(_speller(rng, noise), item.written.split()))
-    return _render_text(item, form, rng, noise=noise)
+    return _render_text(item, form, rng=rng, noise=noise)
 
 
-def _render_text(item: Item, form: str, rng: random.Random, *, noise: Noise) -> str:
-    lower = _chance(form, "spoken", rng, probability=noise["name_lowercase"])
+def _render_text(item: Item, form: str, *, rng: random.Random, noise: Noise) -> str:
+    lower = _chance(form, "spoken", rng=rng, probability=noise["name_lowercase"])
     return item.written.lower() if lower else item.written
 
 
-def _render_address(item: Item, form: str, rng: random.Random, *, noise: Noise) -> str:
+def _render_address(item: Item, form: str, *, rng: random.Random, noise: Noise) -> str:
     number, street = item.parts
-    if _chance(form, "spoken", rng, probability=noise["digits_spoken"]):
-        return f"{_digit_words(number, rng, noise)} {street.lower()}"
-    return _render_text(item, form, rng, noise=noise)
+    if _chance(form, "spoken", rng=rng, probability=noise["digits_spoken"]):
+        return f"{_digit_words(number, rng, noise=noise)} {street.lower()}"
+    return _render_text(item, form, rng=rng, noise=noise)
 
 
-def _render_said(item: Item, form: str, rng: random.Random, *, noise: Noise) -> str:
+def _render_said(item: Item, form: str, *, rng: random.Random, noise: Noise) -> str:
     spell_key, speak_key = _SAID_NOISE[item.entity_type]
-    if spell_key and _chance(form, "spell", rng, probability=noise[spell_key]):
-        return _say(item.written, rng, noise, spell=True)
-    if speak_key and _chance(form, "spoken", rng, probability=noise[speak_key]):
-        return _say(re.sub(r"^https?://", "", item.written), rng, noise, spell=False)
+    if spell_key and _chance(form, "spell", rng=rng, probability=noise[spell_key]):
+        return _say(item.written, rng, noise=noise, spell=True)
+    if speak_key and _chance(form, "spoken", rng=rng, probability=noise[speak_key]):
+        return _say(re.sub(r"^https?://", "", item.written), rng, noise=noise, spell=False)
     return item.written
 
 
-def _render_digits(item: Item, form: str, rng: random.Random, *, noise: Noise) -> str:
-    if not _chance(form, "spoken", rng, probability=noise["digits_spoken"]):
+def _render_digits(item: Item, form: str, *, rng: random.Random, noise: Noise) -> str:
+    if not _chance(form, "spoken", rng=rng, probability=noise["digits_spoken"]):
         return item.prefix + rng.choice(item.seps).join(item.parts)
-    groups = [_digit_words(group, rng, noise) for group in item.parts]
+    groups = [_digit_words(group, rng, noise=noise) for group in item.parts]
     letters = [char for char in item.prefix if char.isalpha()]
     return " ".join([*letters, rng.choice(item.said_seps).join(groups)])
 
 
-def _render_date(item: Item, form: str, rng: random.Random, *, noise: Noise) -> str:
+def _render_date(item: Item, form: str, *, rng: random.Random, noise: Noise) -> str:
     year, month, day = (int(part) for part in item.parts)
     name = vocab.MONTHS[month - 1]
-    if _chance(form, "spoken", rng, probability=noise["date_spoken"]):
+    if _chance(form, "spoken", rng=rng, probability=noise["date_spoken"]):
         words = {"month_word": name.lower(), "ordinal": number_words(day, ordinal=True)}
         return rng.choice(vocab.SPOKEN_DATE_FORMATS).format(**words, year_words=year_words(year))
     return rng.choice(vocab.WRITTEN_DATE_FORMATS).format(month=name, mm=month, day=day, year=year)
@@ -132,7 +132,7 @@ def _render_date(item: Item, form: str, rng: random.Random, *, noise: Noise) -> 
 class Renderer(Protocol):
     """How one kind of value is said: the item, its form, the call's generator, its noise."""
 
-    def __call__(self, item: Item, form: str, rng: random.Random, *, noise: Noise) -> str: ...
+    def __call__(self, item: Item, form: str, *, rng: random.Random, noise: Noise) -> str: ...
 
 
 RENDERERS: dict[str, Renderer] = {

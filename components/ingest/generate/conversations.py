@@ -60,7 +60,8 @@ def generate_corpus(
     # Contexts are drawn lazily, in step with the conversations, so prefixes are stable.
     numbered = zip(range(1, n_conversations + 1), _contexts(rng), strict=False)
     return [
-        _conversation(number, context, rng, fake=fake, noise=policy) for number, context in numbered
+        _conversation(number, context, rng=rng, fake=fake, noise=policy)
+        for number, context in numbered
     ]
 
 
@@ -73,7 +74,7 @@ def _contexts(rng: random.Random) -> Iterator[str]:
 
 
 def _conversation(
-    number: int, context: str, rng: random.Random, *, fake: Faker, noise: Noise
+    number: int, context: str, *, rng: random.Random, fake: Faker, noise: Noise
 ) -> Conversation:
     scenario = rng.choice([spec for spec in templates.SCENARIOS if spec.context == context])
     ending = rng.choice(scenario.endings)
@@ -83,17 +84,17 @@ def _conversation(
         ending.script,
         *([(templates.Line("", block=closing),)] if closing else []),
     ]
-    lines = [line for script in scripts for line in _expand(script, rng, noise)]
+    lines = [line for script in scripts for line in _expand(script, rng, noise=noise)]
     if context not in vocab.SEGMENTED_CONTEXTS:
         lines = _merge_same_speaker(lines)
     cast = Cast(rng, fake)
     full_labels = rng.random() < noise["speaker_full_name"]
     turns: list[Turn] = []
     spans: list[PiSpan] = []
-    lowercase = _lowercase_turns(len(lines), rng, noise)
+    lowercase = _lowercase_turns(len(lines), rng, noise=noise)
     for index, ((role, segments), lower) in enumerate(zip(lines, lowercase, strict=True)):
         turn, turn_spans = _turn(
-            index, role, segments, cast=cast, noise=noise, lower=lower, full=full_labels
+            index, role, segments=segments, cast=cast, noise=noise, lower=lower, full=full_labels
         )
         turns.append(turn)
         spans.extend(turn_spans)
@@ -106,14 +107,14 @@ def _conversation(
     return Conversation(f"conv-{number:05d}", tuple(turns), context, tuple(spans), labels)
 
 
-def _expand(script: templates.Script, rng: random.Random, noise: Noise) -> _Lines:
+def _expand(script: templates.Script, rng: random.Random, *, noise: Noise) -> _Lines:
     """The lines said in one conversation: blocks drawn, optional lines kept or not."""
     lines: _Lines = []
     for line in script:
         if line.optional and rng.random() >= noise["optional_line"]:
             continue
         if line.block:
-            lines.extend(_expand(rng.choice(templates.BLOCKS[line.block]), rng, noise))
+            lines.extend(_expand(rng.choice(templates.BLOCKS[line.block]), rng, noise=noise))
         else:
             lines.append((line.role, rng.choice(line.variants)))
     return lines
@@ -129,7 +130,7 @@ def _merge_same_speaker(lines: _Lines) -> _Lines:
     return merged
 
 
-def _lowercase_turns(n: int, rng: random.Random, noise: Noise) -> list[bool]:
+def _lowercase_turns(n: int, rng: random.Random, *, noise: Noise) -> list[bool]:
     """Which turns come out without truecasing: the whole call, or stretches of turns."""
     if rng.random() < noise["conversation_lowercase"]:
         return [True] * n
@@ -144,8 +145,8 @@ def _lowercase_turns(n: int, rng: random.Random, noise: Noise) -> list[bool]:
 def _turn(
     index: int,
     role: str,
-    segments: tuple[Segment, ...],
     *,
+    segments: tuple[Segment, ...],
     cast: Cast,
     noise: Noise,
     lower: bool,
@@ -153,9 +154,9 @@ def _turn(
 ) -> tuple[Turn, list[PiSpan]]:
     """One turn's text and spans; offsets are counted while the pieces are joined."""
     pieces = _disfluent(
-        [_piece(segment, cast, noise, lower=lower) for segment in segments],
+        [_piece(segment, cast, noise=noise, lower=lower) for segment in segments],
         cast.rng,
-        noise,
+        noise=noise,
         lower=lower,
     )
     if lower and cast.rng.random() < noise["strip_punctuation"]:
@@ -171,11 +172,11 @@ def _turn(
     return Turn(speaker, "".join(piece.text for piece in pieces)), spans
 
 
-def _piece(segment: Segment, cast: Cast, noise: Noise, *, lower: bool) -> _Piece:
+def _piece(segment: Segment, cast: Cast, *, noise: Noise, lower: bool) -> _Piece:
     """The text of one template segment, with its entity when it is personal information."""
     if isinstance(segment, Slot) and segment.name not in vocab.FILL_VALUES:
         item = cast.item(segment.name)
-        text = RENDERERS[item.kind](item, segment.form, cast.rng, noise=noise)
+        text = RENDERERS[item.kind](item, segment.form, rng=cast.rng, noise=noise)
         return _Piece(text.lower() if lower else text, item.entity_type, item.key)
     text = segment if isinstance(segment, str) else cast.fill(segment.name)
     return _Piece(text.lower() if lower else text)
@@ -188,13 +189,13 @@ _KEEPS_CAPITAL = re.compile(r"I\b|[A-Z]{2}")
 
 
 def _disfluent(
-    pieces: list[_Piece], rng: random.Random, noise: Noise, *, lower: bool
+    pieces: list[_Piece], rng: random.Random, *, noise: Noise, lower: bool
 ) -> list[_Piece]:
     """Add a repeated word, a filler inside the turn and a filler at its start, each by chance."""
     if rng.random() < noise["repeat_word"]:
-        _edit_literal(pieces, rng, _repeat_word)
+        _edit_literal(pieces, rng, edit=_repeat_word)
     if rng.random() < noise["filler_mid_turn"]:
-        _edit_literal(pieces, rng, _insert_filler)
+        _edit_literal(pieces, rng, edit=_insert_filler)
     if rng.random() < noise["filler_turn_start"]:
         first = pieces[0]
         if not first.entity_type and not _KEEPS_CAPITAL.match(first.text):
@@ -205,7 +206,7 @@ def _disfluent(
 
 
 def _edit_literal(
-    pieces: list[_Piece], rng: random.Random, edit: Callable[[str, random.Random], str]
+    pieces: list[_Piece], rng: random.Random, *, edit: Callable[[str, random.Random], str]
 ) -> None:
     candidates = [
         i for i, piece in enumerate(pieces) if not piece.entity_type and " " in piece.text

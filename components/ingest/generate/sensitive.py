@@ -70,7 +70,7 @@ def generate_sensitive_corpus(
         if (number - 1) % len(order) == 0:
             rng.shuffle(order)  # each setting once per round, in a new order
         scenario = order[(number - 1) % len(order)]
-        conversations.append(_conversation(number, scenario, rng, fake=fake, noise=policy))
+        conversations.append(_conversation(number, scenario, rng=rng, fake=fake, noise=policy))
     return conversations
 
 
@@ -80,7 +80,7 @@ def is_generated_sensitive(conversation: Conversation) -> bool:
 
 
 def _conversation(
-    number: int, scenario: SensitiveScenario, rng: random.Random, *, fake: Faker, noise: Noise
+    number: int, scenario: SensitiveScenario, *, rng: random.Random, fake: Faker, noise: Noise
 ) -> Conversation:
     cast = Cast(rng, fake)
     facts = {name: rng.choice(options) for name, options in sorted(scenario.facts.items())}
@@ -88,7 +88,7 @@ def _conversation(
     pi: list[PiSpan] = []
     sensitive: list[SensitiveSpan] = []
     for index, (role, line) in enumerate(scenario.lines):
-        pieces = _pieces(line, facts, cast, noise=noise)
+        pieces = _pieces(line, facts, cast=cast, noise=noise)
         speaker, speaker_key = cast.speaker(role, False)
         pi.append(PiSpan(index, 0, len(speaker), "PERSON_NAME", speaker_key, "speaker"))
         position = 0
@@ -97,13 +97,15 @@ def _conversation(
             if piece.entity_type:
                 pi.append(PiSpan(index, position, end, piece.entity_type, piece.entity))
             if piece.path:
-                sensitive.append(_extended(sensitive, index, position, end=end, piece=piece))
+                sensitive.append(_extended(sensitive, index, start=position, end=end, piece=piece))
             position = end
         turns.append(Turn(speaker, "".join(piece.text for piece in pieces)))
     labels = {
-        "summary": _summary(scenario.summary, facts, None, cast=cast),
-        "summary_private": _summary(scenario.private, facts, scenario.abstractions, cast=cast),
-        "summary_leaking": _summary(scenario.leaking, facts, None, cast=cast),
+        "summary": _summary(scenario.summary, facts, abstractions=None, cast=cast),
+        "summary_private": _summary(
+            scenario.private, facts, abstractions=scenario.abstractions, cast=cast
+        ),
+        "summary_leaking": _summary(scenario.leaking, facts, abstractions=None, cast=cast),
         "setting": scenario.setting,
     }
     return Conversation(
@@ -117,7 +119,7 @@ def _conversation(
 
 
 def _extended(
-    spans: list[SensitiveSpan], turn: int, start: int, *, end: int, piece: _Piece
+    spans: list[SensitiveSpan], turn: int, *, start: int, end: int, piece: _Piece
 ) -> SensitiveSpan:
     """The span of a fact's piece: one mention's pieces (its words and the personal
     information inside it) make one span, so the last span grows instead."""
@@ -128,26 +130,26 @@ def _extended(
     return SensitiveSpan(turn, start, end, piece.path, piece.element)
 
 
-def _pieces(line: str, facts: Mapping[str, Fact], cast: Cast, *, noise: Noise) -> list[_Piece]:
+def _pieces(line: str, facts: Mapping[str, Fact], *, cast: Cast, noise: Noise) -> list[_Piece]:
     """A line's text as pieces: literals, personal information, and whole facts."""
     pieces: list[_Piece] = []
     position = 0
     for match in _FACT.finditer(line):
-        pieces.extend(_slot_pieces(line[position : match.start()], cast, noise))
+        pieces.extend(_slot_pieces(line[position : match.start()], cast, noise=noise))
         fact = facts[match[1]]
-        inner = _slot_pieces(fact.mention, cast, noise)
+        inner = _slot_pieces(fact.mention, cast, noise=noise)
         pieces.extend(_Piece(p.text, p.entity_type, p.entity, fact.path, match[1]) for p in inner)
         position = match.end()
-    pieces.extend(_slot_pieces(line[position:], cast, noise))
+    pieces.extend(_slot_pieces(line[position:], cast, noise=noise))
     return _capitalized(pieces)
 
 
-def _slot_pieces(text: str, cast: Cast, noise: Noise) -> list[_Piece]:
+def _slot_pieces(text: str, cast: Cast, *, noise: Noise) -> list[_Piece]:
     pieces = []
     for segment in templates.parse_segments(text):
         if isinstance(segment, Slot) and segment.name not in vocab.FILL_VALUES:
             item = cast.item(segment.name)
-            written = RENDERERS[item.kind](item, segment.form, cast.rng, noise=noise)
+            written = RENDERERS[item.kind](item, segment.form, rng=cast.rng, noise=noise)
             pieces.append(_Piece(written, item.entity_type, item.key))
         else:
             pieces.append(_Piece(segment if isinstance(segment, str) else cast.fill(segment.name)))
@@ -165,7 +167,7 @@ def _capitalized(pieces: list[_Piece]) -> list[_Piece]:
 
 
 def _summary(
-    text: str, facts: Mapping[str, Fact], abstractions: Mapping[str, str] | None, *, cast: Cast
+    text: str, facts: Mapping[str, Fact], *, abstractions: Mapping[str, str] | None, cast: Cast
 ) -> str:
     """A reference summary: each ``[fact]`` said, or abstracted when ``abstractions`` is
     given, and each ``{slot}`` as the call filled it (personal information written out)."""

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from components.ingest.generate import templates
 from components.ingest.generate import vocabulary as vocab
@@ -81,7 +81,7 @@ class Cast:
             written = {"": f"{first} {last}", "first": first, "last": last}[attr]
             return Item("PERSON_NAME", key, "name", written)
         entity_type = vocab.ITEM_TYPES[kind]
-        made = _MAKERS.get(kind, _make_generic_id)(self, owner, kind)
+        made = _MAKERS.get(kind, _make_generic_id)(self, owner, kind=kind)
         return replace(made, entity_type=entity_type, key=self._key(entity_type))
 
     def person(self, role: str) -> tuple[str, str, str]:
@@ -131,7 +131,7 @@ def _usable_name(value: str) -> bool:
 # ------------------------------------------------------------------------- item makers
 
 
-def _digits(rng: random.Random, n: int, lowest_first: int = 1) -> str:
+def _digits(rng: random.Random, n: int, *, lowest_first: int = 1) -> str:
     first = str(rng.randint(lowest_first, 9))
     return first + "".join(str(rng.randrange(10)) for _ in range(n - 1))
 
@@ -143,7 +143,7 @@ def _chunks(digits: str, size: int) -> tuple[str, ...]:
     return tuple(digits[start:end] for start, end in pairwise(bounds))
 
 
-def _from_name(cast: Cast, owner: str, formats: tuple[str, ...]) -> str:
+def _from_name(cast: Cast, owner: str, *, formats: tuple[str, ...]) -> str:
     """An email local part or user name made from the owner's name (mkowalski, mark.k07)."""
     first, last, _ = cast.person(owner)
     nn = f"{cast.rng.randint(1, 99):02d}"
@@ -151,20 +151,23 @@ def _from_name(cast: Cast, owner: str, formats: tuple[str, ...]) -> str:
     return cast.rng.choice(formats).format(**fields).lower()
 
 
-def _make_email(cast: Cast, owner: str, kind: str) -> Item:
+def _make_email(cast: Cast, owner: str, *, kind: str) -> Item:
     if owner in vocab.ORG_ROLES:
         local, domain = cast.rng.choice(vocab.ORG_MAILBOXES), cast.org(owner)[1]
     else:
-        local, employer = _from_name(cast, owner, vocab.EMAIL_FORMATS), vocab.EMPLOYER.get(owner)
+        local, employer = (
+            _from_name(cast, owner, formats=vocab.EMAIL_FORMATS),
+            vocab.EMPLOYER.get(owner),
+        )
         domain = cast.org(employer)[1] if employer else cast.fake.free_email_domain()
     return Item("", "", "said", f"{local}@{domain}")
 
 
-def _make_user(cast: Cast, owner: str, kind: str) -> Item:
-    return Item("", "", "said", _from_name(cast, owner, vocab.USER_FORMATS))
+def _make_user(cast: Cast, owner: str, *, kind: str) -> Item:
+    return Item("", "", "said", _from_name(cast, owner, formats=vocab.USER_FORMATS))
 
 
-def _make_url(cast: Cast, owner: str, kind: str) -> Item:
+def _make_url(cast: Cast, owner: str, *, kind: str) -> Item:
     formats = vocab.URL_FORMATS if owner else vocab.INTERNAL_URL_FORMATS  # no owner: a team page
     host, path = cast.rng.choice(vocab.INTERNAL_HOSTS), cast.rng.choice(vocab.URL_PATHS)
     domain = cast.org(owner or "org")[1]
@@ -173,22 +176,26 @@ def _make_url(cast: Cast, owner: str, kind: str) -> Item:
     )
 
 
-def _make_phone(cast: Cast, owner: str, kind: str) -> Item:
-    groups = (_digits(cast.rng, 3, 2), _digits(cast.rng, 3, 2), _digits(cast.rng, 4))
+def _make_phone(cast: Cast, owner: str, *, kind: str) -> Item:
+    groups = (
+        _digits(cast.rng, 3, lowest_first=2),
+        _digits(cast.rng, 3, lowest_first=2),
+        _digits(cast.rng, 4),
+    )
     return Item("", "", "digits", parts=groups, seps=vocab.PHONE_SEPARATORS)
 
 
-def _make_card(cast: Cast, owner: str, kind: str) -> Item:
+def _make_card(cast: Cast, owner: str, *, kind: str) -> Item:
     number = cast.fake.credit_card_number(card_type=cast.rng.choice(vocab.CARD_TYPES))
     return Item("", "", "digits", parts=_chunks(number, 4), seps=vocab.CARD_SEPARATORS)
 
 
-def _make_ssn(cast: Cast, owner: str, kind: str) -> Item:
+def _make_ssn(cast: Cast, owner: str, *, kind: str) -> Item:
     groups = tuple(cast.fake.ssn().split("-"))
     return Item("", "", "digits", parts=groups, seps=vocab.SSN_SEPARATORS)
 
 
-def _make_ip(cast: Cast, owner: str, kind: str) -> Item:
+def _make_ip(cast: Cast, owner: str, *, kind: str) -> Item:
     rng = cast.rng
     private = f"192.168.{rng.randint(0, 20)}.{rng.randint(2, 254)}"
     address = private if rng.random() < vocab.VALUE_ODDS["private_ip"] else cast.fake.ipv4_public()
@@ -197,7 +204,7 @@ def _make_ip(cast: Cast, owner: str, kind: str) -> Item:
     )
 
 
-def _make_generic_id(cast: Cast, owner: str, kind: str) -> Item:
+def _make_generic_id(cast: Cast, owner: str, *, kind: str) -> Item:
     prefixes, (low, high) = vocab.ID_FORMATS[kind]
     prefix, digits = cast.rng.choice(prefixes), _digits(cast.rng, cast.rng.randint(low, high))
     if prefix or len(digits) < 8:
@@ -205,7 +212,7 @@ def _make_generic_id(cast: Cast, owner: str, kind: str) -> Item:
     return Item("", "", "digits", parts=_chunks(digits, 4), seps=vocab.ACCOUNT_SEPARATORS)
 
 
-def _make_address(cast: Cast, owner: str, kind: str) -> Item:
+def _make_address(cast: Cast, owner: str, *, kind: str) -> Item:
     rng = cast.rng
     number = str(rng.randint(*vocab.HOUSE_NUMBERS))
     street = f"{rng.choice(vocab.STREET_NAMES)} {rng.choice(vocab.STREET_SUFFIXES)}"
@@ -214,17 +221,23 @@ def _make_address(cast: Cast, owner: str, kind: str) -> Item:
     return Item("", "", "address", f"{number} {street}", (number, street))
 
 
-def _make_city(cast: Cast, owner: str, kind: str) -> Item:
+def _make_city(cast: Cast, owner: str, *, kind: str) -> Item:
     return Item("", "", "text", cast.fresh(lambda: cast.rng.choice(vocab.CITIES), check=False))
 
 
-def _make_dob(cast: Cast, owner: str, kind: str) -> Item:
+def _make_dob(cast: Cast, owner: str, *, kind: str) -> Item:
     year, month = cast.rng.randint(*vocab.BIRTH_YEARS), cast.rng.randint(1, 12)
     day = cast.rng.randint(1, calendar.monthrange(year, month)[1])
     return Item("", "", "date", parts=(str(year), str(month), str(day)))
 
 
-_MAKERS: dict[str, Callable[[Cast, str, str], Item]] = {
+class _Maker(Protocol):
+    """Makes a value of ``kind`` for ``owner`` (a cast member's key)."""
+
+    def __call__(self, cast: Cast, owner: str, *, kind: str) -> Item: ...
+
+
+_MAKERS: dict[str, _Maker] = {
     "email": _make_email,
     "user": _make_user,
     "url": _make_url,

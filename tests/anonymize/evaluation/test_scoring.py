@@ -42,7 +42,7 @@ def test_character_scores_are_label_agnostic_and_ignore_neutral_and_spaces() -> 
     score_text(
         item,
         [Span(5, 8, "LOCATION", 1.0), Span(16, 22, "DATE", 1.0), Span(26, 30, "X", 1.0)],
-        score,
+        score=score,
     )
     assert (score.true_positive_chars, score.false_positive_chars, score.false_negative_chars) == (
         3,
@@ -62,10 +62,10 @@ def test_character_scores_are_label_agnostic_and_ignore_neutral_and_spaces() -> 
 def test_entity_caught_at_eighty_percent_coverage() -> None:
     item = LabelledText("t", "id 1234567890", (GoldSpan(3, 13, "GENERIC_ID"),))
     score = DetectionScore()
-    score_text(item, [Span(3, 11, "GENERIC_ID", 1.0)], score)
+    score_text(item, [Span(3, 11, "GENERIC_ID", 1.0)], score=score)
     assert score.to_metrics()["entity_recall"] == 1.0
     score = DetectionScore()
-    score_text(item, [Span(3, 10, "GENERIC_ID", 1.0)], score)
+    score_text(item, [Span(3, 10, "GENERIC_ID", 1.0)], score=score)
     assert score.to_metrics()["entity_recall"] == 0.0
 
 
@@ -130,7 +130,7 @@ def test_predicted_characters_are_broken_down_by_recognizer_and_type() -> None:
         Span(23, 29, "PERSON_NAME", 0.4, "UnfamiliarWordRecognizer"),
         Span(0, 4, "ORGANIZATION_NAME", 0.85, "SpacyRecognizer"),
     ]
-    score_text(item, predicted, score)
+    score_text(item, predicted, score=score)
     metrics = score.to_metrics()
     by_source = metrics["predicted_chars_by_source"]
     assert by_source["SpacyRecognizer"] == {
@@ -167,7 +167,7 @@ def test_false_positive_sample_is_bounded_seeded_and_kept_out_of_metrics() -> No
             spans.append(
                 Span(item.gold[0].start, item.gold[0].end, "PERSON_NAME", 0.85, "SpacyRecognizer")
             )
-            score_text(item, spans, score)
+            score_text(item, spans, score=score)
         assert len(score.samples) == 5
         assert all(s.source == "UnfamiliarWordRecognizer" for s in score.samples)
         assert "samples" not in score.to_metrics()
@@ -198,6 +198,6 @@ def test_a_set_splits_by_group_and_never_mixes_them(kind: str, path: Path) -> No
 def test_only_sets_with_groups_split() -> None:
     path = TEST_DATA / "presidio_research" / "generated_small.sample.json"
     with pytest.raises(InputError, match="presidio_research and wnut17 only"):
-        load_labelled("embedded", None, 2, split="heldout")
+        load_labelled("embedded", None, limit=2, split="heldout")
     with pytest.raises(InputError, match="unknown split"):
         load_labelled("presidio_research", path, split="train")

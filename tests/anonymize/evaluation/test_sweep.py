@@ -43,16 +43,16 @@ def test_a_bad_sweep_names_itself(spec: str, message: str) -> None:
 def test_sweep_values_are_validated_as_the_params_they_set() -> None:
     assert parse_sweep("lm_probability.p=1e-4,0.01") == ("lm_probability.p", [1e-4, 0.01])
     config = AnonymizeConfig(detectors=["vocab_threshold"])
-    assert with_value(config, "vocab_threshold", 300.0).vocab_threshold == 300
+    assert with_value(config, "vocab_threshold", value=300.0).vocab_threshold == 300
     with pytest.raises(ParamsError, match="anonymize.vocab_threshold"):
-        with_value(config, "vocab_threshold", 2.5)
+        with_value(config, "vocab_threshold", value=2.5)
     with pytest.raises(ParamsError, match="anonymize.lm_probability.p"):
-        with_value(config, "lm_probability.p", 1.5)
+        with_value(config, "lm_probability.p", value=1.5)
 
 
 def test_the_masked_word_share_counts_words_a_span_touches() -> None:
     score = DetectionScore()
-    score_text(ITEMS[0], [Span(11, 18, "X", 1.0), Span(29, 31, "X", 1.0)], score)
+    score_text(ITEMS[0], [Span(11, 18, "X", 1.0), Span(29, 31, "X", 1.0)], score=score)
     # "Zorblax" and "invoice" (touched by its first two letters) of 6 words
     assert score.to_metrics()["masked_word_share"] == round(2 / 6, 4)
 
@@ -60,7 +60,7 @@ def test_the_masked_word_share_counts_words_a_span_touches() -> None:
 def test_a_vocabulary_sweep_masks_more_as_the_list_shrinks(tmp_path: Path) -> None:
     config = AnonymizeConfig(detectors=["vocab_threshold"])
     rows = sweep_detection(
-        ITEMS, config, tmp_path, policy=POLICY, key="vocab_threshold", values=[50, 100_000]
+        ITEMS, config, base_dir=tmp_path, policy=POLICY, key="vocab_threshold", values=[50, 100_000]
     )
     short, long = rows
     assert (short["vocab_threshold"], long["vocab_threshold"]) == (50, 100_000)
@@ -73,7 +73,9 @@ def test_a_vocabulary_sweep_masks_more_as_the_list_shrinks(tmp_path: Path) -> No
 def test_a_sweep_of_a_detector_not_configured_says_how_to_add_it(tmp_path: Path) -> None:
     config = AnonymizeConfig(detectors=["allow_list"])
     with pytest.raises(ParamsError, match="--detectors entities,vocab_threshold"):
-        sweep_detection(ITEMS, config, tmp_path, policy=POLICY, key="vocab_threshold", values=[100])
+        sweep_detection(
+            ITEMS, config, base_dir=tmp_path, policy=POLICY, key="vocab_threshold", values=[100]
+        )
 
 
 class ContextRecorder:
@@ -86,23 +88,23 @@ class ContextRecorder:
         raise AssertionError("a contextual detector is asked in context")
 
     def detect_in_context(
-        self, texts: Sequence[str], contexts: Sequence[str], batch_size: int = 64
+        self, texts: Sequence[str], contexts: Sequence[str], *, batch_size: int = 64
     ) -> list[list[Span]]:
         self.seen += zip(texts, contexts, strict=True)
         return [[] for _ in texts]
 
 
 def test_labelled_turns_are_detected_as_their_conversation() -> None:
-    def turn(i: int, conversation: str, speaker: str | None, *, text: str) -> LabelledText:
+    def turn(i: int, conversation: str, *, speaker: str | None, text: str) -> LabelledText:
         return LabelledText(
             f"{conversation}-{i}", text, (), conversation=conversation, speaker=speaker
         )
 
     items = [
-        turn(0, "c1", "Agent", text="Hello there."),
-        turn(1, "c1", "Customer", text="Hi."),
+        turn(0, "c1", speaker="Agent", text="Hello there."),
+        turn(1, "c1", speaker="Customer", text="Hi."),
         LabelledText("alone", "A text alone.", ()),
-        turn(0, "c2", "Agent", text="Next call."),
+        turn(0, "c2", speaker="Agent", text="Next call."),
     ]
     assert [[i.id for i in g] for g in conversation_groups(items)] == [
         ["c1-0", "c1-1"],
@@ -110,7 +112,7 @@ def test_labelled_turns_are_detected_as_their_conversation() -> None:
         ["c2-0"],
     ]
     recorder = ContextRecorder()
-    metrics, _ = evaluate_detection(items, recorder, POLICY, batch_size=2)
+    metrics, _ = evaluate_detection(items, recorder, policy=POLICY, batch_size=2)
     assert metrics["n_texts"] == 4
     contexts = dict(recorder.seen)
     assert contexts["Hi."] == "Agent: Hello there.\nCustomer: "  # the call so far

@@ -45,7 +45,7 @@ def test_facts_are_labelled_with_taxonomy_paths_at_exact_offsets(
             assert mention.strip() == mention and len(mention) >= 3
         # the record validates against the taxonomy and round-trips
         record = conversation.to_record()
-        assert conversation_from_record(record, "x", taxonomy.paths) == conversation
+        assert conversation_from_record(record, "x", sensitive_paths=taxonomy.paths) == conversation
 
 
 def test_personal_information_inside_a_fact_stays_inside_its_span(
