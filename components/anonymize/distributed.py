@@ -65,6 +65,7 @@ class Engine:
     base_dir: Path  # model folders are named from it
     key: SurrogateKey | None = field(repr=False)
     files: tuple[tuple[str, bytes], ...] = field(repr=False)  # (name in params, contents)
+    base_model: Path | None = None  # the base_model stage's folder (factory.build_detector)
 
     @property
     def token(self) -> str:
@@ -72,22 +73,29 @@ class Engine:
         values' reprs, not pickle's bytes (which changed with a round trip once surrogates
         were configured, so each task would have rebuilt its worker's detector)."""
         key = None if self.key is None else (self.key.salt, sorted(self.key.digests))
-        described = repr((self.config, str(self.base_dir), key, self.files))
+        described = repr((self.config, str(self.base_dir), key, self.files, self.base_model))
         return hashlib.sha256(described.encode()).hexdigest()
 
 
-def engine_for(config: AnonymizeConfig, base_dir: Path, *, key: SurrogateKey | None) -> Engine:
+def engine_for(
+    config: AnonymizeConfig,
+    base_dir: Path,
+    *,
+    key: SurrogateKey | None,
+    base_model: Path | None = None,
+) -> Engine:
     """The engine of ``config``, its policy files read here on the client.
 
     Raises:
         InputError: a policy file is missing or malformed, named before any cluster starts.
     """
     base_dir = base_dir.resolve()
-    check_policy_files(config, base_dir)
+    check_policy_files(config, base_dir, base_model=base_model)
     if config.ner.threads is None:  # a Dask worker is a process a core: the NER takes one
         config = replace(config, ner=replace(config.ner, threads=1))
     files = tuple((name, (base_dir / name).read_bytes()) for name in config.policy_files())
-    return Engine(config, base_dir, key, files)
+    base_model = base_model.resolve() if base_model is not None else None
+    return Engine(config, base_dir, key, files, base_model)
 
 
 def anonymize_on_cluster(
@@ -99,10 +107,11 @@ def anonymize_on_cluster(
     spans_path: Path | None,
     key: SurrogateKey | None,
     total: int | None,
+    base_model: Path | None = None,
 ) -> AnonymizationTally:
     """Anonymize ``input_path`` on ``config.cluster``; both outputs appear only if every
     part succeeds."""
-    engine = engine_for(config, base_dir, key=key)
+    engine = engine_for(config, base_dir, key=key, base_model=base_model)
     outputs = {CORPUS: output_path, SPANS: spans_path}
     results = _run_on_cluster(
         config,
@@ -222,8 +231,10 @@ def _built(engine: Engine, token: str) -> tuple[Detector, AnonymizationPolicy]:
                 moved[name] = str(path)
             config = engine.config.with_policy_files(moved)
             _BUILT[token] = (
-                build_detector(config, engine.base_dir),
-                anonymization_policy(config, engine.base_dir, key=engine.key),
+                build_detector(config, engine.base_dir, base_model=engine.base_model),
+                anonymization_policy(
+                    config, engine.base_dir, key=engine.key, base_model=engine.base_model
+                ),
             )
     return _BUILT[token]
 

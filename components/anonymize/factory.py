@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from components.anonymize import vocabulary
 from components.anonymize.calibration import Thresholds, read_thresholds
@@ -54,19 +54,24 @@ DEFAULT_SPEAKER_ROLES = frozenset(
 
 
 def build_detector(
-    config: AnonymizeConfig, base_dir: Path = Path(), *, built: Mapping[str, Detector] | None = None
+    config: AnonymizeConfig,
+    base_dir: Path = Path(),
+    *,
+    built: Mapping[str, Detector] | None = None,
+    base_model: Path | None = None,
 ) -> Detector:
     """The detectors ``anonymize.detectors`` names, alone or as their union (entity spans
     first, word-level spans cut around them); policy files and models are relative to
     ``base_dir``. ``built`` holds detectors already made, by name, used in place of new
-    ones (a sweep keeps the entity engine's answers while it varies another detector)."""
+    ones (a sweep keeps the entity engine's answers while it varies another detector);
+    ``base_model`` is the base_model stage's folder (:func:`lm_probability_detector`)."""
     made = dict(built or {})
     for name in config.detectors:
         if name not in made:
             made[name] = (
                 entity_detector(config, base_dir)
                 if name == "entities"
-                else WORD_LEVEL_BUILDERS[name](config, base_dir)
+                else WORD_LEVEL_BUILDERS[name](config, base_dir, base_model=base_model)
             )
     entities = [made["entities"]] if "entities" in config.detectors else []
     words = [made[name] for name in config.detectors if name in WORD_LEVEL_BUILDERS]
@@ -143,14 +148,14 @@ def ner_threads(config: AnonymizeConfig) -> int:
     return max(1, len(os.sched_getaffinity(0)) // max(config.workers, 1))
 
 
-def lm_probability_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
-    """``lm_probability``: the base causal LM (``models/base``), or the masked LM folder
-    ``anonymize.lm_probability.model`` names."""
+def lm_probability_detector(
+    config: AnonymizeConfig, base_dir: Path = Path(), *, base_model: Path | None = None
+) -> Detector:
+    """``lm_probability``: the base causal LM (``base_model``, the folder the stage reads
+    from its workspace; ``models/base`` under ``base_dir`` when none is given), or the masked
+    LM folder ``anonymize.lm_probability.model`` names."""
     settings = config.lm_probability
-    folder = base_dir / (settings.model or paths.BASE_MODEL)
-    if not folder.is_dir():
-        hint = "run the base_model stage" if settings.model is None else "a masked LM folder"
-        raise InputError(f"{folder}: no such model (anonymize.lm_probability.model: {hint})")
+    folder = lm_probability_model(config, base_dir, base_model=base_model)
     scorer = load_scorer(
         folder,
         masked=settings.model is not None,
@@ -160,19 +165,51 @@ def lm_probability_detector(config: AnonymizeConfig, base_dir: Path = Path()) ->
     return LmProbabilityDetector(scorer, settings.p, settings.batch_size)
 
 
-def allow_list_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
+def lm_probability_model(
+    config: AnonymizeConfig, base_dir: Path, *, base_model: Path | None
+) -> Path:
+    """The folder :func:`lm_probability_detector` loads.
+
+    Raises:
+        InputError: there is no such folder.
+    """
+    settings = config.lm_probability
+    if settings.model is not None:
+        folder = base_dir / settings.model
+    else:
+        folder = base_model or base_dir / paths.BASE_MODEL
+    if not folder.is_dir():
+        hint = "run the base_model stage" if settings.model is None else "a masked LM folder"
+        raise InputError(f"{folder}: no such model (anonymize.lm_probability.model: {hint})")
+    return folder
+
+
+def allow_list_detector(
+    config: AnonymizeConfig, base_dir: Path = Path(), *, base_model: Path | None = None
+) -> Detector:
     """``allow_list``: every word outside the file ``anonymize.allow_list`` is masked."""
     return vocabulary.allow_list_detector(base_dir / config.allow_list)
 
 
-def vocab_threshold_detector(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
+def vocab_threshold_detector(
+    config: AnonymizeConfig, base_dir: Path = Path(), *, base_model: Path | None = None
+) -> Detector:
     """``vocab_threshold``: every word outside the ``anonymize.vocab_threshold`` most
     frequent English words is masked."""
     return vocabulary.vocab_threshold_detector(config.vocab_threshold)
 
 
+class WordDetectorBuilder(Protocol):
+    """Builds a word-level detector from the stage's config, params' folder and the base
+    model's folder (the stage's, when it runs one)."""
+
+    def __call__(
+        self, config: AnonymizeConfig, base_dir: Path = ..., *, base_model: Path | None = None
+    ) -> Detector: ...
+
+
 # The word-level detectors of anonymize.detectors, by name (config.WORD_LEVEL_DETECTORS).
-WORD_LEVEL_BUILDERS: dict[str, Callable[[AnonymizeConfig, Path], Detector]] = {
+WORD_LEVEL_BUILDERS: dict[str, WordDetectorBuilder] = {
     "lm_probability": lm_probability_detector,
     "allow_list": allow_list_detector,
     "vocab_threshold": vocab_threshold_detector,
@@ -216,14 +253,17 @@ def pi_label_keys(config: AnonymizeConfig, base_dir: Path = Path()) -> PiLabelKe
     return read_pi_label_keys(base_dir / config.pi_label_keys, known_info_types(config))
 
 
-def check_policy_files(config: AnonymizeConfig, base_dir: Path = Path()) -> None:
+def check_policy_files(
+    config: AnonymizeConfig, base_dir: Path = Path(), *, base_model: Path | None = None
+) -> None:
     """Read each of ``config.policy_files()`` as building would (the user's recognizers
-    file too), and load the NER's model against its label mapping, so that a missing or
-    malformed one is an error naming it now.
+    file too), load the NER's model against its label mapping and look for the
+    ``lm_probability`` detector's model, so that a missing or malformed one is an error
+    naming it now.
 
     Raises:
         InputError: a policy file is missing, not UTF-8 or not what its key needs; the NER's
-            model is missing or its labels unmapped.
+            model is missing or its labels unmapped; the language model's folder is missing.
     """
     detection_thresholds(config, base_dir)
     read_term_lists(config.exclusions, config.dictionaries, base_dir=base_dir)
@@ -233,16 +273,24 @@ def check_policy_files(config: AnonymizeConfig, base_dir: Path = Path()) -> None
     if config.backend != "google_dlp":
         own_recognizers(config, base_dir)
     ner_recognizer(config, base_dir)
+    if "lm_probability" in config.detectors:
+        lm_probability_model(config, base_dir, base_model=base_model)
 
 
 def anonymization_policy(
-    config: AnonymizeConfig, base_dir: Path = Path(), *, key: SurrogateKey | None = None
+    config: AnonymizeConfig,
+    base_dir: Path = Path(),
+    *,
+    key: SurrogateKey | None = None,
+    base_model: Path | None = None,
 ) -> AnonymizationPolicy:
     """The policy params describe; term-list paths are relative to ``base_dir``.
 
     Args:
         key: the run's surrogate secret and inventory (the stage reads them from
             ``data/raw``); without one, surrogate mode draws a fresh secret, never stored.
+        base_model: the base_model stage's folder, for ``anonymize.surrogate.method: lm``
+            (``models/base`` under ``base_dir`` when none is given).
     """
     terms = read_term_lists(config.exclusions, config.dictionaries, base_dir=base_dir)
     return AnonymizationPolicy(
@@ -251,7 +299,9 @@ def anonymization_policy(
         DEFAULT_SPEAKER_ROLES,
         terms,
         known_class_labels(config.class_labels),
-        build_surrogates(config, base_dir, key=key) if config.replacement == "surrogate" else None,
+        build_surrogates(config, base_dir, key=key, base_model=base_model)
+        if config.replacement == "surrogate"
+        else None,
         pi_label_keys(config, base_dir),
         name_evidence(config),
     )
@@ -279,7 +329,11 @@ def name_evidence(config: AnonymizeConfig) -> NameEvidence | None:
 
 
 def build_surrogates(
-    config: AnonymizeConfig, base_dir: Path, *, key: SurrogateKey | None
+    config: AnonymizeConfig,
+    base_dir: Path,
+    *,
+    key: SurrogateKey | None,
+    base_model: Path | None = None,
 ) -> Surrogates:
     """The surrogate maker ``anonymize.surrogate`` describes."""
     import secrets
@@ -288,7 +342,10 @@ def build_surrogates(
     values = RealisticValues(config.surrogate.locale)
     build = SURROGATE_SOURCES[config.surrogate.method]
     source = build(
-        values, config, base_dir=base_dir, detector=lambda: entity_detector(config, base_dir)
+        values,
+        config,
+        base_model=base_model or base_dir / paths.BASE_MODEL,
+        detector=lambda: entity_detector(config, base_dir),
     )
     return Surrogates(key, values, source=source)
 

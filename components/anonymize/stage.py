@@ -8,22 +8,20 @@ import contextlib
 import json
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from components.anonymize.config import AnonymizeConfig
 from components.anonymize.distributed import anonymize_on_cluster
-from components.anonymize.stream import AnonymizationTally, anonymize_stream
+from components.anonymize.stream import AnonymizationTally, Result, anonymize_stream
 from components.anonymize.surrogates import SurrogateKey
 from components.core import paths
 from components.core.atomic import PRIVATE, atomic_path, private_folder
-from components.core.corpus import read_corpus
+from components.core.corpus import Conversation, read_corpus
 from components.core.salt import read_salt
 from components.core.stage import Metrics, StageContext, check_paths
 from components.ingest import read_inventory
-
-if TYPE_CHECKING:
-    pass
 
 
 def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
@@ -40,7 +38,13 @@ def run(config: AnonymizeConfig, context: StageContext) -> Metrics:
         if config.replacement == "surrogate":
             key = surrogate_key(context.input(paths.SALT), context.input(paths.INVENTORY))
         metrics = anonymize_file(
-            config, context.base_dir, input_path=raw, output_path=corpus, spans_path=spans, key=key
+            config,
+            context.base_dir,
+            input_path=raw,
+            output_path=corpus,
+            spans_path=spans,
+            key=key,
+            base_model=context.input(paths.BASE_MODEL),
         )
         context.record(metrics)
     return metrics
@@ -62,12 +66,12 @@ def anonymize_file(
     output_path: Path,
     spans_path: Path | None,
     key: SurrogateKey | None = None,
+    base_model: Path | None = None,
 ) -> Metrics:
     """Stream a corpus through the anonymizer (the policy files of ``config`` named from
-    ``base_dir``); both outputs appear only if all succeeds, readable by their owner only
-    (anonymized text may hold what the detector missed)."""
-    from tqdm import tqdm
-
+    ``base_dir``; the base model read from ``base_model``, the stage's workspace folder,
+    else ``models/base`` under ``base_dir``); both outputs appear only if all succeeds,
+    readable by their owner only (anonymized text may hold what the detector missed)."""
     started = time.perf_counter()
     if config.cluster is not None:
         total = count_records(input_path)
@@ -79,6 +83,7 @@ def anonymize_file(
             spans_path=spans_path,
             key=key,
             total=total,
+            base_model=base_model,
         )
         return tally.to_metrics(time.perf_counter() - started, config.workers)
     tally = AnonymizationTally()
@@ -90,7 +95,24 @@ def anonymize_file(
         workers=config.workers,
         key=key,
         usage=usage,
+        base_model=base_model,
     )
+    _write(stream, output_path, spans_path=spans_path, total=count_records(input_path), tally=tally)
+    return {**tally.to_metrics(time.perf_counter() - started, config.workers), **usage}
+
+
+def _write(
+    stream: Iterable[tuple[Conversation, Result]],
+    output_path: Path,
+    *,
+    spans_path: Path | None,
+    total: int | None,
+    tally: AnonymizationTally,
+) -> None:
+    """The anonymized corpus and its spans, each written whole or not at all, counted on
+    ``tally`` and on a progress bar."""
+    from tqdm import tqdm
+
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(
             stack.enter_context(atomic_path(output_path, mode=PRIVATE)).open("w")
@@ -105,7 +127,7 @@ def anonymize_file(
         progress = stack.enter_context(
             tqdm(
                 desc="anonymize",
-                total=count_records(input_path),
+                total=total,
                 unit=" conversations",
                 mininterval=2,
                 file=sys.stderr,
@@ -117,7 +139,6 @@ def anonymize_file(
                 spans.writelines(json.dumps(r.to_record()) + "\n" for r in replacements)
             tally.add(original, replacements)
             progress.update()
-    return {**tally.to_metrics(time.perf_counter() - started, config.workers), **usage}
 
 
 def count_records(path: Path) -> int | None:

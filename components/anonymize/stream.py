@@ -81,6 +81,7 @@ def anonymize_stream(
     workers: int = 1,
     key: SurrogateKey | None = None,
     usage: dict[str, Any] | None = None,
+    base_model: Path | None = None,
 ) -> Iterator[tuple[Conversation, Result]]:
     """Yield (original, (anonymized, replacements)) in input order.
 
@@ -91,15 +92,18 @@ def anonymize_stream(
     Args:
         usage: filled, once the stream is exhausted, with what the detector asked of a
             remote service (DLP's requests, bytes, cost); a service backend runs in one process.
+        base_model: the base_model stage's folder (``factory.build_detector``).
     """
     if workers <= 1:
-        detector = factory.build_detector(config, base_dir)
-        policy = factory.anonymization_policy(config, base_dir, key=key)
+        detector = factory.build_detector(config, base_dir, base_model=base_model)
+        policy = factory.anonymization_policy(config, base_dir, key=key, base_model=base_model)
         return _in_process(
             conversations, config.batch_size, detector=detector, policy=policy, usage=usage
         )
-    factory.check_policy_files(config, base_dir)
-    return _in_pool(conversations, config, base_dir=base_dir, workers=workers, key=key)
+    factory.check_policy_files(config, base_dir, base_model=base_model)
+    return _in_pool(
+        conversations, config, base_dir=base_dir, workers=workers, key=key, base_model=base_model
+    )
 
 
 def _in_process(
@@ -124,9 +128,11 @@ def _in_pool(
     base_dir: Path,
     workers: int,
     key: SurrogateKey | None,
+    base_model: Path | None,
 ) -> Iterator[tuple[Conversation, Result]]:
     context = multiprocessing.get_context("fork")
-    with context.Pool(workers, initializer=_init_worker, initargs=(config, base_dir, key)) as pool:
+    built = (config, base_dir, key, base_model)
+    with context.Pool(workers, initializer=_init_worker, initargs=built) as pool:
         pending: deque[tuple[list[Conversation], Any]] = deque()
         for batch in _batches(conversations, config.batch_size):
             pending.append((batch, pool.apply_async(_worker_batch, (batch,))))
@@ -153,10 +159,21 @@ def run_batch(
 _WORKER: dict[str, Any] = {}  # this worker process's detector and policy, built once
 
 
-def _init_worker(config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None) -> None:  # noqa: PLR0917 (the pool's initializer takes initargs positionally)
-    _WORKER["detector"] = factory.build_detector(config, base_dir)
-    _WORKER["policy"] = factory.anonymization_policy(config, base_dir, key=key)
+def _init_worker(  # noqa: PLR0917 (the pool's initializer takes initargs positionally)
+    config: AnonymizeConfig, base_dir: Path, key: SurrogateKey | None, base_model: Path | None
+) -> None:
+    try:
+        _WORKER["detector"] = factory.build_detector(config, base_dir, base_model=base_model)
+        _WORKER["policy"] = factory.anonymization_policy(
+            config, base_dir, key=key, base_model=base_model
+        )
+    except Exception as error:
+        # A worker whose initializer raises dies, and the pool starts another in its place,
+        # which fails the same way: the stream would wait forever. Its batches fail instead.
+        _WORKER["error"] = error
 
 
 def _worker_batch(batch: list[Conversation]) -> list[Result]:
+    if "error" in _WORKER:
+        raise _WORKER["error"]
     return run_batch(batch, _WORKER["detector"], policy=_WORKER["policy"])

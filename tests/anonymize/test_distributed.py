@@ -300,6 +300,27 @@ def test_an_engine_shows_neither_the_secret_nor_the_policy_contents_in_a_task_lo
     assert pickle.loads(pickle.dumps(engine)).token == engine.token
 
 
+def test_the_engine_carries_the_base_model_the_stage_names(
+    tmp_path: Path, *, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers load the base model from the stage's workspace, not params' folder: the
+    engine carries that folder whole, and an engine of another folder is another engine."""
+    config = AnonymizeConfig(
+        calibration=None,
+        exclusions={},
+        dictionaries={},
+        pi_label_keys=None,
+        ner=NerConfig(model=None),
+    )
+    (tmp_path / "workspace" / "models" / "base").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    engine = distributed.engine_for(
+        config, tmp_path / "params", key=None, base_model=Path("workspace/models/base")
+    )
+    assert engine.base_model == tmp_path.resolve() / "workspace" / "models" / "base"
+    assert engine.token != distributed.engine_for(config, tmp_path / "params", key=None).token
+
+
 def test_a_missing_policy_file_is_named_before_a_cluster_is_reached(
     corpus: Path, tmp_path: Path
 ) -> None:

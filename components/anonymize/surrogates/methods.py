@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from components.anonymize.surrogates import RealisticSource
 from components.anonymize.surrogates.embedding import EmbeddingSource
 from components.anonymize.surrogates.lm import LmSource, detector_check
-from components.core import paths
 
 if TYPE_CHECKING:
     from components.anonymize.config import AnonymizeConfig
@@ -27,27 +26,35 @@ if TYPE_CHECKING:
 
 class SourceBuilder(Protocol):
     """A method's source of candidates: from the realistic values, the stage's config,
-    params' folder, and the stage's detector when asked."""
+    the base model's folder, and the stage's detector when asked."""
 
     def __call__(
         self,
         values: RealisticValues,
         config: AnonymizeConfig,
         *,
-        base_dir: Path,
+        base_model: Path,
         detector: Callable[[], Any],
     ) -> Any: ...
 
 
 def realistic(
-    values: RealisticValues, config: AnonymizeConfig, *, base_dir: Path, detector: Callable[[], Any]
+    values: RealisticValues,
+    config: AnonymizeConfig,
+    *,
+    base_model: Path,
+    detector: Callable[[], Any],
 ) -> Any:
     """The locale's lists, context unused."""
     return RealisticSource(values)
 
 
 def embedding(
-    values: RealisticValues, config: AnonymizeConfig, *, base_dir: Path, detector: Callable[[], Any]
+    values: RealisticValues,
+    config: AnonymizeConfig,
+    *,
+    base_model: Path,
+    detector: Callable[[], Any],
 ) -> Any:
     """Realistic candidates, chosen by embedding distance in context (MiniLM)."""
     settings = config.surrogate
@@ -55,14 +62,16 @@ def embedding(
 
 
 def lm(
-    values: RealisticValues, config: AnonymizeConfig, *, base_dir: Path, detector: Callable[[], Any]
+    values: RealisticValues,
+    config: AnonymizeConfig,
+    *,
+    base_model: Path,
+    detector: Callable[[], Any],
 ) -> Any:
     """Values the base model proposes in context, each checked by the stage's own detector."""
     settings = config.surrogate
     check = detector_check(detector())  # is a candidate PI?
-    return LmSource(
-        values, base_dir / paths.BASE_MODEL, k=settings.k, top1=settings.top1, check=check
-    )
+    return LmSource(values, base_model, k=settings.k, top1=settings.top1, check=check)
 
 
 SURROGATE_SOURCES: Mapping[str, SourceBuilder] = {
