@@ -164,12 +164,17 @@ def main() -> int:
         "variants": table(per_variant),
     }
     write_result("private_summary", results)
+    _print_table(results["variants"])
+    return 0
+
+
+def _print_table(variants: dict[str, Any]) -> None:
+    """Each variant's overall figures with their intervals, as a markdown table."""
     print("| model | Privacy | Completeness | acceptable | ROUGE-1 (private ref.) |")
     print("| --- | ---: | ---: | ---: | ---: |")
-    for name, row in results["variants"].items():
+    for name, row in variants.items():
         cells = [f"{v[0]:.2f} [{v[1]:.2f}, {v[2]:.2f}]" for v in row["overall"].values()]
         print(f"| {name} | " + " | ".join(cells) + " |")
-    return 0
 
 
 if __name__ == "__main__":

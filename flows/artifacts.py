@@ -19,6 +19,15 @@ from prefect.artifacts import (
     create_markdown_artifact,
     create_table_artifact,
 )
+from prefect.runtime import flow_run
+
+from components.core import paths
+from components.core.headline import (
+    DEFAULT_UTILITY_METRIC,
+    headline_metrics,
+    read_headline_inputs,
+    verdict_line,
+)
 
 # The metric that says whether a stage's check passed.
 VERDICTS = {"gate": "passed", "audit": "passed", "register": "champion"}
@@ -142,3 +151,30 @@ def publish_run(reports: Sequence[StageReport], header: Sequence[str]) -> None:
         key="pipeline-summary",
         description="every stage of this veiltune run",
     )
+
+
+def run_header(name: str | None, changes: Mapping[str, Any], *, link: str) -> list[str]:
+    """The run page's first lines: the flow run, its MLflow run, and where it ran (the
+    workspace, or a DVC experiment ``name`` with its ``changes``)."""
+    lines = [f"Flow run: `{flow_run.name}`. MLflow: [pipeline run]({link})."]
+    if name is None:
+        return [*lines, "Ran in the workspace (no overrides)."]
+    sets = ", ".join(f"`{k}={v!r}`" for k, v in changes.items())
+    return [
+        *lines,
+        f"DVC experiment **{name}** with {sets}; the workspace is unchanged.",
+        f"Compare: `dvc exp show`. Take its results (bundle included): `dvc exp apply {name}`.",
+    ]
+
+
+def run_verdict(
+    name: str | None, reports: Sequence[StageReport], *, params: Mapping[str, Any]
+) -> str:
+    """The run's verdict: from the workspace's metrics files (a stage DVC skipped holds its
+    results there), or from what an experiment's stages returned."""
+    if name is None:
+        metrics, params = read_headline_inputs(paths.METRICS_DIR, paths.PARAMS)
+    else:
+        metrics = {r.stage: dict(r.metrics) for r in reports if r.metrics}
+    metric = (params.get("register") or {}).get("utility_metric", DEFAULT_UTILITY_METRIC)
+    return verdict_line(headline_metrics(metrics, params), str(metric))

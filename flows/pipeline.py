@@ -30,12 +30,6 @@ from components import stages as registry
 from components.core import paths, tracking
 from components.core.dvc_cli import dvc_command, dvc_environment
 from components.core.errors import ParamsError
-from components.core.headline import (
-    DEFAULT_UTILITY_METRIC,
-    headline_metrics,
-    read_headline_inputs,
-    verdict_line,
-)
 from components.core.stage import StageContext
 from components.export.signing import KEY_ENV, signing_key
 from flows.artifacts import (
@@ -45,6 +39,8 @@ from flows.artifacts import (
     publish_link,
     publish_run,
     publish_stage,
+    run_header,
+    run_verdict,
 )
 from flows.experiment import (
     ExperimentRun,
@@ -321,18 +317,6 @@ def run_changes(overrides: Mapping[str, Any] | None, corpus: str | None) -> dict
     return changes
 
 
-def _header(name: str | None, changes: Mapping[str, Any], *, link: str) -> list[str]:
-    lines = [f"Flow run: `{flow_run.name}`. MLflow: [pipeline run]({link})."]
-    if name is None:
-        return [*lines, "Ran in the workspace (no overrides)."]
-    sets = ", ".join(f"`{k}={v!r}`" for k, v in changes.items())
-    return [
-        *lines,
-        f"DVC experiment **{name}** with {sets}; the workspace is unchanged.",
-        f"Compare: `dvc exp show`. Take its results (bundle included): `dvc exp apply {name}`.",
-    ]
-
-
 @flow(name="veiltune-pipeline", log_prints=False)
 def pipeline(
     stages: list[StageName] | None = None,
@@ -381,35 +365,28 @@ def pipeline(
     except BaseException:
         tracking.finish_pipeline_run(parent, status="FAILED")
         failed = next((s for s in selected if s not in {r.stage for r in reports}), "")
-        publish_run([*reports, StageReport(failed, "Failed")], _header(name, changes, link=link))
+        publish_run([*reports, StageReport(failed, "Failed")], run_header(name, changes, link=link))
         raise
     tracking.finish_pipeline_run(parent)
-    holder = tracking.results_run(parent)
-    if holder != parent:  # every stage skipped: its empty run is gone, link the one with results
-        link = mlflow_run_url(tracking.tracking_uri(), experiment_id, run_id=holder)
-        publish_link(
-            "mlflow-run", link, text="MLflow: the pipeline run that produced these results"
-        )
+    link = _results_link(experiment_id, parent, link=link)
     if name is None and "export" in selected and BUNDLE.is_file():
         publish_link(
             "bundle", BUNDLE.resolve().as_uri(), text="The compliance bundle (exports/bundle.zip)"
         )
-    publish_run(
-        reports,
-        [_verdict(name, reports, params=context.params), *_header(name, changes, link=link)],
-    )
+    verdict = run_verdict(name, reports, params=context.params)
+    publish_run(reports, [verdict, *run_header(name, changes, link=link)])
     return selected
 
 
-def _verdict(name: str | None, reports: Sequence[StageReport], *, params: Mapping[str, Any]) -> str:
-    """The run's verdict: from the workspace's metrics files (a stage DVC skipped holds its
-    results there), or from what an experiment's stages returned."""
-    if name is None:
-        metrics, params = read_headline_inputs(paths.METRICS_DIR, paths.PARAMS)
-    else:
-        metrics = {r.stage: dict(r.metrics) for r in reports if r.metrics}
-    metric = (params.get("register") or {}).get("utility_metric", DEFAULT_UTILITY_METRIC)
-    return verdict_line(headline_metrics(metrics, params), str(metric))
+def _results_link(experiment_id: str, parent: str, *, link: str) -> str:
+    """The link to the MLflow run holding the results: the pipeline's run, unless every
+    stage was skipped and its empty run is gone (then the run that produced them, linked)."""
+    holder = tracking.results_run(parent)
+    if holder == parent:
+        return link
+    link = mlflow_run_url(tracking.tracking_uri(), experiment_id, run_id=holder)
+    publish_link("mlflow-run", link, text="MLflow: the pipeline run that produced these results")
+    return link
 
 
 ENTRYPOINT = "flows/pipeline.py:pipeline"  # the flow, as a worker finds it in its checkout

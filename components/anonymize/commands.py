@@ -17,6 +17,7 @@ from components.anonymize.evaluation.calibrate import calibrate as run_calibrati
 from components.anonymize.evaluation.datasets import (
     SPEECH_PREFIX,
     SPLIT_KINDS,
+    LabelledText,
     embedded_texts,
     load_labelled,
 )
@@ -106,41 +107,48 @@ def evaluate_detection(
     check_paths([path] if path is not None else [], [output])
     swept = parse_sweep(sweep) if sweep else None  # a bad --sweep fails before any loading
     items = load_labelled(dataset, path, limit=limit, split=split)
-    policy = anonymization_policy(config, context.base_dir)
-    samples: list[FalsePositive] = []
-    if swept is not None:
-        if config.cluster:
-            logger.info("a sweep runs in one process: anonymize.cluster is not used")
-        swept_key, swept_values = swept
-        rows = sweep_detection(
-            items,
-            config,
-            base_dir=context.base_dir,
-            policy=policy,
-            key=swept_key,
-            values=swept_values,
-        )
-        scored: Metrics = {"sweep": rows}
-    elif config.cluster:
-        groups = conversation_groups(items)
-        detected = detect_groups_on_cluster(config, context.base_dir, groups=groups)
-        scored, samples = score_detection(
-            items, groups, detected=detected, sample_size=show_false_positives
-        )
-    else:
-        detector = build_detector(config, context.base_dir)
-        scored, samples = run_evaluation(
-            items,
-            detector,
-            policy=policy,
-            batch_size=config.batch_size,
-            sample_size=show_false_positives,
-        )
+    scored, samples = _scored(
+        items, config, base_dir=context.base_dir, swept=swept, sample_size=show_false_positives
+    )
     metrics = {"dataset": dataset, "split": split, "detectors": config.detectors, **scored}
     write_json_atomic(output, metrics)
     where = {"dataset": dataset, "path": str(path), "limit": str(limit), "split": split}
     _log_detection_run(config, context, where=where, metrics=metrics, output=output)
     return metrics, samples
+
+
+def _scored(
+    items: list[LabelledText],
+    config: AnonymizeConfig,
+    *,
+    base_dir: Path,
+    swept: tuple[str, list[float]] | None,
+    sample_size: int,
+) -> tuple[Metrics, list[FalsePositive]]:
+    """The detector's scores on ``items`` and a sample of its false positives: one row per
+    value of ``swept`` (in this process), else one score (on ``anonymize.cluster`` when
+    params name one)."""
+    policy = anonymization_policy(config, base_dir)
+    if swept is not None:
+        if config.cluster:
+            logger.info("a sweep runs in one process: anonymize.cluster is not used")
+        key, values = swept
+        rows = sweep_detection(
+            items, config, base_dir=base_dir, policy=policy, key=key, values=values
+        )
+        return {"sweep": rows}, []
+    if config.cluster:
+        groups = conversation_groups(items)
+        detected = detect_groups_on_cluster(config, base_dir, groups=groups)
+        return score_detection(items, groups, detected=detected, sample_size=sample_size)
+    detector = build_detector(config, base_dir)
+    return run_evaluation(
+        items,
+        detector,
+        policy=policy,
+        batch_size=config.batch_size,
+        sample_size=sample_size,
+    )
 
 
 def _log_detection_run(

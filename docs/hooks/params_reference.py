@@ -70,11 +70,13 @@ def stage_keys(config: type, prefix: str) -> list[Key]:
 
 
 def allowed_values(module: ModuleType) -> dict[str, tuple[str, ...]]:
-    """What each key allows, from the module's ``require(condition, key, allowed)`` checks:
-    the text a bad value's error says (f-strings rendered with the module's constants)."""
+    """What each key allows, from the module's ``require(condition, key, allowed=...)``
+    checks: the text a bad value's error says (f-strings rendered with the module's
+    constants)."""
     found: dict[str, list[str]] = {}
     for call in _require_calls(ast.parse(inspect.getsource(module))):
-        key, allowed = call.args[1], call.args[2]
+        key = call.args[1]
+        allowed = next(k.value for k in call.keywords if k.arg == "allowed")
         if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
             continue  # a key built at run time (risk.scores.<TYPE>): its field's row says it
         text = _literal_text(allowed, vars(module))
@@ -163,7 +165,8 @@ def _require_calls(tree: ast.AST) -> Iterator[ast.Call]:
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and node.func.id in REQUIRE_CALLS
-            and len(node.args) == 3
+            and len(node.args) == 2
+            and any(k.arg == "allowed" for k in node.keywords)
         ):
             yield node
 

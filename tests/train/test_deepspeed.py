@@ -33,7 +33,11 @@ conversations = [
 config = TrainConfig(max_steps=2, batch_size=2, max_seq_length=96, lora_r=8, lora_alpha=16,
                      deepspeed=sys.argv[2])
 result = train_lora(
-    Path(sys.argv[1]), conversations, config, output_dir=Path(sys.argv[3]), work_dir=Path(sys.argv[4])
+    Path(sys.argv[1]),
+    conversations,
+    config=config,
+    output_dir=Path(sys.argv[3]),
+    work_dir=Path(sys.argv[4]),
 )
 print("RESULT " + json.dumps(result.to_metrics()))
 """

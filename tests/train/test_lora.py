@@ -450,7 +450,9 @@ call = Conversation("c", (Turn("A", "My card was charged twice."), Turn("B", "Re
                     labels={"summary": "A refund."})
 config = TrainConfig(max_steps=1, batch_size=1, max_seq_length=32, lora_r=2, lora_alpha=4)
 out = Path(sys.argv[2])
-train_lora(Path(sys.argv[1]), [call], config, output_dir=out / "adapter", work_dir=out / "work")
+train_lora(
+    Path(sys.argv[1]), [call], config=config, output_dir=out / "adapter", work_dir=out / "work"
+)
 """
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import secrets
+import subprocess
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from components.core.errors import InputError
 from veiltune.team import mlflow_server, prefect_server, servers
@@ -25,7 +27,21 @@ CREDENTIALS_FILE = "credentials.json"
 PIPELINE_ENV = "pipeline.env"
 PIPELINE = "pipeline"  # the pipeline's MLflow account
 SECRETS = ("postgres", "mlflow_db", "prefect_db", "flask", "admin", PIPELINE, "prefect")
-SERVER_MODULES = {"mlflow": mlflow_server, "prefect": prefect_server}
+
+
+class Server(Protocol):
+    """What the stack asks of each server's module (``mlflow_server``, ``prefect_server``)."""
+
+    def create_databases(self, cluster: Cluster, secrets: Mapping[str, str]) -> None: ...
+
+    def start(
+        self, folder: Path, cluster: Cluster, *, secrets: Mapping[str, str], port: int
+    ) -> subprocess.Popen[bytes]: ...
+
+
+_MLFLOW: Server = mlflow_server  # checked against the protocol here
+_PREFECT: Server = prefect_server
+SERVER_MODULES = {"mlflow": _MLFLOW, "prefect": _PREFECT}
 SERVERS = tuple(SERVER_MODULES)
 
 
@@ -96,7 +112,7 @@ def _start_servers(
     """Each server, on the port the state has for it (a free one the first time)."""
     for name, module in SERVER_MODULES.items():
         server = state["servers"].setdefault(name, {"port": servers.free_port()})
-        server["pid"] = module.start(folder, cluster, secret, port=server["port"]).pid
+        server["pid"] = module.start(folder, cluster, secrets=secret, port=server["port"]).pid
         _write_state(folder, state)
 
 

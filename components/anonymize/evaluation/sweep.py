@@ -142,7 +142,7 @@ class Memo:
         return self._answers(
             texts,
             contexts,
-            ask=lambda todo, ctx: self.inner.detect_in_context(todo, ctx, batch_size),
+            ask=lambda todo, ctx: self.inner.detect_in_context(todo, ctx, batch_size=batch_size),
         )
 
     def score(
