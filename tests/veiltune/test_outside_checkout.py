@@ -31,7 +31,9 @@ def packaged_detector(detector: Detector, monkeypatch: pytest.MonkeyPatch) -> li
     thresholds the command asks for are read; returns the base folders it was asked for."""
     asked: list[Path] = []
 
-    def build(config: AnonymizeConfig, base_dir: Path = Path()) -> Detector:
+    def build(
+        config: AnonymizeConfig, base_dir: Path = Path(), *, base_model: Path | None = None
+    ) -> Detector:
         factory.detection_thresholds(config, base_dir)  # the calibration file resolves
         asked.append(base_dir)
         return detector
