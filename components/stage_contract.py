@@ -119,6 +119,13 @@ class Stage:
         """What its dvc.yaml entry lists under ``params``: its own key, then ``reads``."""
         return (self.name, *self.reads)
 
+    @property
+    def shared(self) -> bool:
+        """Whether a team's DVC remote can hand its outputs from one worker to another: not
+        for a stage with raw outputs, which are uncached and persistent (out of DVC's run
+        cache), so each worker computes them itself (``flows/repro.py``)."""
+        return not any(a.persist for a in self.outs)
+
     def unwritten(self, workspace: Path) -> list[str]:
         """What it declares it writes (its outs, metrics and plots) that ``workspace`` lacks:
         DVC fails a stage that leaves one unwritten, after the stage ran."""

@@ -41,7 +41,7 @@ class StageReport:
     """One stage of a flow run as its artifacts show it."""
 
     stage: str
-    state: str  # Ran, Skipped, Failed
+    state: str  # Ran, Skipped, Restored, Failed
     seconds: float | None = None
     metrics: Mapping[str, Any] | None = None
 
@@ -93,6 +93,8 @@ def stage_markdown(report: StageReport) -> str:
     state = {
         "Ran": f"ran{took}",
         "Skipped": "skipped: nothing it depends on changed (metrics of its last run)",
+        "Restored": "restored: the run cache held its outputs for exactly these inputs "
+        "(metrics of the run that computed them, here or on another worker)",
         # Its error stays in the task run's state and log: stage output may quote its input.
         "Failed": "**failed**: its error is the task run's state message",
     }.get(report.state, report.state)

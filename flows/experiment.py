@@ -30,6 +30,7 @@ import yaml
 
 from components.core.dvc_cli import dvc_command
 from flows.stage_process import (
+    Ended,
     LineSink,
     StageFailed,
     StageOutcome,
@@ -122,13 +123,19 @@ def copy_paths(workspace: Path, outputs: Iterable[str]) -> list[str]:
 
 
 def exp_run_command(
-    name: str, stages: Iterable[str], *, overrides: Mapping[str, Any], copy: Iterable[str]
+    name: str,
+    stages: Iterable[str],
+    *,
+    overrides: Mapping[str, Any],
+    copy: Iterable[str],
+    pull: bool = False,
 ) -> list[str]:
-    """``dvc exp run --temp -n NAME -C ... -S ... --single-item STAGE...``."""
+    """``dvc exp run --temp -n NAME -C ... -S ... [--pull] --single-item STAGE...`` (``pull``:
+    the default remote's run cache searched first)."""
     copies = [arg for path in copy for arg in ("-C", path)]
     return dvc_command(
         "exp", "run", "--temp", "-n", name, *copies, *set_param_args(overrides),
-        "--single-item", *stages,
+        *(["--pull"] if pull else []), "--single-item", *stages,
     )  # fmt: skip
 
 
@@ -158,7 +165,7 @@ class ExperimentRun:
 
     def __init__(self, argv: list[str], env: Mapping[str, str], *, cwd: Path | None = None):
         self.process = StreamedProcess(argv, env, cwd=cwd)
-        self._next: tuple[str, tuple[str, bool]] | None = None  # a later stage's first line
+        self._next: tuple[str, tuple[str, Ended]] | None = None  # a later stage's first line
 
     def follow(self, stage: str, on_line: LineSink, *, timeout_s: float | None) -> StageOutcome:
         """Hand ``stage``'s lines to ``on_line``: from where the last stage's ended to where
@@ -169,7 +176,7 @@ class ExperimentRun:
             StageTimedOut: the stage outlived ``timeout_s``; the whole run was stopped.
         """
         started = time.monotonic()
-        seen = self._resume(stage, on_line)  # this stage's marker: (stage, skipped)
+        seen = self._resume(stage, on_line)  # this stage's marker: (stage, how it ended)
         try:
             for line in self.process.lines(deadline_after(timeout_s)):
                 found = stage_marker(line)
@@ -188,7 +195,7 @@ class ExperimentRun:
             raise StageFailed(f"stage {stage}: dvc exp run did not run it:\n{tail}")
         return StageOutcome(stage, seen[1], time.monotonic() - started)
 
-    def _resume(self, stage: str, on_line: LineSink) -> tuple[str, bool] | None:
+    def _resume(self, stage: str, on_line: LineSink) -> tuple[str, Ended] | None:
         """Hand on the line the previous stage stopped at; its marker when it is ``stage``'s."""
         if self._next is None:
             return None

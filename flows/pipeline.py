@@ -14,7 +14,7 @@ Completed named Skipped when DVC found nothing changed, and publishes its artifa
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -28,7 +28,7 @@ from pydantic import BeforeValidator
 
 from components import stages as registry
 from components.core import paths, tracking
-from components.core.dvc_cli import dvc_command, dvc_environment
+from components.core.dvc_cli import Remote
 from components.core.errors import ParamsError
 from components.core.stage import StageContext
 from components.export.signing import KEY_ENV, signing_key
@@ -61,7 +61,8 @@ from flows.overrides import (
     refuse_unallowed_overrides,
     ui_may_override,
 )
-from flows.stage_process import StageFailed, StageOutcome, run_streamed
+from flows.repro import push_outputs, repro_stage, stage_environment, team_remote
+from flows.stage_process import StageFailed
 
 __all__ = ["StageFailed", "pipeline", "serve"]
 
@@ -113,48 +114,18 @@ def stage_timeouts(timeouts: Mapping[str, float] | None) -> dict[str, float]:
     return {**DEFAULT_TIMEOUTS_S, **given}
 
 
-def stage_environment(base: Mapping[str, str], parent_run_id: str) -> dict[str, str]:
-    """The environment of ``dvc repro`` and the stage commands it runs.
-
-    This interpreter's ``bin`` comes first on ``PATH`` (``dvc_environment``): ``veiltune
-    serve`` may run in a shell that never activated the venv.
-    """
-    return {**dvc_environment(base), tracking.PARENT_RUN_ENV: parent_run_id}
-
-
-def stage_command(stage: str) -> list[str]:
-    """The argument list that reruns one stage (DVC skips it when nothing changed)."""
-    return dvc_command("repro", "--single-item", stage)
-
-
-def repro_stage(
-    stage: str,
-    env: Mapping[str, str],
-    *,
-    cwd: Path | None = None,
-    on_line: Callable[[str], None] = logger.info,
-    timeout_s: float | None = None,
-) -> StageOutcome:
-    """Run ``dvc repro --single-item <stage>``, each output line to ``on_line`` as it comes.
-
-    Raises:
-        StageFailed: DVC exited non-zero (the message carries its last lines) or the stage
-            outlived ``timeout_s``.
-    """
-    return run_streamed(
-        stage, stage_command(stage), env=env, on_line=on_line, cwd=cwd, timeout_s=timeout_s
-    )
-
-
 def workspace_metrics(stage: str) -> dict[str, Any] | None:
     path = paths.metrics_file(stage)
     return dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
 
 
 def stage_state(report: StageReport) -> State:
-    """Completed, named Skipped when DVC skipped the stage; the report is its result."""
+    """Completed, named Skipped or Restored when DVC ran nothing; the report is its result."""
     if report.state == "Skipped":
         return Completed(name="Skipped", message=f"{report.stage}: unchanged", data=report)
+    if report.state == "Restored":
+        message = f"{report.stage}: outputs restored from the run cache"
+        return Completed(name="Restored", message=message, data=report)
     return Completed(message=f"{report.stage}: ran in {report.seconds:.1f} s", data=report)
 
 
@@ -178,15 +149,17 @@ def _failed(stage: str, exc: StageFailed) -> StageFailed:
 
 
 @task(task_run_name="dvc-repro-{stage}", cache_policy=NO_CACHE)
-def run_stage(stage: str, env: dict[str, str], *, timeout_s: float) -> State:
-    """Run one DVC stage in the workspace (skipped by DVC when nothing it depends on changed)."""
+def run_stage(stage: str, env: dict[str, str], *, timeout_s: float, remote: Remote | None) -> State:
+    """Run one DVC stage in the workspace (skipped by DVC when nothing it depends on changed,
+    restored when the run cache holds its outputs)."""
+    log = get_run_logger().info
     try:
-        outcome = repro_stage(stage, env, on_line=get_run_logger().info, timeout_s=timeout_s)
+        outcome = repro_stage(stage, env, on_line=log, timeout_s=timeout_s, remote=remote)
     except StageFailed as exc:
         raise _failed(stage, exc) from None
     metrics = workspace_metrics(stage)
     _log_result(stage, metrics)
-    report = StageReport(stage, "Skipped" if outcome.skipped else "Ran", outcome.seconds, metrics)
+    report = StageReport(stage, outcome.ended, outcome.seconds, metrics)
     publish_stage(report)
     return stage_state(report)
 
@@ -198,7 +171,7 @@ def follow_stage(stage: str, run: ExperimentRun, *, timeout_s: float) -> State:
         outcome = run.follow(stage, get_run_logger().info, timeout_s=timeout_s)
     except StageFailed as exc:
         raise _failed(stage, exc) from None
-    return stage_state(StageReport(stage, "Skipped" if outcome.skipped else "Ran", outcome.seconds))
+    return stage_state(StageReport(stage, outcome.ended, outcome.seconds))
 
 
 @task(task_run_name="experiment-results", cache_policy=NO_CACHE)
@@ -283,10 +256,11 @@ def run_in_workspace(
     *,
     timeouts: Mapping[str, float],
     reports: list[StageReport],
+    remote: Remote | None,
 ) -> None:
     for stage in stages:
         task_ = run_stage.with_options(retries=registry.BY_NAME[stage].retries)
-        reports.append(task_(stage, env, timeout_s=timeouts[stage]).result())
+        reports.append(task_(stage, env, timeout_s=timeouts[stage], remote=remote).result())
 
 
 def run_experiment(
@@ -297,14 +271,18 @@ def run_experiment(
     env: dict[str, str],
     timeouts: Mapping[str, float],
     reports: list[StageReport],
+    remote: Remote | None,
 ) -> None:
     copy = copy_paths(Path.cwd(), uncached_outputs(Path("dvc.yaml")))
-    run = ExperimentRun(exp_run_command(name, stages, overrides=changes, copy=copy), env)
+    command = exp_run_command(name, stages, overrides=changes, copy=copy, pull=bool(remote))
+    run = ExperimentRun(command, env)
     try:
         for stage in stages:
             reports.append(follow_stage(stage, run, timeout_s=timeouts[stage]).result())
     finally:
         run.finish()
+    if remote is not None:  # the experiment's runs went to this workspace's run cache
+        push_outputs(remote, stages, env=env, on_line=get_run_logger().info)
     reports[:] = experiment_results(name, reports)
 
 
@@ -352,16 +330,18 @@ def pipeline(
     publish_link("mlflow-run", link, text="MLflow: this run's pipeline run")
     env = stage_environment(os.environ, parent)
     name = experiment_name(flow_run.name, str(flow_run.id)) if changes else None
+    remote = team_remote()
     reports: list[StageReport] = []
     try:
         if name is None:
-            run_in_workspace(selected, env, timeouts=limits, reports=reports)
+            run_in_workspace(selected, env, timeouts=limits, reports=reports, remote=remote)
         else:
             signs = bool({"register", "export"} & set(selected))
             env = experiment_environment(env, context, signs=signs)
             run_experiment(
-                name, selected, changes=changes, env=env, timeouts=limits, reports=reports
-            )
+                name, selected, changes=changes, env=env, timeouts=limits, reports=reports,
+                remote=remote,
+            )  # fmt: skip
     except BaseException:
         tracking.finish_pipeline_run(parent, status="FAILED")
         failed = next((s for s in selected if s not in {r.stage for r in reports}), "")

@@ -1,9 +1,9 @@
 """A DVC command run as a child process, its output read line by line while it runs.
 
 The flow logs each line as it arrives (a stage's own log included; a progress bar redrawn
-in place, every ``PROGRESS_EVERY_S`` and when it ends), tells a stage that DVC skipped from
-one that ran by DVC's own words, and stops a stage that outlives its time limit: the whole
-process group goes, so no stage command is left running.
+in place, every ``PROGRESS_EVERY_S`` and when it ends), tells a stage that ran from one DVC
+skipped or restored from its run cache by DVC's own words, and stops a stage that outlives
+its time limit: the whole process group goes, so no stage command is left running.
 """
 
 from __future__ import annotations
@@ -20,17 +20,28 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from components.core.errors import VeiltuneError
 
-# DVC's own words (dvc/stage/__init__.py and dvc/repo/reproduce.py).
+# DVC's own words (dvc/stage/__init__.py, dvc/stage/cache.py and dvc/repo/reproduce.py).
 RUNNING = re.compile(r"^Running stage '(?P<stage>[^']+)':")
 SKIPPED = re.compile(r"^Stage '(?P<stage>[^']+)' didn't change, skipping")
+# The run cache (this workspace's, or a team remote's with --pull) held the stage's outputs
+# for exactly these inputs; or, with --pull, the stage's inputs match its lock entry and its
+# missing outputs were pulled: checked out, not computed (a failed pull runs the stage).
+RESTORED = re.compile(
+    r"^(Stage '(?P<stage>[^']+)' is cached - skipping run"
+    r"|Pulling data for stage: '(?P<pulled>[^']+)')"
+)
 TAIL_LINES = 25
 PROGRESS_EVERY_S = 10.0  # a progress bar redrawn in place is logged this often
 _KILL_GRACE_S = 10
 
 LineSink = Callable[[str], None]
+# How a stage ended, as the flow's reports name it: computed, unchanged, or its outputs
+# taken from the run cache.
+Ended = Literal["Ran", "Skipped", "Restored"]
 
 
 class StageFailed(VeiltuneError):
@@ -43,19 +54,29 @@ class StageTimedOut(StageFailed):
 
 @dataclass(frozen=True)
 class StageOutcome:
-    """How one stage ended: run by DVC, or skipped because nothing it depends on changed."""
+    """How one stage ended: run by DVC, skipped because nothing it depends on changed, or
+    restored from the run cache."""
 
     stage: str
-    skipped: bool
+    ended: Ended
     seconds: float
 
+    @property
+    def skipped(self) -> bool:
+        """Whether DVC ran nothing: unchanged or restored."""
+        return self.ended != "Ran"
 
-def stage_marker(line: str) -> tuple[str, bool] | None:
-    """``(stage, skipped)`` when ``line`` is DVC starting or skipping a stage, else None."""
-    for pattern, skipped in ((RUNNING, False), (SKIPPED, True)):
+
+def stage_marker(line: str) -> tuple[str, Ended] | None:
+    """``(stage, how it ended)`` when ``line`` is DVC starting, skipping or restoring a stage."""
+    patterns: tuple[tuple[re.Pattern[str], Ended], ...] = (
+        (RUNNING, "Ran"), (SKIPPED, "Skipped"), (RESTORED, "Restored"),
+    )  # fmt: skip
+    for pattern, ended in patterns:
         found = pattern.match(line)
         if found:
-            return found["stage"], skipped
+            named = found.groupdict()
+            return named["stage"] or named["pulled"], ended
     return None
 
 
@@ -162,11 +183,13 @@ def run_streamed(
     """
     started = time.monotonic()
     process = StreamedProcess(argv, env, cwd=cwd)
-    skipped = False
+    ended: Ended = "Ran"
     try:
         for line in process.lines(deadline_after(timeout_s)):
             on_line(line)
-            skipped = skipped or stage_marker(line) == (stage, True)
+            found = stage_marker(line)
+            if found is not None and found[0] == stage:
+                ended = found[1]  # the last word: a pull that failed is followed by a run
     except TimeoutError:
         raise timed_out(stage, timeout_s) from None
     except BaseException:  # the run was cancelled (Prefect's SIGTERM), or on_line failed
@@ -174,4 +197,4 @@ def run_streamed(
         raise
     if process.wait() != 0:
         raise failure(stage, process)
-    return StageOutcome(stage, skipped, time.monotonic() - started)
+    return StageOutcome(stage, ended, time.monotonic() - started)

@@ -3,11 +3,13 @@ canaries, split train/held-out, and write the raw corpus, its salt and the PI in
 
 from __future__ import annotations
 
+import os
+
 from components.core import paths
 from components.core.atomic import PRIVATE, private_folder
 from components.core.errors import ParamsError
 from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
-from components.core.salt import new_salt
+from components.core.salt import ingest_salt
 from components.core.stage import Metrics, StageContext
 from components.ingest.canaries import plant_canaries
 from components.ingest.config import IngestConfig
@@ -33,7 +35,7 @@ def run(config: IngestConfig, context: StageContext) -> Metrics:
         )
     except ValueError as exc:
         raise ParamsError(f"params: ingest.canary_repetitions: {exc}") from exc
-    salt = new_salt()
+    salt = ingest_salt(os.environ)  # fresh, or the team's: checked before anything is written
     # A user's ids may be PI (an e-mail address as a CRM key): nothing after ingest sees them.
     user_ids = [c.id for c in main] if config.corpus_path else []
     pseudonyms = IdPseudonyms.of(user_ids, salt, corpus_name=str(config.corpus_path))

@@ -20,15 +20,9 @@ from prefect.exceptions import ParameterTypeError
 
 from components.core.errors import ParamsError
 from flows.experiment import experiment_name
-from flows.pipeline import (
-    _stage_list,
-    parse_overrides,
-    repro_stage,
-    result_line,
-    stage_command,
-    stage_environment,
-)
+from flows.pipeline import _stage_list, parse_overrides, result_line
 from flows.prefect_auth import ensure_auth_string
+from flows.repro import repro_stage, stage_command, stage_environment
 from tests.pipeline_repo import BIN, free_port, make_pipeline_repo, pipeline_env
 
 TRIGGER = """
@@ -97,6 +91,7 @@ def test_every_stage_has_a_time_limit_and_a_run_may_change_it() -> None:
 
 def test_stages_run_through_this_interpreter_with_its_bin_first_on_path() -> None:
     assert stage_command("gate") == [sys.executable, "-m", "dvc", "repro", "--single-item", "gate"]
+    assert stage_command("gate", pull=True)[3:] == ["repro", "--pull", "--single-item", "gate"]
     env = stage_environment({"PATH": "/usr/bin:/bin", "HOME": "/h"}, "parent-run")
     assert env["PATH"] == f"{BIN}{os.pathsep}/usr/bin:/bin" and env["HOME"] == "/h"
     assert env["VEILTUNE_PARENT_RUN_ID"] == "parent-run"
@@ -486,7 +481,7 @@ def test_train_is_retried_once_and_other_stages_are_not(
         calls.append((stage, kwargs["timeout_s"]))
         if len(calls) == 1:
             raise StageFailed(f"stage {stage} failed (exit 1):\nkilled")
-        return StageOutcome(stage, False, 0.1)
+        return StageOutcome(stage, "Ran", 0.1)
 
     monkeypatch.setattr(pipeline_module, "repro_stage", fails_once)
     monkeypatch.chdir(tmp_path)  # no metrics here
@@ -495,7 +490,9 @@ def test_train_is_retried_once_and_other_stages_are_not(
     def probe(stage: str) -> list[StageReport]:
         reports: list[StageReport] = []
         timeouts = pipeline_module.stage_timeouts({stage: 7})
-        pipeline_module.run_in_workspace([stage], {}, timeouts=timeouts, reports=reports)
+        pipeline_module.run_in_workspace(
+            [stage], {}, timeouts=timeouts, reports=reports, remote=None
+        )
         return reports
 
     _repo, env = served

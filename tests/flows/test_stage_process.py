@@ -31,7 +31,7 @@ def test_each_line_is_handed_on_while_the_stage_still_runs() -> None:
     ended = time.monotonic()
     assert [line for line, _ in seen] == ["line 0", "line 1", "line 2", "to stderr"]
     assert ended - seen[0][1] >= 0.9  # the first line came a second before the end
-    assert outcome.skipped is False
+    assert outcome.ended == "Ran" and outcome.skipped is False
 
 
 def test_a_progress_bar_redrawn_in_place_is_logged_now_and_then_not_at_each_redraw() -> None:
@@ -42,12 +42,22 @@ def test_a_progress_bar_redrawn_in_place_is_logged_now_and_then_not_at_each_redr
     assert seen == ["step 1/5", "step 5/5", "done"]  # the first, the last, the next line
 
 
-def test_a_stage_dvc_skipped_is_told_from_one_that_ran() -> None:
-    assert stage_marker("Stage 'base_model' didn't change, skipping") == ("base_model", True)
-    assert stage_marker("Running stage 'gate':") == ("gate", False)
+def test_a_stage_dvc_skipped_or_restored_is_told_from_one_that_ran() -> None:
+    assert stage_marker("Stage 'base_model' didn't change, skipping") == ("base_model", "Skipped")
+    assert stage_marker("Running stage 'gate':") == ("gate", "Ran")
+    restored = "Stage 'risk' is cached - skipping run, checking out outputs"
+    assert stage_marker(restored) == ("risk", "Restored")
+    assert stage_marker("Pulling data for stage: 'train'") == ("train", "Restored")
     assert stage_marker("> veiltune gate") is None
     code = "print(\"Stage 'gate' didn't change, skipping\")"
     assert run_streamed("gate", python(code), env=os.environ, on_line=lambda _: None).skipped
+    code = f"print({restored!r})"
+    outcome = run_streamed("risk", python(code), env=os.environ, on_line=lambda _: None)
+    assert outcome.ended == "Restored" and outcome.skipped
+    # a pull that failed is followed by a run; another stage's marker does not count
+    pulled = "print(\"Pulling data for stage: 'train'\"); print(\"Running stage 'train':\")"
+    assert run_streamed("train", python(pulled), env=os.environ, on_line=print).ended == "Ran"
+    assert run_streamed("gate", python(code), env=os.environ, on_line=lambda _: None).ended == "Ran"
 
 
 def test_a_failing_stage_raises_with_its_own_error() -> None:
@@ -85,10 +95,11 @@ FAKE_EXPERIMENT = """
 import sys, time
 for line in ["Reproducing experiment 'x'", "Running stage 'ingest':", "> veiltune ingest",
              "ingest done", "Stage 'anonymize' didn't change, skipping",
-             "Running stage 'risk':", "> veiltune risk"]:
+             "Stage 'risk' is cached - skipping run, checking out outputs",
+             "Running stage 'review':", "> veiltune review"]:
     print(line); time.sleep(0.05)
 if sys.argv[1] == "fail":
-    print("veiltune risk: error: boom"); sys.exit(1)
+    print("veiltune review: error: boom"); sys.exit(1)
 print("Ran experiment(s): x")
 """
 
@@ -100,7 +111,7 @@ def follow_all(mode: str, stages: list[str]) -> list[tuple[str, object, list[str
         for stage in stages:
             lines: list[str] = []
             try:
-                outcome: object = run.follow(stage, lines.append, timeout_s=30).skipped
+                outcome: object = run.follow(stage, lines.append, timeout_s=30).ended
             except StageFailed as exc:
                 outcome = exc
             followed.append((stage, outcome, lines))
@@ -110,17 +121,20 @@ def follow_all(mode: str, stages: list[str]) -> list[tuple[str, object, list[str
 
 
 def test_one_experiment_is_followed_stage_by_stage() -> None:
-    followed = follow_all("ok", ["ingest", "anonymize", "risk"])
+    followed = follow_all("ok", ["ingest", "anonymize", "risk", "review"])
     assert followed == [
-        ("ingest", False, ["Reproducing experiment 'x'", "Running stage 'ingest':",
+        ("ingest", "Ran", ["Reproducing experiment 'x'", "Running stage 'ingest':",
                            "> veiltune ingest", "ingest done"]),
-        ("anonymize", True, ["Stage 'anonymize' didn't change, skipping"]),
-        ("risk", False, ["Running stage 'risk':", "> veiltune risk", "Ran experiment(s): x"]),
+        ("anonymize", "Skipped", ["Stage 'anonymize' didn't change, skipping"]),
+        # restored from the run cache: before, the run failed with "did not run it"
+        ("risk", "Restored", ["Stage 'risk' is cached - skipping run, checking out outputs"]),
+        ("review", "Ran", ["Running stage 'review':", "> veiltune review",
+                           "Ran experiment(s): x"]),
     ]  # fmt: skip
 
 
 def test_the_stage_an_experiment_fails_at_fails_with_its_error() -> None:
-    (_, ingest, _), (_, risk, _) = follow_all("fail", ["ingest", "risk"])
-    assert ingest is False
-    assert isinstance(risk, StageFailed) and "stage risk failed (exit 1)" in str(risk)
-    assert "veiltune risk: error: boom" in str(risk)
+    (_, ingest, _), (_, review, _) = follow_all("fail", ["ingest", "review"])
+    assert ingest == "Ran"
+    assert isinstance(review, StageFailed) and "stage review failed (exit 1)" in str(review)
+    assert "veiltune review: error: boom" in str(review)

@@ -20,6 +20,7 @@ import pytest
 import requests
 
 from components.core.errors import InputError
+from components.core.salt import ingest_salt
 from tests.pipeline_repo import copy_gated_repo, pipeline_env
 from veiltune.team import stack
 
@@ -58,9 +59,15 @@ def _uri(folder: Path) -> str:
 def test_up_writes_an_owner_only_folder_and_the_pipelines_account(team: Path) -> None:
     state = stack.status(team)
     assert [state[name] for name in ("postgres", "mlflow", "prefect")] == ["running"] * 3
-    for name in ("credentials.json", "pipeline.env", "basic_auth.ini", "stack.json"):
+    for name in ("credentials.json", "pipeline.env", "basic_auth.ini", "stack.json", "salt"):
         assert stat.S_IMODE((team / name).stat().st_mode) == 0o600, name
+    assert stat.S_IMODE((team / "dvc-remote").stat().st_mode) == 0o700
+    assert state["dvc_remote"] == str(team / "dvc-remote")
     env = (team / "pipeline.env").read_text(encoding="utf-8")
+    assert f"VEILTUNE_SALT_FILE={team / 'salt'}" in env
+    assert ingest_salt({"VEILTUNE_SALT_FILE": str(team / "salt")}) == ingest_salt(
+        {"VEILTUNE_SALT_FILE": str(team / "salt")}
+    )  # the team's, not a fresh one
     assert f"MLFLOW_TRACKING_URI={_uri(team)}" in env and "USERNAME=pipeline" in env
     assert f"PREFECT_API_URL={state['prefect_api_url']}" in env and "PREFECT_API_AUTH_STRING" in env
     # A second `up` finds the stack running and leaves it as it is.

@@ -4,8 +4,9 @@ pool of process workers).
 
 ``up`` writes everything into one folder: the cluster, each server's config and log, the
 artifacts, ``stack.json`` (ports and processes, no secret), ``credentials.json`` (generated
-passwords) and ``pipeline.env``, the environment a pipeline or a worker sources to reach the
-servers with the pipeline's account. It prints where the servers are; never a password.
+passwords), ``salt`` (the team's corpus salt), ``dvc-remote`` (the workers' shared DVC
+remote) and ``pipeline.env``, the environment a pipeline or a worker sources to reach the
+servers with the pipeline's account. It prints where the servers are; never a secret.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from components.core.errors import InputError
+from components.core.salt import SALT_FILE_ENV, new_salt
 from veiltune.team import mlflow_server, prefect_server, servers
 from veiltune.team.files import write_private
 from veiltune.team.postgres import Cluster
@@ -25,6 +27,8 @@ from veiltune.team.postgres import Cluster
 STATE_FILE = "stack.json"
 CREDENTIALS_FILE = "credentials.json"
 PIPELINE_ENV = "pipeline.env"
+SALT_FILE = "salt"  # VEILTUNE_SALT_FILE: every worker's ingest writes the same bytes
+DVC_REMOTE = "dvc-remote"  # `dvc remote add -d --local team DIR/dvc-remote` in each checkout
 PIPELINE = "pipeline"  # the pipeline's MLflow account
 SECRETS = ("postgres", "mlflow_db", "prefect_db", "flask", "admin", PIPELINE, "prefect")
 
@@ -86,11 +90,14 @@ def _start(folder: Path) -> dict[str, Any]:
     mlflow_server.create_user(
         mlflow_uri, secret["admin"], username=PIPELINE, password=secret[PIPELINE]
     )
+    write_private(folder / SALT_FILE, new_salt() + "\n")
+    (folder / DVC_REMOTE).mkdir(mode=0o700)
     env = {
         "MLFLOW_TRACKING_URI": mlflow_uri,
         "MLFLOW_TRACKING_USERNAME": PIPELINE,
         "MLFLOW_TRACKING_PASSWORD": secret[PIPELINE],
         **prefect_server.client_env(state["servers"]["prefect"]["port"], secret["prefect"]),
+        SALT_FILE_ENV: str(folder / SALT_FILE),
     }
     write_private(folder / PIPELINE_ENV, "".join(f"export {k}={v}\n" for k, v in env.items()))
     _write_state(folder, state | {"complete": True})
@@ -146,6 +153,7 @@ def status(folder: Path) -> dict[str, Any]:
         found["prefect_api_url"] = f"http://127.0.0.1:{state['servers']['prefect']['port']}/api"
         found["prefect_work_pool"] = prefect_server.POOL
     found["pipeline_env"] = str(folder / PIPELINE_ENV)
+    found["dvc_remote"] = str(folder / DVC_REMOTE)
     return found
 
 
