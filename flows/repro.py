@@ -24,8 +24,7 @@ from prefect import get_run_logger
 
 from components.core import tracking
 from components.core.dvc_cli import Remote, default_remote, dvc_command, dvc_environment
-from components.stages import BY_NAME
-from flows.experiment import uncached_outputs
+from components.stages import BY_NAME, STAGES
 from flows.stage_process import TAIL_LINES, LineSink, StageFailed, StageOutcome, run_streamed
 
 logger = logging.getLogger(__name__)
@@ -111,37 +110,45 @@ def push_outputs(
     lines = (done.stdout + done.stderr).splitlines()
     for line in lines:
         on_line(line)
-    failed = done.returncode != 0 or not _push_uncached_outputs(remote, cwd or Path.cwd())
-    if failed:
+    error = f"exit {done.returncode}" if done.returncode else _push_metrics_files(remote, cwd)
+    if error:
         tail = "\n".join(lines[-TAIL_LINES:])
         raise StageFailed(
             f"stage {', '.join(stages)}: its outputs are in this workspace, but pushing them "
-            f"to the {remote} failed (exit {done.returncode}); check that this worker can "
-            f"write there (`dvc push -r {remote.name}`):\n{tail}"
+            f"to the {remote} failed ({error}); check that this worker can write there "
+            f"(`dvc push -r {remote.name}`):\n{tail}"
         )
 
 
-def _push_uncached_outputs(remote: Remote, root: Path) -> bool:
-    """Push the run cache's copies of outputs DVC keeps out of its cache (``cache: false``:
-    the metrics and plots files); False when some could not be pushed.
+def _push_metrics_files(remote: Remote, root: Path | None) -> str | None:
+    """Push the run cache's copies of the stages' metrics and plots files; what went wrong,
+    or None.
 
-    DVC saves them into the cache with each run-cache entry, and ``dvc repro --pull`` needs
-    them to restore the entry, but ``dvc push --run-cache`` leaves them out (DVC 3.67): without
-    them the next worker would run every stage again. No entry names a raw output: ingest's
-    are persistent, which keeps that stage out of the run cache.
+    They are uncached outputs (``cache: false``, committed to git instead). DVC saves them
+    into its cache with each run-cache entry, and ``dvc repro --pull`` needs them to restore
+    the entry, but ``dvc push --run-cache`` leaves them out (DVC 3.67): without them the next
+    worker would run every stage again. Only these files go: numbers and hashes, never text
+    (no other uncached output is in an entry: ingest's raw ones keep it out of the run cache).
     """
     from dvc.repo import Repo
     from dvc_data.hashfile.hash_info import HashInfo
 
-    uncached = set(uncached_outputs(root / "dvc.yaml"))
-    with Repo(str(root)) as repo:
-        named = set()
-        for entry in Path(repo.cache.legacy.path, "runs").glob("*/*/*"):
-            for out in (yaml.safe_load(entry.read_text(encoding="utf-8")) or {}).get("outs", []):
-                if out["path"] in uncached and "md5" in out:  # DVC 2's entries name no hash
-                    named.add(HashInfo(out.get("hash", "md5-dos2unix"), out["md5"]))
-        local = {h for h in named if _cache_of(repo, h).exists(h.value)}
-        return not repo.cloud.push(local, remote=remote.name).failed
+    numbers = {a.path for s in STAGES for a in s.metrics} | {
+        p.path for s in STAGES for p in s.plots
+    }
+    try:
+        with Repo(str(root or Path.cwd())) as repo:
+            named = set()
+            for entry in Path(repo.cache.legacy.path, "runs").glob("*/*/*"):
+                lock = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
+                for out in lock.get("outs", []):
+                    if out["path"] in numbers and "md5" in out:  # DVC 2's entries: no hash
+                        named.add(HashInfo(out.get("hash", "md5-dos2unix"), out["md5"]))
+            here = {h for h in named if _cache_of(repo, h).exists(h.value)}
+            failed = repo.cloud.push(here, remote=remote.name).failed
+    except Exception as exc:  # DVC's own error, whatever its class, is the message
+        return f"{type(exc).__name__}: {exc}"
+    return f"{len(failed)} metrics files not pushed" if failed else None
 
 
 def _cache_of(repo: Any, hash_info: Any) -> Any:

@@ -29,6 +29,9 @@ def test_a_stage_summary_says_what_it_did_its_check_and_its_key_metrics() -> Non
     assert "sha256" not in text  # hashes stay in the table, not the glance
     skipped = stage_markdown(StageReport("ingest", "Skipped", 1.0, {"n_train": 8}))
     assert "skipped: nothing it depends on changed" in skipped
+    restored = stage_markdown(StageReport("risk", "Restored", 2.0, {"mean": 0.2}))
+    assert restored.startswith("## risk: restored: the run cache held its outputs")
+    assert "another worker" in restored and "| mean | 0.2 |" in restored
     failed = stage_markdown(StageReport("ingest", "Failed"))
     assert "**failed**: its error is the task run's state message" in failed
 
@@ -74,3 +77,13 @@ def test_the_mlflow_link_points_at_the_tracking_server_or_the_local_ui(monkeypat
     )
     monkeypatch.setenv("VEILTUNE_MLFLOW_UI_URL", "http://127.0.0.1:5001")
     assert mlflow_run_url("sqlite:///x", "1", run_id="r").startswith("http://127.0.0.1:5001/#/")
+
+
+def test_a_stage_dvc_ran_nothing_for_is_completed_under_its_own_name() -> None:
+    from flows.pipeline import stage_state
+
+    names = {
+        s: stage_state(StageReport("risk", s, 1.0)).name for s in ("Ran", "Skipped", "Restored")
+    }
+    assert names == {"Ran": "Completed", "Skipped": "Skipped", "Restored": "Restored"}
+    assert stage_state(StageReport("risk", "Restored", 1.0)).is_completed()

@@ -30,6 +30,9 @@ def test_compose_runs_the_stacks_servers_at_the_pinned_versions() -> None:
     assert services["prefect-server"]["image"].startswith(f"prefecthq/prefect:{pins['prefect']}-")
     assert "PREFECT_SERVER_API_AUTH_STRING" in services["prefect-server"]["command"]
     assert "veiltune team pool" in services["worker"]["command"]  # the locked job template
+    # the team's salt and DVC remote: each stage restores what another worker computed
+    assert services["worker"]["environment"]["VEILTUNE_SALT_FILE"] == "/run/veiltune-salt"
+    assert "dvc remote add -f -d --local team /srv/dvc-remote" in services["worker"]["command"]
 
 
 def test_compose_holds_no_secret_and_names_each_one_it_needs() -> None:
@@ -37,6 +40,6 @@ def test_compose_holds_no_secret_and_names_each_one_it_needs() -> None:
     assert not re.search(r"(?i)password\s*[:=]\s*[A-Za-z0-9]", text.replace("$$", "$"))
     example = (COMPOSE.parent / "team.env.example").read_text(encoding="utf-8")
     named = set(re.findall(r"^([A-Z_]+)=$", example, flags=re.MULTILINE))
-    used = set(re.findall(r"\$\$?\{?([A-Z_]+(?:PASSWORD|SECRET_KEY))", text))
+    used = set(re.findall(r"\$\$?\{?([A-Z_]+(?:PASSWORD|SECRET_KEY|SALT))", text))
     assert used <= named, used - named
     assert "infra/team/team.env" in (REPO / ".gitignore").read_text(encoding="utf-8")
