@@ -145,15 +145,16 @@ def main() -> int:
             str(seed): run_seed(seed, args.steps, base=work / "base", detector=detector, work=work)
             for seed in args.seeds
         }
+    controls_held = {seed: held(results) for seed, results in by_seed.items()}
     figures = {
         "base_model": "SmolLM2-135M-Instruct (bundled GGUF, de-quantized)",
         "canary_repetitions": REPETITIONS,
         "train": {"steps": args.steps, "conversations": 12, "tasks": ["continuation"]},
-        "controls_held": {seed: held(results) for seed, results in by_seed.items()},
+        "controls_held": controls_held,
         "by_seed": by_seed,
     }
     print(write_result("audit_controls", figures))
-    return 0 if all(all(h.values()) for h in figures["controls_held"].values()) else 1
+    return 0 if all(all(h.values()) for h in controls_held.values()) else 1
 
 
 if __name__ == "__main__":

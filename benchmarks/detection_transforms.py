@@ -23,11 +23,15 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # the offline environment, the checkout and the shared data, as the detection benchmark has them
 from benchmarks.detection_quality import REPO, SHARED
 from benchmarks.results import write_result
+
+if TYPE_CHECKING:  # the components are imported where used: `--help` stays fast
+    from components.anonymize.config import DetectorName
+    from components.anonymize.engine import Detector
 
 DATASETS = {
     "presidio-research (held-out templates)": (
@@ -38,7 +42,7 @@ DATASETS = {
     "WNUT-17 train": ("wnut17", SHARED / "wnut17" / "wnut17train.conll", "all"),
     "embedded corpus": ("embedded", None, "all"),
 }
-SETTINGS = {
+SETTINGS: dict[str, list[DetectorName]] = {
     "entities": ["entities"],
     "lm_probability": ["lm_probability"],
     "entities+lm_probability": ["entities", "lm_probability"],
@@ -71,9 +75,13 @@ def measure(items: list[Any]) -> dict[str, Any]:
         for name in ("vocab_threshold", "allow_list")
     }
 
-    def score(detectors: list[str], p: float) -> dict[str, Any]:
+    def score(detectors: list[DetectorName], p: float) -> dict[str, Any]:
         setting = dataclasses.replace(config, detectors=detectors)
-        built = {"entities": entities, "lm_probability": LmProbabilityDetector(scorer, p), **words}
+        built: dict[str, Detector] = {
+            "entities": entities,
+            "lm_probability": LmProbabilityDetector(scorer, p),
+            **words,
+        }
         metrics, _ = evaluate_detection(
             items, build_detector(setting, REPO, built=built), policy=policy, batch_size=64
         )
