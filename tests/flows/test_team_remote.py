@@ -13,7 +13,7 @@ import pytest
 from components.core import paths
 from components.core.dvc_cli import Remote, default_remote
 from components.core.salt import SALT_FILE_ENV
-from flows.repro import repro_stage
+from flows.repro import push_outputs, repro_stage
 from flows.stage_process import Ended, StageFailed
 from tests.pipeline_repo import BIN, copy_gated_repo, make_pipeline_repo, pipeline_env
 
@@ -62,9 +62,8 @@ def test_a_second_worker_restores_what_the_first_computed_and_no_raw_text_travel
 ) -> None:
     first = copy_gated_repo(gated_repo, tmp_path / "first")
     remote = add_remote(first, tmp_path / "remote")
-    # the first worker's run, pushed as its flow pushes after each stage
-    for stage in STAGES:
-        repro_stage(stage, pipeline_env(), cwd=first, remote=remote, on_line=lambda _: None)
+    # what the first worker computed, pushed as its flow pushes after each stage
+    push_outputs(remote, STAGES, env=pipeline_env(), cwd=first, on_line=lambda _: None)
     salt = (first / paths.SALT).read_text().strip()
     second = make_pipeline_repo(tmp_path / "second", base_model_dir)
     add_remote(second, tmp_path / "remote")
