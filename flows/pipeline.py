@@ -1,11 +1,13 @@
 """The pipeline as a Prefect flow: one task per DVC stage, run in order by DVC, so DVC's
 cache decides what reruns; the first failing stage stops the flow with its own error.
 
-A run without overrides runs ``dvc repro --single-item <stage>`` per stage in the workspace.
-A run with overrides (from the UI, or ``veiltune flow --set``) is a DVC experiment named
-after the flow run (``flows/experiment.py``): the workspace's params.yaml is never written.
-Each task streams its stage's output to the run's log as it comes, ends Completed, or
-Completed named Skipped when DVC found nothing changed, and publishes its artifacts.
+A run without overrides runs ``dvc repro --single-item <stage>`` per stage in the workspace
+(``flows/repro.py``: with a team's DVC remote, pulling first and pushing after). A run with
+overrides (from the UI, or ``veiltune flow --set``) is a DVC experiment named after the flow
+run (``flows/experiment.py``): the workspace's params.yaml is never written. Each task
+streams its stage's output to the run's log as it comes, ends Completed, or Completed named
+Skipped when DVC found nothing changed, or Restored when DVC's run cache held its outputs,
+and publishes its artifacts.
 """
 
 # No `from __future__ import annotations`: Prefect builds the flow's parameter model from its
