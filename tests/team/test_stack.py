@@ -461,7 +461,12 @@ def test_up_after_down_starts_the_same_stack_on_its_data(
     monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", stack.credentials(team)["pipeline"])
     MlflowClient(tracking_uri=_uri(team)).create_experiment("before-the-stop")
     before = stack.status(team)
+    salt, env = (team / "salt").read_text(), (team / "pipeline.env").read_text()
     stopped = stack.down(team)
     assert [stopped[name] for name in ("postgres", "mlflow", "prefect")] == ["stopped"] * 3
+    (team / "dvc-remote").rmdir()  # as a stack made before the remote was
     assert stack.up(team) == before  # the same ports, the same accounts
+    assert (team / "dvc-remote").is_dir()
+    # the same salt (the workers' run caches match it) and the same client environment
+    assert (team / "salt").read_text() == salt and (team / "pipeline.env").read_text() == env
     assert MlflowClient(tracking_uri=_uri(team)).get_experiment_by_name("before-the-stop")

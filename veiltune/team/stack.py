@@ -86,31 +86,38 @@ def _start(folder: Path) -> dict[str, Any]:
     for module in SERVER_MODULES.values():
         module.create_databases(cluster, secret)
     _start_servers(folder, cluster, secret=secret, state=state)
-    mlflow_uri = _mlflow_uri(state)
     mlflow_server.create_user(
-        mlflow_uri, secret["admin"], username=PIPELINE, password=secret[PIPELINE]
+        _mlflow_uri(state), secret["admin"], username=PIPELINE, password=secret[PIPELINE]
     )
-    write_private(folder / SALT_FILE, new_salt() + "\n")
-    (folder / DVC_REMOTE).mkdir(mode=0o700)
+    _write_client_files(folder, secret=secret, state=state)
+    _write_state(folder, state | {"complete": True})
+    return status(folder)
+
+
+def _restart(folder: Path) -> dict[str, Any]:
+    """A stopped stack started again on its data: the same ports, accounts and runs (and
+    the team's salt and DVC remote made, for a stack from before they were)."""
+    state = _read_state(folder)
+    cluster = Cluster(folder / "postgres", state["postgres_port"])
+    cluster.start()
+    _start_servers(folder, cluster, secret=credentials(folder), state=state)
+    _write_client_files(folder, secret=credentials(folder), state=state)
+    return status(folder)
+
+
+def _write_client_files(folder: Path, *, secret: Mapping[str, str], state: dict[str, Any]) -> None:
+    """``pipeline.env``, and the team's salt and DVC remote when they are not there yet."""
+    if not (folder / SALT_FILE).is_file():  # never replaced: the workers' run caches match it
+        write_private(folder / SALT_FILE, new_salt() + "\n")
+    (folder / DVC_REMOTE).mkdir(mode=0o700, exist_ok=True)
     env = {
-        "MLFLOW_TRACKING_URI": mlflow_uri,
+        "MLFLOW_TRACKING_URI": _mlflow_uri(state),
         "MLFLOW_TRACKING_USERNAME": PIPELINE,
         "MLFLOW_TRACKING_PASSWORD": secret[PIPELINE],
         **prefect_server.client_env(state["servers"]["prefect"]["port"], secret["prefect"]),
         SALT_FILE_ENV: str(folder / SALT_FILE),
     }
     write_private(folder / PIPELINE_ENV, "".join(f"export {k}={v}\n" for k, v in env.items()))
-    _write_state(folder, state | {"complete": True})
-    return status(folder)
-
-
-def _restart(folder: Path) -> dict[str, Any]:
-    """A stopped stack started again on its data: the same ports, accounts and runs."""
-    state = _read_state(folder)
-    cluster = Cluster(folder / "postgres", state["postgres_port"])
-    cluster.start()
-    _start_servers(folder, cluster, secret=credentials(folder), state=state)
-    return status(folder)
 
 
 def _start_servers(
