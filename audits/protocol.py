@@ -16,7 +16,15 @@ from typing import Any, ClassVar, Protocol
 from audits.result import AuditResult
 from components.core import paths
 from components.core.corpus import Conversation
-from components.ingest import Canary, InventoryEntry
+from components.ingest import AuditCanary, Canary, InventoryEntry
+
+
+@dataclass(frozen=True)
+class DpClaim:
+    """What DP training claims: the accountant's ε spent, at δ (``metrics/train.json``)."""
+
+    epsilon: float
+    delta: float
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,10 @@ class AuditInputs:
     train_placeholder_view: Sequence[Conversation] = ()
     base_model: Path = paths.BASE_MODEL
     locale: str = "en_US"  # of the membership attack's stand-in values (the surrogates')
+    # The one-run audit: every canary ingest drew, with its coin; and what training claims
+    # (``dp.epsilon`` spent at ``dp.delta``), None without train.privacy.
+    audit_canaries: Sequence[AuditCanary] = ()
+    dp_claim: DpClaim | None = None
 
 
 class AuditSettings(Protocol):
@@ -69,6 +81,8 @@ class AuditSettings(Protocol):
     def plain_sight_conversations(self) -> int: ...
     @property
     def max_prompt_tokens(self) -> int: ...
+    @property
+    def dp_guesses(self) -> int: ...
     @property
     def seed(self) -> int: ...
 

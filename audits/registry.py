@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from audits.canary import CanaryAudit
+from audits.dp_one_run import DpOneRunAudit
 from audits.extraction import ExtractionAudit
 from audits.membership import MembershipAudit
 from audits.pii_output import PiOutputAudit
@@ -35,4 +36,5 @@ AUDITS: dict[str, Audit] = registry(
     ExtractionAudit(),
     MembershipAudit(),
     PlainSightAudit(),
+    DpOneRunAudit(),
 )

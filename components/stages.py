@@ -155,6 +155,7 @@ STAGES: tuple[Stage, ...] = (
             artifact(paths.ANON_SPANS, "the masked baseline masks surrogates too"),
             artifact(paths.SPLITS),
             artifact(paths.RAW_CORPUS, "read only by the oracle baseline (train.corpus: raw)"),
+            artifact(paths.AUDIT_CANARIES, "the one-run audit's canaries: those inserted"),
             artifact(paths.metrics_file("gate")),
         ),
         outs=(artifact(paths.ADAPTER),),
@@ -234,6 +235,7 @@ STAGES: tuple[Stage, ...] = (
             artifact(paths.ANON_SPANS, "plain sight: where the surrogates are"),
             artifact(paths.SPLITS),
             artifact(paths.INVENTORY),
+            artifact(paths.metrics_file("train"), "the one-run audit: the ε train claims"),
         ),
         outs=(
             artifact(

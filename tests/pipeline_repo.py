@@ -34,12 +34,13 @@ TINY_DIALOGSUM = 6
 TINY_PARAMS: dict[str, dict[str, Any]] = {
     "ingest": {"n_conversations": 14, "heldout_fraction": 0.2,
                "dialogsum": {"path": DialogSumConfig().path, "max_dialogues": TINY_DIALOGSUM},
-               "canary_repetitions": [1, 2]},
+               "canary_repetitions": [1, 2], "audit_canaries": 24},
     "train": {"max_steps": 2, "batch_size": 2, "max_seq_length": 160, "lora_r": 4,
               "lora_alpha": 8},
     "evaluate": {"max_conversations": 2, "max_new_tokens": 8, "max_prompt_tokens": 128},
     "audit": {"n_prompts": 2, "max_new_tokens": 12, "canary_candidates": 20,
-              "extraction_prefixes": 2, "mia_conversations": 3, "plain_sight_conversations": 3},
+              "extraction_prefixes": 2, "mia_conversations": 3, "plain_sight_conversations": 3,
+              "dp_guesses": 6},
 }  # fmt: skip
 
 

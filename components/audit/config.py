@@ -40,6 +40,9 @@ class AuditConfig:
     # surrogates), scored by corpus rarity and the base LM; reports, never fails.
     plain_sight_conversations: Count = 40  # at most this many training conversations
     max_prompt_tokens: Annotated[int, Field(ge=32)] = 768  # longer contexts keep their end
+    # The one-run DP audit (ingest.audit_canaries): "inserted" guessed for this many
+    # best-scoring canaries and "not inserted" for as many of the worst; the rest abstain.
+    dp_guesses: Count = 100
     seed: int = 13
 
     def __post_init__(self) -> None:

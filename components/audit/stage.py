@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+from audits.protocol import DpClaim
 from audits.result import audit_summary
 from components.anonymize import AnonymizeConfig, entity_detector, placeholder_view
 from components.audit.config import AuditConfig
@@ -16,7 +19,7 @@ from components.core.jsonio import iter_jsonl, jsonl_by_key, write_json_atomic
 from components.core.lineage import ADAPTER_KEY, adapter_sha256
 from components.core.salt import read_salt
 from components.core.stage import Metrics, StageContext, split
-from components.ingest import Canary, read_inventory
+from components.ingest import AuditCanary, Canary, read_inventory
 from components.train import TrainConfig, corpus_examples, load_adapter
 
 
@@ -49,6 +52,10 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
             ],
             base_model=read(paths.BASE_MODEL),
             locale=context.config(AnonymizeConfig).surrogate.locale,
+            audit_canaries=[
+                AuditCanary.from_record(obj) for _, obj in iter_jsonl(read(paths.AUDIT_CANARIES))
+            ],
+            dp_claim=dp_claim(read(paths.metrics_file("train"))),
         )
         attacked = adapter_sha256(adapter)  # the adapter audited: register checks
         model, tokenizer = load_adapter(read(paths.BASE_MODEL), adapter)
@@ -63,6 +70,16 @@ def run(config: AuditConfig, context: StageContext) -> Metrics:
         write_json_atomic(details_file, details)
         context.record(metrics, artifacts=[details_file], logged=audit_figures(summary))
     return metrics
+
+
+def dp_claim(train_metrics: Path) -> DpClaim | None:
+    """The ε train's accountant counts spent and its δ (None without ``train.privacy``; an
+    infinite ε, DP clipping without noise, claims nothing either)."""
+    metrics = json.loads(train_metrics.read_text(encoding="utf-8"))
+    epsilon = metrics.get("dp.epsilon")
+    if not isinstance(epsilon, int | float):
+        return None
+    return DpClaim(float(epsilon), float(metrics["dp.delta"]))
 
 
 def audit_figures(metrics: Metrics) -> dict[str, Any]:

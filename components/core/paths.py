@@ -15,6 +15,8 @@ RAW_CORPUS = RAW_DIR / "corpus.jsonl"
 SALT = RAW_DIR / "salt"
 GRADES_EXPORT = RAW_DIR / "grading" / "summaries.jsonl"  # summaries for graders: raw text
 CANARIES = RAW_DIR / "canaries.jsonl"  # planted secrets: raw data, read only by the audit
+# the one-run audit's canaries and their coins: which training inserted (train, audit read)
+AUDIT_CANARIES = RAW_DIR / "audit_canaries.jsonl"
 # The producer's signing key (export.signing_key's default): owner-only, outside data/raw so
 # that erasing the raw data (purge-raw, make clean) never takes the key that vouches for
 # every bundle and registered version signed before. Releases before 2026-11-27 kept it in

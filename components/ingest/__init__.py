@@ -5,6 +5,12 @@ Other stages import from here only; the modules behind these names are this stag
 
 from __future__ import annotations
 
+from components.ingest.audit_canaries import (
+    AUDIT_CANARY_PROMPT,
+    AuditCanary,
+    draw_audit_canaries,
+    inserted_canaries,
+)
 from components.ingest.canaries import CANARY_FORMATS, Canary
 from components.ingest.config import IngestConfig
 from components.ingest.datasets import DatasetSource, corpus_datasets, mixed_in_statement
@@ -31,6 +37,7 @@ from components.ingest.sensitivity import (
 )
 
 __all__ = [
+    "AUDIT_CANARY_PROMPT",
     "CANARY_FORMATS",
     "CONTEXT",
     "CONTEXT_WEIGHTS",
@@ -42,6 +49,7 @@ __all__ = [
     "PURPOSES",
     "SENSITIVE",
     "SETTINGS",
+    "AuditCanary",
     "Canary",
     "DatasetSource",
     "IngestConfig",
@@ -49,10 +57,12 @@ __all__ = [
     "SensitiveCategory",
     "Taxonomy",
     "corpus_datasets",
+    "draw_audit_canaries",
     "find_leaks",
     "generate_corpus",
     "generate_sensitive_corpus",
     "id_inventory_entries",
+    "inserted_canaries",
     "is_specific",
     "load_taxonomy",
     "mixed_in_statement",

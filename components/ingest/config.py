@@ -62,6 +62,10 @@ class IngestConfig:
     # that many training conversations. An empty list plants none.
     canary_types: list[CanaryType] = field(default_factory=lambda: list(CANARY_TYPES))
     canary_repetitions: list[int] = field(default_factory=lambda: [1, 4, 16])
+    # The one-run DP audit (audit.audits: dp_one_run): this many random secrets, each
+    # inserted into training with probability ½ as a unit of its own (docs/privacy.md);
+    # 0 draws none. Steinke et al. use 1,000.
+    audit_canaries: NonNegativeInt = 0
     dialogsum: DialogSumConfig = field(default_factory=DialogSumConfig)
     # The sensitivity taxonomy (from params.yaml's folder): the paths a corpus's
     # ``sensitive`` spans may name.

@@ -11,6 +11,7 @@ from components.core.errors import ParamsError
 from components.core.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
 from components.core.salt import ingest_salt
 from components.core.stage import Metrics, StageContext
+from components.ingest.audit_canaries import draw_audit_canaries
 from components.ingest.canaries import plant_canaries
 from components.ingest.config import IngestConfig
 from components.ingest.pi_inventory import inventory_entries
@@ -52,12 +53,20 @@ def run(config: IngestConfig, context: StageContext) -> Metrics:
         )
         write_jsonl_atomic(out(paths.CANARIES), (c.to_record() for c in canaries), mode=PRIVATE)
         write_text_atomic(out(paths.SALT), salt + "\n", mode=PRIVATE)
+        audit_canaries = draw_audit_canaries(config.audit_canaries, salt)
+        write_jsonl_atomic(
+            out(paths.AUDIT_CANARIES), (c.to_record() for c in audit_canaries), mode=PRIVATE
+        )
         # The one way back from a pseudonym (empty for veiltune's own corpora).
         write_jsonl_atomic(out(paths.ID_PSEUDONYMS), pseudonyms.records(), mode=PRIVATE)
         entries = inventory_entries(conversations, salt)
         write_jsonl_atomic(out(paths.INVENTORY), (e.to_record() for e in entries), mode=PRIVATE)
         write_json_atomic(out(paths.SPLITS), splits, mode=PRIVATE)
-        metrics = {**corpus_metrics(conversations, splits), "n_canaries": len(canaries)}
+        metrics = {
+            **corpus_metrics(conversations, splits),
+            "n_canaries": len(canaries),
+            "n_audit_canaries": len(audit_canaries),
+        }
         context.record(metrics)
     return metrics
 

@@ -17,6 +17,7 @@ from components.train.engine import own_world, schedule_arguments
 from components.train.fragments import build_fragments
 from components.train.packing import PackedCollator, pack_examples, padding_share
 from components.train.params import TrainParams
+from components.train.private import train_private
 from components.train.result import TrainResult
 from components.train.session import (
     TrainerRun,
@@ -28,7 +29,7 @@ from components.train.session import (
     seeded_tokenizer,
     trained,
 )
-from components.train.tasks import TrainingExamples, label_options, training_examples
+from components.train.tasks import Example, TrainingExamples, label_options, training_examples
 from components.train.training_method import TrainingJob
 
 logger = logging.getLogger(__name__)
@@ -46,6 +47,8 @@ class SupervisedFineTuning:
         """SFT trains with any params :class:`TrainParams` accepts."""
 
     def train(self, job: TrainingJob) -> TrainResult:
+        if job.config.privacy.enabled:
+            return train_private(job)
         return train_lora(
             job.base_model_dir,
             job.conversations,
@@ -54,6 +57,7 @@ class SupervisedFineTuning:
             work_dir=job.work_dir,
             callbacks=job.callbacks,
             examples=job.examples,
+            canaries=job.canaries,
         )
 
 
@@ -69,12 +73,14 @@ def train_lora(
     work_dir: Path,
     callbacks: Sequence[Any] = (),
     examples: TrainingExamples | None = None,
+    canaries: Sequence[Example] = (),
 ) -> TrainResult:
     """Fine-tune a LoRA adapter on the conversations' task examples; save it to output_dir.
 
     ``examples``, when given, are trained on instead of those built from the conversations
     (the train stage passes the fragmented corpus's it has built, see
-    :func:`corpus_examples`).
+    :func:`corpus_examples`). ``canaries`` (the one-run audit's inserted ones) are trained
+    on beside them.
 
     Checkpoints go to ``work_dir`` every ``config.save_steps`` steps. A run that finds a
     checkpoint there made from the same config and examples resumes from it (a killed
@@ -92,7 +98,7 @@ def train_lora(
         else corpus_examples(conversations, config, options=options)
     )
     _log_skipped(split, len(conversations), config=config)
-    tokenized = _tokenized(split.train, tokenizer, config=config)
+    tokenized = _tokenized([*split.train, *canaries], tokenizer, config=config)
     evaluation = _tokenized(split.evaluation, tokenizer, config=config)
     model = _lora_model(base_model_dir, config)
     batches = SftBatches.of(tokenized, evaluation, tokenizer=tokenizer, config=config)
@@ -115,9 +121,8 @@ def train_lora(
         own_world=own,
     )
     _log_fetched(args, counted)
-    return trained(
-        trainer, run, **_sft_figures(split, batches, counted=counted, config=config, run=run)
-    )
+    figures = _sft_figures(split, batches, counted=counted, config=config, run=run)
+    return trained(trainer, run, **figures, n_audit_canaries=len(canaries))
 
 
 def corpus_examples(

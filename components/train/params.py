@@ -29,6 +29,7 @@ FRAGMENT_SOURCES = get_args(FragmentSource)
 
 Padding = Literal["longest", "max_length"]
 PADDINGS = get_args(Padding)
+Accountant = Literal["prv", "rdp"]
 
 
 @dataclass
@@ -80,6 +81,23 @@ class GenerationSettings:
             "train.generation.no_repeat_ngram_size",
             allowed="0 (no limit) or an integer >= 2 (tokens)",
         )
+
+
+@dataclass
+@params_section("train.privacy")
+class PrivacyConfig:
+    """``train.privacy``: differentially private LoRA (DP-SGD with Opacus,
+    ``components/train/private.py``): each conversation's gradient clipped to
+    ``max_grad_norm``, conversations drawn by Poisson sampling, Gaussian noise solved for
+    ``epsilon`` at ``delta`` over ``train.max_steps`` steps. Off by default."""
+
+    enabled: bool = False
+    epsilon: Positive = 8.0  # the target: the noise is solved for it; the ε spent is reported
+    # null: 1/n^1.1 of the n training units (conversations and inserted audit canaries);
+    # a given delta must be below 1/n
+    delta: Annotated[float, Field(gt=0, lt=1)] | None = None
+    max_grad_norm: Positive = 1.0  # each conversation's gradient is clipped to this L2 norm
+    accountant: Accountant = "prv"  # Opacus's PRV accountant (tighter) or RDP
 
 
 @dataclass
@@ -138,10 +156,14 @@ class TrainParams:
     # sft: train on good (privacy-preserving) summaries only: the summary task's target is
     # labels.summary_private where a conversation has one.
     only_good: bool = False
+    # Differential privacy, the privacy unit one conversation (off by default).
+    privacy: PrivacyConfig = field(default_factory=PrivacyConfig)
 
     def __post_init__(self) -> None:
         if isinstance(self.fragments, dict):  # a config read back from its asdict() form
             self.fragments = FragmentsConfig(**self.fragments)
+        if isinstance(self.privacy, dict):
+            self.privacy = PrivacyConfig(**self.privacy)
         if isinstance(self.generation, dict):
             self.generation = GenerationSettings(**self.generation)
         unknown = sorted(set(self.tasks) - set(TRAIN_TASKS))
@@ -175,6 +197,30 @@ class TrainParams:
             self.mask_loss_weight in (0, 1),
             "train.mask_loss_weight",
             allowed="0 (no loss on [MASK] tokens) or 1 ([MASK] trained as any token)",
+        )
+        self._check_privacy()
+
+    def _check_privacy(self) -> None:
+        """Refuse what DP training cannot honour, before any data is read."""
+        if not self.privacy.enabled:
+            return
+        _require(
+            self.method == "sft",
+            "train.method",
+            allowed="sft with train.privacy.enabled (DP-SGD clips per-conversation gradients "
+            "of the supervised loss; DPO/ORPO pairs are not supported)",
+        )
+        _require(
+            self.deepspeed is None,
+            "train.deepspeed",
+            allowed="null with train.privacy.enabled (DP training runs its own loop, on one "
+            "process: ZeRO shards the per-sample gradients it clips)",
+        )
+        _require(
+            self.corpus != "fragmented",
+            "train.corpus",
+            allowed="anonymized, raw or masked with train.privacy.enabled (a fragment mixes "
+            "several conversations, so one conversation would not be one privacy unit)",
         )
 
     def check_method(self) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from components.core.config import require as _require
 from components.core.corpus import Conversation
-from components.core.errors import InputError
+from components.core.errors import InputError, ParamsError
 from components.train.checkpoints import fingerprint, world_checkpoint
 from components.train.engine import own_world, schedule_arguments
 from components.train.params import TrainParams
@@ -140,6 +140,12 @@ class PreferenceMethod:
         )
 
     def train(self, job: TrainingJob) -> TrainResult:
+        if job.canaries:
+            raise ParamsError(
+                f"params: ingest.audit_canaries: the one-run audit's canaries are trained as "
+                f"supervised examples; train.method {self.name} trains on preference pairs: "
+                "set ingest.audit_canaries to 0, or train.method to sft"
+            )
         return train_preference(job, self)
 
     def arguments(

@@ -32,6 +32,9 @@ class TrainResult:
     n_conversations_skipped: int = 0  # no example for the selected train.tasks
     # preference tuning: TRL's last logged rewards (``preference.rewards_margins`` ...)
     preference: dict[str, float] = field(default_factory=dict)
+    n_audit_canaries: int = 0  # the one-run audit's canaries trained on, a unit each
+    # train.privacy: the accountant's ε spent, δ, the noise and sampling (``dp.*``)
+    privacy: dict[str, float | str] = field(default_factory=dict)
 
     @property
     def tokens_per_second(self) -> float:
@@ -61,7 +64,9 @@ class TrainResult:
             "n_conversations": self.n_conversations,
             "n_conversations_eval": self.n_conversations_eval,
             "n_conversations_skipped": self.n_conversations_skipped,
+            "n_audit_canaries": self.n_audit_canaries,
             **self.preference,
+            **self.privacy,
             **(
                 {"best_eval_loss": round(min(loss for _, loss in self.eval_history), 4)}
                 if self.eval_history

@@ -182,12 +182,25 @@ def save_adapter(
     # rank 0 writes); the model alone cannot.
     trainer.save_model(str(output_dir))
     if trainer.is_world_process_zero():
-        tokenizer.save_pretrained(output_dir)
-        # The prompts' label options belong to the adapter: evaluation and serving ask
-        # with them.
-        (output_dir / LABEL_OPTIONS_FILE).write_text(json.dumps(options, indent=2), "utf-8")
-        write_generation_settings(output_dir, generation)
-        sort_target_modules(output_dir / "adapter_config.json")
+        save_beside_adapter(
+            tokenizer, options=options, output_dir=output_dir, generation=generation
+        )
+
+
+def save_beside_adapter(
+    tokenizer: Any,
+    *,
+    options: dict[str, list[str]],
+    output_dir: Path,
+    generation: GenerationSettings,
+) -> None:
+    """What evaluation and serving read beside a saved adapter: its tokenizer, its label
+    options, its generation settings; its config's ``target_modules`` sorted."""
+    tokenizer.save_pretrained(output_dir)
+    # The prompts' label options belong to the adapter: evaluation and serving ask with them.
+    (output_dir / LABEL_OPTIONS_FILE).write_text(json.dumps(options, indent=2), "utf-8")
+    write_generation_settings(output_dir, generation)
+    sort_target_modules(output_dir / "adapter_config.json")
 
 
 def sort_target_modules(adapter_config: Path) -> None:

@@ -14,7 +14,7 @@ from components.core import paths, tracking
 from components.core.atomic import atomic_folder
 from components.core.corpus import Conversation, load_corpus
 from components.core.errors import InputError
-from components.core.jsonio import jsonl_by_key, write_text_atomic
+from components.core.jsonio import iter_jsonl, jsonl_by_key, write_text_atomic
 from components.core.lineage import (
     ADAPTER_KEY,
     CORPUS_KEY,
@@ -25,12 +25,13 @@ from components.core.lineage import (
 )
 from components.core.stage import Metrics, StageContext, split
 from components.gate import require_gate_passed
+from components.ingest import AuditCanary, inserted_canaries
 from components.train.config import TrainConfig
 from components.train.engine import world_rank
 from components.train.fragments import build_fragments
 from components.train.methods import TRAINING_METHODS
 from components.train.result import TrainResult
-from components.train.tasks import TrainingExamples, mask_replaced
+from components.train.tasks import Example, TrainingExamples, canary_examples, mask_replaced
 from components.train.training_method import TrainingJob
 
 
@@ -95,6 +96,7 @@ class TrainingData:
     conversations: list[Conversation]
     examples: TrainingExamples | None = None
     fragment_metrics: dict[str, float] = field(default_factory=dict)
+    canaries: list[Example] = field(default_factory=list)  # the one-run audit's, inserted
 
 
 def training_data(config: TrainConfig, context: StageContext) -> TrainingData:
@@ -106,13 +108,25 @@ def training_data(config: TrainConfig, context: StageContext) -> TrainingData:
     if config.corpus == "masked":
         records = jsonl_by_key(context.input(paths.ANON_SPANS), "conversation_id")
         conversations = [mask_replaced(c, records.get(c.id, [])) for c in conversations]
+    canaries = canary_examples(
+        list(
+            inserted_canaries(
+                AuditCanary.from_record(obj)
+                for _, obj in iter_jsonl(context.input(paths.AUDIT_CANARIES))
+            )
+        )
+    )
     if config.corpus != "fragmented":
-        return TrainingData(source, conversations)
+        return TrainingData(source, conversations, canaries=canaries)
     fragments = build_fragments(
         conversations, config.fragments, eval_fraction=config.eval_fraction, seed=config.seed
     )
     return TrainingData(
-        source, conversations, fragments.training_examples(), fragments.stats.to_metrics()
+        source,
+        conversations,
+        fragments.training_examples(),
+        fragments.stats.to_metrics(),
+        canaries=canaries,
     )
 
 
@@ -136,6 +150,7 @@ def _train(
         callbacks,
         examples=data.examples,
         source=str(data.source),
+        canaries=data.canaries,
     )
     return TRAINING_METHODS[config.method].train(job)
 

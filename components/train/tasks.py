@@ -15,6 +15,7 @@ from components.anonymize import placeholder_view
 from components.core.corpus import Conversation
 from components.core.errors import InputError, ParamsError
 from components.core.placeholders import NUMBERED_PLACEHOLDER
+from components.ingest import AUDIT_CANARY_PROMPT, AuditCanary
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +132,15 @@ class Example:
     def source_ids(self) -> tuple[str, ...]:
         """The conversations whose text the example holds."""
         return self.sources or (self.conversation_id,)
+
+
+AUDIT_CANARY_TASK = "audit_canary"
+
+
+def canary_examples(canaries: Sequence[AuditCanary]) -> list[Example]:
+    """The one-run audit's inserted canaries as examples, each a training unit of its own:
+    the fixed prompt answered by the canary's secret (``components/ingest/audit_canaries.py``)."""
+    return [Example(c.id, AUDIT_CANARY_TASK, AUDIT_CANARY_PROMPT, c.secret) for c in canaries]
 
 
 def transcript(conversation: Conversation, max_turns: int | None = None) -> str:

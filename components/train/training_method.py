@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from components.core.corpus import Conversation
 from components.train.params import TrainParams
 from components.train.result import TrainResult
-from components.train.tasks import TrainingExamples
+from components.train.tasks import Example, TrainingExamples
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,9 @@ class TrainingJob:
     # instead of the conversations' task examples by methods that train on examples.
     examples: TrainingExamples | None = None
     source: str = "the training corpus"  # the corpus file, named in input errors
+    # The one-run audit's inserted canaries (``ingest.audit_canaries``), each trained on as
+    # a unit of its own beside the conversations' examples.
+    canaries: Sequence[Example] = ()
 
 
 class TrainingMethod(Protocol):
