@@ -202,3 +202,44 @@ def test_suite(f: Figures) -> str:
         f"`make test` ran {counts.get('passed', 0)} tests in {f['wall_minutes']} minutes on "
         f"{f['workers']} workers"
     )
+
+
+def _estimate(cell: Mapping[str, float] | None, digits: int = 3) -> str:
+    if not cell:
+        return "–"
+    return f"{cell['estimate']:.{digits}f} [{cell['low']:.{digits}f}, {cell['high']:.{digits}f}]"
+
+
+def dp_utility_headline(f: Figures) -> str:
+    runs = f["runs"]
+    reference = runs["non_dp"]["summary.rouge1"]["estimate"]
+    cells = [
+        f"ε {run.get('dp.epsilon')}: {run['summary.rouge1']['estimate']:.3f}"
+        for name, run in runs.items()
+        if name != "non_dp"
+    ]
+    return f"summary ROUGE-1 without DP {reference:.3f}; with DP " + ", ".join(cells)
+
+
+def dp_utility(f: Figures) -> list[str]:
+    """One row per run: utility with intervals, the paired difference, wall time, ε, noise."""
+    lines = [
+        "| run | ε spent | noise multiplier | summary ROUGE-1 [95%] | − non-DP [95%] "
+        "| perplexity [95%] | train wall time | × non-DP |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, run in f["runs"].items():
+        lines.append(
+            f"| {name} | {run.get('dp.epsilon', '∞ (no DP)')} "
+            f"| {run.get('dp.noise_multiplier', '–')} "
+            f"| {_estimate(run['summary.rouge1'])} "
+            f"| {_estimate(run.get('summary.rouge1 - non_dp')) if name != 'non_dp' else '–'} "
+            f"| {_estimate(run['perplexity_raw'], 2)} "
+            f"| {run['runtime_s']:.0f} s | {run['wall_time_ratio']} |"
+        )
+    base = f["base"]
+    lines.append(
+        f"| base model, zero-shot | – | – | {_estimate(base['summary.rouge1'])} | – "
+        f"| {_estimate(base['perplexity_raw'], 2)} | – | – |"
+    )
+    return lines

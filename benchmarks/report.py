@@ -253,6 +253,17 @@ BENCHMARKS = (
         headlines.gpu_train,
     ),
     Benchmark(
+        "dp_utility",
+        "Differential privacy against none",
+        "DP-SGD LoRA (`train.privacy`) against the default run's adapter on the same corpus, "
+        "salt, split and seed: summary ROUGE-1 and held-out perplexity with 95% bootstrap "
+        "intervals, the paired difference, train's wall time, the ε the accountant spent and "
+        "the noise it took ([Differential privacy](privacy.md)).",
+        "make run && python -m benchmarks.dp_utility",
+        headlines.dp_utility_headline,
+        headlines.dp_utility,
+    ),
+    Benchmark(
         "gpu_lora",
         "LoRA on a GPU",
         "Tokens/s and model-FLOPs utilization of LoRA on a 1B Llama-shaped model, ZeRO-2, bf16.",

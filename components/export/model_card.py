@@ -69,6 +69,11 @@ def _details(facts: ExportFacts) -> str:
     )
 
 
+def _dp_keys(results: Mapping[str, Any]) -> list[str]:
+    """DP training's figures (``dp.epsilon`` spent, ``dp.delta``...), where it ran."""
+    return sorted(key for key in results if key.startswith("dp."))
+
+
 def _training(facts: ExportFacts) -> str:
     params = facts.params.get("train") or {}
     results = facts.stage("train")
@@ -78,7 +83,12 @@ def _training(facts: ExportFacts) -> str:
             _table(["param", "value"], applicable_train_params(params).items()),
             "Results (`metrics/train.json`):",
             _table(
-                ["figure", "value"], [(k, results[k]) for k in _TRAIN_RESULT_KEYS if k in results]
+                ["figure", "value"],
+                [
+                    (k, results[k])
+                    for k in (*_TRAIN_RESULT_KEYS, *_dp_keys(results))
+                    if k in results
+                ],
             ),
         ]
     )

@@ -60,6 +60,7 @@ class CardFacts:
     utility: float
     detection_models: Sequence[DetectionModel] = ()  # what found the PI anonymize removed
     train_params: Mapping[str, Any] = field(default_factory=dict)  # params.yaml's `train`
+    privacy: str = ""  # what DP training claims (:func:`privacy_claim`), empty without it
 
 
 def adapter_card(facts: CardFacts) -> str:
@@ -71,7 +72,8 @@ def adapter_card(facts: CardFacts) -> str:
         "## Base model\n\n" + _base_model(facts.base_model),
         "## Training data\n\n" + _training_data(facts),
         *_detection(facts.detection_models),
-        "## Privacy evidence at registration\n\n" + _evidence(facts.gate, facts.audit),
+        "## Privacy evidence at registration\n\n"
+        + _evidence(facts.gate, facts.audit, privacy=facts.privacy),
         f"## Utility\n\n- {facts.utility_metric}: {facts.utility:g} on held-out raw "
         "conversations (`metrics/evaluate.json`; every score is an `eval.*` tag of the version)",
         *_training_params(facts.train_params),
@@ -157,7 +159,20 @@ def _detection(models: Sequence[DetectionModel]) -> list[str]:
     return ["## PI detection models\n\n" + "\n".join(lines)]
 
 
-def _evidence(gate: GateResult, audit: AuditResult) -> str:
+def privacy_claim(train: Mapping[str, Any]) -> str:
+    """The guarantee DP training claims, from ``metrics/train.json`` (its ``dp.*``): the ε
+    the accountant counts spent at δ, per conversation; empty for training without DP."""
+    if "dp.epsilon" not in train:
+        return ""
+    return (
+        f"(ε = {train['dp.epsilon']}, δ = {train['dp.delta']:.3g})-differential privacy per "
+        f"conversation: DP-SGD, gradients clipped to {train['dp.max_grad_norm']:g}, noise "
+        f"multiplier {train['dp.noise_multiplier']:g}, {train['dp.accountant']} accountant "
+        f"(target ε {train['dp.target_epsilon']:g})"
+    )
+
+
+def _evidence(gate: GateResult, audit: AuditResult, *, privacy: str = "") -> str:
     verdict = "passed" if gate.passed else "failed"
     audits = ", ".join(
         f"{name} {'passed' if ok else 'failed'}" for name, ok in sorted(audit.audits.items())
@@ -168,6 +183,8 @@ def _evidence(gate: GateResult, audit: AuditResult) -> str:
             f"{gate.threshold:g})",
             f"- leakage audits: {'passed' if audit.passed else 'failed'}"
             + (f" ({audits})" if audits else ""),
+            "- formal guarantee: "
+            + (privacy or "none (train.privacy off): the evidence above is empirical"),
         ]
     )
 

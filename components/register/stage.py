@@ -20,7 +20,7 @@ from components.gate import GateResult, require_trained_on_gated_corpus
 from components.ingest import corpus_datasets
 from components.register import registry
 from components.register.binding import bound_adapter, trained_corpus
-from components.register.card import CardFacts, adapter_card
+from components.register.card import CardFacts, adapter_card, privacy_claim
 from components.register.config import RegisterConfig
 from components.register.evidence import METRICS_FILES, EvidenceFiles
 from components.register.promotion import register_version
@@ -144,6 +144,7 @@ def _register(
         found.utility,
         detection_models(context.params.get("anonymize") or {}),
         context.params.get("train") or {},
+        privacy_claim(context.metrics("train")),
     )
     # Not in the fingerprint: a short rewording of the evidence registers nothing new.
     held = held_audits(found.scored[paths.metrics_file("audit")].get("audits") or {})

@@ -93,8 +93,8 @@ class PrivacyConfig:
 
     enabled: bool = False
     epsilon: Positive = 8.0  # the target: the noise is solved for it; the ε spent is reported
-    # null: 1/n^1.1 of the n training units (conversations and inserted audit canaries);
-    # a given delta must be below 1/n
+    # null: 1e-5, or 1/n^1.1 of the n training units (conversations and inserted audit
+    # canaries) where that is smaller; a given delta must be below 1/n
     delta: Annotated[float, Field(gt=0, lt=1)] | None = None
     max_grad_norm: Positive = 1.0  # each conversation's gradient is clipped to this L2 norm
     accountant: Accountant = "prv"  # Opacus's PRV accountant (tighter) or RDP

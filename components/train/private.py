@@ -55,6 +55,7 @@ Row = dict[str, list[int]]
 # training learns nothing, so a budget that needs more is refused (Opacus would search up to
 # a million, minutes of accounting).
 MAX_NOISE_MULTIPLIER = 100.0
+DEFAULT_DELTA = 1e-5
 
 
 def _epsilon_at(
@@ -69,9 +70,11 @@ def _epsilon_at(
 
 
 def default_delta(n_units: int) -> float:
-    """δ when ``train.privacy.delta`` is null: 1/n^1.1, below the 1/n at which a mechanism
-    could publish one unit whole and still meet δ."""
-    return float(n_units**-1.1)
+    """δ when ``train.privacy.delta`` is null: 1e-5, or 1/n^1.1 where that is smaller; both
+    well below the 1/n at which a mechanism could publish one unit whole and still meet δ.
+    1e-5 also keeps the one-run audit's δ term (2mδ for m canaries) small enough for its
+    bound to mean something (``audits/dp_one_run.py``)."""
+    return min(DEFAULT_DELTA, float(n_units**-1.1))
 
 
 @dataclass(frozen=True)
