@@ -72,12 +72,12 @@ def test_the_budget_solves_more_noise_for_a_smaller_epsilon() -> None:
     assert noise[1.0] > noise[4.0] > noise[8.0] > 0
     budget = privacy_budget(_privacy(), n_units=500, expected_batch=16, steps=100)
     assert budget.delta == pytest.approx(default_delta(500)) and budget.delta < 1 / 500
+    assert budget.sample_rate == pytest.approx(16 / 500)
 
 
 def test_the_default_delta_is_at_most_1e5_and_below_1_over_n() -> None:
     assert default_delta(500) == 1e-5
     assert default_delta(10**6) == pytest.approx(10**-6.6) < 1e-6
-    assert budget.sample_rate == pytest.approx(16 / 500)
 
 
 @pytest.mark.parametrize(
