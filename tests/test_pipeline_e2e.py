@@ -87,8 +87,13 @@ def test_every_stage_wrote_its_outputs_and_metrics(repo: Path) -> None:
         "extraction",
         "membership",
         "plain_sight",
+        "dp_one_run",
     }
     assert audit["audits"]["plain_sight"]["passed"]  # it reports, never fails
+    # trained without DP: the one-run audit reports its bound and holds it to no claim
+    one_run = audit["audits"]["dp_one_run"]
+    assert one_run["passed"] and one_run["thresholds"] == {"max_epsilon_lower_bound": "none"}
+    assert metrics(repo, "train")["n_audit_canaries"] > 0
     # the per-item figures are in the audit's detail file, not a column each of its metrics
     details = json.loads((repo / "data" / "audit" / "details.json").read_text())
     assert "pii_leaks_by_type" not in audit["audits"]["pii_output"]["figures"]

@@ -77,7 +77,8 @@ def test_the_budget_solves_more_noise_for_a_smaller_epsilon() -> None:
 
 def test_the_default_delta_is_at_most_1e5_and_below_1_over_n() -> None:
     assert default_delta(500) == 1e-5
-    assert default_delta(10**6) == pytest.approx(10**-6.6) < 1e-6
+    assert default_delta(10**6) == pytest.approx(10**-6.6)
+    assert default_delta(10**6) < 1e-6
 
 
 @pytest.mark.parametrize(
