@@ -28,6 +28,7 @@ def test_dp_training_reports_its_epsilon_and_the_one_run_audit_checks_it(
     assert train["engine"] == "opacus-dp-sgd"
     assert 0 < train["dp.epsilon"] <= 4.0 + 0.05
     assert train["dp.delta"] < 1 / train["dp.units"]
+    assert f"DP ε {train['dp.epsilon']} spent" in ran.stdout  # train's summary line
     audit = json.loads((repo / "metrics" / "audit.json").read_text())["audits"]["dp_one_run"]
     assert audit["passed"] and audit["thresholds"] == {
         "max_epsilon_lower_bound": train["dp.epsilon"]

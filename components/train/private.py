@@ -14,6 +14,9 @@ Opacus on the adapter's weights, the privacy unit one conversation.
   steps, as its ``BatchMemoryManager`` does). The noise multiplier is solved for the target
   ε at δ over ``max_steps`` steps by the configured accountant, which then counts the ε
   each step spent.
+- **Secret randomness.** The sampling and the noise come from the operating system's
+  randomness (``train.seed`` is public: in params.yaml and the bundle), so a DP run is not
+  reproducible bit for bit.
 - **What it leaves out.** No checkpoints (a killed DP run starts again: resuming would need
   the accountant's and the sampler's state too); no early stopping or best-checkpoint
   choice (the final weights; the eval loss is measured once, at the end).
@@ -23,6 +26,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import secrets
 import time
 import warnings
 from collections import defaultdict
@@ -34,7 +39,7 @@ from components.core.errors import ParamsError
 from components.train.chat_tokens import tokenize_example
 from components.train.engine import world_rank
 from components.train.packing import PackedCollator, pack_examples
-from components.train.params import PrivacyConfig
+from components.train.privacy_budget import PrivacyBudget, privacy_budget, privacy_figures
 from components.train.result import TrainResult
 from components.train.session import (
     base_model,
@@ -49,103 +54,6 @@ from components.train.training_method import TrainingJob
 logger = logging.getLogger(__name__)
 
 Row = dict[str, list[int]]
-
-
-# Beyond this the noise on a step's summed gradient is a hundred clipped gradients' worth:
-# training learns nothing, so a budget that needs more is refused (Opacus would search up to
-# a million, minutes of accounting).
-MAX_NOISE_MULTIPLIER = 100.0
-DEFAULT_DELTA = 1e-5
-
-
-def _epsilon_at(
-    noise_multiplier: float, privacy: PrivacyConfig, *, rate: float, steps: int, delta: float
-) -> float:
-    """The ε the configured accountant counts for ``steps`` steps at this noise and rate."""
-    from opacus.accountants import create_accountant
-
-    accountant = create_accountant(privacy.accountant)
-    accountant.history = [(noise_multiplier, rate, steps)]
-    return float(accountant.get_epsilon(delta=delta))
-
-
-def default_delta(n_units: int) -> float:
-    """δ when ``train.privacy.delta`` is null: 1e-5, or 1/n^1.1 where that is smaller; both
-    well below the 1/n at which a mechanism could publish one unit whole and still meet δ.
-    1e-5 also keeps the one-run audit's δ term (2mδ for m canaries) small enough for its
-    bound to mean something (``audits/dp_one_run.py``)."""
-    return min(DEFAULT_DELTA, float(n_units**-1.1))
-
-
-@dataclass(frozen=True)
-class PrivacyBudget:
-    """What the accountant was asked for, and the noise it solved for."""
-
-    target_epsilon: float
-    delta: float
-    sample_rate: float
-    steps: int
-    noise_multiplier: float
-    accountant: str
-    max_grad_norm: float
-    expected_batch: int
-    n_units: int
-
-
-def privacy_budget(
-    privacy: PrivacyConfig, *, n_units: int, expected_batch: int, steps: int
-) -> PrivacyBudget:
-    """The noise multiplier that spends ``privacy.epsilon`` at δ over ``steps`` steps of
-    Poisson sampling at ``expected_batch / n_units``.
-
-    Raises:
-        ParamsError: too few units for the expected batch, a δ not below 1/n, or an ε
-            no noise reaches at these steps; naming the key and what would work.
-    """
-    if n_units <= expected_batch:
-        raise ParamsError(
-            f"params: train.privacy: {n_units} training units (conversations and inserted "
-            f"audit canaries) for an expected batch of {expected_batch} (train.batch_size × "
-            "train.gradient_accumulation_steps): Poisson sampling needs more units than the "
-            "batch; lower the batch, or train on more conversations"
-        )
-    delta = privacy.delta if privacy.delta is not None else default_delta(n_units)
-    if delta >= 1 / n_units:
-        raise ParamsError(
-            f"params: train.privacy.delta: {delta:g} is not below 1/n = {1 / n_units:.3g} "
-            f"for {n_units} training units; null takes 1/n^1.1 = {default_delta(n_units):.3g}"
-        )
-    rate = expected_batch / n_units
-    if (
-        _epsilon_at(MAX_NOISE_MULTIPLIER, privacy, rate=rate, steps=steps, delta=delta)
-        > privacy.epsilon
-    ):
-        raise ParamsError(
-            f"params: train.privacy.epsilon: {privacy.epsilon:g} at δ {delta:.3g} is out of "
-            f"reach for {n_units} units at sampling rate {rate:.3g} over {steps} steps: it "
-            f"needs a noise multiplier above {MAX_NOISE_MULTIPLIER:g}, where the gradient is "
-            "noise; raise epsilon, lower train.max_steps or the batch, or add conversations"
-        )
-    from opacus.accountants.utils import get_noise_multiplier
-
-    sigma = get_noise_multiplier(
-        target_epsilon=privacy.epsilon,
-        target_delta=delta,
-        sample_rate=rate,
-        steps=steps,
-        accountant=privacy.accountant,
-    )
-    return PrivacyBudget(
-        privacy.epsilon,
-        delta,
-        rate,
-        steps,
-        float(sigma),
-        privacy.accountant,
-        privacy.max_grad_norm,
-        expected_batch,
-        n_units,
-    )
 
 
 def conversation_rows(
@@ -200,12 +108,17 @@ def dp_sgd(
     learning_rate: float,
     physical_batch: int,
     pad_token_id: int,
-    seed: int,
+    seed: int | None = None,
 ) -> DpRun:
     """Train ``model``'s trainable weights on ``rows`` (one per unit) by DP-SGD: ``steps``
     Poisson-sampled batches, each unit's gradient clipped, noise of
     ``noise_multiplier × max_grad_norm`` added once per step. A ``noise_multiplier`` of 0
-    (the audit's control) clips without noise: no guarantee, ε infinite."""
+    (the audit's control) clips without noise: no guarantee, ε infinite.
+
+    The sampling and the noise are drawn from a seed of the operating system's randomness,
+    never logged, unless ``seed`` is given (tests only): the guarantee assumes an adversary
+    cannot replay them, and ``train.seed`` is in params.yaml and the bundle for anyone to
+    read."""
     import torch
     from opacus import GradSampleModule
     from opacus.accountants import create_accountant
@@ -213,7 +126,8 @@ def dp_sgd(
 
     module = GradSampleModule(model, loss_reduction="mean")
     params = [p for p in model.parameters() if p.requires_grad]
-    noise = torch.Generator().manual_seed(seed + 1)
+    secret = secrets.randbits(62) if seed is None else seed
+    noise = torch.Generator().manual_seed(secret + 1)
     optimizer = DPOptimizer(
         torch.optim.AdamW(params, lr=learning_rate),
         noise_multiplier=budget.noise_multiplier,
@@ -222,7 +136,7 @@ def dp_sgd(
         generator=noise,
     )
     accountant = create_accountant(budget.accountant)
-    draws = torch.Generator().manual_seed(seed)
+    draws = torch.Generator().manual_seed(secret)
     collate = PackedCollator(pad_token_id)
     history, drawn = [], 0
     module.train()
@@ -274,16 +188,16 @@ def _noisy_step(
     return total / len(rows)
 
 
-def train_private(job: TrainingJob, *, noise: bool = True) -> TrainResult:
+def train_private(job: TrainingJob) -> TrainResult:
     """DP LoRA on the job's conversations (and inserted canaries); the adapter saved to
-    ``job.output_dir``. ``noise=False`` is the audit's control: clipping without noise.
+    ``job.output_dir``.
 
     Raises:
         ParamsError: under a launcher's world (DP runs on one process), or a budget
             :func:`privacy_budget` refuses; before the model is loaded.
     """
     config = job.config
-    if world_rank() or _world_size() > 1:
+    if world_rank() or int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise ParamsError(
             "params: train.privacy.enabled: DP training runs on one process; run the train "
             "stage without a launcher (its per-conversation clipping is not sharded)"
@@ -311,8 +225,6 @@ def train_private(job: TrainingJob, *, noise: bool = True) -> TrainResult:
         expected_batch=config.batch_size * config.gradient_accumulation_steps,
         steps=config.max_steps,
     )
-    if not noise:
-        budget = _without_noise(budget)
     logger.info(
         "DP-SGD: %d units, sampling rate %.4f, noise multiplier %.3f for ε %g at δ %.3g",
         budget.n_units,
@@ -322,18 +234,6 @@ def train_private(job: TrainingJob, *, noise: bool = True) -> TrainResult:
         budget.delta,
     )
     return _train_and_save(job, tokenizer, rows=rows, budget=budget, split=split, options=options)
-
-
-def _without_noise(budget: PrivacyBudget) -> PrivacyBudget:
-    from dataclasses import replace
-
-    return replace(budget, noise_multiplier=0.0)
-
-
-def _world_size() -> int:
-    import os
-
-    return int(os.environ.get("WORLD_SIZE", "1"))
 
 
 def _train_and_save(
@@ -358,7 +258,6 @@ def _train_and_save(
         learning_rate=config.learning_rate,
         physical_batch=config.batch_size,
         pad_token_id=int(tokenizer.pad_token_id),
-        seed=config.seed,
     )
     runtime = time.perf_counter() - started
     evaluation = conversation_rows(
@@ -406,19 +305,3 @@ def _eval_loss(model: Any, rows: Sequence[Row], *, pad_token_id: int) -> float |
     with torch.no_grad():
         losses = [float(unit_mean_loss(model, collate([row]))) for row in rows]
     return sum(losses) / len(losses)
-
-
-def privacy_figures(budget: PrivacyBudget, epsilon: float) -> dict[str, float | str]:
-    """``metrics/train.json``'s ``dp.*``: the ε the accountant counts spent (``inf``
-    without noise), its δ, and what it was computed from."""
-    return {
-        "dp.epsilon": round(epsilon, 4) if math.isfinite(epsilon) else "inf",
-        "dp.target_epsilon": budget.target_epsilon,
-        "dp.delta": float(f"{budget.delta:.6g}"),
-        "dp.noise_multiplier": round(budget.noise_multiplier, 4),
-        "dp.sample_rate": round(budget.sample_rate, 6),
-        "dp.max_grad_norm": budget.max_grad_norm,
-        "dp.accountant": budget.accountant,
-        "dp.expected_batch": budget.expected_batch,
-        "dp.units": budget.n_units,
-    }

@@ -189,4 +189,6 @@ def summary(metrics: Metrics) -> str:
     line = f"{metrics['steps']} steps, train loss {metrics['train_loss']:g}"
     if "best_eval_loss" in metrics:
         line += f", best eval loss {metrics['best_eval_loss']:g}"
+    if "dp.epsilon" in metrics:
+        line += f", DP ε {metrics['dp.epsilon']} spent at δ {metrics['dp.delta']:.3g}"
     return f"{line}; adapter in {paths.ADAPTER}"

@@ -21,7 +21,8 @@ from audits.dp_one_run import (
 from audits.protocol import DpClaim
 from components.ingest import AUDIT_CANARY_PROMPT, draw_audit_canaries, inserted_canaries
 from components.train.params import PrivacyConfig
-from components.train.private import conversation_rows, dp_sgd, privacy_budget
+from components.train.privacy_budget import privacy_budget
+from components.train.private import conversation_rows, dp_sgd
 from components.train.tasks import canary_examples
 from tests.tiny_model import tiny_memorizer
 

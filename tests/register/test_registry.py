@@ -12,7 +12,7 @@ import pytest
 from components.core.errors import InputError
 from components.gate import GateResult
 from components.ingest import corpus_datasets
-from components.register.card import CardFacts, adapter_card
+from components.register.card import CardFacts, adapter_card, privacy_claim
 from components.register.evidence import EVIDENCE_TAG, KEY_TAG, RECORD, SIGNATURE
 from components.register.promotion import register_version
 from components.register.registry import (
@@ -358,6 +358,35 @@ def test_the_card_names_the_base_model_datasets_and_verdicts() -> None:
     assert PEFT_TEMPLATE not in text
     baseline = card(gate, audit, corpus="raw", utility=0.4)
     assert "the raw text of the training split" in baseline and "never promoted" in baseline
+    assert "- formal guarantee: none (train.privacy off)" in text
+
+
+def test_the_card_states_the_dp_guarantee_train_spent() -> None:
+    train = {
+        "dp.epsilon": 7.9812,
+        "dp.delta": 1e-5,
+        "dp.max_grad_norm": 1.0,
+        "dp.noise_multiplier": 0.61,
+        "dp.accountant": "prv",
+        "dp.target_epsilon": 8.0,
+    }
+    claim = privacy_claim(train)
+    assert claim.startswith("(ε = 7.9812, δ = 1e-05)-differential privacy per conversation")
+    assert privacy_claim({"train_loss": 2.0}) == ""
+    gate = GateResult.from_metrics({"passed": True, "mu_plus_sigma": 0.74, "threshold": 5.0}, "g")
+    facts = CardFacts(
+        "m",
+        BASE_MODEL,
+        INGEST_METRICS,
+        corpus_datasets({}, INGEST_METRICS["by_dataset"]),
+        "anonymized",
+        gate,
+        AuditResult(True, {"dp_one_run": True}),
+        "summary.rouge1",
+        0.3,
+        privacy=claim,
+    )
+    assert f"- formal guarantee: {claim}" in adapter_card(facts)
 
 
 def test_the_card_says_which_public_datasets_were_mixed_in_or_none() -> None:

@@ -17,12 +17,8 @@ from components.train.config import TrainConfig
 from components.train.methods import TRAINING_METHODS
 from components.train.packing import PackedCollator
 from components.train.params import PrivacyConfig
-from components.train.private import (
-    conversation_rows,
-    default_delta,
-    privacy_budget,
-    unit_mean_loss,
-)
+from components.train.privacy_budget import default_delta, privacy_budget
+from components.train.private import conversation_rows, unit_mean_loss
 from components.train.tasks import Example, canary_examples
 from components.train.training_method import TrainingJob
 from tests.train.test_lora import conversations
