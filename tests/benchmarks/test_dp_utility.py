@@ -5,6 +5,7 @@ refused."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from benchmarks.dp_utility import figures_of, main, read_run
 from benchmarks.headlines import dp_utility, dp_utility_headline
 
 
-def fake_workspace(folder: Path, *, shift: float, train: dict[str, object]) -> Path:
+def fake_workspace(folder: Path, *, shift: float, train: Mapping[str, float]) -> Path:
     (folder / "data" / "evaluate").mkdir(parents=True)
     (folder / "metrics").mkdir()
     rows = [
