@@ -4,7 +4,10 @@ is reported with (``dp.*`` in ``metrics/train.json``)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from components.core.errors import ParamsError
@@ -25,7 +28,19 @@ def _epsilon_at(
 
     accountant = create_accountant(privacy.accountant)
     accountant.history = [(noise_multiplier, rate, steps)]
-    return float(accountant.get_epsilon(delta=delta))
+    with quiet_accountant():
+        return float(accountant.get_epsilon(delta=delta))
+
+
+@contextlib.contextmanager
+def quiet_accountant() -> Iterator[None]:
+    """Opacus's accountants without their warning that the best RDP order is the largest
+    they try. The PRV accountant sizes its domain by an RDP bound and warns so on nearly
+    every call; the ε it then gives is the PRV one, and where RDP itself gives the ε the
+    bound is only looser (more cautious), never wrong."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Optimal order is the largest alpha", UserWarning)
+        yield
 
 
 def default_delta(n_units: int) -> float:
@@ -87,13 +102,14 @@ def privacy_budget(
         )
     from opacus.accountants.utils import get_noise_multiplier
 
-    sigma = get_noise_multiplier(
-        target_epsilon=privacy.epsilon,
-        target_delta=delta,
-        sample_rate=rate,
-        steps=steps,
-        accountant=privacy.accountant,
-    )
+    with quiet_accountant():
+        sigma = get_noise_multiplier(
+            target_epsilon=privacy.epsilon,
+            target_delta=delta,
+            sample_rate=rate,
+            steps=steps,
+            accountant=privacy.accountant,
+        )
     return PrivacyBudget(
         privacy.epsilon,
         delta,

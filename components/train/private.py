@@ -39,7 +39,12 @@ from components.core.errors import ParamsError
 from components.train.chat_tokens import tokenize_example
 from components.train.engine import world_rank
 from components.train.packing import PackedCollator, pack_examples
-from components.train.privacy_budget import PrivacyBudget, privacy_budget, privacy_figures
+from components.train.privacy_budget import (
+    PrivacyBudget,
+    privacy_budget,
+    privacy_figures,
+    quiet_accountant,
+)
 from components.train.result import TrainResult
 from components.train.session import (
     base_model,
@@ -153,9 +158,10 @@ def dp_sgd(
         if step % 10 == 0 or step == budget.steps:
             logger.info("DP-SGD step %d of %d: loss %.4f", step, budget.steps, loss or math.nan)
     module._close()  # its hooks and per-sample gradients off the model, before it is saved
-    epsilon = (
-        accountant.get_epsilon(delta=budget.delta) if budget.noise_multiplier > 0 else math.inf
-    )
+    with quiet_accountant():
+        epsilon = (
+            accountant.get_epsilon(delta=budget.delta) if budget.noise_multiplier > 0 else math.inf
+        )
     return DpRun(history, float(epsilon), drawn)
 
 
