@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.core.errors import ParamsError
+from components.core.progress import counted
 from components.train.chat_tokens import tokenize_example
 from components.train.engine import world_rank
 from components.train.packing import PackedCollator, pack_examples
@@ -145,7 +146,7 @@ def dp_sgd(
     collate = PackedCollator(pad_token_id)
     history, drawn = [], 0
     module.train()
-    for step in range(1, budget.steps + 1):
+    for step in counted(range(1, budget.steps + 1), "DP-SGD", unit="steps"):
         chosen = torch.nonzero(torch.rand(len(rows), generator=draws) < budget.sample_rate)
         batch = [rows[int(i)] for i in chosen.flatten()]
         loss = _noisy_step(
@@ -155,8 +156,6 @@ def dp_sgd(
         drawn += len(batch)
         if loss is not None:
             history.append((step, loss))
-        if step % 10 == 0 or step == budget.steps:
-            logger.info("DP-SGD step %d of %d: loss %.4f", step, budget.steps, loss or math.nan)
     module._close()  # its hooks and per-sample gradients off the model, before it is saved
     with quiet_accountant():
         epsilon = (
