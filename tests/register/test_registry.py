@@ -3,6 +3,7 @@ deciding from each version's signed evidence."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 from typing import Any
@@ -373,19 +374,7 @@ def test_the_card_states_the_dp_guarantee_train_spent() -> None:
     claim = privacy_claim(train)
     assert claim.startswith("(ε = 7.9812, δ = 1e-05)-differential privacy per conversation")
     assert privacy_claim({"train_loss": 2.0}) == ""
-    gate = GateResult.from_metrics({"passed": True, "mu_plus_sigma": 0.74, "threshold": 5.0}, "g")
-    facts = CardFacts(
-        "m",
-        BASE_MODEL,
-        INGEST_METRICS,
-        corpus_datasets({}, INGEST_METRICS["by_dataset"]),
-        "anonymized",
-        gate,
-        AuditResult(True, {"dp_one_run": True}),
-        "summary.rouge1",
-        0.3,
-        privacy=claim,
-    )
+    facts = dataclasses.replace(passed_card_facts(), privacy=claim)
     assert f"- formal guarantee: {claim}" in adapter_card(facts)
 
 
