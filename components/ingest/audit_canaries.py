@@ -40,7 +40,7 @@ class AuditCanary:
 
 
 def draw_audit_canaries(m: int, salt: str) -> list[AuditCanary]:
-    """``m`` canaries with random secrets (80 bits each: four groups of four of 31
+    """``m`` canaries with random secrets (about 79 bits each: four groups of four of 31
     characters), each inserted with probability ½; drawn from ``salt`` alone."""
     rng = random.Random(hashlib.sha256(f"audit-canaries:{salt}".encode()).digest())
     canaries = []
