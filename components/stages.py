@@ -183,6 +183,8 @@ STAGES: tuple[Stage, ...] = (
             "train.max_steps",
             "train.mask_loss_weight",
             "train.fragments.source",
+            "train.privacy.enabled",
+            "train.privacy.epsilon",
             "anonymize.detectors",
             "anonymize.replacement",
             "anonymize.surrogate.method",

@@ -143,10 +143,12 @@ def _cell(value: Any) -> str:
 
 def run_variant(context: StageContext) -> str:
     """The variant this run's adapter is (``components.evaluate.variants``): its training
-    corpus and, for text from the anonymize stage, its detectors and replacement method."""
+    corpus and, for text from the anonymize stage, its detectors and replacement method;
+    with DP, its epsilon."""
     replacement = str(context.setting("anonymize.replacement"))
     surrogate = replacement == SURROGATE
     method = str(context.setting("anonymize.surrogate.method")) if surrogate else None
+    private = bool(context.setting("train.privacy.enabled"))
     return variant_name(
         str(context.setting("train.corpus")),
         replacement,
@@ -154,6 +156,7 @@ def run_variant(context: StageContext) -> str:
         detectors=list(context.setting("anonymize.detectors")),
         mask_loss_weight=float(context.setting("train.mask_loss_weight")),
         fragments_source=str(context.setting("train.fragments.source")),
+        dp_epsilon=float(context.setting("train.privacy.epsilon")) if private else None,
     )
 
 

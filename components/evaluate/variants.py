@@ -5,9 +5,11 @@ corpus and ``train.fragments.source`` for fragments; for the anonymized corpus,
 ``anonymize.replacement`` and ``anonymize.surrogate.method``), and of ``anonymize.detectors``
 when it is not the entity engine alone: ``allow_list`` (placeholders where the allow list
 found words), ``entities+lm_probability``, or ``<detectors>:<variant>`` for another variant
-built on their spans (``vocab_threshold:masked``). The evaluate stage names its run's variant
-from params; the utility profile turns a name back into the ``dvc exp run -S`` overrides that
-train it; the report orders and compares variants by name.
+built on their spans (``vocab_threshold:masked``). A variant trained with differential privacy
+(``train.privacy``) is ``<variant>@dp<epsilon>`` (``surrogate-realistic@dp8``): a DP adapter is
+never reported as its non-DP namesake. The evaluate stage names its run's variant from params;
+the utility profile turns a name back into the ``dvc exp run -S`` overrides that train it; the
+report orders and compares variants by name.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ DEFAULT_DETECTORS = ("entities",)
 # The detector settings the method papers compare with the entity engine (placeholders).
 DETECTOR_VARIANTS = ("lm_probability", "entities+lm_probability", "allow_list", "vocab_threshold")
 _DETECTOR_SEPARATOR = ":"
+DP_MARK = "@dp"  # <variant>@dp<epsilon>: trained with DP-SGD at that (epsilon, delta) budget
 TRAINED_VARIANTS = (
     ORACLE,
     MASKED,
@@ -59,11 +62,33 @@ def variant_name(
     detectors: Sequence[str] = DEFAULT_DETECTORS,
     mask_loss_weight: float = 1.0,
     fragments_source: str = "anonymized",
+    dp_epsilon: float | None = None,
 ) -> str:
     """The variant an adapter trained with these settings is: ``oracle``, ``masked``
     (``masked-no-loss``), ``fragmented`` (``fragmented-raw``), the replacement's name or
     ``surrogate-<method>``; with other detectors than the entity engine, their names
-    (``allow_list``) or ``<detectors>:<variant>``."""
+    (``allow_list``) or ``<detectors>:<variant>``; trained with DP at ``dp_epsilon``,
+    ``<variant>@dp<epsilon>``."""
+    name = _plain_variant_name(
+        corpus,
+        replacement,
+        surrogate_method=surrogate_method,
+        detectors=detectors,
+        mask_loss_weight=mask_loss_weight,
+        fragments_source=fragments_source,
+    )
+    return name if dp_epsilon is None else f"{name}{DP_MARK}{dp_epsilon:g}"
+
+
+def _plain_variant_name(
+    corpus: str,
+    replacement: str,
+    *,
+    surrogate_method: str | None,
+    detectors: Sequence[str],
+    mask_loss_weight: float,
+    fragments_source: str,
+) -> str:
     if corpus == "raw" or (corpus == "fragmented" and fragments_source == "raw"):
         return FRAGMENTED_RAW if corpus == "fragmented" else ORACLE
     if corpus == "masked":
@@ -92,22 +117,61 @@ def variant_overrides(variant: str) -> dict[str, Any]:
 
     Raises:
         InputError: ``variant`` is not one of ``TRAINED_VARIANTS`` nor
-            ``<detectors>:<one of them>``.
+            ``<detectors>:<one of them>``, each optionally ``@dp<epsilon>`` (epsilon > 0, a
+            corpus DP can train on: not fragments).
     """
+    plain, epsilon = split_dp(variant)
+    overrides = _plain_overrides(plain, name=variant)
+    if epsilon is None:
+        return overrides
+    if overrides["train.corpus"] == "fragmented":
+        raise InputError(
+            f"unknown variant {variant!r}: DP trains one conversation as one unit, and a "
+            "fragment mixes conversations"
+        )
+    return {**overrides, "train.privacy.enabled": True, "train.privacy.epsilon": epsilon}
+
+
+def split_dp(variant: str) -> tuple[str, float | None]:
+    """``variant`` without its ``@dp<epsilon>``, and that epsilon (None: trained without DP).
+
+    Raises:
+        InputError: what follows ``@dp`` is not a positive number written as the evaluate
+            stage names it (``8``, ``0.5``: not ``8.0``), so that a planned run and the run
+            it evaluates have one name.
+    """
+    plain, mark, epsilon = variant.partition(DP_MARK)
+    if not mark:
+        return variant, None
+    try:
+        value = float(epsilon)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf") or f"{value:g}" != epsilon:
+        raise InputError(
+            f"unknown variant {variant!r}: after {DP_MARK} comes the privacy budget epsilon, "
+            f"a positive number written like {DP_MARK}8 or {DP_MARK}0.5 "
+            f"(e.g. {plain}{DP_MARK}8)"
+        )
+    return plain, value
+
+
+def _plain_overrides(variant: str, *, name: str) -> dict[str, Any]:
+    """The params of ``variant`` (without DP), which ``name`` is (the messages say it)."""
     named, _, base = variant.rpartition(_DETECTOR_SEPARATOR)
     if not named and set(base.split("+")) <= set(DETECTORS):
         named, base = base, PLACEHOLDER
     raw_text = base in (ORACLE, FRAGMENTED_RAW)  # no detector touched what these train on
     if base not in TRAINED_VARIANTS or base in DETECTOR_VARIANTS or (named and raw_text):
         raise InputError(
-            f"unknown variant {variant!r}: expected one of {', '.join(TRAINED_VARIANTS)}, "
+            f"unknown variant {name!r}: expected one of {', '.join(TRAINED_VARIANTS)}, "
             f"or <detectors>{_DETECTOR_SEPARATOR}<variant> (e.g. vocab_threshold:masked)"
         )
     overrides = _base_overrides(base)
     if named:
         detectors = named.split("+")
         if not set(detectors) <= set(DETECTORS):
-            raise InputError(f"unknown variant {variant!r}: detectors among {', '.join(DETECTORS)}")
+            raise InputError(f"unknown variant {name!r}: detectors among {', '.join(DETECTORS)}")
         overrides["anonymize.detectors"] = detectors
     return overrides
 
@@ -140,8 +204,9 @@ def _base_overrides(variant: str) -> dict[str, Any]:
 
 
 def display_order(variants: Iterable[str]) -> list[str]:
-    """The base model first, then the baselines and replacement methods, the oracle last;
-    names this module does not know after them, alphabetically."""
+    """The base model first, then the baselines and replacement methods, the oracle last,
+    each followed by its DP variants from the smallest epsilon; names this module does not
+    know after them, alphabetically."""
     known = (
         BASE,
         MASKED,
@@ -154,4 +219,18 @@ def display_order(variants: Iterable[str]) -> list[str]:
         ORACLE,
     )
     present = set(variants)
-    return [v for v in known if v in present] + sorted(present - set(known))
+    by_plain: dict[str, list[tuple[float, str]]] = {}
+    for variant in present:
+        plain, epsilon = _ordering_key(variant)
+        by_plain.setdefault(plain, []).append((epsilon, variant))
+    ordered = [v for plain in known for _, v in sorted(by_plain.get(plain, []))]
+    return ordered + sorted(present - set(ordered))
+
+
+def _ordering_key(variant: str) -> tuple[str, float]:
+    """The plain variant a name is of, and its epsilon (-1 without DP, or not a number)."""
+    try:
+        plain, epsilon = split_dp(variant)
+    except InputError:
+        return variant, -1.0
+    return plain, -1.0 if epsilon is None else epsilon

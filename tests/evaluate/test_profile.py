@@ -14,7 +14,14 @@ from components.evaluate.commands import store_run
 from components.evaluate.config import EvaluateConfig
 from components.evaluate.profile import PlannedRun, Sizes, plan_runs, profile_sizes
 from components.evaluate.stage import run_variant
-from components.evaluate.variants import canonical, variant_name, variant_overrides
+from components.evaluate.variants import (
+    canonical,
+    display_order,
+    variant_name,
+    variant_overrides,
+)
+from components.stages import stage_context
+from tests.pipeline_repo import REPO_ROOT
 from veiltune.cli import main
 
 
@@ -156,9 +163,91 @@ def test_old_variant_names_read_as_new_ones() -> None:
     assert (canonical("anonymized"), canonical("raw")) == ("placeholder", "oracle")
 
 
-def _context(anonymize: object, corpus: str = "anonymized") -> StageContext:
+@pytest.mark.parametrize(
+    ("settings", "epsilon", "variant"),
+    [
+        ({}, 8.0, "placeholder@dp8"),
+        (
+            {"replacement": "surrogate", "surrogate_method": "realistic"},
+            0.5,
+            "surrogate-realistic@dp0.5",
+        ),
+        ({"corpus": "masked", "mask_loss_weight": 0.0}, 1.0, "masked-no-loss@dp1"),
+        ({"corpus": "masked", "detectors": ["vocab_threshold"]}, 4.0, "vocab_threshold:masked@dp4"),
+        ({"corpus": "raw"}, 2.5, "oracle@dp2.5"),
+    ],
+)
+def test_a_dp_variant_is_named_apart_and_trained_with_its_epsilon(
+    settings: dict[str, Any], *, epsilon: float, variant: str
+) -> None:
+    given = {"corpus": "anonymized", "replacement": "placeholder", **settings}
+    corpus, replacement = given.pop("corpus"), given.pop("replacement")
+    assert variant_name(corpus, replacement, dp_epsilon=epsilon, **given) == variant
+    plain = variant_name(corpus, replacement, **given)
+    assert plain != variant  # never reported as its non-DP namesake
+    overrides = variant_overrides(variant)
+    assert overrides == {
+        **variant_overrides(plain),
+        "train.privacy.enabled": True,
+        "train.privacy.epsilon": epsilon,
+    }
+
+
+@pytest.mark.parametrize(
+    ("variant", "why"),
+    [
+        ("placeholder@dp0", "a positive number"),
+        ("placeholder@dp-1", "a positive number"),
+        ("placeholder@dpinf", "a positive number"),
+        ("placeholder@dp", "a positive number"),
+        ("placeholder@dpeight", "a positive number"),
+        ("placeholder@dp8.0", r"written like @dp8"),  # the stage would name its run @dp8
+        ("fragmented@dp8", "a fragment mixes conversations"),
+        ("magic@dp8", "expected one of"),
+    ],
+)
+def test_a_dp_variant_without_a_budget_dp_can_train_is_refused(variant: str, why: str) -> None:
+    with pytest.raises(InputError, match=f"unknown variant '{variant}'.*{why}"):
+        variant_overrides(variant)
+
+
+def test_dp_variants_follow_their_namesake_from_the_smallest_epsilon() -> None:
+    shown = ["oracle", "placeholder@dp8", "base", "placeholder", "placeholder@dp1", "odd@dpx"]
+    assert display_order(shown) == [
+        "base",
+        "placeholder",
+        "placeholder@dp1",
+        "placeholder@dp8",
+        "oracle",
+        "odd@dpx",
+    ]
+
+
+def test_a_planned_dp_run_reaches_params_through_dvc_and_evaluates_under_its_name(
+    tmp_path: Path,
+) -> None:
+    """Plan → DVC's own ``-S`` code → params.yaml → the evaluate stage's variant name: the run
+    store accepts a run only under the name it was planned as."""
+    from dvc.utils.hydra import apply_overrides
+
+    (run,) = plan_runs(["surrogate-realistic@dp0.5"], [13], sizes=Sizes(steps=5))
+    params_file = tmp_path / "params.yaml"
+    params_file.write_text((REPO_ROOT / "params.yaml").read_text())
+    apply_overrides(params_file, run.exp_run_args()[3:-1:2])
+    context = stage_context(params_file)
+    assert context.setting("train.privacy.enabled") is True
+    assert context.setting("train.privacy.epsilon") == 0.5
+    assert run_variant(context) == run.variant
+
+
+def _context(
+    anonymize: object, corpus: str = "anonymized", *, epsilon: float | None = None
+) -> StageContext:
     train = SimpleNamespace(
-        corpus=corpus, mask_loss_weight=1.0, fragments=SimpleNamespace(source="anonymized")
+        corpus=corpus,
+        mask_loss_weight=1.0,
+        fragments=SimpleNamespace(source="anonymized"),
+        privacy=SimpleNamespace(enabled=epsilon is not None, epsilon=epsilon or 8.0),
     )
     anonymize.detectors = ["entities"]  # type: ignore[attr-defined]
     return StageContext(Path("params.yaml"), {}, {"train": train, "anonymize": anonymize})
@@ -170,6 +259,8 @@ def test_the_stage_names_its_variant_from_params() -> None:
     assert run_variant(_context(lm)) == "surrogate-lm"
     raw = _context(lm, corpus="raw")
     assert run_variant(raw) == "oracle"
+    private = _context(SimpleNamespace(replacement="placeholder"), epsilon=4.0)
+    assert run_variant(private) == "placeholder@dp4"
 
 
 def test_a_run_is_stored_only_when_it_evaluated_what_was_planned(
