@@ -77,7 +77,13 @@ def variant_name(
         mask_loss_weight=mask_loss_weight,
         fragments_source=fragments_source,
     )
-    return name if dp_epsilon is None else f"{name}{DP_MARK}{dp_epsilon:g}"
+    return name if dp_epsilon is None else f"{name}{DP_MARK}{_epsilon_text(dp_epsilon)}"
+
+
+def _epsilon_text(epsilon: float) -> str:
+    """``8``, ``0.5``; the full digits where fewer would name another budget."""
+    short = f"{epsilon:g}"
+    return short if float(short) == epsilon else repr(epsilon)
 
 
 def _plain_variant_name(
@@ -147,7 +153,7 @@ def split_dp(variant: str) -> tuple[str, float | None]:
         value = float(epsilon)
     except ValueError:
         value = 0.0
-    if not 0 < value < float("inf") or f"{value:g}" != epsilon:
+    if not 0 < value < float("inf") or _epsilon_text(value) != epsilon:
         raise InputError(
             f"unknown variant {variant!r}: after {DP_MARK} comes the privacy budget epsilon, "
             f"a positive number written like {DP_MARK}8 or {DP_MARK}0.5 "

@@ -175,6 +175,7 @@ def test_old_variant_names_read_as_new_ones() -> None:
         ({"corpus": "masked", "mask_loss_weight": 0.0}, 1.0, "masked-no-loss@dp1"),
         ({"corpus": "masked", "detectors": ["vocab_threshold"]}, 4.0, "vocab_threshold:masked@dp4"),
         ({"corpus": "raw"}, 2.5, "oracle@dp2.5"),
+        ({}, 8.1234567, "placeholder@dp8.1234567"),  # never rounded into another budget
     ],
 )
 def test_a_dp_variant_is_named_apart_and_trained_with_its_epsilon(
