@@ -4,8 +4,8 @@ slowest tests.
 
     python -m benchmarks.suite [--workers 2]
 
-Run it with nothing else on the machine: the figure is the promise CONTRIBUTING makes (at
-most 10 minutes on 2 cores). Writes benchmarks/results/test_suite.json.
+Run it with nothing else on the machine: the figure is held to the project's target of at
+most 10 minutes on 2 cores. Writes benchmarks/results/test_suite.json.
 """
 
 from __future__ import annotations
